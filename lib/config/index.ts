@@ -1,0 +1,121 @@
+import { z } from "zod";
+import { databaseUrl, dataDir } from "./database";
+import { loadOrCreateSecrets } from "./secrets";
+
+/** A chain the wallet can read and send on (DESIGN.md §3). */
+export const chainSchema = z.object({
+  id: z.number().int().positive(),
+  name: z.string().min(1),
+  rpcUrl: z.url({ protocol: /^https?$/ }),
+  symbol: z.string().min(1).max(12),
+});
+export type Chain = z.infer<typeof chainSchema>;
+
+const DEFAULT_CHAINS: Chain[] = [{ id: 31337, name: "Local dev chain", rpcUrl: "http://127.0.0.1:8545", symbol: "ETH" }];
+
+/** An origin such as http://localhost:3000: scheme, host and port only, no trailing slash. */
+const origin = z
+  .url({ protocol: /^https?$/ })
+  .refine((value) => new URL(value).pathname === "/" && !new URL(value).search, "must be an origin, without path or query")
+  .transform((value) => new URL(value).origin);
+
+/** `kid:secret` pairs separated by commas; the first signs, all verify. */
+const signingKeys = z
+  .string()
+  .transform((value) => value.split(",").map((pair) => pair.trim()).filter(Boolean))
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .regex(/^[A-Za-z0-9_-]{1,64}:[A-Za-z0-9_-]{43,}$/, "each key must be kid:secret with a base64url secret of at least 32 bytes")
+          .transform((pair) => {
+            const [kid, secret] = pair.split(":");
+            return { kid, secret };
+          }),
+      )
+      .min(1),
+  );
+
+const envSchema = z.object({
+  NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
+  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+  BASE_URL: origin.default("http://localhost:3000"),
+  APP_URL: origin.default("http://localhost:3000"),
+  DATA_DIR: z.string().min(1).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^(file:|postgres(ql)?:\/\/)/, "must be file:<path> (SQLite) or postgresql://…")
+    .optional(),
+  JWT_SIGNING_KEYS: signingKeys.optional(),
+  SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  CHAINS: z
+    .string()
+    .transform((value, ctx) => {
+      try {
+        return JSON.parse(value) as unknown;
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be a JSON array of chains" });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(chainSchema).min(1))
+    .optional(),
+});
+
+export type Config = {
+  port: number;
+  baseUrl: string;
+  appUrl: string;
+  /** The MCP resource identifier: {BASE_URL}/mcp. */
+  mcpResource: string;
+  dataDir: string;
+  databaseUrl: string;
+  jwtKeys: { kid: string; secret: string }[];
+  sessionSecret: string;
+  chains: Chain[];
+  /** WebAuthn relying party: the app origin and its host. */
+  rpId: string;
+};
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Validates the environment; a bad value throws a ConfigError naming the variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const result = envSchema.safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `${issue.path.join(".") || "environment"}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
+  }
+  const values = result.data;
+  const dir = dataDir(env);
+  const secrets =
+    values.JWT_SIGNING_KEYS && values.SESSION_SECRET
+      ? { jwtKeys: values.JWT_SIGNING_KEYS, sessionSecret: values.SESSION_SECRET }
+      : loadOrCreateSecrets(dir);
+  return {
+    port: values.PORT,
+    baseUrl: values.BASE_URL,
+    appUrl: values.APP_URL,
+    mcpResource: `${values.BASE_URL}/mcp`,
+    dataDir: dir,
+    databaseUrl: databaseUrl(env),
+    jwtKeys: values.JWT_SIGNING_KEYS ?? secrets.jwtKeys,
+    sessionSecret: values.SESSION_SECRET ?? secrets.sessionSecret,
+    chains: values.CHAINS ?? DEFAULT_CHAINS,
+    rpId: new URL(values.APP_URL).hostname,
+  };
+}
+
+let cached: Config | undefined;
+
+/** The process's configuration, read once from the environment. */
+export function config(): Config {
+  cached ??= parseConfig(process.env);
+  return cached;
+}

@@ -1,0 +1,61 @@
+import { HttpError } from "./errors";
+
+export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
+
+export function json(body: unknown, init: ResponseInit = {}): Response {
+  const headers = new Headers(init.headers);
+  headers.set("Content-Type", "application/json");
+  return new Response(JSON.stringify(body), { ...init, headers });
+}
+
+/**
+ * The one place where errors become responses. Deliberate errors keep their
+ * protocol format; anything else is a 500 whose body says nothing internal.
+ */
+export function errorResponse(error: unknown, headers: HeadersInit = {}): Response {
+  if (error instanceof HttpError) {
+    return json(error.toResponseObject(), { status: error.status, headers: { ...NO_STORE, ...error.headers, ...Object.fromEntries(new Headers(headers)) } });
+  }
+  console.error("unexpected error:", error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown");
+  return json({ error: "server_error", error_description: "The server could not complete the request" }, { status: 500, headers: { ...NO_STORE, ...Object.fromEntries(new Headers(headers)) } });
+}
+
+/** Open CORS for the public surface that browser-based MCP clients call. */
+export const PUBLIC_CORS = {
+  "Access-Control-Allow-Origin": "*",
+  "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
+  "Access-Control-Allow-Headers": "Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
+  "Access-Control-Expose-Headers": "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version",
+  "Access-Control-Max-Age": "86400",
+} as const;
+
+export function withHeaders(response: Response, headers: Record<string, string>): Response {
+  for (const [name, value] of Object.entries(headers)) response.headers.set(name, value);
+  return response;
+}
+
+/** The answer to a CORS preflight on a public endpoint. */
+export function preflight(): Response {
+  return new Response(null, { status: 204, headers: PUBLIC_CORS });
+}
+
+/** Reads a request body as text, refusing more than `limit` bytes. */
+export async function readBody(request: Request, limit: number): Promise<string | null> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > limit) return null;
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}

@@ -1,0 +1,69 @@
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from "jose";
+import { config } from "@/lib/config";
+import { randomId } from "@/lib/crypto";
+import type { Clock } from "@/lib/clock";
+import { InvalidTokenError } from "./errors";
+
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+export type AccessTokenClaims = {
+  sub: string;
+  client_id: string;
+  scope: string;
+  /** the grant this token carries; /mcp loads it on every call */
+  grant_id: string;
+};
+
+const keyCache = new Map<string, Uint8Array>();
+function keyBytes(secret: string): Uint8Array {
+  let bytes = keyCache.get(secret);
+  if (!bytes) {
+    bytes = new Uint8Array(Buffer.from(secret, "base64url"));
+    keyCache.set(secret, bytes);
+  }
+  return bytes;
+}
+
+/** Signs an access token with the first configured key (HS256, with its kid). */
+export async function signAccessToken(claims: AccessTokenClaims, clock: Clock): Promise<string> {
+  const { baseUrl, mcpResource, jwtKeys } = config();
+  const [current] = jwtKeys;
+  const issuedAt = Math.floor(clock().getTime() / 1000);
+  return new SignJWT({ client_id: claims.client_id, scope: claims.scope, grant_id: claims.grant_id })
+    .setProtectedHeader({ alg: "HS256", typ: "at+jwt", kid: current.kid })
+    .setIssuer(baseUrl)
+    .setSubject(claims.sub)
+    .setAudience(mcpResource)
+    .setJti(randomId())
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + ACCESS_TOKEN_TTL_SECONDS)
+    .sign(keyBytes(current.secret));
+}
+
+/**
+ * Verifies signature (any configured key, chosen by kid), issuer, audience and
+ * expiry. Whether the grant and client are still active is the caller's check.
+ */
+export async function verifyAccessToken(token: string, clock: Clock): Promise<AccessTokenClaims & JWTPayload> {
+  const { baseUrl, mcpResource, jwtKeys } = config();
+  try {
+    const { payload } = await jwtVerify(
+      token,
+      (header) => {
+        const key = jwtKeys.find((candidate) => candidate.kid === header.kid);
+        if (!key) throw new InvalidTokenError("The access token was signed with an unknown key");
+        return keyBytes(key.secret);
+      },
+      { algorithms: ["HS256"], issuer: baseUrl, audience: mcpResource, currentDate: clock(), requiredClaims: ["sub", "exp", "iat"] },
+    );
+    if (typeof payload.grant_id !== "string" || typeof payload.client_id !== "string" || typeof payload.scope !== "string") {
+      throw new InvalidTokenError("The access token lacks its grant");
+    }
+    return payload as AccessTokenClaims & JWTPayload;
+  } catch (error) {
+    if (error instanceof InvalidTokenError) throw error;
+    if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError("The access token expired");
+    if (error instanceof joseErrors.JWTClaimValidationFailed) throw new InvalidTokenError(`The access token is not for this resource (${error.claim})`);
+    throw new InvalidTokenError("The access token is invalid");
+  }
+}

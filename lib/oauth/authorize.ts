@@ -1,0 +1,107 @@
+import { db } from "@/lib/db";
+import { config } from "@/lib/config";
+import { randomSecret } from "@/lib/crypto";
+import { addSeconds, systemClock, type Clock } from "@/lib/clock";
+import { InvalidRequestError, InvalidTargetError, OAuthError, UnsupportedResponseTypeError } from "./errors";
+import { PKCE_VALUE } from "./pkce";
+import { formatScope, parseScope } from "./scope";
+import { redirectUrisOf } from "./clients";
+
+/** How long a person has to decide on the consent screen. */
+export const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
+const MAX_STATE = 2000;
+
+/** The outcome of GET /oauth/authorize. */
+export type AuthorizeOutcome =
+  /** client or redirect URI cannot be trusted: show a page, never redirect */
+  | { kind: "error_page"; title: string; message: string }
+  /** an error told to the client on its verified redirect URI */
+  | { kind: "redirect"; location: string }
+  /** a valid request, stored and waiting for the person on the consent screen */
+  | { kind: "consent"; location: string; requestId: string };
+
+/** The redirect URI with `params` added to its query (RFC 6749 §4.1.2; `iss` per RFC 9207). */
+export function redirectWith(redirectUri: string, params: Record<string, string | null | undefined>): string {
+  const url = new URL(redirectUri);
+  for (const [name, value] of Object.entries(params)) if (value != null) url.searchParams.append(name, value);
+  return url.toString();
+}
+
+function single(params: URLSearchParams, name: string): string | null {
+  const values = params.getAll(name);
+  if (values.length > 1) throw new InvalidRequestError(`${name} must not be repeated`);
+  return values[0] ?? null;
+}
+
+/**
+ * Validates an authorization request (DESIGN.md §5). Only a known client with an
+ * exactly registered redirect URI earns a redirect; every other error is a page.
+ */
+export async function startAuthorization(params: URLSearchParams, clock: Clock = systemClock): Promise<AuthorizeOutcome> {
+  const clientIds = params.getAll("client_id");
+  const redirectUris = params.getAll("redirect_uri");
+  if (clientIds.length !== 1 || !clientIds[0]) {
+    return { kind: "error_page", title: "Missing client", message: "The request must name exactly one client_id." };
+  }
+  const client = await db().client.findUnique({ where: { id: clientIds[0] } });
+  if (!client || client.kind !== "oauth") {
+    return { kind: "error_page", title: "Unknown application", message: "This application is not registered with Agent Wallet." };
+  }
+  if (client.status !== "active") {
+    return { kind: "error_page", title: "Application revoked", message: "This application's access was revoked. It has to register again." };
+  }
+  if (redirectUris.length !== 1 || !redirectUrisOf(client).includes(redirectUris[0])) {
+    return {
+      kind: "error_page",
+      title: "Redirect address not registered",
+      message: "The redirect_uri does not match an address this application registered, so Agent Wallet will not send you there.",
+    };
+  }
+  const redirectUri = redirectUris[0];
+  const { baseUrl } = config();
+  const rawState = params.getAll("state");
+  const state = rawState.length === 1 && rawState[0].length <= MAX_STATE ? rawState[0] : null;
+
+  try {
+    if (rawState.length > 1) throw new InvalidRequestError("state must not be repeated");
+    if (rawState[0] && rawState[0].length > MAX_STATE) throw new InvalidRequestError(`state may be at most ${MAX_STATE} characters`);
+    const responseType = single(params, "response_type");
+    if (!responseType) throw new InvalidRequestError("response_type is required");
+    if (responseType !== "code") throw new UnsupportedResponseTypeError();
+    const challenge = single(params, "code_challenge");
+    const method = single(params, "code_challenge_method");
+    if (!challenge) throw new InvalidRequestError("code_challenge is required: PKCE is mandatory");
+    if (!method) throw new InvalidRequestError("code_challenge_method is required and must be S256");
+    if (method !== "S256") throw new InvalidRequestError("code_challenge_method must be S256");
+    if (!PKCE_VALUE.test(challenge) || challenge.length !== 43) throw new InvalidRequestError("code_challenge must be the 43-character base64url SHA-256 of the verifier");
+    const scope = formatScope(parseScope(single(params, "scope")));
+    const resources = params.getAll("resource");
+    if (resources.length > 1) throw new InvalidTargetError("Only one resource may be requested");
+    if (resources.length === 1 && resources[0] !== config().mcpResource) {
+      throw new InvalidTargetError(`resource must be ${config().mcpResource}`);
+    }
+    const now = clock();
+    const request = await db().authorizationRequest.create({
+      data: {
+        id: randomSecret(24),
+        clientId: client.id,
+        redirectUri,
+        codeChallenge: challenge,
+        scope,
+        state,
+        resource: resources[0] ?? null,
+        createdAt: now,
+        expiresAt: addSeconds(now, AUTHORIZATION_REQUEST_TTL_SECONDS),
+      },
+    });
+    const consent = new URL("/consent", config().appUrl);
+    consent.searchParams.set("request", request.id);
+    return { kind: "consent", location: consent.toString(), requestId: request.id };
+  } catch (error) {
+    if (!(error instanceof OAuthError)) throw error;
+    return {
+      kind: "redirect",
+      location: redirectWith(redirectUri, { error: error.code, error_description: error.description, state, iss: baseUrl }),
+    };
+  }
+}

@@ -1,0 +1,112 @@
+import { db, type Tx } from "@/lib/db";
+import { config } from "@/lib/config";
+import { recordAudit } from "@/lib/audit";
+import { randomSecret, sha256Hex } from "@/lib/crypto";
+import { addSeconds, systemClock, type Clock } from "@/lib/clock";
+import { AppError } from "@/lib/http/errors";
+import { redirectWith } from "./authorize";
+import { createGrant, describeGrantSet, type GrantSet } from "./grants";
+import { formatScope } from "./scope";
+
+export const AUTHORIZATION_CODE_TTL_SECONDS = 5 * 60;
+
+export class ConsentRequestError extends AppError {}
+
+/** The pending authorization request as the consent screen shows it. */
+export async function loadAuthorizationRequest(requestId: string, clock: Clock = systemClock) {
+  const request = await db().authorizationRequest.findUnique({ where: { id: requestId } });
+  if (!request) throw new ConsentRequestError("request_not_found", "This authorization request does not exist.", 404);
+  const client = await db().client.findUniqueOrThrow({ where: { id: request.clientId } });
+  const status = request.outcome ?? (request.expiresAt <= clock() ? "expired" : client.status !== "active" ? "client_revoked" : "pending");
+  return {
+    id: request.id,
+    status: status as "pending" | "approved" | "denied" | "expired" | "client_revoked",
+    clientName: client.name,
+    redirectHost: new URL(request.redirectUri).host,
+    scopes: request.scope.split(" "),
+    expiresAt: request.expiresAt,
+  };
+}
+
+/**
+ * Marks a pending request decided, atomically: of two concurrent decisions on
+ * the same request exactly one gets it.
+ */
+async function claimRequest(tx: Tx, requestId: string, outcome: "approved" | "denied", now: Date) {
+  const claimed = await tx.authorizationRequest.updateMany({
+    where: { id: requestId, outcome: null, expiresAt: { gt: now } },
+    data: { outcome, decidedAt: now },
+  });
+  const request = await tx.authorizationRequest.findUnique({ where: { id: requestId } });
+  if (!request) throw new ConsentRequestError("request_not_found", "This authorization request does not exist.", 404);
+  if (claimed.count === 0) {
+    if (request.outcome) throw new ConsentRequestError("request_decided", "This authorization request was already decided.", 409);
+    throw new ConsentRequestError("request_expired", "This authorization request expired. Start again from the application.", 410);
+  }
+  const client = await tx.client.findUniqueOrThrow({ where: { id: request.clientId } });
+  if (client.status !== "active") throw new ConsentRequestError("client_revoked", "This application's access was revoked.", 409);
+  return request;
+}
+
+export type ConsentDecision = { location: string };
+
+/**
+ * The person approved the request with this grant set: records the grant,
+ * issues a single-use code and returns the redirect carrying code, state and iss.
+ * `stayConnected` false drops `offline_access`, so no refresh token is issued.
+ */
+export async function approveAuthorizationRequest(
+  input: { requestId: string; userId: string; credentials: GrantSet; stayConnected: boolean },
+  clock: Clock = systemClock,
+): Promise<ConsentDecision & { grantId: string; clientId: string }> {
+  const now = clock();
+  const code = randomSecret(32);
+  const result = await db().$transaction(async (tx) => {
+    const request = await claimRequest(tx, input.requestId, "approved", now);
+    const scopes = request.scope.split(" ").filter((scope) => scope !== "offline_access" || input.stayConnected);
+    const scope = formatScope(scopes);
+    const grantId = await createGrant(tx, { userId: input.userId, clientId: request.clientId, scope, credentials: input.credentials, now });
+    await tx.authorizationCode.create({
+      data: {
+        codeHash: sha256Hex(code),
+        grantId,
+        clientId: request.clientId,
+        redirectUri: request.redirectUri,
+        codeChallenge: request.codeChallenge,
+        scope,
+        createdAt: now,
+        expiresAt: addSeconds(now, AUTHORIZATION_CODE_TTL_SECONDS),
+      },
+    });
+    return { request, grantId, scope };
+  });
+  await recordAudit(
+    {
+      type: "grant.approved",
+      userId: input.userId,
+      clientId: result.request.clientId,
+      data: { grant: result.grantId, scope: result.scope, credentials: describeGrantSet(input.credentials) },
+    },
+    clock,
+  );
+  return {
+    grantId: result.grantId,
+    clientId: result.request.clientId,
+    location: redirectWith(result.request.redirectUri, { code, state: result.request.state, iss: config().baseUrl }),
+  };
+}
+
+/** The person declined: the client learns `access_denied` on its redirect URI. */
+export async function denyAuthorizationRequest(input: { requestId: string; userId: string }, clock: Clock = systemClock): Promise<ConsentDecision> {
+  const now = clock();
+  const request = await db().$transaction((tx) => claimRequest(tx, input.requestId, "denied", now));
+  await recordAudit({ type: "grant.denied", userId: input.userId, clientId: request.clientId }, clock);
+  return {
+    location: redirectWith(request.redirectUri, {
+      error: "access_denied",
+      error_description: "The user denied the request",
+      state: request.state,
+      iss: config().baseUrl,
+    }),
+  };
+}

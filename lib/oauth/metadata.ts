@@ -1,0 +1,34 @@
+import type { Config } from "@/lib/config";
+
+export const SCOPES = ["mcp", "offline_access"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** RFC 8414 authorization-server metadata, exactly the seed's fields. */
+export function authorizationServerMetadata(config: Config) {
+  return {
+    issuer: config.baseUrl,
+    authorization_endpoint: `${config.baseUrl}/oauth/authorize`,
+    token_endpoint: `${config.baseUrl}/oauth/token`,
+    registration_endpoint: `${config.baseUrl}/oauth/register`,
+    response_types_supported: ["code"],
+    grant_types_supported: ["authorization_code", "refresh_token"],
+    code_challenge_methods_supported: ["S256"],
+    token_endpoint_auth_methods_supported: ["none"],
+    scopes_supported: [...SCOPES],
+  };
+}
+
+/** RFC 9728 protected-resource metadata of the MCP endpoint. */
+export function protectedResourceMetadata(config: Config) {
+  return {
+    resource: config.mcpResource,
+    authorization_servers: [config.baseUrl],
+    bearer_methods_supported: ["header"],
+    scopes_supported: ["mcp"],
+  };
+}
+
+/** Where a client finds the protected-resource metadata (the 401 challenge points here). */
+export function protectedResourceMetadataUrl(config: Config): string {
+  return `${config.baseUrl}/.well-known/oauth-protected-resource`;
+}

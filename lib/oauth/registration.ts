@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { db } from "@/lib/db";
+import { recordAudit } from "@/lib/audit";
+import { randomId } from "@/lib/crypto";
+import { systemClock, type Clock } from "@/lib/clock";
+import { InvalidClientMetadataError, InvalidRedirectUriError } from "./errors";
+import { redirectUriProblem } from "./redirect-uri";
+
+export const REGISTRATION_BODY_LIMIT = 16 * 1024;
+const MAX_REDIRECT_URIS = 10;
+const MAX_NAME = 200;
+
+const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+const RESPONSE_TYPES = ["code"] as const;
+
+const text = (max: number) => z.string().max(max);
+
+/**
+ * RFC 7591 client metadata. The seed's fields are checked strictly; the other
+ * registered fields that real clients send are kept when well-formed, and
+ * unknown fields are ignored.
+ */
+const registrationSchema = z.object({
+  redirect_uris: z.array(z.string()).min(1, "redirect_uris must list at least one URI").max(MAX_REDIRECT_URIS, `redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`),
+  client_name: z.string().trim().min(1, "client_name must not be empty").max(MAX_NAME, `client_name may be at most ${MAX_NAME} characters`).optional(),
+  token_endpoint_auth_method: z.literal("none", { error: "token_endpoint_auth_method must be none: only public clients are supported" }).optional(),
+  grant_types: z.array(z.enum(GRANT_TYPES, { error: "grant_types may contain only authorization_code and refresh_token" })).optional(),
+  response_types: z.array(z.enum(RESPONSE_TYPES, { error: "response_types may contain only code" })).optional(),
+  scope: text(500).optional(),
+  client_uri: text(2000).optional(),
+  logo_uri: text(2000).optional(),
+  tos_uri: text(2000).optional(),
+  policy_uri: text(2000).optional(),
+  software_id: text(200).optional(),
+  software_version: text(200).optional(),
+  contacts: z.array(text(320)).max(10).optional(),
+});
+
+const OPTIONAL_FIELDS = ["scope", "client_uri", "logo_uri", "tos_uri", "policy_uri", "software_id", "software_version", "contacts"] as const;
+
+export type RegisteredClient = {
+  client_id: string;
+  client_name: string;
+  redirect_uris: string[];
+  token_endpoint_auth_method: "none";
+  grant_types: string[];
+  response_types: string[];
+  client_id_issued_at: number;
+} & Partial<Record<(typeof OPTIONAL_FIELDS)[number], unknown>>;
+
+/** Parses a registration body (raw text) into checked metadata, or throws an RFC 7591 error. */
+export function parseRegistration(body: string) {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(body);
+  } catch {
+    throw new InvalidClientMetadataError("The request body must be a JSON object");
+  }
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new InvalidClientMetadataError("The request body must be a JSON object");
+  const result = registrationSchema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const field = issue.path.join(".");
+    const message = issue.message.includes(field.split(".")[0] ?? "") ? issue.message : `${field}: ${issue.message}`;
+    if (issue.path[0] === "redirect_uris") throw new InvalidRedirectUriError(message);
+    throw new InvalidClientMetadataError(message);
+  }
+  const metadata = result.data;
+  metadata.redirect_uris.forEach((uri, index) => {
+    const problem = redirectUriProblem(uri);
+    if (problem) throw new InvalidRedirectUriError(`redirect_uris[${index}] ${problem}`);
+  });
+  return metadata;
+}
+
+export type Registration = ReturnType<typeof parseRegistration>;
+
+/** Registers a public client and returns the RFC 7591 response body. */
+export async function registerClient(metadata: Registration, clock: Clock = systemClock): Promise<RegisteredClient> {
+  const now = clock();
+  const redirectUris = [...new Set(metadata.redirect_uris)];
+  const name = metadata.client_name ?? new URL(redirectUris[0]).host;
+  const extra = Object.fromEntries(OPTIONAL_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]]));
+  const client = await db().client.create({
+    data: {
+      id: randomId("c_"),
+      kind: "oauth",
+      name,
+      redirectUris: JSON.stringify(redirectUris),
+      metadata: JSON.stringify(extra),
+      createdAt: now,
+    },
+  });
+  await recordAudit(
+    { type: "client.registered", clientId: client.id, data: { name, redirectHosts: redirectUris.map((uri) => new URL(uri).host) } },
+    clock,
+  );
+  return {
+    client_id: client.id,
+    client_name: name,
+    redirect_uris: redirectUris,
+    token_endpoint_auth_method: "none",
+    grant_types: metadata.grant_types ?? [...GRANT_TYPES],
+    response_types: [...RESPONSE_TYPES],
+    client_id_issued_at: Math.floor(now.getTime() / 1000),
+    ...extra,
+  };
+}
