@@ -140,6 +140,27 @@ CREATE TABLE "RefreshToken" (
 );
 
 -- CreateTable
+CREATE TABLE "AgentRequest" (
+    "id" TEXT NOT NULL PRIMARY KEY,
+    "userId" TEXT NOT NULL,
+    "grantId" TEXT NOT NULL,
+    "clientId" TEXT NOT NULL,
+    "credentialId" TEXT NOT NULL,
+    "kind" TEXT NOT NULL,
+    "status" TEXT NOT NULL DEFAULT 'pending',
+    "chainId" INTEGER,
+    "payload" TEXT NOT NULL,
+    "digest" TEXT NOT NULL,
+    "result" TEXT,
+    "txHash" TEXT,
+    "reason" TEXT,
+    "createdAt" DATETIME NOT NULL,
+    "expiresAt" DATETIME NOT NULL,
+    "decidedAt" DATETIME,
+    "completedAt" DATETIME
+);
+
+-- CreateTable
 CREATE TABLE "AuditEvent" (
     "seq" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     "at" DATETIME NOT NULL,
@@ -176,6 +197,12 @@ CREATE INDEX "Grant_clientId_idx" ON "Grant"("clientId");
 
 -- CreateIndex
 CREATE INDEX "RefreshToken_grantId_idx" ON "RefreshToken"("grantId");
+
+-- CreateIndex
+CREATE INDEX "AgentRequest_userId_status_idx" ON "AgentRequest"("userId", "status");
+
+-- CreateIndex
+CREATE INDEX "AgentRequest_grantId_createdAt_idx" ON "AgentRequest"("grantId", "createdAt");
 
 -- CreateIndex
 CREATE INDEX "AuditEvent_type_idx" ON "AuditEvent"("type");

@@ -1,0 +1,56 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { startApp, type RunningApp } from "../support/app";
+
+describe("discovery documents", () => {
+  let app: RunningApp;
+  before(async () => {
+    app = await startApp();
+  });
+  after(() => app.stop());
+
+  it("serves the RFC 8414 metadata with exactly the seed's fields, built from BASE_URL", async () => {
+    const response = await fetch(`${app.baseUrl}/.well-known/oauth-authorization-server`);
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type")!, /application\/json/);
+    assert.equal(response.headers.get("access-control-allow-origin"), "*");
+    assert.match(response.headers.get("cache-control")!, /max-age=\d+/);
+    assert.deepEqual(await response.json(), {
+      issuer: app.baseUrl,
+      authorization_endpoint: `${app.baseUrl}/oauth/authorize`,
+      token_endpoint: `${app.baseUrl}/oauth/token`,
+      registration_endpoint: `${app.baseUrl}/oauth/register`,
+      response_types_supported: ["code"],
+      grant_types_supported: ["authorization_code", "refresh_token"],
+      code_challenge_methods_supported: ["S256"],
+      token_endpoint_auth_methods_supported: ["none"],
+      scopes_supported: ["mcp", "offline_access"],
+    });
+  });
+
+  for (const path of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]) {
+    it(`serves the RFC 9728 metadata at ${path}`, async () => {
+      const response = await fetch(`${app.baseUrl}${path}`);
+      assert.equal(response.status, 200);
+      assert.equal(response.headers.get("access-control-allow-origin"), "*");
+      assert.deepEqual(await response.json(), {
+        resource: `${app.baseUrl}/mcp`,
+        authorization_servers: [app.baseUrl],
+        bearer_methods_supported: ["header"],
+        scopes_supported: ["mcp"],
+      });
+    });
+  }
+
+  it("answers CORS preflights on the public endpoints", async () => {
+    for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token", "/mcp"]) {
+      const response = await fetch(`${app.baseUrl}${path}`, {
+        method: "OPTIONS",
+        headers: { Origin: "https://agent.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type" },
+      });
+      assert.equal(response.status, 204, path);
+      assert.equal(response.headers.get("access-control-allow-origin"), "*", path);
+      assert.match(response.headers.get("access-control-allow-headers")!, /Authorization/i, path);
+    }
+  });
+});

@@ -1,0 +1,102 @@
+// Starts the built app (`next start`) on a free port with its own data folder
+// and SQLite file, the way `npm start` does, and points this test process's
+// environment at the same database and secrets so that lib/ can be called
+// in-process (for the approval step and the injectable clock).
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { migrateDatabase } from "@/lib/db/migrate";
+
+export type RunningApp = {
+  baseUrl: string;
+  appUrl: string;
+  port: number;
+  dataDir: string;
+  databaseUrl: string;
+  /** everything the server printed, for diagnosing a failure */
+  output: () => string;
+  stop: () => Promise<void>;
+};
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type StartOptions = {
+  /** hostname for BASE_URL (default localhost) */
+  baseHost?: string;
+  /** hostname for APP_URL (default localhost) */
+  appHost?: string;
+  env?: Record<string, string>;
+};
+
+export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
+  const port = await freePort();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-app-"));
+  const databaseUrl = `file:${path.join(dataDir, "agent-wallet.db")}`;
+  const baseUrl = `http://${options.baseHost ?? "localhost"}:${port}`;
+  const appUrl = `http://${options.appHost ?? "localhost"}:${port}`;
+  const env: Record<string, string> = {
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    BASE_URL: baseUrl,
+    APP_URL: appUrl,
+    NEXTAUTH_URL: appUrl,
+    ...options.env,
+  };
+  Object.assign(process.env, env);
+  migrateDatabase(databaseUrl);
+  const { config } = await import("@/lib/config");
+  const settings = config();
+  const nextBin = createRequire(import.meta.url).resolve("next/dist/bin/next");
+  const child: ChildProcess = spawn(process.execPath, [nextBin, "start", "-p", String(port)], {
+    env: { ...process.env, ...env, NEXTAUTH_SECRET: settings.sessionSecret, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port) },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk) => (output += chunk));
+  child.stderr?.on("data", (chunk) => (output += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the app exited during start:\n${output}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/.well-known/oauth-authorization-server`);
+      if (response.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the app did not start within 60 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+
+  return {
+    baseUrl,
+    appUrl,
+    port,
+    dataDir,
+    databaseUrl,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null) {
+        child.kill("SIGTERM");
+        await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
+        if (child.exitCode === null) child.kill("SIGKILL");
+      }
+      const { db } = await import("@/lib/db");
+      await db().$disconnect();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
