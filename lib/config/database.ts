@@ -6,7 +6,7 @@ export const DEFAULT_DATA_DIR = "data";
 
 /** The data folder: the SQLite file and generated secrets live here. */
 export function dataDir(env: Env): string {
-  return path.resolve(env.DATA_DIR || DEFAULT_DATA_DIR);
+  return path.resolve(/* turbopackIgnore: true */ process.cwd(), env.DATA_DIR || DEFAULT_DATA_DIR);
 }
 
 /** DATABASE_URL, or the embedded SQLite file in the data folder. */
@@ -22,5 +22,5 @@ export function isPostgres(url: string): boolean {
 export function databaseFile(env: Env): string {
   const url = databaseUrl(env);
   if (!url.startsWith("file:")) throw new Error(`DATABASE_URL: expected file:… for SQLite, got another scheme`);
-  return path.resolve(url.slice("file:".length));
+  return path.resolve(/* turbopackIgnore: true */ process.cwd(), url.slice("file:".length));
 }

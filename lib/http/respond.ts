@@ -1,3 +1,4 @@
+import { ZodError } from "zod";
 import { HttpError } from "./errors";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
@@ -15,6 +16,11 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
 export function errorResponse(error: unknown, headers: HeadersInit = {}): Response {
   if (error instanceof HttpError) {
     return json(error.toResponseObject(), { status: error.status, headers: { ...NO_STORE, ...error.headers, ...Object.fromEntries(new Headers(headers)) } });
+  }
+  if (error instanceof ZodError) {
+    const issue = error.issues[0];
+    const message = issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
+    return json({ error: "invalid_input", message }, { status: 400, headers: { ...NO_STORE, ...Object.fromEntries(new Headers(headers)) } });
   }
   console.error("unexpected error:", error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown");
   return json({ error: "server_error", error_description: "The server could not complete the request" }, { status: 500, headers: { ...NO_STORE, ...Object.fromEntries(new Headers(headers)) } });

@@ -1,7 +1,103 @@
+import { getAddress, isAddress } from "viem";
+import { z } from "zod";
 import { db } from "@/lib/db";
+import { recordAudit } from "@/lib/audit";
+import { randomId } from "@/lib/crypto";
+import { systemClock, type Clock } from "@/lib/clock";
+import { AppError, NotFoundError } from "@/lib/http/errors";
 import type { AgentContext } from "@/lib/oauth/bearer";
+import { assertionOptions, authenticationResponseSchema, verifyAssertion } from "@/lib/auth/passkeys";
+import { SEAL_FORMAT } from "./seal";
 
 export type CredentialKind = "evm" | "evm_watch";
+
+export const credentialNameSchema = z.string().trim().min(1, "Name the wallet").max(100, "A wallet name may be at most 100 characters");
+
+/** An EVM address in its EIP-55 checksummed form, exactly. */
+export const checksummedAddressSchema = z
+  .string()
+  .refine((value) => isAddress(value, { strict: false }) && getAddress(value) === value, "Enter a valid checksummed EVM address (0x followed by 40 hex digits, EIP-55 case)");
+
+export const sealSchema = z.object({
+  ciphertext: z.string().regex(SEAL_FORMAT.ciphertext, "ciphertext must be a sealed 32-byte key"),
+  iv: z.string().regex(SEAL_FORMAT.iv, "iv must be 12 bytes"),
+  prfSalt: z.string().regex(SEAL_FORMAT.prfSalt, "prfSalt must be 32 bytes"),
+});
+
+export const connectCredentialSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("evm"), name: credentialNameSchema, address: checksummedAddressSchema, seal: sealSchema, assertion: authenticationResponseSchema }),
+  z.object({ kind: z.literal("evm_watch"), name: credentialNameSchema, address: checksummedAddressSchema }),
+]);
+export type ConnectCredentialInput = z.infer<typeof connectCredentialSchema>;
+
+/**
+ * Step 1 of connecting a key: an assertion challenge for one of the person's
+ * PRF-capable passkeys. The browser evaluates PRF with a fresh salt, seals the
+ * key, and comes back with the assertion and the ciphertext only.
+ */
+export async function sealingOptions(userId: string, clock: Clock = systemClock) {
+  const passkeys = await db().passkey.findMany({ where: { userId, prfCapable: true }, select: { id: true } });
+  if (!passkeys.length) {
+    throw new AppError("no_prf_passkey", "None of your passkeys supports the PRF extension, so a key cannot be sealed under it. You can still add watch-only addresses.", 409);
+  }
+  const credentialId = randomId("cr_");
+  const options = await assertionOptions("seal", { userId, subject: credentialId, allow: passkeys.map((passkey) => passkey.id) }, clock);
+  return { credentialId, options };
+}
+
+async function assertNewAddress(userId: string, address: string) {
+  if (await db().credential.findFirst({ where: { userId, address }, select: { id: true } })) {
+    throw new AppError("address_taken", "This address is already connected", 409);
+  }
+}
+
+/** Step 2: store a sealed key (or a watch-only address). */
+export async function connectCredential(userId: string, input: ConnectCredentialInput, clock: Clock = systemClock) {
+  await assertNewAddress(userId, input.address);
+  const now = clock();
+  let id = randomId("cr_");
+  let seal;
+  if (input.kind === "evm") {
+    const { passkeyId, challenge } = await verifyAssertion(input.assertion, "seal", clock);
+    if (challenge.userId !== userId || !challenge.subject) throw new AppError("invalid_challenge", "This passkey challenge was issued to another account", 400);
+    id = challenge.subject;
+    seal = { passkeyId, ...input.seal, createdAt: now };
+  }
+  const credential = await db().credential.create({
+    data: { id, userId, name: input.name, kind: input.kind, address: input.address, createdAt: now, seals: seal ? { create: seal } : undefined },
+    select: { id: true, name: true, kind: true, address: true },
+  });
+  await recordAudit({ type: "credential.connected", userId, credentialId: credential.id, data: { kind: credential.kind, address: credential.address, name: credential.name } }, clock);
+  return credential;
+}
+
+export async function listCredentials(userId: string) {
+  const rows = await db().credential.findMany({
+    where: { userId },
+    select: { id: true, name: true, kind: true, address: true, createdAt: true, seals: { select: { passkeyId: true } }, _count: { select: { grants: true } } },
+    orderBy: { createdAt: "asc" },
+  });
+  return rows.map(({ seals, _count, ...row }) => ({ ...row, kind: row.kind as CredentialKind, passkeyIds: seals.map((seal) => seal.passkeyId), grantCount: _count.grants }));
+}
+
+export async function renameCredential(userId: string, credentialId: string, name: string, clock: Clock = systemClock) {
+  const updated = await db().credential.updateMany({ where: { id: credentialId, userId }, data: { name: credentialNameSchema.parse(name) } });
+  if (!updated.count) throw new NotFoundError("The wallet");
+  await recordAudit({ type: "credential.renamed", userId, credentialId, data: { name } }, clock);
+}
+
+/** Removes a credential, and with it its place in every grant. */
+export async function removeCredential(userId: string, credentialId: string, clock: Clock = systemClock) {
+  const removed = await db().$transaction(async (tx) => {
+    const credential = await tx.credential.findFirst({ where: { id: credentialId, userId } });
+    if (!credential) return null;
+    await tx.grantCredential.deleteMany({ where: { credentialId } });
+    await tx.credential.delete({ where: { id: credentialId } });
+    return credential;
+  });
+  if (!removed) throw new NotFoundError("The wallet");
+  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
+}
 
 /** The credentials in an agent's grant, as the agent may see them. */
 export async function listGrantedCredentials(agent: AgentContext) {

@@ -1,0 +1,22 @@
+import { requireUser } from "@/lib/auth/session";
+import { listCredentials } from "@/lib/wallet/credentials";
+import { listPasskeys } from "@/lib/auth/passkeys";
+import { AppHeader } from "@/components/nav/app-header";
+import { WalletsPanel } from "@/components/wallet/wallets-panel";
+
+export default async function WalletsPage() {
+  const user = await requireUser("/wallets");
+  const [credentials, passkeys] = await Promise.all([listCredentials(user.id), listPasskeys(user.id)]);
+  return (
+    <>
+      <AppHeader email={user.email} />
+      <main>
+        <h1>Wallets</h1>
+        <WalletsPanel
+          wallets={credentials.map(({ id, name, kind, address, grantCount }) => ({ id, name, kind, address, grantCount }))}
+          canSeal={passkeys.some((passkey) => passkey.prfCapable)}
+        />
+      </main>
+    </>
+  );
+}

@@ -1,0 +1,29 @@
+// Passkey ceremonies in the browser, including the PRF evaluation that unlocks
+// sealed wallet keys. The PRF output stays in this page's memory: it is removed
+// from the assertion before anything is posted.
+import { startAuthentication } from "@simplewebauthn/browser";
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { fromBase64Url } from "@/lib/wallet/seal";
+
+export class NoPrfError extends Error {
+  constructor() {
+    super("This passkey does not support the PRF extension, so it cannot seal or unlock wallet keys. You can still add watch-only addresses.");
+    this.name = "NoPrfError";
+  }
+}
+
+/** One assertion that also evaluates PRF with `salt`; returns the assertion (without PRF results) and the output. */
+export async function assertWithPrf(options: PublicKeyCredentialRequestOptionsJSON, salt: Uint8Array<ArrayBuffer>) {
+  const withPrf = { ...options, extensions: { ...options.extensions, prf: { eval: { first: salt } } } } as PublicKeyCredentialRequestOptionsJSON;
+  const response = await startAuthentication({ optionsJSON: withPrf });
+  const results = response.clientExtensionResults as { prf?: { results?: { first?: ArrayBuffer } } };
+  const output = results.prf?.results?.first;
+  delete results.prf;
+  if (!output) throw new NoPrfError();
+  return { response: response as AuthenticationResponseJSON, prfOutput: new Uint8Array(output) };
+}
+
+/** The same with a salt stored as base64url (unsealing an existing key). */
+export function assertWithStoredSalt(options: PublicKeyCredentialRequestOptionsJSON, prfSalt: string) {
+  return assertWithPrf(options, fromBase64Url(prfSalt));
+}

@@ -1,0 +1,221 @@
+"use client";
+
+import { useState } from "react";
+import { useRouter } from "next/navigation";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { getAddress, isAddress } from "viem";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { callApi, messageOf } from "@/components/browser/api";
+import { assertWithPrf } from "@/components/browser/passkey";
+import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
+
+export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; address: string; grantCount: number };
+
+/**
+ * Creates or imports a key in this page, seals it under the passkey's PRF
+ * output and uploads only the ciphertext. The private key never leaves the page.
+ */
+async function connectSealedKey(name: string, privateKey: `0x${string}`) {
+  const account = privateKeyToAccount(privateKey);
+  const { credentialId, options } = await callApi<{ credentialId: string; options: PublicKeyCredentialRequestOptionsJSON }>("/api/credentials/seal-options");
+  const salt = newPrfSalt();
+  const { response, prfOutput } = await assertWithPrf(options, salt);
+  const seal = await sealPrivateKey({ privateKey, prfOutput, salt, credentialId, address: account.address });
+  prfOutput.fill(0);
+  await callApi("/api/credentials", { kind: "evm", name, address: account.address, seal, assertion: response });
+}
+
+export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSeal: boolean }) {
+  const router = useRouter();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  const [createName, setCreateName] = useState("");
+  const [importName, setImportName] = useState("");
+  const [importKey, setImportKey] = useState("");
+  const [watchName, setWatchName] = useState("");
+  const [watchAddress, setWatchAddress] = useState("");
+
+  async function run(action: () => Promise<string>) {
+    setBusy(true);
+    setError(null);
+    setStatus(null);
+    try {
+      setStatus(await action());
+      router.refresh();
+    } catch (caught) {
+      setError(messageOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const create = () =>
+    run(async () => {
+      await connectSealedKey(createName, generatePrivateKey());
+      setCreateName("");
+      return `Wallet “${createName}” created.`;
+    });
+
+  const importKeyAction = () =>
+    run(async () => {
+      const key = importKey.trim().startsWith("0x") ? importKey.trim() : `0x${importKey.trim()}`;
+      if (!/^0x[0-9a-fA-F]{64}$/.test(key)) throw new Error("A private key is 64 hexadecimal characters, optionally starting with 0x.");
+      await connectSealedKey(importName, key.toLowerCase() as `0x${string}`);
+      setImportKey("");
+      setImportName("");
+      return `Wallet “${importName}” imported.`;
+    });
+
+  const watch = () =>
+    run(async () => {
+      const value = watchAddress.trim();
+      if (!isAddress(value, { strict: false })) throw new Error("Enter an EVM address: 0x followed by 40 hexadecimal characters.");
+      // An all-lowercase address carries no checksum; a mixed-case one must carry the right one.
+      const address = value === value.toLowerCase() ? getAddress(value) : value;
+      await callApi("/api/credentials", { kind: "evm_watch", name: watchName, address });
+      setWatchAddress("");
+      setWatchName("");
+      return `Watch-only address “${watchName}” added.`;
+    });
+
+  return (
+    <div className="stack">
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {status && (
+        <p role="status" className="ok">
+          {status}
+        </p>
+      )}
+      <section aria-labelledby="your-wallets">
+        <h2 id="your-wallets">Your wallets</h2>
+        {wallets.length === 0 ? <p className="muted">No wallets yet.</p> : <ul className="rows">{wallets.map((wallet) => <WalletItem key={wallet.id} wallet={wallet} onError={setError} />)}</ul>}
+      </section>
+
+      {!canSeal && (
+        <p role="note" className="warning">
+          None of your passkeys supports the PRF extension, which Agent Wallet needs to seal a wallet key so that only your passkey can unlock it. Add a
+          passkey that supports PRF in Settings to create or import wallets. You can still add watch-only addresses.
+        </p>
+      )}
+
+      <form
+        className="card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void create();
+        }}
+      >
+        <h2>Create a wallet</h2>
+        <p className="muted">A new key is generated in this browser and sealed under your passkey. Agent Wallet never sees it.</p>
+        <label htmlFor="create-name">Wallet name</label>
+        <input id="create-name" required maxLength={100} value={createName} onChange={(event) => setCreateName(event.target.value)} />
+        <div>
+          <button type="submit" className="primary" disabled={busy || !canSeal}>
+            Create wallet
+          </button>
+        </div>
+      </form>
+
+      <form
+        className="card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void importKeyAction();
+        }}
+      >
+        <h2>Import a wallet</h2>
+        <p className="muted">Paste a private key: it is checked and sealed in this browser, and never sent.</p>
+        <label htmlFor="import-name">Imported wallet name</label>
+        <input id="import-name" required maxLength={100} value={importName} onChange={(event) => setImportName(event.target.value)} />
+        <label htmlFor="import-key">Private key</label>
+        <input id="import-key" type="password" autoComplete="off" spellCheck={false} required value={importKey} onChange={(event) => setImportKey(event.target.value)} />
+        <div>
+          <button type="submit" disabled={busy || !canSeal}>
+            Import wallet
+          </button>
+        </div>
+      </form>
+
+      <form
+        className="card"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void watch();
+        }}
+      >
+        <h2>Watch an address</h2>
+        <p className="muted">A watch-only address can be read (balance, history) but never signs.</p>
+        <label htmlFor="watch-name">Watch-only name</label>
+        <input id="watch-name" required maxLength={100} value={watchName} onChange={(event) => setWatchName(event.target.value)} />
+        <label htmlFor="watch-address">Address</label>
+        <input id="watch-address" required spellCheck={false} className="mono" value={watchAddress} onChange={(event) => setWatchAddress(event.target.value)} />
+        <div>
+          <button type="submit" disabled={busy}>
+            Add watch-only address
+          </button>
+        </div>
+      </form>
+    </div>
+  );
+}
+
+function WalletItem({ wallet, onError }: { wallet: WalletRow; onError: (message: string | null) => void }) {
+  const router = useRouter();
+  const [renaming, setRenaming] = useState(false);
+  const [name, setName] = useState(wallet.name);
+
+  async function act(action: () => Promise<unknown>) {
+    onError(null);
+    try {
+      await action();
+      setRenaming(false);
+      router.refresh();
+    } catch (caught) {
+      onError(messageOf(caught));
+    }
+  }
+
+  return (
+    <li className="row">
+      <div>
+        <strong>{wallet.name}</strong> <span className="badge">{wallet.kind === "evm" ? "key sealed by passkey" : "watch-only"}</span>
+        <div className="mono small">{wallet.address}</div>
+        {wallet.grantCount > 0 && <div className="muted small">Granted to {wallet.grantCount} client{wallet.grantCount === 1 ? "" : "s"}</div>}
+      </div>
+      {renaming ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act(() => callApi(`/api/credentials/${wallet.id}`, { name }, "PATCH"));
+          }}
+        >
+          <label htmlFor={`rename-${wallet.id}`}>New name for {wallet.name}</label>
+          <input id={`rename-${wallet.id}`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
+          <button type="submit">Save name</button>
+        </form>
+      ) : (
+        <div className="actions">
+          <button type="button" onClick={() => setRenaming(true)}>
+            Rename {wallet.name}
+          </button>
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              if (window.confirm(`Remove ${wallet.name}? Agents lose access to it at once.${wallet.kind === "evm" ? " Without a backup of its key, its funds are lost." : ""}`)) {
+                void act(() => callApi(`/api/credentials/${wallet.id}`, {}, "DELETE"));
+              }
+            }}
+          >
+            Remove {wallet.name}
+          </button>
+        </div>
+      )}
+    </li>
+  );
+}

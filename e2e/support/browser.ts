@@ -1,0 +1,60 @@
+// Debian's Chromium driven by playwright-core, with a CDP virtual authenticator
+// standing in for the person's passkey (TOOLCHAIN.md).
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from "playwright-core";
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+}
+
+export type Authenticator = { cdp: CDPSession; authenticatorId: string };
+
+/** A platform passkey authenticator that verifies the user and answers PRF. */
+export async function addAuthenticator(page: Page, options: { hasPrf?: boolean } = {}): Promise<Authenticator> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("WebAuthn.enable", { enableUI: false });
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      hasPrf: options.hasPrf ?? true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { cdp, authenticatorId };
+}
+
+export async function removeAuthenticator(authenticator: Authenticator): Promise<void> {
+  await authenticator.cdp.send("WebAuthn.removeVirtualAuthenticator", { authenticatorId: authenticator.authenticatorId });
+}
+
+/** Every request body the page sends, for checking that secrets never leave it. */
+export function recordRequestBodies(context: BrowserContext): string[] {
+  const bodies: string[] = [];
+  context.on("request", (request) => {
+    const body = request.postData();
+    if (body) bodies.push(`${request.method()} ${request.url()}\n${body}`);
+    bodies.push(request.url());
+  });
+  return bodies;
+}
+
+export async function signUp(page: Page, appUrl: string, email: string): Promise<void> {
+  await page.goto(`${appUrl}/`);
+  await page.getByLabel("Email").fill(email);
+  await page.getByRole("button", { name: "Create account with passkey" }).click();
+  await page.waitForURL(`${appUrl}/wallets`);
+}
+
+export async function signIn(page: Page, appUrl: string, path = "/"): Promise<void> {
+  await page.goto(`${appUrl}${path}`);
+  await page.getByRole("button", { name: "Sign in with passkey" }).click();
+}

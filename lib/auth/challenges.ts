@@ -1,0 +1,73 @@
+import { db } from "@/lib/db";
+import { randomId, randomSecret } from "@/lib/crypto";
+import { addSeconds, systemClock, type Clock } from "@/lib/clock";
+import { AppError } from "@/lib/http/errors";
+
+/** What a WebAuthn ceremony is for; a challenge is only good for its own purpose. */
+export type ChallengePurpose = "sign-up" | "sign-in" | "add-passkey" | "seal" | "consent" | "api-key" | "approval";
+
+export const CHALLENGE_TTL_SECONDS = 5 * 60;
+
+export class ChallengeError extends AppError {
+  constructor(message: string) {
+    super("invalid_challenge", message, 400);
+  }
+}
+
+export type IssuedChallenge = { challenge: string; expiresAt: Date };
+
+/** Stores a fresh random challenge (server-side, single use, 5 minutes). */
+export async function issueChallenge(
+  purpose: ChallengePurpose,
+  binding: { userId?: string | null; subject?: string | null; data?: unknown } = {},
+  clock: Clock = systemClock,
+): Promise<IssuedChallenge> {
+  const now = clock();
+  const challenge = randomSecret(32);
+  const expiresAt = addSeconds(now, CHALLENGE_TTL_SECONDS);
+  await db().webAuthnChallenge.create({
+    data: {
+      id: randomId("ch_"),
+      purpose,
+      challenge,
+      userId: binding.userId ?? null,
+      subject: binding.subject ?? null,
+      data: binding.data === undefined ? null : JSON.stringify(binding.data),
+      createdAt: now,
+      expiresAt,
+    },
+  });
+  return { challenge, expiresAt };
+}
+
+/** The challenge a WebAuthn response answers, read from its clientDataJSON. */
+export function challengeOf(clientDataJSON: string): string {
+  try {
+    const clientData = JSON.parse(Buffer.from(clientDataJSON, "base64url").toString("utf8")) as { challenge?: unknown };
+    if (typeof clientData.challenge === "string") return clientData.challenge;
+  } catch {
+    // fall through
+  }
+  throw new ChallengeError("The passkey response is malformed");
+}
+
+export type ConsumedChallenge = { challenge: string; userId: string | null; subject: string | null; data: unknown };
+
+/**
+ * Spends a challenge, atomically: of two responses to one challenge exactly one
+ * gets it. Unknown, reused, expired or other-purpose challenges are refused.
+ */
+export async function consumeChallenge(challenge: string, purpose: ChallengePurpose, clock: Clock = systemClock): Promise<ConsumedChallenge> {
+  const now = clock();
+  const spent = await db().webAuthnChallenge.updateMany({
+    where: { challenge, purpose, usedAt: null, expiresAt: { gt: now } },
+    data: { usedAt: now },
+  });
+  const row = await db().webAuthnChallenge.findUnique({ where: { challenge } });
+  if (spent.count === 0) {
+    if (!row || row.purpose !== purpose) throw new ChallengeError("This passkey challenge is unknown. Try again.");
+    if (row.usedAt) throw new ChallengeError("This passkey challenge was already used. Try again.");
+    throw new ChallengeError("This passkey challenge expired. Try again.");
+  }
+  return { challenge, userId: row!.userId, subject: row!.subject, data: row!.data === null ? null : JSON.parse(row!.data) };
+}

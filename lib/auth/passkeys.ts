@@ -1,0 +1,216 @@
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
+} from "@simplewebauthn/server";
+import { z } from "zod";
+import { db } from "@/lib/db";
+import { config } from "@/lib/config";
+import { recordAudit } from "@/lib/audit";
+import { randomId } from "@/lib/crypto";
+import { systemClock, type Clock } from "@/lib/clock";
+import { AppError, NotFoundError } from "@/lib/http/errors";
+import { challengeOf, consumeChallenge, issueChallenge, type ChallengePurpose, type ConsumedChallenge } from "./challenges";
+
+const RP_NAME = "Agent Wallet";
+
+export class PasskeyError extends AppError {
+  constructor(message: string, status = 400) {
+    super("passkey_rejected", message, status);
+  }
+}
+
+export const emailSchema = z.string().trim().toLowerCase().pipe(z.email("Enter a valid email address").max(254));
+export const passkeyNameSchema = z.string().trim().min(1, "Name the passkey").max(100, "A passkey name may be at most 100 characters");
+
+/** WebAuthn responses as the browser library posts them; checked in depth by @simplewebauthn/server. */
+export const registrationResponseSchema = z.custom<RegistrationResponseJSON>(
+  (value) => typeof value === "object" && value !== null && typeof (value as { id?: unknown }).id === "string" && typeof (value as { response?: { clientDataJSON?: unknown } }).response?.clientDataJSON === "string",
+  "A passkey registration response is required",
+);
+export const authenticationResponseSchema = z.custom<AuthenticationResponseJSON>(
+  (value) => typeof value === "object" && value !== null && typeof (value as { id?: unknown }).id === "string" && typeof (value as { response?: { clientDataJSON?: unknown } }).response?.clientDataJSON === "string",
+  "A passkey assertion is required",
+);
+
+function expectations() {
+  const { appUrl, rpId } = config();
+  return { expectedOrigin: appUrl, expectedRPID: rpId };
+}
+
+/** Options for creating a passkey: discoverable, user verification required, PRF requested. */
+async function creationOptions(user: { id: string; email: string }, purpose: ChallengePurpose, data: unknown, clock: Clock) {
+  const existing = await db().passkey.findMany({ where: { userId: user.id }, select: { id: true } });
+  const issued = await issueChallenge(purpose, { userId: purpose === "sign-up" ? null : user.id, data }, clock);
+  const options = await generateRegistrationOptions({
+    rpName: RP_NAME,
+    rpID: config().rpId,
+    userName: user.email,
+    userID: new TextEncoder().encode(user.id),
+    challenge: issued.challenge,
+    attestationType: "none",
+    excludeCredentials: existing.map((passkey) => ({ id: passkey.id })),
+    authenticatorSelection: { residentKey: "required", userVerification: "required" },
+    extensions: { prf: {} } as never,
+  });
+  // generateRegistrationOptions encodes the challenge it was given; keep ours as issued.
+  return { ...options, challenge: issued.challenge } satisfies PublicKeyCredentialCreationOptionsJSON;
+}
+
+async function verifyCreation(response: RegistrationResponseJSON, consumed: ConsumedChallenge) {
+  let verification;
+  try {
+    verification = await verifyRegistrationResponse({ response, expectedChallenge: consumed.challenge, ...expectations(), requireUserVerification: true });
+  } catch (error) {
+    throw new PasskeyError(`The passkey could not be verified: ${(error as Error).message}`);
+  }
+  if (!verification.verified) throw new PasskeyError("The passkey could not be verified");
+  const { credential } = verification.registrationInfo;
+  const prf = (response.clientExtensionResults as { prf?: { enabled?: boolean } }).prf;
+  return {
+    id: credential.id,
+    publicKey: Buffer.from(credential.publicKey),
+    counter: credential.counter,
+    transports: JSON.stringify(credential.transports ?? []),
+    prfCapable: prf?.enabled === true,
+  };
+}
+
+/** Step 1 of sign-up: a new user id is reserved in the challenge, nothing is stored yet. */
+export async function signUpOptions(rawEmail: string, clock: Clock = systemClock) {
+  const email = emailSchema.parse(rawEmail);
+  if (await db().user.findUnique({ where: { email } })) throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
+  const userId = randomId("u_");
+  return creationOptions({ id: userId, email }, "sign-up", { email, userId }, clock);
+}
+
+/** Step 2 of sign-up: verify the new passkey and create the user with it. */
+export async function completeSignUp(response: RegistrationResponseJSON, clock: Clock = systemClock) {
+  const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), "sign-up", clock);
+  const { email, userId } = consumed.data as { email: string; userId: string };
+  const passkey = await verifyCreation(response, consumed);
+  const now = clock();
+  try {
+    await db().user.create({
+      data: { id: userId, email, createdAt: now, passkeys: { create: { ...passkey, name: "Passkey 1", createdAt: now, lastUsedAt: now } } },
+    });
+  } catch (error) {
+    if ((error as { code?: string }).code === "P2002") throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
+    throw error;
+  }
+  await recordAudit({ type: "user.signed_up", userId, data: { passkey: passkey.id, prf: passkey.prfCapable } }, clock);
+  return { id: userId, email };
+}
+
+/** Options for an assertion; `allow` restricts which passkeys may answer. */
+export async function assertionOptions(
+  purpose: ChallengePurpose,
+  binding: { userId?: string | null; subject?: string | null; data?: unknown; allow?: string[] } = {},
+  clock: Clock = systemClock,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const issued = await issueChallenge(purpose, binding, clock);
+  const options = await generateAuthenticationOptions({
+    rpID: config().rpId,
+    challenge: issued.challenge,
+    userVerification: "required",
+    allowCredentials: binding.allow?.map((id) => ({ id })),
+  });
+  return { ...options, challenge: issued.challenge };
+}
+
+/**
+ * Verifies an assertion answering a challenge of `purpose`: the challenge is
+ * spent, the passkey must exist (and belong to the challenge's user when it
+ * names one), origin, RP ID, user verification and signature counter are checked.
+ */
+export async function verifyAssertion(response: AuthenticationResponseJSON, purpose: ChallengePurpose, clock: Clock = systemClock) {
+  const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), purpose, clock);
+  const passkey = await db().passkey.findUnique({ where: { id: response.id } });
+  if (!passkey) throw new PasskeyError("This passkey is not registered with Agent Wallet", 401);
+  if (consumed.userId && consumed.userId !== passkey.userId) throw new PasskeyError("This passkey belongs to another account", 401);
+  let verification;
+  try {
+    verification = await verifyAuthenticationResponse({
+      response,
+      expectedChallenge: consumed.challenge,
+      ...expectations(),
+      credential: { id: passkey.id, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.counter, transports: JSON.parse(passkey.transports) },
+      requireUserVerification: true,
+    });
+  } catch (error) {
+    throw new PasskeyError(`The passkey assertion was rejected: ${(error as Error).message}`, 401);
+  }
+  if (!verification.verified) throw new PasskeyError("The passkey assertion was rejected", 401);
+  // The counter only moves forward; a clone replaying an old counter is refused above.
+  await db().passkey.update({ where: { id: passkey.id }, data: { counter: verification.authenticationInfo.newCounter, lastUsedAt: clock() } });
+  return { passkeyId: passkey.id, userId: passkey.userId, challenge: consumed };
+}
+
+/** Sign-in: a discoverable passkey names its user. */
+export async function completeSignIn(response: AuthenticationResponseJSON, clock: Clock = systemClock) {
+  const { userId, passkeyId } = await verifyAssertion(response, "sign-in", clock);
+  const user = await db().user.findUniqueOrThrow({ where: { id: userId } });
+  await recordAudit({ type: "user.signed_in", userId, data: { passkey: passkeyId } }, clock);
+  return { id: user.id, email: user.email };
+}
+
+export async function addPasskeyOptions(userId: string, clock: Clock = systemClock) {
+  const user = await db().user.findUniqueOrThrow({ where: { id: userId } });
+  return creationOptions(user, "add-passkey", null, clock);
+}
+
+export async function completeAddPasskey(userId: string, response: RegistrationResponseJSON, name: string | undefined, clock: Clock = systemClock) {
+  const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), "add-passkey", clock);
+  if (consumed.userId !== userId) throw new PasskeyError("This passkey challenge was issued to another account");
+  const passkey = await verifyCreation(response, consumed);
+  const count = await db().passkey.count({ where: { userId } });
+  const now = clock();
+  const created = await db().passkey.create({ data: { ...passkey, userId, name: name ? passkeyNameSchema.parse(name) : `Passkey ${count + 1}`, createdAt: now } });
+  await recordAudit({ type: "passkey.added", userId, data: { passkey: created.id, prf: created.prfCapable } }, clock);
+  return { id: created.id, name: created.name, prfCapable: created.prfCapable };
+}
+
+export async function listPasskeys(userId: string) {
+  return db().passkey.findMany({
+    where: { userId },
+    select: { id: true, name: true, createdAt: true, lastUsedAt: true, prfCapable: true },
+    orderBy: { createdAt: "asc" },
+  });
+}
+
+export async function renamePasskey(userId: string, passkeyId: string, name: string, clock: Clock = systemClock) {
+  const updated = await db().passkey.updateMany({ where: { id: passkeyId, userId }, data: { name: passkeyNameSchema.parse(name) } });
+  if (!updated.count) throw new NotFoundError("The passkey");
+  await recordAudit({ type: "passkey.renamed", userId, data: { passkey: passkeyId } }, clock);
+}
+
+/**
+ * Removes a passkey, never the last one. Keys sealed only under it would become
+ * unusable, so those must be re-sealed under another passkey first.
+ */
+export async function removePasskey(userId: string, passkeyId: string, clock: Clock = systemClock) {
+  await db().$transaction(async (tx) => {
+    const passkeys = await tx.passkey.findMany({ where: { userId }, select: { id: true } });
+    if (!passkeys.some((passkey) => passkey.id === passkeyId)) throw new NotFoundError("The passkey");
+    if (passkeys.length === 1) throw new AppError("last_passkey", "You cannot remove your only passkey: add another one first.", 409);
+    const orphaned = await tx.credential.findMany({
+      where: { userId, kind: "evm", seals: { every: { passkeyId } } },
+      select: { name: true },
+    });
+    if (orphaned.length) {
+      throw new AppError(
+        "passkey_holds_keys",
+        `Only this passkey can unlock ${orphaned.map((credential) => credential.name).join(", ")}. Unlock them with another passkey first, or remove those wallets.`,
+        409,
+      );
+    }
+    await tx.credentialSeal.deleteMany({ where: { passkeyId } });
+    await tx.passkey.delete({ where: { id: passkeyId } });
+  });
+  await recordAudit({ type: "passkey.removed", userId, data: { passkey: passkeyId } }, clock);
+}

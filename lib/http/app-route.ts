@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { config } from "@/lib/config";
+import { requireApiUser, type SessionUser } from "@/lib/auth/session";
+import { AppError } from "./errors";
+import { errorResponse, json, readBody } from "./respond";
+
+const BODY_LIMIT = 256 * 1024;
+
+export class CrossSiteError extends AppError {
+  constructor() {
+    super("cross_site_request", "This request must come from the Agent Wallet app itself", 403);
+  }
+}
+
+/**
+ * State-changing app routes accept only requests from the app's own origin:
+ * the Origin header (sent by every current browser on POST/PATCH/DELETE) must
+ * be APP_URL, or Sec-Fetch-Site must say same-origin.
+ */
+export function assertSameOrigin(request: Request): void {
+  const origin = request.headers.get("origin");
+  if (origin !== null) {
+    if (origin !== config().appUrl) throw new CrossSiteError();
+    return;
+  }
+  if (request.headers.get("sec-fetch-site") !== "same-origin") throw new CrossSiteError();
+}
+
+type Handler<Input, Params> = (input: Input, context: { user: SessionUser; request: Request; params: Params }) => Promise<unknown>;
+type PublicHandler<Input> = (input: Input, context: { request: Request }) => Promise<unknown>;
+
+async function parseInput<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
+  let raw: unknown = {};
+  if (request.method !== "GET" && request.method !== "DELETE") {
+    const body = await readBody(request, BODY_LIMIT);
+    if (body === null) throw new AppError("body_too_large", `The request body may be at most ${BODY_LIMIT} bytes`, 413);
+    try {
+      raw = body.trim() ? JSON.parse(body) : {};
+    } catch {
+      throw new AppError("invalid_json", "The request body must be JSON", 400);
+    }
+  }
+  const result = schema.safeParse(raw);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new AppError("invalid_input", issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message, 400);
+  }
+  return result.data;
+}
+
+/** An /api route for the signed-in person: same-origin check, session, zod input, typed errors. */
+export function appRoute<S extends z.ZodType, Params = Record<string, string>>(schema: S, handler: Handler<z.infer<S>, Params>) {
+  return async (request: Request, context: { params: Promise<Params> }) => {
+    try {
+      if (request.method !== "GET") assertSameOrigin(request);
+      const user = await requireApiUser();
+      const input = await parseInput(request, schema);
+      return json((await handler(input, { user, request, params: await context.params })) ?? { ok: true });
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}
+
+/** An /api route open to signed-out visitors (the first step of sign-up and sign-in). */
+export function publicAppRoute<S extends z.ZodType>(schema: S, handler: PublicHandler<z.infer<S>>) {
+  return async (request: Request) => {
+    try {
+      assertSameOrigin(request);
+      const input = await parseInput(request, schema);
+      return json((await handler(input, { request })) ?? { ok: true });
+    } catch (error) {
+      return errorResponse(error);
+    }
+  };
+}
