@@ -13,10 +13,24 @@ export type Chain = z.infer<typeof chainSchema>;
 
 const DEFAULT_CHAINS: Chain[] = [{ id: 31337, name: "Local dev chain", rpcUrl: "http://127.0.0.1:8545", symbol: "ETH" }];
 
-/** An origin such as http://localhost:3000: scheme, host and port only, no trailing slash. */
+function parsedUrl(value: string): URL | null {
+  try {
+    return new URL(value);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * An origin such as http://localhost:3000: scheme, host and port only, no trailing slash.
+ * zod 4 runs refinements even after `z.url()` failed, so they must not assume a valid URL.
+ */
 const origin = z
   .url({ protocol: /^https?$/ })
-  .refine((value) => new URL(value).pathname === "/" && !new URL(value).search, "must be an origin, without path or query")
+  .refine((value) => {
+    const url = parsedUrl(value);
+    return !url || (url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password);
+  }, "must be an origin, without path, query, fragment or user information")
   .transform((value) => new URL(value).origin);
 
 /** `kid:secret` pairs separated by commas; the first signs, all verify. */

@@ -1,0 +1,100 @@
+import { after, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ConfigError, parseConfig } from "./index";
+
+const KEY = "A".repeat(43);
+const dirs: string[] = [];
+function tempDir() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-config-"));
+  dirs.push(dir);
+  return dir;
+}
+
+function expectConfigError(env: Record<string, string>, variable: string) {
+  assert.throws(
+    () => parseConfig({ DATA_DIR: tempDir(), ...env }),
+    (error: unknown) => {
+      assert.ok(error instanceof ConfigError, `a ConfigError, got ${String(error)}`);
+      assert.match(error.message, new RegExp(`\\b${variable}\\b`), `the message names ${variable}: ${error.message}`);
+      return true;
+    },
+  );
+}
+
+describe("parseConfig", () => {
+  after(() => {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("has defaults: localhost:3000 for both origins, SQLite in the data folder, generated secrets", () => {
+    const dir = tempDir();
+    const settings = parseConfig({ DATA_DIR: dir });
+    assert.equal(settings.baseUrl, "http://localhost:3000");
+    assert.equal(settings.appUrl, "http://localhost:3000");
+    assert.equal(settings.mcpResource, "http://localhost:3000/mcp");
+    assert.equal(settings.port, 3000);
+    assert.equal(settings.dataDir, dir);
+    assert.equal(settings.databaseUrl, `file:${path.join(dir, "agent-wallet.db")}`);
+    assert.equal(settings.jwtKeys.length, 1);
+    assert.ok(Buffer.from(settings.jwtKeys[0].secret, "base64url").length >= 32);
+    assert.ok(settings.sessionSecret.length >= 32);
+    assert.ok(settings.chains.length >= 1);
+    assert.equal(settings.rpId, "localhost");
+    // generated once: a second read gives the same secrets
+    const again = parseConfig({ DATA_DIR: dir });
+    assert.deepEqual(again.jwtKeys, settings.jwtKeys);
+    assert.equal(again.sessionSecret, settings.sessionSecret);
+    const mode = fs.statSync(path.join(dir, "secrets.json")).mode & 0o777;
+    assert.equal(mode, 0o600);
+  });
+
+  it("normalizes origins (trailing slash, case) and derives the MCP resource", () => {
+    const settings = parseConfig({ DATA_DIR: tempDir(), BASE_URL: "https://API.Example.com/", APP_URL: "https://app.example.com:8443" });
+    assert.equal(settings.baseUrl, "https://api.example.com");
+    assert.equal(settings.mcpResource, "https://api.example.com/mcp");
+    assert.equal(settings.appUrl, "https://app.example.com:8443");
+    assert.equal(settings.rpId, "app.example.com");
+  });
+
+  it("BASE_URL=not-a-url throws a ConfigError naming BASE_URL", () => expectConfigError({ BASE_URL: "not-a-url" }, "BASE_URL"));
+  it("BASE_URL with a path throws naming BASE_URL", () => expectConfigError({ BASE_URL: "https://api.example.com/v1" }, "BASE_URL"));
+  it("BASE_URL with another scheme throws naming BASE_URL", () => expectConfigError({ BASE_URL: "ftp://api.example.com" }, "BASE_URL"));
+  it("APP_URL=nope throws naming APP_URL", () => expectConfigError({ APP_URL: "nope" }, "APP_URL"));
+  it("PORT=abc throws naming PORT", () => expectConfigError({ PORT: "abc" }, "PORT"));
+  it("CHAINS that is not JSON throws naming CHAINS", () => expectConfigError({ CHAINS: "[{not json" }, "CHAINS"));
+  it("CHAINS with a bad chain throws naming CHAINS", () => expectConfigError({ CHAINS: JSON.stringify([{ id: -1, name: "", rpcUrl: "x", symbol: "E" }]) }, "CHAINS"));
+  it("CHAINS that is an empty array throws naming CHAINS", () => expectConfigError({ CHAINS: "[]" }, "CHAINS"));
+  it("DATABASE_URL of an unknown scheme throws naming DATABASE_URL", () => expectConfigError({ DATABASE_URL: "mysql://x" }, "DATABASE_URL"));
+  it("a short SESSION_SECRET throws naming SESSION_SECRET", () => expectConfigError({ SESSION_SECRET: "short" }, "SESSION_SECRET"));
+
+  it("reads CHAINS", () => {
+    const chains = [{ id: 8453, name: "Base", rpcUrl: "https://mainnet.base.org", symbol: "ETH" }];
+    assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), CHAINS: JSON.stringify(chains) }).chains, chains);
+  });
+
+  describe("JWT_SIGNING_KEYS", () => {
+    it("reads kid:secret pairs; the first signs, all verify; env secrets win over generated ones", () => {
+      const dir = tempDir();
+      const settings = parseConfig({ DATA_DIR: dir, JWT_SIGNING_KEYS: `new:${KEY}, old:${"B".repeat(50)}`, SESSION_SECRET: "s".repeat(32) });
+      assert.deepEqual(settings.jwtKeys, [
+        { kid: "new", secret: KEY },
+        { kid: "old", secret: "B".repeat(50) },
+      ]);
+      assert.equal(settings.sessionSecret, "s".repeat(32));
+      assert.equal(fs.existsSync(path.join(dir, "secrets.json")), false, "nothing generated when both are set");
+    });
+
+    for (const [label, value] of [
+      ["no kid", KEY],
+      ["a short secret", `k1:${"A".repeat(42)}`],
+      ["a non-base64url secret", `k1:${"A".repeat(42)}+`],
+      ["an empty value", " , "],
+      ["a kid with a colon", `a:b:${KEY}`],
+    ] as const) {
+      it(`refuses ${label}, naming JWT_SIGNING_KEYS`, () => expectConfigError({ JWT_SIGNING_KEYS: value }, "JWT_SIGNING_KEYS"));
+    }
+  });
+});
