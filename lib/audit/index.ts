@@ -41,7 +41,14 @@ export const GENESIS_HASH = "0".repeat(64);
 /** Keys whose values never belong in the log, whoever passes them. */
 const SECRET_KEY = /token|secret|password|verifier|private|ciphertext|prf|assertion|^code$|^key$/i;
 
-function redact(value: unknown): unknown {
+/** What JSON.stringify would encode for a value with toJSON (a Date: its ISO string). */
+function jsonValue(value: unknown): unknown {
+  const toJSON = value && typeof value === "object" ? (value as { toJSON?: unknown }).toJSON : undefined;
+  return typeof toJSON === "function" ? (toJSON as () => unknown).call(value) : value;
+}
+
+function redact(input: unknown): unknown {
+  const value = jsonValue(input);
   if (Array.isArray(value)) return value.map(redact);
   if (value && typeof value === "object") {
     return Object.fromEntries(
@@ -52,7 +59,8 @@ function redact(value: unknown): unknown {
 }
 
 /** JSON with object keys sorted at every level: one encoding per value. */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(input: unknown): string {
+  const value = jsonValue(input);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value && typeof value === "object") {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -1,0 +1,74 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { canonicalJson, eventHash, GENESIS_HASH } from "./index";
+
+describe("canonicalJson", () => {
+  it("sorts object keys at every level, whatever the insertion order", () => {
+    const a = canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: "x" } });
+    const b = canonicalJson({ a: { c: "x", d: [3, { y: 2, z: 1 }] }, b: 1 });
+    assert.equal(a, b);
+    assert.equal(a, '{"a":{"c":"x","d":[3,{"y":2,"z":1}]},"b":1}');
+  });
+
+  it("keeps array order", () => {
+    assert.equal(canonicalJson([3, 1, 2]), "[3,1,2]");
+    assert.notEqual(canonicalJson([1, 2]), canonicalJson([2, 1]));
+  });
+
+  it("sorts by code unit, not by locale", () => {
+    assert.equal(canonicalJson({ b: 1, B: 2, a: 3, _: 4 }), '{"B":2,"_":4,"a":3,"b":1}');
+  });
+
+  it("drops undefined members like JSON and encodes null, strings and numbers as JSON does", () => {
+    assert.equal(canonicalJson({ a: undefined, b: null, c: 'q"\n', d: 1.5, e: true }), '{"b":null,"c":"q\\"\\n","d":1.5,"e":true}');
+    assert.equal(canonicalJson(null), "null");
+    assert.equal(canonicalJson("x"), '"x"');
+  });
+
+  it("agrees with JSON.parse: its output is valid JSON of the same value", () => {
+    const value = { z: [1, { b: "é", a: null }], a: { y: false } };
+    assert.deepEqual(JSON.parse(canonicalJson(value)), value);
+  });
+
+  it("encodes a Date as JSON does (its ISO string), not as an empty object", () => {
+    const at = new Date("2026-01-02T03:04:05.678Z");
+    assert.equal(canonicalJson({ at }), '{"at":"2026-01-02T03:04:05.678Z"}');
+    assert.equal(canonicalJson([at]), JSON.stringify([at]));
+  });
+});
+
+describe("eventHash", () => {
+  const event = {
+    seq: 1,
+    at: new Date("2026-01-01T00:00:00.000Z"),
+    type: "client.registered",
+    userId: null,
+    clientId: "c_1",
+    credentialId: null,
+    requestId: null,
+    data: '{"name":"x"}',
+    prevHash: GENESIS_HASH,
+  };
+
+  it("is a SHA-256 hex digest, stable for the same event", () => {
+    assert.match(eventHash(event), /^[0-9a-f]{64}$/);
+    assert.equal(eventHash(event), eventHash({ ...event }));
+  });
+
+  it("changes when any field or the previous hash changes", () => {
+    const base = eventHash(event);
+    for (const change of [
+      { seq: 2 },
+      { at: new Date("2026-01-01T00:00:00.001Z") },
+      { type: "client.revoked" },
+      { userId: "u_1" },
+      { clientId: "c_2" },
+      { credentialId: "cr_1" },
+      { requestId: "r_1" },
+      { data: '{"name":"y"}' },
+      { prevHash: "1".repeat(64) },
+    ]) {
+      assert.notEqual(eventHash({ ...event, ...change }), base, JSON.stringify(change));
+    }
+  });
+});
