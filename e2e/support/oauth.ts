@@ -120,3 +120,62 @@ export async function mcp(app: RunningApp, bearer: string | null, method: string
 }
 
 export const INITIALIZE_PARAMS = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1.0.0" } };
+
+/** A clock fixed `seconds` away from now (negative: the past). */
+export function clockShiftedBy(seconds: number): Clock {
+  const at = new Date(Date.now() + seconds * 1000);
+  return () => at;
+}
+
+/** POST /oauth/token with grant_type authorization_code for this client. */
+export async function exchangeCode(
+  app: RunningApp,
+  client: TestClient,
+  code: string,
+  verifier: string,
+  overrides: Record<string, string | undefined> = {},
+): Promise<Response> {
+  return token(app, {
+    grant_type: "authorization_code",
+    client_id: client.client_id,
+    code,
+    redirect_uri: client.redirect_uris[0],
+    code_verifier: verifier,
+    ...overrides,
+  });
+}
+
+/** POST /oauth/token with grant_type refresh_token for this client. */
+export async function refreshTokens(app: RunningApp, client: TestClient, refreshToken: string, extra: Record<string, string | undefined> = {}): Promise<Response> {
+  return token(app, { grant_type: "refresh_token", client_id: client.client_id, refresh_token: refreshToken, ...extra });
+}
+
+/** A registered client, a user and an approved request: the code and its verifier. */
+export async function approvedCode(
+  app: RunningApp,
+  options: { client?: TestClient; scope?: string; stayConnected?: boolean; clock?: Clock; userId?: string } = {},
+) {
+  const client = options.client ?? (await register(app));
+  const userId = options.userId ?? (await createUser()).id;
+  const { requestId, pkce } = await startValidAuthorization(app, client, { scope: options.scope ?? "mcp offline_access" });
+  const { code, grantId, redirect } = await approve(requestId, userId, [], { stayConnected: options.stayConnected, clock: options.clock });
+  return { client, userId, code, verifier: pkce.verifier, grantId, redirect };
+}
+
+/** Asserts an OAuth JSON error response: status, `error` code, description present, no-store. */
+export async function expectOAuthError(response: Response, status: number, error: string): Promise<Record<string, unknown>> {
+  const text = await response.text();
+  let body: Record<string, unknown>;
+  try {
+    body = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new Error(`expected a JSON ${error} error, got ${response.status}: ${text.slice(0, 300)}`);
+  }
+  if (response.status !== status || body.error !== error) {
+    throw new Error(`expected ${status} ${error}, got ${response.status} ${text.slice(0, 300)}`);
+  }
+  if (typeof body.error_description !== "string" || !body.error_description) throw new Error(`no error_description in ${text}`);
+  if (!/no-store/.test(response.headers.get("cache-control") ?? "")) throw new Error(`no Cache-Control: no-store on ${status} ${error}`);
+  if (!/application\/json/.test(response.headers.get("content-type") ?? "")) throw new Error(`error is not JSON: ${response.headers.get("content-type")}`);
+  return body;
+}
