@@ -103,7 +103,7 @@ export async function completeSignUp(response: RegistrationResponseJSON, clock: 
     if ((error as { code?: string }).code === "P2002") throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
     throw error;
   }
-  await recordAudit({ type: "user.signed_up", userId, data: { passkey: passkey.id, prf: passkey.prfCapable } }, clock);
+  await recordAudit({ type: "user.signed_up", userId, data: { passkey: passkey.id, canSealKeys: passkey.prfCapable } }, clock);
   return { id: userId, email };
 }
 
@@ -146,8 +146,14 @@ export async function verifyAssertion(response: AuthenticationResponseJSON, purp
     throw new PasskeyError(`The passkey assertion was rejected: ${(error as Error).message}`, 401);
   }
   if (!verification.verified) throw new PasskeyError("The passkey assertion was rejected", 401);
-  // The counter only moves forward; a clone replaying an old counter is refused above.
-  await db().passkey.update({ where: { id: passkey.id }, data: { counter: verification.authenticationInfo.newCounter, lastUsedAt: clock() } });
+  // The counter only moves forward; a clone replaying an old counter is refused above,
+  // and, since the update is conditional on it, also when racing the original.
+  const newCounter = verification.authenticationInfo.newCounter;
+  const moved = await db().passkey.updateMany({
+    where: { id: passkey.id, counter: newCounter > 0 ? { lt: newCounter } : 0 },
+    data: { counter: newCounter, lastUsedAt: clock() },
+  });
+  if (!moved.count) throw new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401);
   return { passkeyId: passkey.id, userId: passkey.userId, challenge: consumed };
 }
 
@@ -171,7 +177,7 @@ export async function completeAddPasskey(userId: string, response: RegistrationR
   const count = await db().passkey.count({ where: { userId } });
   const now = clock();
   const created = await db().passkey.create({ data: { ...passkey, userId, name: name ? passkeyNameSchema.parse(name) : `Passkey ${count + 1}`, createdAt: now } });
-  await recordAudit({ type: "passkey.added", userId, data: { passkey: created.id, prf: created.prfCapable } }, clock);
+  await recordAudit({ type: "passkey.added", userId, data: { passkey: created.id, canSealKeys: created.prfCapable } }, clock);
   return { id: created.id, name: created.name, prfCapable: created.prfCapable };
 }
 
