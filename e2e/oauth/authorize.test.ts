@@ -87,6 +87,8 @@ describe("GET /oauth/authorize", () => {
   it("defaults scope to mcp, keeps offline_access, ignores unknown parameters like prompt=consent", async () => {
     for (const [scope, stored] of [
       [undefined, "mcp"],
+      ["", "mcp"],
+      ["mcp  offline_access", "mcp offline_access"],
       ["mcp offline_access", "mcp offline_access"],
       ["offline_access mcp", "mcp offline_access"],
     ] as const) {
@@ -258,6 +260,25 @@ describe("GET /oauth/authorize", () => {
       await revokeClient(other.client_id, "user");
       await assert.rejects(approve(requestId, user.id), (error) => error instanceof ConsentRequestError && error.code === "client_revoked");
       assert.equal(await db().grant.count({ where: { clientId: other.client_id } }), 0);
+    });
+
+    it("approving with a malformed grant set (unknown mode, duplicate credential) is a typed error and leaves the request pending", async () => {
+      const user = await createUser();
+      const credential = await db().credential.create({ data: { id: `cr_mode_${Date.now()}`, userId: user.id, name: "Mine", kind: "evm_watch", address: "0x" + "3".repeat(40) } });
+      const { requestId } = await startValidAuthorization(app, client);
+      for (const credentials of [
+        [{ credentialId: credential.id, mode: "admin" }],
+        [{ credentialId: credential.id, mode: "read" }, { credentialId: credential.id, mode: "approve" }],
+        [{ credentialId: "", mode: "read" }],
+      ]) {
+        await assert.rejects(
+          approve(requestId, user.id, credentials as never),
+          (error) => error instanceof ConsentRequestError && error.code === "invalid_grant_set",
+          JSON.stringify(credentials),
+        );
+      }
+      assert.equal((await loadAuthorizationRequest(requestId)).status, "pending");
+      assert.equal(await db().grant.count({ where: { userId: user.id } }), 0);
     });
 
     it("approving with someone else's credential is refused and leaves the request pending", async () => {

@@ -5,7 +5,7 @@ import { randomSecret, sha256Hex } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { redirectWith } from "./authorize";
-import { createGrant, describeGrantSet, type GrantSet } from "./grants";
+import { createGrant, describeGrantSet, grantSetSchema, type GrantSet } from "./grants";
 import { formatScope } from "./scope";
 
 export const AUTHORIZATION_CODE_TTL_SECONDS = 5 * 60;
@@ -59,13 +59,18 @@ export async function approveAuthorizationRequest(
   input: { requestId: string; userId: string; credentials: GrantSet; stayConnected: boolean },
   clock: Clock = systemClock,
 ): Promise<ConsentDecision & { grantId: string; clientId: string }> {
+  const grantSet = grantSetSchema.safeParse(input.credentials);
+  if (!grantSet.success) {
+    throw new ConsentRequestError("invalid_grant_set", `The grant set is invalid: ${grantSet.error.issues[0]?.message ?? "malformed"}`, 400);
+  }
+  const credentials = grantSet.data;
   const now = clock();
   const code = randomSecret(32);
   const result = await db().$transaction(async (tx) => {
     const request = await claimRequest(tx, input.requestId, "approved", now);
     const scopes = request.scope.split(" ").filter((scope) => scope !== "offline_access" || input.stayConnected);
     const scope = formatScope(scopes);
-    const grantId = await createGrant(tx, { userId: input.userId, clientId: request.clientId, scope, credentials: input.credentials, now });
+    const grantId = await createGrant(tx, { userId: input.userId, clientId: request.clientId, scope, credentials, now });
     await tx.authorizationCode.create({
       data: {
         codeHash: sha256Hex(code),
@@ -85,7 +90,7 @@ export async function approveAuthorizationRequest(
       type: "grant.approved",
       userId: input.userId,
       clientId: result.request.clientId,
-      data: { grant: result.grantId, scope: result.scope, credentials: describeGrantSet(input.credentials) },
+      data: { grant: result.grantId, scope: result.scope, credentials: describeGrantSet(credentials) },
     },
     clock,
   );
