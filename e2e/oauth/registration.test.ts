@@ -208,6 +208,25 @@ describe("POST /oauth/register", () => {
     assert.equal(stored.some_vendor_extension, undefined);
   });
 
+  it("treats optional fields sent as null as absent", async () => {
+    const response = await registerJson(app, {
+      client_name: null,
+      redirect_uris: ["https://nulls.example/cb"],
+      token_endpoint_auth_method: null,
+      logo_uri: null,
+      client_uri: null,
+      scope: null,
+      contacts: null,
+    });
+    assert.equal(response.status, 201, await response.clone().text());
+    const body = (await response.json()) as Record<string, unknown>;
+    assert.equal(body.token_endpoint_auth_method, "none");
+    assert.equal(body.client_name, "nulls.example");
+    assert.equal("logo_uri" in body, false);
+    // but a null redirect_uris is still missing
+    assert.equal((await registerJson(app, { client_name: "x", redirect_uris: null })).status, 400);
+  });
+
   it("writes a client.registered audit event without secrets", async () => {
     const response = await registerJson(app, { client_name: "Audited", redirect_uris: ["https://audited.example/cb"] });
     assert.equal(response.status, 201);

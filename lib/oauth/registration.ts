@@ -57,7 +57,9 @@ export function parseRegistration(body: string) {
     throw new InvalidClientMetadataError("The request body must be a JSON object");
   }
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new InvalidClientMetadataError("The request body must be a JSON object");
-  const result = registrationSchema.safeParse(raw);
+  // Some clients serialize unset optional fields as null: null means absent.
+  const present = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null));
+  const result = registrationSchema.safeParse(present);
   if (!result.success) {
     const issue = result.error.issues[0];
     const field = issue.path.join(".");
