@@ -57,6 +57,9 @@ async function exchangeCode(clientId: string, form: URLSearchParams, clock: Cloc
     await db().authorizationCode.updateMany({ where: { codeHash, usedAt: null }, data: { expiresAt: now } });
     throw new InvalidGrantError("PKCE verification failed");
   }
+  // Checked before the claim: once the code is claimed, concurrent replays of it
+  // revoke the client, and that must not turn the one winning exchange into an error.
+  const grant = await activeGrant(stored.grantId);
   // The single atomic step: of any number of concurrent exchanges, one updates the row.
   const claimed = await db().authorizationCode.updateMany({ where: { codeHash, usedAt: null, expiresAt: { gt: now } }, data: { usedAt: now } });
   if (claimed.count === 0) {
@@ -64,7 +67,6 @@ async function exchangeCode(clientId: string, form: URLSearchParams, clock: Cloc
     if (again?.usedAt) return replayDetected(clientId, "authorization_code", clock);
     throw new InvalidGrantError("The authorization code expired");
   }
-  const grant = await activeGrant(stored.grantId);
   return issueTokens({ grant, scope: stored.scope, event: "token.issued", clock });
 }
 
