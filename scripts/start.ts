@@ -26,7 +26,7 @@ try {
 }
 
 const nextBin = createRequire(import.meta.url).resolve("next/dist/bin/next");
-if (!fs.existsSync(".next/BUILD_ID")) {
+if (!fs.existsSync(`${process.env.NEXT_DIST_DIR || ".next"}/BUILD_ID`)) {
   console.log("No build found: building the app once (next build)…");
   const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit" });
   if (build.status !== 0) fail("next build failed");

@@ -30,7 +30,6 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [createName, setCreateName] = useState("");
   const [importName, setImportName] = useState("");
   const [importKey, setImportKey] = useState("");
   const [watchName, setWatchName] = useState("");
@@ -49,13 +48,6 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
       setBusy(false);
     }
   }
-
-  const create = () =>
-    run(async () => {
-      await connectSealedKey(createName, generatePrivateKey());
-      setCreateName("");
-      return `Wallet “${createName}” created.`;
-    });
 
   const importKeyAction = () =>
     run(async () => {
@@ -103,23 +95,7 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
         </p>
       )}
 
-      <form
-        className="card"
-        onSubmit={(event) => {
-          event.preventDefault();
-          void create();
-        }}
-      >
-        <h2>Create a wallet</h2>
-        <p className="muted">A new key is generated in this browser and sealed under your passkey. Agent Wallet never sees it.</p>
-        <label htmlFor="create-name">Wallet name</label>
-        <input id="create-name" required maxLength={100} value={createName} onChange={(event) => setCreateName(event.target.value)} />
-        <div>
-          <button type="submit" className="primary" disabled={busy || !canSeal}>
-            Create wallet
-          </button>
-        </div>
-      </form>
+      <CreateWalletForm canSeal={canSeal} />
 
       <form
         className="card"
@@ -161,6 +137,61 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
         </div>
       </form>
     </div>
+  );
+}
+
+/** Creates a wallet in this browser; also offered on the consent screen to a person with none. */
+export function CreateWalletForm({ canSeal }: { canSeal: boolean }) {
+  const router = useRouter();
+  const [name, setName] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+
+  async function create() {
+    setBusy(true);
+    setError(null);
+    setStatus(null);
+    try {
+      await connectSealedKey(name, generatePrivateKey());
+      setStatus(`Wallet “${name}” created.`);
+      setName("");
+      router.refresh();
+    } catch (caught) {
+      setError(messageOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form
+      className="card"
+      onSubmit={(event) => {
+        event.preventDefault();
+        void create();
+      }}
+    >
+      <h2>Create a wallet</h2>
+      <p className="muted">A new key is generated in this browser and sealed under your passkey. Agent Wallet never sees it.</p>
+      <label htmlFor="create-name">Wallet name</label>
+      <input id="create-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
+      <div>
+        <button type="submit" className="primary" disabled={busy || !canSeal}>
+          Create wallet
+        </button>
+      </div>
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {status && (
+        <p role="status" className="ok">
+          {status}
+        </p>
+      )}
+    </form>
   );
 }
 

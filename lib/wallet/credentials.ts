@@ -60,6 +60,8 @@ export async function connectCredential(userId: string, input: ConnectCredential
   if (input.kind === "evm") {
     const { passkeyId, challenge } = await verifyAssertion(input.assertion, "seal", clock);
     if (challenge.userId !== userId || !challenge.subject) throw new AppError("invalid_challenge", "This passkey challenge was issued to another account", 400);
+    const sealer = await db().passkey.findUniqueOrThrow({ where: { id: passkeyId }, select: { prfCapable: true } });
+    if (!sealer.prfCapable) throw new AppError("no_prf_passkey", "This passkey does not support PRF, so it cannot seal a key", 409);
     id = challenge.subject;
     seal = { passkeyId, ...input.seal, createdAt: now };
   }

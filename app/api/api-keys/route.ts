@@ -1,0 +1,7 @@
+import { authenticationResponseSchema } from "@/lib/auth/passkeys";
+import { appRoute } from "@/lib/http/app-route";
+import { apiKeyRequestSchema, issueApiKey } from "@/lib/oauth/api-keys";
+
+export const POST = appRoute(apiKeyRequestSchema.extend({ assertion: authenticationResponseSchema }), ({ assertion, ...request }, { user }) =>
+  issueApiKey(user.id, request, assertion),
+);

@@ -1,0 +1,92 @@
+import { currentUser } from "@/lib/auth/session";
+import { listPasskeys } from "@/lib/auth/passkeys";
+import { ConsentRequestError, loadAuthorizationRequest } from "@/lib/oauth/consent";
+import { listCredentials } from "@/lib/wallet/credentials";
+import { AuthPanel } from "@/components/auth/auth-panel";
+import { ConsentForm } from "@/components/consent/consent-form";
+import { CreateWalletForm } from "@/components/wallet/wallets-panel";
+
+const CLOSED: Record<string, [string, string]> = {
+  approved: ["Already approved", "You already approved this request. Return to the application."],
+  denied: ["Already denied", "You already denied this request. Start again from the application if you changed your mind."],
+  expired: ["This request expired", "Requests wait 10 minutes for a decision. Start again from the application."],
+  client_revoked: ["Application revoked", "This application's access was revoked. It has to register again."],
+};
+
+function Closed({ title, message }: { title: string; message: string }) {
+  return (
+    <main>
+      <h1>{title}</h1>
+      <p>{message}</p>
+    </main>
+  );
+}
+
+export default async function ConsentPage({ searchParams }: { searchParams: Promise<{ request?: string }> }) {
+  const requestId = (await searchParams).request;
+  if (!requestId) return <Closed title="No request" message="This page is opened by an application asking for access. Start again from the application." />;
+  let request;
+  try {
+    request = await loadAuthorizationRequest(requestId);
+  } catch (error) {
+    if (error instanceof ConsentRequestError) return <Closed title="Unknown request" message="This authorization request does not exist. Start again from the application." />;
+    throw error;
+  }
+  if (request.status !== "pending") {
+    const [title, message] = CLOSED[request.status];
+    return <Closed title={title} message={message} />;
+  }
+
+  const user = await currentUser();
+  const offlineRequested = request.scopes.includes("offline_access");
+  const summary = (
+    <dl className="summary">
+      <dt>Application</dt>
+      <dd>{request.clientName}</dd>
+      <dt>Sends you back to</dt>
+      <dd className="mono">{request.redirectHost}</dd>
+      <dt>Asks for</dt>
+      <dd>
+        <ul>
+          <li>Use Agent Wallet’s tools with the wallets you choose below</li>
+          {offlineRequested && <li>Stay connected: renew its access without asking you again</li>}
+        </ul>
+      </dd>
+    </dl>
+  );
+
+  if (!user) {
+    return (
+      <main>
+        <h1>{request.clientName} wants to connect to your wallet</h1>
+        {summary}
+        <p>Sign in, or create an account, to decide.</p>
+        <AuthPanel next={`/consent?request=${encodeURIComponent(requestId)}`} />
+      </main>
+    );
+  }
+
+  const [credentials, passkeys] = await Promise.all([listCredentials(user.id), listPasskeys(user.id)]);
+  const canSeal = passkeys.some((passkey) => passkey.prfCapable);
+  return (
+    <main>
+      <h1>{request.clientName} wants to connect to your wallet</h1>
+      <p className="muted small">Signed in as {user.email}</p>
+      {summary}
+      <ConsentForm
+        key={credentials.map((credential) => credential.id).join(",")}
+        requestId={requestId}
+        offlineRequested={offlineRequested}
+        credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
+      />
+      {credentials.length === 0 ? (
+        <CreateWalletForm canSeal={canSeal} />
+      ) : (
+        <details>
+          <summary>Create another wallet</summary>
+          <CreateWalletForm canSeal={canSeal} />
+        </details>
+      )}
+    </main>
+  );
+}

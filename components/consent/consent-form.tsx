@@ -1,0 +1,74 @@
+"use client";
+
+import { useState } from "react";
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { callApi, messageOf } from "@/components/browser/api";
+import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
+
+/** The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. */
+export function ConsentForm({ requestId, credentials, offlineRequested }: { requestId: string; credentials: PickableCredential[]; offlineRequested: boolean }) {
+  const [choice, setChoice] = useState(() => emptyChoice(credentials));
+  const [stayConnected, setStayConnected] = useState(offlineRequested);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
+  async function decide(action: () => Promise<{ location: string }>) {
+    setBusy(true);
+    setError(null);
+    try {
+      const { location } = await action();
+      window.location.assign(location);
+    } catch (caught) {
+      setError(messageOf(caught));
+      setBusy(false);
+    }
+  }
+
+  const approve = () =>
+    decide(async () => {
+      const decision = { credentials: chosenGrantSet({ ...emptyChoice(credentials), ...choice }), stayConnected };
+      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`/api/consent/${encodeURIComponent(requestId)}/options`, decision);
+      const assertion = await startAuthentication({ optionsJSON });
+      return callApi<{ location: string }>(`/api/consent/${encodeURIComponent(requestId)}/approve`, { ...decision, assertion });
+    });
+
+  const deny = () => decide(() => callApi<{ location: string }>(`/api/consent/${encodeURIComponent(requestId)}/deny`));
+
+  return (
+    <div className="stack">
+      <section>
+        <h2>Wallets this application may use</h2>
+        {credentials.length === 0 ? (
+          <p className="muted">You have no wallets yet. Create one below, or approve without any.</p>
+        ) : (
+          <>
+            <p className="muted small">read: it may see the address and balance, never ask for a signature. approve: it may ask, and every signature waits for your passkey.</p>
+            <GrantSetPicker credentials={credentials} choice={{ ...emptyChoice(credentials), ...choice }} onChange={setChoice} />
+          </>
+        )}
+      </section>
+      {offlineRequested && (
+        <div className="card">
+          <input id="stay-connected" type="checkbox" checked={stayConnected} onChange={(event) => setStayConnected(event.target.checked)} />{" "}
+          <label htmlFor="stay-connected" className="inline">
+            Stay connected
+          </label>
+          <p className="muted small">The application may renew its access for up to 30 days of inactivity, until you revoke it. Clear this to connect for one hour only.</p>
+        </div>
+      )}
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" className="primary" onClick={() => void approve()} disabled={busy}>
+          Approve with passkey
+        </button>
+        <button type="button" onClick={() => void deny()} disabled={busy}>
+          Deny
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,283 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { startApp, type RunningApp } from "../support/app";
+import { addAuthenticator, launchBrowser, signUp } from "../support/browser";
+import { callbackListener, connectOrAuthorize, connectWithBearer, finishAndConnect, MemoryOAuthProvider } from "../support/mcp-client";
+import { db } from "@/lib/db";
+
+type Person = { context: BrowserContext; page: Page; email: string };
+
+async function newPerson(browser: Browser, app: RunningApp, email: string, wallets: string[] = ["Main"]): Promise<Person> {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await addAuthenticator(page);
+  await signUp(page, app.appUrl, email);
+  for (const name of wallets) {
+    await page.getByLabel("Wallet name", { exact: true }).fill(name);
+    await page.getByRole("button", { name: "Create wallet" }).click();
+    await page.getByRole("status").filter({ hasText: name }).waitFor();
+  }
+  return { context, page, email };
+}
+
+/** The MCP client asks; the person is sent to consent. Returns the provider, the callback and the consent page. */
+async function agentAsks(app: RunningApp, page: Page, name = "Test Agent") {
+  const callback = await callbackListener();
+  const provider = new MemoryOAuthProvider(callback.url, name);
+  assert.equal(await connectOrAuthorize(app.baseUrl, provider), null, "a client without a token is sent to authorize");
+  assert.ok(provider.authorizationUrl, "the SDK discovered the authorization endpoint and registered");
+  await page.goto(provider.authorizationUrl.toString());
+  await page.waitForURL(/\/consent\?request=/);
+  return { provider, callback };
+}
+
+async function chooseAndApprove(page: Page, grants: { name: string; mode: "read" | "approve" }[], stayConnected?: boolean) {
+  for (const grant of grants) {
+    await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
+    await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
+  }
+  if (stayConnected !== undefined) await page.getByRole("checkbox", { name: "Stay connected" }).setChecked(stayConnected);
+  await page.getByRole("button", { name: "Approve with passkey" }).click();
+}
+
+/** The query the client's redirect URI received, once the browser has landed there. */
+async function redirected(page: Page, callback: { received: Promise<URLSearchParams> }) {
+  const query = await callback.received;
+  await page.waitForURL(/\/callback\?/);
+  return query;
+}
+
+async function listCredentials(client: Client) {
+  const result = await client.callTool({ name: "list_credentials", arguments: {} });
+  return (result.structuredContent as { credentials: { name: string; mode: string }[] }).credentials;
+}
+
+describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout: 240_000 }, () => {
+  let app: RunningApp;
+  let browser: Browser;
+  before(async () => {
+    app = await startApp();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+
+  it("a signed-out person signs up on the consent screen, creates a wallet there, approves; the client connects and later refreshes", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await addAuthenticator(page);
+    const { provider, callback } = await agentAsks(app, page);
+
+    // The consent screen shows who asks and where the code goes, before anything else.
+    await page.getByRole("heading", { name: "Test Agent wants to connect to your wallet" }).waitFor();
+    await page.getByText(new URL(callback.url).host).waitFor();
+    const consentUrl = page.url();
+    const headers = (await page.request.get(consentUrl)).headers();
+    assert.match(headers["content-security-policy"], /frame-ancestors 'none'/);
+
+    await page.getByLabel("Email").fill("flow@example.com");
+    await page.getByRole("button", { name: "Create account with passkey" }).click();
+    await page.waitForURL(consentUrl);
+    await page.getByLabel("Wallet name", { exact: true }).fill("Main");
+    await page.getByRole("button", { name: "Create wallet" }).click();
+    await page.getByRole("checkbox", { name: "Main", exact: true }).waitFor();
+    assert.equal(await page.getByRole("checkbox", { name: "Stay connected" }).isChecked(), true, "offline_access was asked for");
+
+    await chooseAndApprove(page, [{ name: "Main", mode: "approve" }]);
+    const query = await redirected(page, callback);
+    assert.equal(query.get("iss"), app.baseUrl);
+    assert.equal(query.get("state"), provider.lastState, "the client's state comes back unchanged");
+    const client = await finishAndConnect(app.baseUrl, provider, query.get("code")!);
+
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((tool) => tool.name === "list_credentials"));
+    assert.deepEqual(
+      (await listCredentials(client)).map(({ name, mode }) => ({ name, mode })),
+      [{ name: "Main", mode: "approve" }],
+    );
+    const first = provider.tokenHistory[0];
+    assert.ok(first.refresh_token, "staying connected issues a refresh token");
+    assert.equal(first.scope, "mcp offline_access");
+
+    // Later: the access token is no longer good; the SDK refreshes and carries on.
+    provider.storedTokens = { ...provider.storedTokens!, access_token: "expired.or.lost" };
+    assert.equal((await listCredentials(client)).length, 1);
+    assert.equal(provider.tokenHistory.length, 2);
+    assert.notEqual(provider.tokenHistory[1].refresh_token, first.refresh_token, "the refresh token rotated");
+    await client.close();
+    await callback.close();
+    await context.close();
+  });
+
+  it("without staying connected no refresh token is issued", async () => {
+    const person = await newPerson(browser, app, "short@example.com");
+    const { provider, callback } = await agentAsks(app, person.page, "Short Agent");
+    await chooseAndApprove(person.page, [{ name: "Main", mode: "read" }], false);
+    const client = await finishAndConnect(app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
+    assert.equal(provider.tokenHistory[0].refresh_token, undefined);
+    assert.equal(provider.tokenHistory[0].scope, "mcp");
+    assert.deepEqual((await listCredentials(client)).map(({ mode }) => mode), ["read"]);
+    await client.close();
+    await callback.close();
+    await person.context.close();
+  });
+
+  it("Deny sends the client access_denied with its state", async () => {
+    const person = await newPerson(browser, app, "denier@example.com", []);
+    const { provider, callback } = await agentAsks(app, person.page, "Denied Agent");
+    await person.page.getByRole("button", { name: "Deny" }).click();
+    const query = await redirected(person.page, callback);
+    assert.equal(query.get("error"), "access_denied");
+    assert.equal(query.get("iss"), app.baseUrl);
+    assert.equal(query.get("code"), null);
+    assert.equal(query.get("state"), new URL(provider.authorizationUrl!).searchParams.get("state"));
+    await callback.close();
+    await person.context.close();
+  });
+
+  it("an expired or already decided consent request shows a clear page", async () => {
+    const person = await newPerson(browser, app, "late@example.com", []);
+    const { callback } = await agentAsks(app, person.page, "Slow Agent");
+    const requestId = new URL(person.page.url()).searchParams.get("request")!;
+    await db().authorizationRequest.update({ where: { id: requestId }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await person.page.reload();
+    await person.page.getByRole("heading", { name: "This request expired" }).waitFor();
+    assert.equal(await person.page.getByRole("button", { name: "Approve with passkey" }).count(), 0);
+
+    const second = await agentAsks(app, person.page, "Twice Agent");
+    const url = person.page.url();
+    await chooseAndApprove(person.page, []);
+    await redirected(person.page, second.callback);
+    await person.page.goto(url);
+    await person.page.getByRole("heading", { name: "Already approved" }).waitFor();
+    await callback.close();
+    await second.callback.close();
+    await person.context.close();
+  });
+
+  it("revoking a client on the Clients screen stops its token and its refresh at once", async () => {
+    const person = await newPerson(browser, app, "revoker@example.com");
+    const { provider, callback } = await agentAsks(app, person.page, "Revoked Agent");
+    await chooseAndApprove(person.page, [{ name: "Main", mode: "read" }]);
+    const client = await finishAndConnect(app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
+    assert.equal((await listCredentials(client)).length, 1);
+
+    await person.page.goto(`${app.appUrl}/clients`);
+    const row = person.page.getByRole("listitem", { name: "Revoked Agent" });
+    await row.getByText("Main (read)").waitFor();
+    person.page.once("dialog", (dialog) => void dialog.accept());
+    await person.page.getByRole("button", { name: "Revoke Revoked Agent" }).click();
+    await row.getByText("Revoked", { exact: true }).waitFor();
+
+    // The same access token now fails, and so does the refresh the SDK tries.
+    await assert.rejects(listCredentials(client));
+    const refresh = await fetch(`${app.baseUrl}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "refresh_token", client_id: String(provider.client!.client_id), refresh_token: provider.tokenHistory.at(-1)!.refresh_token! }),
+    });
+    assert.equal(refresh.status, 400);
+    assert.equal((await refresh.json()).error, "invalid_grant");
+    await client.close().catch(() => {});
+    await callback.close();
+    await person.context.close();
+  });
+
+  it("a replayed code revokes the client and the Clients screen shows it revoked", async () => {
+    const person = await newPerson(browser, app, "replay@example.com");
+    const { provider, callback } = await agentAsks(app, person.page, "Replayed Agent");
+    await chooseAndApprove(person.page, [{ name: "Main", mode: "read" }]);
+    const code = (await redirected(person.page, callback)).get("code")!;
+    const client = await finishAndConnect(app.baseUrl, provider, code);
+
+    const replay = await fetch(`${app.baseUrl}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ grant_type: "authorization_code", client_id: String(provider.client!.client_id), code, redirect_uri: callback.url, code_verifier: provider.verifier }),
+    });
+    assert.equal((await replay.json()).error, "invalid_grant");
+    await assert.rejects(listCredentials(client));
+    await person.page.goto(`${app.appUrl}/clients`);
+    await person.page.getByRole("listitem", { name: "Replayed Agent" }).getByText("Revoked", { exact: true }).waitFor();
+    await client.close().catch(() => {});
+    await callback.close();
+    await person.context.close();
+  });
+
+  it("a personal API key works as a bearer with exactly its grant, is shown once, and stops when revoked", async () => {
+    const person = await newPerson(browser, app, "keys@example.com", ["Main", "Savings"]);
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    await page.getByLabel("Key name").fill("CI key");
+    await page.getByRole("checkbox", { name: "Savings", exact: true }).check();
+    await page.getByLabel("Approval mode for Savings").selectOption("approve");
+    await page.getByRole("button", { name: "Create API key" }).click();
+    const key = (await page.getByTestId("new-api-key").textContent())!.trim();
+    assert.match(key, /^svc_live_[0-9A-Za-z]{43}$/);
+
+    const stored = await db().client.findFirstOrThrow({ where: { name: "CI key", kind: "api_key" } });
+    assert.notEqual(stored.keyHash, key);
+    assert.ok(!JSON.stringify(await db().auditEvent.findMany()).includes(key), "the key is not in the audit log");
+
+    const client = await connectWithBearer(app.baseUrl, key);
+    assert.deepEqual(
+      (await listCredentials(client)).map(({ name, mode }) => ({ name, mode })),
+      [{ name: "Savings", mode: "approve" }],
+    );
+
+    await page.reload();
+    assert.equal(await page.getByTestId("new-api-key").count(), 0, "the key is shown only once");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Revoke CI key" }).click();
+    await page.getByRole("listitem", { name: "CI key" }).getByText("Revoked", { exact: true }).waitFor();
+    await assert.rejects(listCredentials(client));
+    const direct = await fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: "{}" });
+    assert.equal(direct.status, 401);
+    await client.close().catch(() => {});
+    await person.context.close();
+  });
+
+  it("state-changing app routes refuse cross-site requests", async () => {
+    const person = await newPerson(browser, app, "csrf@example.com", []);
+    const { callback } = await agentAsks(app, person.page, "Csrf Agent");
+    const requestId = new URL(person.page.url()).searchParams.get("request")!;
+    const crossSite = await person.page.request.post(`${app.appUrl}/api/consent/${requestId}/deny`, { data: {}, headers: { Origin: "https://evil.example" } });
+    assert.equal(crossSite.status(), 403);
+    assert.equal((await db().authorizationRequest.findUniqueOrThrow({ where: { id: requestId } })).outcome, null);
+    await callback.close();
+    await person.context.close();
+  });
+});
+
+describe("the OAuth flow across two origins", { timeout: 120_000 }, () => {
+  let app: RunningApp;
+  let browser: Browser;
+  before(async () => {
+    app = await startApp({ baseHost: "127.0.0.1", appHost: "localhost" });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+
+  it("discovers on BASE_URL, consents on APP_URL, connects", async () => {
+    assert.notEqual(new URL(app.baseUrl).host, new URL(app.appUrl).host);
+    const person = await newPerson(browser, app, "two-origins@example.com");
+    const { provider, callback } = await agentAsks(app, person.page, "Far Agent");
+    assert.equal(new URL(person.page.url()).origin, app.appUrl);
+    assert.equal(provider.authorizationUrl!.origin, app.baseUrl);
+    await chooseAndApprove(person.page, [{ name: "Main", mode: "approve" }]);
+    const query = await redirected(person.page, callback);
+    assert.equal(query.get("iss"), app.baseUrl);
+    const client = await finishAndConnect(app.baseUrl, provider, query.get("code")!);
+    assert.deepEqual((await listCredentials(client)).map(({ mode }) => mode), ["approve"]);
+    await client.close();
+    await callback.close();
+    await person.context.close();
+  });
+});

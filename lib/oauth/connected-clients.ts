@@ -1,0 +1,78 @@
+import { db } from "@/lib/db";
+import { recordAudit } from "@/lib/audit";
+import { systemClock, type Clock } from "@/lib/clock";
+import { NotFoundError } from "@/lib/http/errors";
+import { redirectUrisOf } from "./clients";
+
+export type ConnectedClient = {
+  clientId: string;
+  kind: "oauth" | "api_key";
+  name: string;
+  status: "active" | "revoked";
+  redirectHosts: string[];
+  keyHint: string | null;
+  connectedAt: Date;
+  lastUsedAt: Date | null;
+  staysConnected: boolean;
+  credentials: { id: string; name: string; address: string; mode: string }[];
+};
+
+/**
+ * Every client the person granted and every personal API key, newest first.
+ * A client is shown revoked when the person's grants to it, or the client
+ * registration itself, were revoked.
+ */
+export async function listConnectedClients(userId: string): Promise<ConnectedClient[]> {
+  const grants = await db().grant.findMany({
+    where: { userId },
+    orderBy: { createdAt: "desc" },
+    include: {
+      client: true,
+      credentials: { include: { credential: { select: { id: true, name: true, address: true } } } },
+    },
+  });
+  const byClient = new Map<string, ConnectedClient>();
+  for (const grant of grants) {
+    const active = grant.status === "active" && grant.client.status === "active";
+    const existing = byClient.get(grant.clientId);
+    if (existing) {
+      // Several approvals of one client: the newest describes it; any active one keeps it active.
+      if (active) existing.status = "active";
+      existing.lastUsedAt = [existing.lastUsedAt, grant.lastUsedAt].reduce((a, b) => (a && b ? (a > b ? a : b) : (a ?? b)), null);
+      continue;
+    }
+    byClient.set(grant.clientId, {
+      clientId: grant.clientId,
+      kind: grant.client.kind as ConnectedClient["kind"],
+      name: grant.client.name,
+      status: active ? "active" : "revoked",
+      redirectHosts: [...new Set(redirectUrisOf(grant.client).map((uri) => new URL(uri).host))],
+      keyHint: grant.client.keyHint,
+      connectedAt: grant.createdAt,
+      lastUsedAt: grant.lastUsedAt,
+      staysConnected: grant.scope.split(" ").includes("offline_access"),
+      credentials: grant.credentials.map((entry) => ({ ...entry.credential, mode: entry.mode })),
+    });
+  }
+  return [...byClient.values()];
+}
+
+/**
+ * The person ends a client's access: for an OAuth client their grants to it
+ * (other people's grants to the same registration are theirs to keep); for a
+ * personal API key the key itself. Tokens and keys stop on their next call.
+ */
+export async function revokeForUser(userId: string, clientId: string, clock: Clock = systemClock): Promise<void> {
+  const client = await db().client.findUnique({ where: { id: clientId } });
+  const owns = client && (client.kind === "api_key" ? client.userId === userId : await db().grant.count({ where: { clientId, userId } }));
+  if (!client || !owns) throw new NotFoundError("The client");
+  const now = clock();
+  if (client.kind === "api_key") {
+    const revoked = await db().client.updateMany({ where: { id: clientId, status: "active" }, data: { status: "revoked", revokedAt: now, revokedWhy: "user" } });
+    await db().grant.updateMany({ where: { clientId, status: "active" }, data: { status: "revoked", revokedAt: now } });
+    if (revoked.count) await recordAudit({ type: "api_key.revoked", userId, clientId, data: { name: client.name } }, clock);
+    return;
+  }
+  const revoked = await db().grant.updateMany({ where: { clientId, userId, status: "active" }, data: { status: "revoked", revokedAt: now } });
+  if (revoked.count) await recordAudit({ type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked.count } }, clock);
+}
