@@ -1,0 +1,120 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { auditQueryString, exportLine, formatAuditTime, parseAuditDate, parseAuditQuery, summarizeEvent, type AuditEventRow } from "./query";
+
+describe("parseAuditDate", () => {
+  it("reads a date input's day in UTC; as the upper bound, the whole day", () => {
+    assert.equal(parseAuditDate("2025-03-04", "from")?.toISOString(), "2025-03-04T00:00:00.000Z");
+    assert.equal(parseAuditDate("2025-03-04", "to")?.toISOString(), "2025-03-05T00:00:00.000Z");
+  });
+  it("reads a full ISO instant as is", () => {
+    assert.equal(parseAuditDate("2025-03-04T10:20:30Z", "to")?.toISOString(), "2025-03-04T10:20:30.000Z");
+    assert.equal(parseAuditDate("2025-03-04T10:20:30.5+02:00", "from")?.toISOString(), "2025-03-04T08:20:30.500Z");
+  });
+  it("refuses what is not a real date", () => {
+    for (const value of ["2025-02-30", "2025-13-01", "yesterday", "2025-3-4", "1700000000", "2025-03-04T10:20"]) {
+      assert.equal(parseAuditDate(value, "from"), null, value);
+    }
+  });
+});
+
+describe("parseAuditQuery", () => {
+  it("reads every filter and a cursor", () => {
+    const query = parseAuditQuery(new URLSearchParams("type=credential.connected&client=c1&credential=cr_1&from=2025-01-01&to=2025-01-31&before=120"));
+    assert.deepEqual(query.errors, []);
+    assert.equal(query.filters.type, "credential.connected");
+    assert.equal(query.filters.clientId, "c1");
+    assert.equal(query.filters.credentialId, "cr_1");
+    assert.equal(query.filters.from?.toISOString(), "2025-01-01T00:00:00.000Z");
+    assert.equal(query.filters.to?.toISOString(), "2025-02-01T00:00:00.000Z");
+    assert.deepEqual(query.page, { before: 120 });
+  });
+  it("treats empty fields as no filter (the form sends them all)", () => {
+    const query = parseAuditQuery({ type: "", client: "", credential: "", from: "", to: "" });
+    assert.deepEqual(query.errors, []);
+    assert.deepEqual(query.filters, {});
+    assert.deepEqual(query.page, {});
+  });
+  it("reports a malformed filter instead of dropping it", () => {
+    assert.equal(parseAuditQuery({ type: "user.hacked" }).errors.length, 1);
+    assert.equal(parseAuditQuery({ from: "soon" }).errors.length, 1);
+    assert.equal(parseAuditQuery({ from: "2025-02-01", to: "2025-01-01" }).errors.length, 1);
+    assert.equal(parseAuditQuery({ client: "x".repeat(201) }).errors.length, 1);
+  });
+  it("accepts one positive integer cursor, never both", () => {
+    assert.deepEqual(parseAuditQuery({ after: "7" }).page, { after: 7 });
+    for (const page of [{ before: "0" }, { before: "-1" }, { after: "1e3" }, { before: "abc" }, { before: "3", after: "5" }]) {
+      assert.equal(parseAuditQuery(page).errors.length, 1, JSON.stringify(page));
+    }
+  });
+  it("takes the first of repeated parameters", () => {
+    assert.equal(parseAuditQuery({ type: ["grant.denied", "grant.approved"] }).filters.type, "grant.denied");
+  });
+});
+
+describe("auditQueryString", () => {
+  it("keeps the filters that are set, adds the cursor, encodes", () => {
+    const { values } = parseAuditQuery({ type: "grant.approved", client: "a&b", from: "" });
+    assert.equal(auditQueryString(values, { before: 51 }), "?type=grant.approved&client=a%26b&before=51");
+    assert.equal(auditQueryString(parseAuditQuery({}).values), "");
+  });
+});
+
+const event: AuditEventRow = {
+  seq: 3,
+  at: new Date("2025-05-06T07:08:09.010Z"),
+  type: "credential.connected",
+  userId: "u_1",
+  clientId: null,
+  credentialId: "cr_1",
+  requestId: null,
+  data: { name: "Main", kind: "evm", address: "0xAbC" },
+  prevHash: "a".repeat(64),
+  hash: "b".repeat(64),
+};
+
+describe("exportLine", () => {
+  it("is one line of canonical JSON with the data parsed and no userId", () => {
+    const line = exportLine(event);
+    assert.ok(!line.includes("\n"));
+    assert.equal(
+      line,
+      `{"at":"2025-05-06T07:08:09.010Z","clientId":null,"credentialId":"cr_1","data":{"address":"0xAbC","kind":"evm","name":"Main"},"hash":"${"b".repeat(64)}","prevHash":"${"a".repeat(64)}","requestId":null,"seq":3,"type":"credential.connected"}`,
+    );
+    assert.deepEqual(JSON.parse(line).data, event.data);
+  });
+  it("stays on one line whatever the data holds", () => {
+    assert.ok(!exportLine({ ...event, data: { name: "two\nlines\u2028" } }).includes("\n"));
+  });
+});
+
+describe("summarizeEvent", () => {
+  const names = { clients: new Map([["c1", "Claude"]]), credentials: new Map([["cr_1", "Main"]]) };
+  it("says what happened in words, with credential names for ids", () => {
+    assert.equal(summarizeEvent(event), "Wallet “Main” connected: 0xAbC");
+    assert.equal(summarizeEvent({ type: "credential.connected", data: { name: "Cold", kind: "evm_watch", address: "0x1" } }), "Watch-only address “Cold” connected: 0x1");
+    assert.equal(
+      summarizeEvent({ type: "grant.approved", data: { scope: "mcp", credentials: [{ credential: "cr_1", mode: "approve" }, { credential: "cr_gone", mode: "read" }] } }, names),
+      "Access approved (mcp) to Main (approve), cr_gone (read)",
+    );
+    assert.equal(summarizeEvent({ type: "oauth.replay_detected", data: { presented: "refresh_token" } }), "A used refresh token was presented again");
+    assert.equal(summarizeEvent({ type: "client.revoked", data: { reason: "replay" } }), "Client revoked after a replay");
+    assert.equal(summarizeEvent({ type: "token.issued", data: { scope: "mcp offline_access", withRefresh: true } }), "Access token issued (mcp offline_access) with a refresh token");
+    assert.equal(summarizeEvent({ type: "mcp.tool_called", data: { tool: "get_balance", outcome: "ok" } }), "Tool get_balance: ok");
+    assert.equal(summarizeEvent({ type: "request.transition", data: { kind: "send_transaction", from: "pending", to: "approved" } }), "send_transaction request pending → approved");
+  });
+  it("has a sentence for every event type and survives data of any shape", () => {
+    for (const type of ["user.signed_up", "grant.denied", "api_key.issued", "client.registered", "request.transition", "unknown.type"]) {
+      for (const data of [{}, { credentials: "not a list", name: { nested: true }, redirectHosts: 3 }, { credentials: [null, 5] }]) {
+        assert.equal(typeof summarizeEvent({ type, data }, names), "string");
+      }
+    }
+    assert.equal(summarizeEvent({ type: "unknown.type", data: { a: 1, b: null, c: { d: "e" } } }), 'a: 1, b: none, c: {"d":"e"}');
+  });
+});
+
+describe("formatAuditTime", () => {
+  it("shows UTC to the second", () => {
+    assert.equal(formatAuditTime(new Date("2025-05-06T07:08:09.010Z")), "2025-05-06 07:08:09 UTC");
+  });
+});

@@ -1,0 +1,350 @@
+import { db } from "@/lib/db";
+import type { Prisma } from "@/lib/generated/prisma/client";
+import { AUDIT_EVENT_TYPES, canonicalJson, type AuditEventType } from "./index";
+
+/**
+ * Reading the audit log for one person (the /audit screen and its export).
+ *
+ * A person sees the events attributed to them (userId) and the events of their
+ * clients that are attributed to nobody (client.registered, oauth.replay_detected,
+ * client.revoked, …): "their clients" are the clients they granted and the API
+ * keys they own. Another person's events about a shared OAuth client carry that
+ * person's userId and so stay theirs.
+ */
+
+export const AUDIT_PAGE_SIZE = 50;
+const EXPORT_BATCH_SIZE = 500;
+const MAX_ID_LENGTH = 200;
+
+export type AuditFilters = {
+  type?: AuditEventType;
+  clientId?: string;
+  credentialId?: string;
+  /** inclusive lower bound */
+  from?: Date;
+  /** exclusive upper bound */
+  to?: Date;
+};
+
+/** Keyset paging by seq: `before` for older events, `after` for newer ones; neither is the newest page. */
+export type AuditPage = { before?: number; after?: number };
+
+export type AuditEventRow = {
+  seq: number;
+  at: Date;
+  type: string;
+  userId: string | null;
+  clientId: string | null;
+  credentialId: string | null;
+  requestId: string | null;
+  data: Record<string, unknown>;
+  prevHash: string;
+  hash: string;
+};
+
+export type AuditEventList = {
+  events: AuditEventRow[];
+  /** `before` cursor of the next (older) page, or null at the oldest event */
+  older: number | null;
+  /** `after` cursor of the newer page, or null on the newest page */
+  newer: number | null;
+};
+
+type SearchParams = Record<string, string | string[] | undefined> | URLSearchParams;
+
+function param(params: SearchParams, name: string): string {
+  const value = params instanceof URLSearchParams ? params.get(name) : params[name];
+  return (Array.isArray(value) ? value[0] : value ?? "").trim();
+}
+
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A date input's value (YYYY-MM-DD, a day in UTC) or a full ISO 8601 instant.
+ * A day as the upper bound means the whole of that day (up to the next midnight).
+ */
+export function parseAuditDate(value: string, bound: "from" | "to"): Date | null {
+  if (DATE_ONLY.test(value)) {
+    const day = new Date(`${value}T00:00:00.000Z`);
+    if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== value) return null; // 2025-02-30
+    return bound === "to" ? new Date(day.getTime() + 24 * 3600 * 1000) : day;
+  }
+  if (DATE_TIME.test(value)) {
+    const instant = new Date(value);
+    return Number.isNaN(instant.getTime()) ? null : instant;
+  }
+  return null;
+}
+
+export type ParsedAuditQuery = {
+  filters: AuditFilters;
+  page: AuditPage;
+  /** what the person asked for, as typed (to refill the form and build links) */
+  values: { type: string; client: string; credential: string; from: string; to: string };
+  errors: string[];
+};
+
+function cursor(value: string): number | undefined | null {
+  if (!value) return undefined;
+  return /^[1-9]\d{0,14}$/.test(value) ? Number(value) : null;
+}
+
+/**
+ * The query string of /audit and /api/audit/export: type, client, credential,
+ * from, to (filters) and before / after (paging). Anything malformed is an
+ * error to show, never silently dropped: a dropped filter would show more
+ * than the person asked for.
+ */
+export function parseAuditQuery(params: SearchParams): ParsedAuditQuery {
+  const values = { type: param(params, "type"), client: param(params, "client"), credential: param(params, "credential"), from: param(params, "from"), to: param(params, "to") };
+  const filters: AuditFilters = {};
+  const errors: string[] = [];
+  if (values.type) {
+    if ((AUDIT_EVENT_TYPES as readonly string[]).includes(values.type)) filters.type = values.type as AuditEventType;
+    else errors.push("Choose an event type from the list.");
+  }
+  for (const [key, name, label] of [["client", "clientId", "client"], ["credential", "credentialId", "credential"]] as const) {
+    if (!values[key]) continue;
+    if (values[key].length <= MAX_ID_LENGTH) filters[name] = values[key];
+    else errors.push(`Choose a ${label} from the list.`);
+  }
+  for (const [key, label] of [["from", "From"], ["to", "To"]] as const) {
+    if (!values[key]) continue;
+    const date = parseAuditDate(values[key], key);
+    if (date) filters[key] = date;
+    else errors.push(`“${label}” must be a date (YYYY-MM-DD).`);
+  }
+  if (filters.from && filters.to && filters.from >= filters.to) errors.push("“From” must be before “To”.");
+
+  const page: AuditPage = {};
+  const before = cursor(param(params, "before"));
+  const after = cursor(param(params, "after"));
+  if (before === null || after === null || (before !== undefined && after !== undefined)) errors.push("That page does not exist.");
+  else if (before !== undefined) page.before = before;
+  else if (after !== undefined) page.after = after;
+  return { filters, page, values, errors };
+}
+
+/** The query string for the same filters (and an optional cursor), without empty values. */
+export function auditQueryString(values: ParsedAuditQuery["values"], page: AuditPage = {}): string {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(values)) if (value) search.set(name, value);
+  if (page.before !== undefined) search.set("before", String(page.before));
+  if (page.after !== undefined) search.set("after", String(page.after));
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
+/** The clients whose unattributed events belong to this person. */
+async function clientIdsOf(userId: string): Promise<string[]> {
+  const [granted, keys] = await Promise.all([
+    db().grant.findMany({ where: { userId }, select: { clientId: true }, distinct: ["clientId"] }),
+    db().client.findMany({ where: { userId }, select: { id: true } }),
+  ]);
+  return [...new Set([...granted.map((grant) => grant.clientId), ...keys.map((key) => key.id)])];
+}
+
+function whereFor(userId: string, clientIds: string[], filters: AuditFilters): Prisma.AuditEventWhereInput[] {
+  const where: Prisma.AuditEventWhereInput[] = [{ OR: [{ userId }, { userId: null, clientId: { in: clientIds } }] }];
+  if (filters.type) where.push({ type: filters.type });
+  if (filters.clientId) where.push({ clientId: filters.clientId });
+  if (filters.credentialId) where.push({ credentialId: filters.credentialId });
+  if (filters.from) where.push({ at: { gte: filters.from } });
+  if (filters.to) where.push({ at: { lt: filters.to } });
+  return where;
+}
+
+function parseData(data: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(data) as unknown;
+    return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
+  } catch {
+    return { unreadable: data };
+  }
+}
+
+type StoredRow = Omit<AuditEventRow, "data"> & { data: string };
+
+function toRow(row: StoredRow): AuditEventRow {
+  return { seq: row.seq, at: row.at, type: row.type, userId: row.userId, clientId: row.clientId, credentialId: row.credentialId, requestId: row.requestId, data: parseData(row.data), prevHash: row.prevHash, hash: row.hash };
+}
+
+/** One page of the person's events, newest first, keyset-paged by seq. */
+export async function listAuditEvents(userId: string, filters: AuditFilters = {}, page: AuditPage = {}, pageSize = AUDIT_PAGE_SIZE): Promise<AuditEventList> {
+  const base = whereFor(userId, await clientIdsOf(userId), filters);
+  const exists = async (seq: Prisma.IntFilter) => Boolean(await db().auditEvent.findFirst({ where: { AND: [...base, { seq }] }, select: { seq: true } }));
+
+  if (page.after !== undefined) {
+    const rows = await db().auditEvent.findMany({ where: { AND: [...base, { seq: { gt: page.after } }] }, orderBy: { seq: "asc" }, take: pageSize + 1 });
+    const events = rows.slice(0, pageSize).reverse().map(toRow);
+    const newer = rows.length > pageSize && events.length ? events[0].seq : null;
+    const bottom = events.length ? events[events.length - 1].seq : page.after + 1;
+    const older = (await exists({ lt: bottom })) ? bottom : null;
+    return { events, older, newer };
+  }
+
+  const rows = await db().auditEvent.findMany({
+    where: { AND: page.before !== undefined ? [...base, { seq: { lt: page.before } }] : base },
+    orderBy: { seq: "desc" },
+    take: pageSize + 1,
+  });
+  const events = rows.slice(0, pageSize).map(toRow);
+  const older = rows.length > pageSize ? events[events.length - 1].seq : null;
+  let newer: number | null = null;
+  if (page.before !== undefined) {
+    const top = events.length ? events[0].seq : page.before - 1;
+    if (await exists({ gt: top })) newer = top;
+  }
+  return { events, older, newer };
+}
+
+/** One line of the JSON Lines export: the event as canonical JSON (sorted keys), data parsed. */
+export function exportLine(event: AuditEventRow): string {
+  return canonicalJson({
+    seq: event.seq,
+    at: event.at.toISOString(),
+    type: event.type,
+    clientId: event.clientId,
+    credentialId: event.credentialId,
+    requestId: event.requestId,
+    data: event.data,
+    hash: event.hash,
+    prevHash: event.prevHash,
+  });
+}
+
+/**
+ * The same events as listAuditEvents, every page of them, oldest first (the
+ * order of the chain), one JSON line each ("\n"-terminated). Rows are read in
+ * keyset batches, so a long log never sits in memory.
+ */
+export async function* exportAuditEvents(userId: string, filters: AuditFilters = {}, batchSize = EXPORT_BATCH_SIZE): AsyncGenerator<string> {
+  const base = whereFor(userId, await clientIdsOf(userId), filters);
+  let after = 0;
+  for (;;) {
+    const rows = await db().auditEvent.findMany({ where: { AND: [...base, { seq: { gt: after } }] }, orderBy: { seq: "asc" }, take: batchSize });
+    for (const row of rows) yield `${exportLine(toRow(row))}\n`;
+    if (rows.length < batchSize) return;
+    after = rows[rows.length - 1].seq;
+  }
+}
+
+export type AuditChoices = {
+  clients: { id: string; name: string; kind: string }[];
+  credentials: { id: string; name: string }[];
+};
+
+/** The filter form's choices: the person's clients and credentials, by name. */
+export async function auditChoices(userId: string): Promise<AuditChoices> {
+  const ids = await clientIdsOf(userId);
+  const [clients, credentials] = await Promise.all([
+    db().client.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, kind: true }, orderBy: [{ name: "asc" }, { createdAt: "asc" }] }),
+    db().credential.findMany({ where: { userId }, select: { id: true, name: true }, orderBy: [{ name: "asc" }, { createdAt: "asc" }] }),
+  ]);
+  return { clients, credentials };
+}
+
+/** Names to show for the clients and credentials these events mention (a removed credential has none). */
+export async function namesFor(userId: string, events: AuditEventRow[]): Promise<Names> {
+  const clientIds = [...new Set(events.map((event) => event.clientId).filter((id): id is string => Boolean(id)))];
+  const [clients, credentials] = await Promise.all([
+    db().client.findMany({ where: { id: { in: clientIds } }, select: { id: true, name: true } }),
+    db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
+  ]);
+  return { clients: new Map(clients.map((client) => [client.id, client.name])), credentials: new Map(credentials.map((credential) => [credential.id, credential.name])) };
+}
+
+export type Names = { clients: Map<string, string>; credentials: Map<string, string> };
+
+function text(value: unknown): string | null {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return null;
+}
+
+function quoted(value: unknown): string {
+  const shown = text(value);
+  return shown === null ? "" : ` “${shown}”`;
+}
+
+function grantSet(value: unknown, names: Names): string {
+  if (!Array.isArray(value) || !value.length) return "no credentials";
+  return value
+    .map((entry) => {
+      const { credential, mode } = (entry ?? {}) as { credential?: unknown; mode?: unknown };
+      const id = text(credential) ?? "?";
+      return `${names.credentials.get(id) ?? id} (${text(mode) ?? "?"})`;
+    })
+    .join(", ");
+}
+
+/** Any other data: its simple fields as "key: value", for event shapes this screen does not know. */
+function fields(data: Record<string, unknown>): string {
+  return Object.entries(data)
+    .map(([key, value]) => [key, text(value) ?? (value === null ? "none" : JSON.stringify(value))] as const)
+    .map(([key, value]) => `${key}: ${value.length > 80 ? `${value.slice(0, 79)}…` : value}`)
+    .join(", ");
+}
+
+/** A short human sentence for an event (plain text; the page escapes it). */
+export function summarizeEvent(event: Pick<AuditEventRow, "type" | "data">, names: Names = { clients: new Map(), credentials: new Map() }): string {
+  const data = event.data;
+  const scope = text(data.scope);
+  switch (event.type) {
+    case "user.signed_up":
+      return data.canSealKeys === false ? "Account created with a passkey (it cannot seal keys)" : "Account created with a passkey";
+    case "user.signed_in":
+      return "Signed in with a passkey";
+    case "passkey.added":
+      return data.canSealKeys === false ? "Passkey added (it cannot seal keys)" : "Passkey added";
+    case "passkey.renamed":
+      return "Passkey renamed";
+    case "passkey.removed":
+      return "Passkey removed";
+    case "credential.connected":
+      return `${data.kind === "evm_watch" ? "Watch-only address" : "Wallet"}${quoted(data.name)} connected${text(data.address) ? `: ${text(data.address)}` : ""}`;
+    case "credential.renamed":
+      return `Wallet renamed${text(data.name) ? ` to “${text(data.name)}”` : ""}`;
+    case "credential.removed":
+      return `Wallet removed${text(data.address) ? `: ${text(data.address)}` : ""}`;
+    case "client.registered": {
+      const hosts = Array.isArray(data.redirectHosts) ? data.redirectHosts.map(text).filter(Boolean) : [];
+      return `Client${quoted(data.name)} registered${hosts.length ? `, redirecting to ${hosts.join(", ")}` : ""}`;
+    }
+    case "grant.approved":
+      return `Access approved${scope ? ` (${scope})` : ""} to ${grantSet(data.credentials, names)}`;
+    case "grant.denied":
+      return "Access denied";
+    case "grant.revoked":
+      return "Access revoked by you";
+    case "token.issued":
+      return `Access token issued${scope ? ` (${scope})` : ""}${data.withRefresh ? " with a refresh token" : ""}`;
+    case "token.refreshed":
+      return `Tokens refreshed${scope ? ` (${scope})` : ""}`;
+    case "oauth.replay_detected":
+      return `A used ${data.presented === "authorization_code" ? "authorization code" : data.presented === "refresh_token" ? "refresh token" : "credential"} was presented again`;
+    case "client.revoked":
+      return `Client revoked${data.reason === "replay" ? " after a replay" : text(data.reason) ? ` (${text(data.reason)})` : ""}`;
+    case "api_key.issued":
+      return `API key${quoted(data.name)} issued for ${grantSet(data.credentials, names)}`;
+    case "api_key.revoked":
+      return `API key${quoted(data.name)} revoked`;
+    case "mcp.tool_called":
+      return `Tool ${text(data.tool) ?? "?"}: ${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
+    case "request.transition": {
+      const from = text(data.from);
+      const to = text(data.to) ?? text(data.status);
+      const kind = text(data.kind);
+      if (to) return `${kind ? `${kind} request` : "Request"} ${from ? `${from} → ${to}` : to}${text(data.reason) ? ` (${text(data.reason)})` : ""}`;
+      return fields(data) || "Request changed";
+    }
+    default:
+      return fields(data);
+  }
+}
+
+/** A timestamp as people read it, in UTC (the server does not know the browser's zone). */
+export function formatAuditTime(at: Date): string {
+  return `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
