@@ -1,0 +1,145 @@
+import Link from "next/link";
+import { requireUser } from "@/lib/auth/session";
+import { AUDIT_EVENT_TYPES, verifyAuditChain } from "@/lib/audit";
+import { auditChoices, auditQueryString, formatAuditTime, listAuditEvents, namesFor, parseAuditQuery, summarizeEvent } from "@/lib/audit/query";
+import { AppHeader } from "@/components/nav/app-header";
+
+type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
+
+export default async function AuditPage({ searchParams }: Props) {
+  const user = await requireUser("/audit");
+  const query = parseAuditQuery(await searchParams);
+  const { values } = query;
+  const [choices, chain, list] = await Promise.all([
+    auditChoices(user.id),
+    verifyAuditChain(),
+    query.errors.length ? null : listAuditEvents(user.id, query.filters, query.page),
+  ]);
+  const names = list ? await namesFor(user.id, list.events) : null;
+  const filtered = Object.values(values).some(Boolean);
+
+  return (
+    <>
+      <AppHeader email={user.email} />
+      <main className="audit">
+        <h1>Audit log</h1>
+        {chain.ok ? (
+          <p className="audit-chain ok" role="status">
+            Audit chain verified: {chain.events} events intact
+          </p>
+        ) : (
+          <p className="audit-chain broken" role="alert">
+            Audit chain broken at event {chain.brokenAt}: {chain.reason}
+          </p>
+        )}
+
+        <form method="get" action="/audit" className="audit-filters card">
+          <div>
+            <label htmlFor="audit-type">Event type</label>
+            <select id="audit-type" name="type" defaultValue={values.type}>
+              <option value="">All events</option>
+              {AUDIT_EVENT_TYPES.map((type) => (
+                <option key={type} value={type}>
+                  {type}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="audit-client">Client</label>
+            <select id="audit-client" name="client" defaultValue={values.client}>
+              <option value="">All clients</option>
+              {choices.clients.map((client) => (
+                <option key={client.id} value={client.id}>
+                  {client.kind === "api_key" ? `${client.name} (API key)` : client.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="audit-credential">Credential</label>
+            <select id="audit-credential" name="credential" defaultValue={values.credential}>
+              <option value="">All credentials</option>
+              {choices.credentials.map((credential) => (
+                <option key={credential.id} value={credential.id}>
+                  {credential.name}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div>
+            <label htmlFor="audit-from">From</label>
+            <input id="audit-from" type="date" name="from" defaultValue={values.from} />
+          </div>
+          <div>
+            <label htmlFor="audit-to">To</label>
+            <input id="audit-to" type="date" name="to" defaultValue={values.to} />
+          </div>
+          <div className="actions">
+            <button type="submit" className="primary">
+              Filter
+            </button>
+            {filtered && <Link href="/audit">Clear filters</Link>}
+          </div>
+        </form>
+
+        {query.errors.length > 0 && (
+          <div role="alert" className="error">
+            {query.errors.map((error) => (
+              <p key={error}>{error}</p>
+            ))}
+          </div>
+        )}
+
+        {list && names && (
+          <>
+            <p className="audit-export">
+              <a href={`/api/audit/export${auditQueryString(values)}`}>Export JSON Lines</a>{" "}
+              <span className="muted small">{filtered ? "(the events that match these filters)" : "(all your events)"}</span>
+            </p>
+            {list.events.length === 0 ? (
+              <p className="muted">{filtered ? "No events match these filters." : "No events here."}</p>
+            ) : (
+              <table className="audit-table">
+                <caption className="visually-hidden">Audit events, newest first</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Time</th>
+                    <th scope="col">Event</th>
+                    <th scope="col">Client</th>
+                    <th scope="col">Credential</th>
+                    <th scope="col">Details</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {list.events.map((event) => (
+                    <tr key={event.seq} data-seq={event.seq}>
+                      <td data-label="Time">
+                        <time dateTime={event.at.toISOString()}>{formatAuditTime(event.at)}</time>
+                        <span className="muted small"> #{event.seq}</span>
+                      </td>
+                      <td data-label="Event" className="mono">
+                        {event.type}
+                      </td>
+                      <td data-label="Client">{event.clientId ? (names.clients.get(event.clientId) ?? <span className="mono">{event.clientId}</span>) : <span className="muted">—</span>}</td>
+                      <td data-label="Credential">
+                        {event.credentialId ? (names.credentials.get(event.credentialId) ?? <span className="muted">removed ({event.credentialId})</span>) : <span className="muted">—</span>}
+                      </td>
+                      <td data-label="Details" className="audit-details">
+                        {summarizeEvent(event, names)}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            <nav className="audit-paging actions" aria-label="Pages">
+              {list.newer !== null && <Link href={`/audit${auditQueryString(values, { after: list.newer })}`}>Newer</Link>}
+              {list.older !== null && <Link href={`/audit${auditQueryString(values, { before: list.older })}`}>Next page</Link>}
+            </nav>
+          </>
+        )}
+      </main>
+    </>
+  );
+}
