@@ -1,0 +1,230 @@
+// The command line: commands, their options, and help text. Parsing uses only
+// node:util parseArgs. Global options may come before or after the command.
+import { parseArgs } from "node:util";
+
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly command?: CommandSpec,
+  ) {
+    super(message);
+  }
+}
+
+export type OptionSpec = { type: "string" | "boolean"; short?: string; value?: string; description: string };
+export type CommandSpec = {
+  name: string;
+  args: string[]; // "<credential>" required, "[x]" optional
+  summary: string;
+  details?: string;
+  options: Record<string, OptionSpec>;
+};
+
+export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  "base-url": { type: "string", value: "url", description: "The service (default: the one you logged in to, else $AGENT_WALLET_URL, else http://localhost:3000)" },
+  "api-key": { type: "string", value: "svc_live_…", description: "Use a personal API key instead of the login (also $AGENT_WALLET_API_KEY)" },
+  json: { type: "boolean", description: "Machine-readable JSON on stdout" },
+  help: { type: "boolean", short: "h", description: "Show help" },
+};
+
+const WAIT_OPTIONS: Record<string, OptionSpec> = {
+  wait: { type: "string", value: "seconds", description: "Wait this long for the person's approval (default 600)" },
+  "no-wait": { type: "boolean", description: "Return at once with the request id and the approval URL" },
+};
+
+export const DEFAULT_WAIT_SECONDS = 600;
+
+export const COMMANDS: CommandSpec[] = [
+  {
+    name: "login",
+    args: [],
+    summary: "Sign in through the browser (OAuth with PKCE) and store the session",
+    details:
+      "Registers this CLI as a client (\"Agent Wallet CLI\"), listens on http://localhost:<port>/callback, and opens the\n" +
+      "authorization URL (it is printed too). Approve on the consent screen with your passkey; the tokens are then\n" +
+      "stored in your config folder ($AGENT_WALLET_CONFIG_DIR, else $XDG_CONFIG_HOME/agent-wallet, else\n" +
+      "~/.config/agent-wallet), readable only by you (mode 0600).",
+    options: {
+      "no-browser": { type: "boolean", description: "Do not open a browser; only print the URL" },
+      port: { type: "string", value: "port", description: "Port for the local callback (default: any free port)" },
+      timeout: { type: "string", value: "seconds", description: "Give up waiting for the browser after this long (default 600)" },
+    },
+  },
+  { name: "logout", args: [], summary: "Forget the stored session", options: {} },
+  { name: "whoami", args: [], summary: "Show the service, how you are signed in, and what you were granted", options: {} },
+  { name: "credentials", args: [], summary: "List the credentials granted to this client", options: {} },
+  {
+    name: "balance",
+    args: ["<credential>"],
+    summary: "Native balance of a credential (id, name or address) on a chain",
+    options: { chain: { type: "string", value: "id", description: "Chain id (required), e.g. 31337" } },
+  },
+  {
+    name: "sign-message",
+    args: ["<credential>", "<message>"],
+    summary: "Ask for an EIP-191 signature of a message; waits for your approval",
+    options: { ...WAIT_OPTIONS },
+  },
+  {
+    name: "sign-typed-data",
+    args: ["<credential>", "<json-file|->"],
+    summary: "Ask for an EIP-712 signature of typed data read from a file or stdin (-)",
+    options: { ...WAIT_OPTIONS },
+  },
+  {
+    name: "send",
+    args: ["<credential>"],
+    summary: "Ask to sign and broadcast a transaction; waits for your approval",
+    options: {
+      chain: { type: "string", value: "id", description: "Chain id (required)" },
+      to: { type: "string", value: "address", description: "Recipient (required)" },
+      value: { type: "string", value: "amount", description: "Wei (e.g. 1000) or with a unit (e.g. 0.01eth, 20gwei); required" },
+      data: { type: "string", value: "hex", description: "Call data, 0x-prefixed" },
+      ...WAIT_OPTIONS,
+    },
+  },
+  { name: "request get", args: ["<id>"], summary: "Show a request", options: {} },
+  {
+    name: "request wait",
+    args: ["<id>"],
+    summary: "Wait until a request is completed, rejected, expired, cancelled or failed",
+    options: { timeout: { type: "string", value: "seconds", description: "Give up after this long (default 600)" } },
+  },
+  { name: "request cancel", args: ["<id>"], summary: "Cancel a pending request", options: {} },
+  {
+    name: "requests",
+    args: [],
+    summary: "List this client's recent requests",
+    options: {
+      status: { type: "string", value: "status", description: "Only this status (pending, completed, rejected, …)" },
+      limit: { type: "string", value: "n", description: "At most this many (default 20, at most 100)" },
+    },
+  },
+];
+
+export const EXIT_CODES: [number, string][] = [
+  [0, "success"],
+  [1, "usage error (unknown command or option, missing or malformed argument)"],
+  [2, "not signed in, or authentication failed (session expired and not renewable, client or key revoked): sign in again"],
+  [3, "the request did not complete: rejected, expired, cancelled or failed (or still pending when --wait ran out)"],
+  [4, "the tool refused (e.g. a read-only credential asked to sign, an unknown credential)"],
+  [5, "network or server error"],
+];
+
+export type ParsedCommandLine = {
+  command?: CommandSpec;
+  positionals: string[];
+  values: Record<string, string | boolean | undefined>;
+  help: boolean;
+};
+
+function parseOptions(options: Record<string, OptionSpec>) {
+  return Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, spec.short ? { type: spec.type, short: spec.short } : { type: spec.type }]));
+}
+
+const ALL_OPTIONS = Object.assign({}, GLOBAL_OPTIONS, ...COMMANDS.map((command) => command.options)) as Record<string, OptionSpec>;
+
+export function findCommand(words: string[]): { command?: CommandSpec; used: number } {
+  if (words[0] === "request" && words[1]) {
+    const command = COMMANDS.find((entry) => entry.name === `request ${words[1]}`);
+    if (command) return { command, used: 2 };
+  }
+  const command = COMMANDS.find((entry) => entry.name === words[0]);
+  return command ? { command, used: 1 } : { used: 0 };
+}
+
+export function parseCommandLine(argv: string[]): ParsedCommandLine {
+  // First pass: find the command words, whatever options surround them.
+  let loose;
+  try {
+    loose = parseArgs({ args: argv, options: parseOptions(ALL_OPTIONS), strict: false, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const help = loose.values.help === true;
+  if (!loose.positionals.length) {
+    if (help) return { positionals: [], values: {}, help: true };
+    throw new UsageError("No command given");
+  }
+  const { command, used } = findCommand(loose.positionals);
+  if (!command) {
+    if (loose.positionals[0] === "help") {
+      const target = findCommand(loose.positionals.slice(1)).command;
+      return { command: target, positionals: [], values: {}, help: true };
+    }
+    const word = loose.positionals[0] === "request" ? `request ${loose.positionals[1] ?? ""}`.trim() : loose.positionals[0];
+    throw new UsageError(`Unknown command: ${word}`);
+  }
+  if (help) return { command, positionals: [], values: {}, help: true };
+
+  // Second pass: only this command's options (and the global ones) are allowed.
+  let strict;
+  try {
+    strict = parseArgs({ args: argv, options: parseOptions({ ...GLOBAL_OPTIONS, ...command.options }), strict: true, allowPositionals: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ""), command);
+  }
+  // Drop the command words (the first `used` positionals) and keep the rest in order.
+  const positionals = strict.positionals.slice(used);
+  const required = command.args.filter((arg) => arg.startsWith("<")).length;
+  if (positionals.length < required) throw new UsageError(`Missing ${command.args.slice(positionals.length).join(" ")}`, command);
+  if (positionals.length > command.args.length) throw new UsageError(`Unexpected argument: ${positionals[command.args.length]}`, command);
+  return { command, positionals, values: strict.values as Record<string, string | boolean | undefined>, help: false };
+}
+
+/** A whole number of seconds from an option, or a UsageError naming it. */
+export function secondsOption(values: ParsedCommandLine["values"], name: string, fallback: number, command?: CommandSpec): number {
+  const raw = values[name];
+  if (raw === undefined) return fallback;
+  if (typeof raw !== "string" || !/^\d+$/.test(raw)) throw new UsageError(`--${name} must be a whole number of seconds`, command);
+  return Number(raw);
+}
+
+function optionLines(options: Record<string, OptionSpec>): string[] {
+  const rows = Object.entries(options).map(([name, spec]) => [`${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` <${spec.value}>` : ""}`, spec.description]);
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
+}
+
+function exitCodeLines(): string[] {
+  return EXIT_CODES.map(([code, meaning]) => `  ${code}  ${meaning}`);
+}
+
+export function mainHelp(): string {
+  const width = Math.max(...COMMANDS.map((command) => `${command.name} ${command.args.join(" ")}`.length));
+  return [
+    "agent-wallet: your Agent Wallet from the terminal.",
+    "",
+    "Usage: agent-wallet <command> [options]",
+    "",
+    "Commands:",
+    ...COMMANDS.map((command) => `  ${`${command.name} ${command.args.join(" ")}`.padEnd(width)}  ${command.summary}`),
+    "",
+    "Global options:",
+    ...optionLines(GLOBAL_OPTIONS),
+    "",
+    "Sensitive commands (sign-message, sign-typed-data, send) wait for your passkey approval in the app,",
+    "showing the approval URL; --no-wait returns at once with the request id.",
+    "",
+    "Exit codes:",
+    ...exitCodeLines(),
+    "",
+    "Run `agent-wallet <command> --help` for a command's options.",
+  ].join("\n");
+}
+
+export function commandHelp(command: CommandSpec): string {
+  return [
+    `Usage: agent-wallet ${command.name}${command.args.length ? ` ${command.args.join(" ")}` : ""} [options]`,
+    "",
+    command.summary + ".",
+    ...(command.details ? ["", command.details] : []),
+    ...(Object.keys(command.options).length ? ["", "Options:", ...optionLines(command.options)] : []),
+    "",
+    "Global options:",
+    ...optionLines(GLOBAL_OPTIONS),
+    "",
+    "Exit codes:",
+    ...exitCodeLines(),
+  ].join("\n");
+}

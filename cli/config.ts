@@ -1,0 +1,104 @@
+// The stored session: {baseUrl, clientId, tokens} in the user's config folder,
+// the folder mode 0700 and the file 0600, written atomically. A lock file
+// serialises refreshes between CLI processes sharing the session: a refresh
+// token rotates, and presenting a spent one again would revoke the client.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { TokenSet } from "../sdk";
+
+export type Env = Record<string, string | undefined>;
+
+export type StoredSession = {
+  baseUrl: string;
+  clientId: string;
+  /** the MCP resource and token endpoint found at login, so later commands skip discovery */
+  resource?: string;
+  tokenEndpoint?: string;
+  tokens: TokenSet;
+  savedAt: string;
+};
+
+export function configDir(env: Env = process.env): string {
+  if (env.AGENT_WALLET_CONFIG_DIR) return path.resolve(env.AGENT_WALLET_CONFIG_DIR);
+  if (env.XDG_CONFIG_HOME) return path.join(path.resolve(env.XDG_CONFIG_HOME), "agent-wallet");
+  return path.join(os.homedir(), ".config", "agent-wallet");
+}
+
+export function configFile(env: Env = process.env): string {
+  return path.join(configDir(env), "session.json");
+}
+
+export function loadSession(env: Env = process.env): StoredSession | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(configFile(env), "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+  try {
+    const session = JSON.parse(text) as StoredSession;
+    if (typeof session?.baseUrl !== "string" || typeof session.clientId !== "string" || typeof session.tokens?.accessToken !== "string") return undefined;
+    return session;
+  } catch {
+    return undefined; // a damaged file is as good as none: log in again
+  }
+}
+
+export function saveSession(session: StoredSession, env: Env = process.env): void {
+  const dir = configDir(env);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  const file = configFile(env);
+  const temporary = `${file}.${process.pid}.tmp`;
+  const handle = fs.openSync(temporary, "w", 0o600);
+  try {
+    fs.writeFileSync(handle, `${JSON.stringify(session, null, 2)}\n`);
+    fs.fsyncSync(handle);
+  } finally {
+    fs.closeSync(handle);
+  }
+  fs.chmodSync(temporary, 0o600);
+  fs.renameSync(temporary, file);
+}
+
+export function deleteSession(env: Env = process.env): boolean {
+  try {
+    fs.unlinkSync(configFile(env));
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+    throw error;
+  }
+}
+
+const LOCK_STALE_MS = 60_000;
+
+/** Runs `critical` holding <config>/session.lock (waits up to 30 s for another holder; a lock older than 60 s is stale). */
+export async function withSessionLock<T>(critical: () => Promise<T>, env: Env = process.env): Promise<T> {
+  const dir = configDir(env);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const lock = path.join(dir, "session.lock");
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      fs.closeSync(fs.openSync(lock, "wx", 0o600));
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      try {
+        if (Date.now() - fs.statSync(lock).mtimeMs > LOCK_STALE_MS) fs.unlinkSync(lock);
+      } catch {
+        // gone meanwhile
+      }
+      if (Date.now() > deadline) throw new Error(`Another agent-wallet process holds ${lock}; remove it if none is running`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  try {
+    return await critical();
+  } finally {
+    fs.rmSync(lock, { force: true });
+  }
+}

@@ -1,0 +1,89 @@
+// Typed errors of the Agent Wallet SDK. Every error the SDK throws on purpose is
+// an AgentWalletError, so a caller can tell "sign in again" from "the tool said
+// no" from "the network is down" without parsing messages.
+
+export class AgentWalletError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** An OAuth protocol error (RFC 6749 §5.2, RFC 7591 §3.2.2): `code` is the `error` field. */
+export class OAuthError extends AgentWalletError {
+  constructor(
+    readonly code: string,
+    readonly description: string | undefined,
+    readonly status?: number,
+  ) {
+    super(description ? `${code}: ${description}` : code);
+  }
+}
+
+/**
+ * `/mcp` refused the bearer (401). `description` is the server's
+ * `error_description` from the WWW-Authenticate challenge, when it gave one
+ * (e.g. "The client was revoked"); `resourceMetadata` is where to rediscover.
+ */
+export class AuthenticationError extends AgentWalletError {
+  constructor(
+    message: string,
+    readonly description?: string,
+    readonly resourceMetadata?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The session cannot be recovered: `/mcp` answered 401 and there was no refresh
+ * token, or the refresh failed (expired, spent, client revoked). Sign in again.
+ */
+export class SignInRequiredError extends AuthenticationError {}
+
+/** A tool answered with `isError` (e.g. a `read` credential asked to sign): the tool's own message. */
+export class ToolError extends AgentWalletError {
+  constructor(
+    readonly tool: string,
+    readonly toolMessage: string,
+  ) {
+    super(toolMessage);
+  }
+}
+
+/** The server answered something that is not what the protocol promises (bad JSON, a JSON-RPC error, a 5xx). */
+export class ServerError extends AgentWalletError {
+  constructor(
+    message: string,
+    readonly status?: number,
+    /** the JSON-RPC error code, when the server sent one */
+    readonly rpcCode?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The server could not be reached. */
+export class NetworkError extends AgentWalletError {}
+
+/** waitForRequest gave up before the request reached a final status. */
+export class WaitTimeoutError extends AgentWalletError {
+  constructor(
+    readonly requestId: string,
+    readonly lastStatus: string,
+  ) {
+    super(`Request ${requestId} is still ${lastStatus}`);
+  }
+}
+
+/** The SDK refused a tool's input before sending it (it does not match the tool's schema). */
+export class InvalidInputError extends AgentWalletError {
+  constructor(
+    readonly tool: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
