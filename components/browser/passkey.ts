@@ -23,7 +23,23 @@ export async function assertWithPrf(options: PublicKeyCredentialRequestOptionsJS
   return { response: response as AuthenticationResponseJSON, prfOutput: new Uint8Array(output) };
 }
 
-/** The same with a salt stored as base64url (unsealing an existing key). */
-export function assertWithStoredSalt(options: PublicKeyCredentialRequestOptionsJSON, prfSalt: string) {
-  return assertWithPrf(options, fromBase64Url(prfSalt));
+export type StoredSeal = { passkeyId: string; ciphertext: string; iv: string; prfSalt: string };
+
+/**
+ * One assertion by any passkey that sealed the key, evaluating PRF with that
+ * passkey's own salt; returns the assertion and the seal it can open.
+ */
+export async function assertForSeals(options: PublicKeyCredentialRequestOptionsJSON, seals: StoredSeal[]) {
+  const prf =
+    seals.length === 1
+      ? { eval: { first: fromBase64Url(seals[0].prfSalt) } }
+      : { evalByCredential: Object.fromEntries(seals.map((seal) => [seal.passkeyId, { first: fromBase64Url(seal.prfSalt) }])) };
+  const response = await startAuthentication({ optionsJSON: { ...options, extensions: { ...options.extensions, prf } } as PublicKeyCredentialRequestOptionsJSON });
+  const results = response.clientExtensionResults as { prf?: { results?: { first?: ArrayBuffer } } };
+  const output = results.prf?.results?.first;
+  delete results.prf;
+  if (!output) throw new NoPrfError();
+  const seal = seals.find((candidate) => candidate.passkeyId === response.id);
+  if (!seal) throw new Error("That passkey did not seal this wallet's key");
+  return { response: response as AuthenticationResponseJSON, prfOutput: new Uint8Array(output), seal };
 }

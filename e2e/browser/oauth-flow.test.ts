@@ -1,53 +1,12 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { startApp, type RunningApp } from "../support/app";
-import { addAuthenticator, launchBrowser, signUp } from "../support/browser";
-import { callbackListener, connectOrAuthorize, connectWithBearer, finishAndConnect, MemoryOAuthProvider } from "../support/mcp-client";
+import { addAuthenticator, launchBrowser } from "../support/browser";
+import { connectWithBearer, finishAndConnect } from "../support/mcp-client";
+import { agentAsks, chooseAndApprove, newPerson, redirected } from "../support/consent";
 import { db } from "@/lib/db";
-
-type Person = { context: BrowserContext; page: Page; email: string };
-
-async function newPerson(browser: Browser, app: RunningApp, email: string, wallets: string[] = ["Main"]): Promise<Person> {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  await addAuthenticator(page);
-  await signUp(page, app.appUrl, email);
-  for (const name of wallets) {
-    await page.getByLabel("Wallet name", { exact: true }).fill(name);
-    await page.getByRole("button", { name: "Create wallet" }).click();
-    await page.getByRole("status").filter({ hasText: name }).waitFor();
-  }
-  return { context, page, email };
-}
-
-/** The MCP client asks; the person is sent to consent. Returns the provider, the callback and the consent page. */
-async function agentAsks(app: RunningApp, page: Page, name = "Test Agent") {
-  const callback = await callbackListener();
-  const provider = new MemoryOAuthProvider(callback.url, name);
-  assert.equal(await connectOrAuthorize(app.baseUrl, provider), null, "a client without a token is sent to authorize");
-  assert.ok(provider.authorizationUrl, "the SDK discovered the authorization endpoint and registered");
-  await page.goto(provider.authorizationUrl.toString());
-  await page.waitForURL(/\/consent\?request=/);
-  return { provider, callback };
-}
-
-async function chooseAndApprove(page: Page, grants: { name: string; mode: "read" | "approve" }[], stayConnected?: boolean) {
-  for (const grant of grants) {
-    await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
-    await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
-  }
-  if (stayConnected !== undefined) await page.getByRole("checkbox", { name: "Stay connected" }).setChecked(stayConnected);
-  await page.getByRole("button", { name: "Approve with passkey" }).click();
-}
-
-/** The query the client's redirect URI received, once the browser has landed there. */
-async function redirected(page: Page, callback: { received: Promise<URLSearchParams> }) {
-  const query = await callback.received;
-  await page.waitForURL(/\/callback\?/);
-  return query;
-}
 
 async function listCredentials(client: Client) {
   const result = await client.callTool({ name: "list_credentials", arguments: {} });

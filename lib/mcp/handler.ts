@@ -3,7 +3,7 @@ import { config } from "@/lib/config";
 import { resolveBearer } from "@/lib/oauth/bearer";
 import { InvalidTokenError } from "@/lib/oauth/errors";
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
-import { errorResponse, json, PUBLIC_CORS, withHeaders } from "@/lib/http/respond";
+import { errorResponse, json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
 import { createMcpServer } from "./server";
 
 /** Scopes the 401 challenge suggests, so MCP clients can ask to stay connected (DESIGN.md §5). */
@@ -32,12 +32,35 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   if (request.method !== "POST") {
     return json({ error: "method_not_allowed", error_description: "This MCP endpoint is stateless: use POST" }, { status: 405, headers: { ...PUBLIC_CORS, Allow: "POST" } });
   }
-  const server = createMcpServer(agent);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  await server.connect(transport);
+  const body = await readBody(request, MCP_BODY_LIMIT);
+  if (body === null) return json(jsonRpcError(-32600, `The request body may be at most ${MCP_BODY_LIMIT} bytes`), { status: 413, headers: PUBLIC_CORS });
+  let parsed: unknown;
   try {
-    return withHeaders(await transport.handleRequest(request), PUBLIC_CORS);
-  } finally {
-    void server.close();
+    parsed = JSON.parse(body);
+  } catch {
+    return json(jsonRpcError(-32700, "Parse error: the body is not JSON"), { status: 400, headers: PUBLIC_CORS });
   }
+  // A call that asked for progress gets an event stream, so notifications can
+  // flow while it waits for the person; every other call gets plain JSON.
+  const streaming = wantsProgress(parsed);
+  const server = createMcpServer(agent);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
+  await server.connect(transport);
+  const response = await transport.handleRequest(request, { parsedBody: parsed });
+  if (!streaming) void server.close();
+  return withHeaders(response, PUBLIC_CORS);
+}
+
+const MCP_BODY_LIMIT = 1024 * 1024;
+
+function jsonRpcError(code: number, message: string) {
+  return { jsonrpc: "2.0", id: null, error: { code, message } };
+}
+
+function wantsProgress(message: unknown): boolean {
+  const messages = Array.isArray(message) ? message : [message];
+  return messages.some((entry) => {
+    const params = (entry as { method?: string; params?: { _meta?: { progressToken?: unknown } } } | null)?.params;
+    return (entry as { method?: string })?.method === "tools/call" && params?._meta?.progressToken !== undefined;
+  });
 }

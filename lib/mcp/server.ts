@@ -1,35 +1,78 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { z } from "zod";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { z } from "zod";
 import type { AgentContext } from "@/lib/oauth/bearer";
-import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { recordAudit } from "@/lib/audit";
+import { HttpError } from "@/lib/http/errors";
+import { listGrantedCredentials } from "@/lib/wallet/credentials";
+import { getBalance } from "@/lib/wallet/balance";
+import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
+import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "./schemas";
 
-const credentialOutput = z.object({
-  id: z.string(),
-  name: z.string(),
-  kind: z.enum(["evm", "evm_watch"]),
-  address: z.string(),
-  mode: z.enum(["read", "approve"]),
-});
+const DESCRIPTIONS: Record<ToolName, string> = {
+  list_credentials: "The wallet credentials this client was granted: id, name, kind, address, and approval mode (read: no signatures; approve: signatures wait for the person's passkey).",
+  get_balance: "The native balance of a granted credential on a configured chain, in wei and formatted.",
+  sign_message: `Asks the person to sign a text message (EIP-191) with an approve-mode credential. Returns a pending request with its approval_url at once, or waits up to wait_seconds (≤ ${MAX_WAIT_SECONDS}) for the decision; the signature is in the completed request.`,
+  sign_typed_data: "Asks the person to sign EIP-712 typed data with an approve-mode credential. Returns a request like sign_message.",
+  send_transaction: "Asks the person to sign and send a native transfer or contract call. The service prepares nonce, gas and fees; the person approves with a passkey; the request then carries the transaction hash.",
+  get_request: "The status of a request (pending, approved, submitted, completed, failed, rejected, expired, cancelled), its result or the reason. Waits up to wait_seconds for a decision.",
+  list_requests: "This client's recent requests, newest first, optionally filtered by status.",
+  cancel_request: "Cancels a request that is still pending.",
+};
+
+type Extra = { _meta?: { progressToken?: string | number }; sendNotification: (notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total: number; message?: string } }) => Promise<void> };
+
+function ok<T extends Record<string, unknown>>(result: T): CallToolResult {
+  return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
+}
 
 /** A fresh MCP server whose tools see exactly the caller's grant. */
 export function createMcpServer(agent: AgentContext): McpServer {
   const server = new McpServer({ name: "agent-wallet", version: "0.1.0" }, { capabilities: { tools: {} } });
 
-  server.registerTool(
-    "list_credentials",
-    {
-      title: "List credentials",
-      description: "The wallet credentials this client was granted, with the approval mode of each (read: no signatures; approve: signatures wait for the person's passkey).",
-      outputSchema: { credentials: z.array(credentialOutput) },
-      annotations: { readOnlyHint: true },
-    },
-    async () => {
-      const credentials = await listGrantedCredentials(agent);
-      await recordAudit({ type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, data: { tool: "list_credentials", outcome: "ok" } });
-      return { content: [{ type: "text", text: JSON.stringify({ credentials }) }], structuredContent: { credentials } };
-    },
-  );
+  function tool<N extends ToolName>(name: N, run: (input: z.infer<(typeof TOOLS)[N]["input"]>, extra: Extra) => Promise<Record<string, unknown>>) {
+    const spec = TOOLS[name];
+    server.registerTool(
+      name,
+      {
+        description: DESCRIPTIONS[name],
+        inputSchema: spec.input.shape,
+        outputSchema: spec.output.shape,
+        annotations: { readOnlyHint: !spec.sensitive && name !== "cancel_request", openWorldHint: name === "get_balance" || name === "send_transaction" },
+      } as never,
+      (async (input: z.infer<(typeof TOOLS)[N]["input"]>, extra: Extra) => {
+        const credentialId = (input as { credential_id?: string }).credential_id ?? null;
+        try {
+          const result = await run(input, extra);
+          await recordAudit({ type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, credentialId, requestId: (result as { request_id?: string }).request_id, data: { tool: name, outcome: "ok" } });
+          return ok(result);
+        } catch (error) {
+          const message = error instanceof HttpError ? error.message : "The tool failed unexpectedly";
+          if (!(error instanceof HttpError)) console.error(`tool ${name} failed:`, (error as Error).message);
+          await recordAudit({ type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, credentialId, data: { tool: name, outcome: "error", error: message } });
+          return { isError: true, content: [{ type: "text", text: message }] } satisfies CallToolResult;
+        }
+      }) as never,
+    );
+  }
+
+  /** With wait_seconds, hold the call until the person decides, with progress notifications. */
+  async function waited(view: RequestView, seconds: number | undefined, extra: Extra): Promise<RequestView> {
+    if (!seconds) return view;
+    const token = extra._meta?.progressToken;
+    return waitForDecision(agent, view.request_id, seconds, token === undefined ? undefined : (elapsed, total) =>
+      extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: elapsed, total, message: `Waiting for approval at ${view.approval_url}` } }),
+    );
+  }
+
+  tool("list_credentials", async () => ({ credentials: await listGrantedCredentials(agent) }));
+  tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id));
+  tool("sign_message", async (input, extra) => waited(await createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, extra));
+  tool("sign_typed_data", async (input, extra) => waited(await createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, extra));
+  tool("send_transaction", async (input, extra) => waited(await createRequest(agent, { kind: "send_transaction", ...input }), input.wait_seconds, extra));
+  tool("get_request", async (input, extra) => waited(await getRequest(agent, input.request_id), input.wait_seconds, extra));
+  tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
+  tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
 
   return server;
 }

@@ -1,0 +1,8 @@
+import { z } from "zod";
+import { authenticationResponseSchema } from "@/lib/auth/passkeys";
+import { appRoute } from "@/lib/http/app-route";
+import { approveRequest, signatureSchema } from "@/lib/wallet/approvals";
+
+export const POST = appRoute(z.object({ assertion: authenticationResponseSchema, signature: signatureSchema }), (input, { user, params }) =>
+  approveRequest(user.id, params.id, input),
+);

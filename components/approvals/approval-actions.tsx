@@ -1,0 +1,91 @@
+"use client";
+
+import { useState } from "react";
+import { useRouter } from "next/navigation";
+import { privateKeyToAccount } from "viem/accounts";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { callApi, messageOf } from "@/components/browser/api";
+import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
+import { unsealPrivateKey } from "@/lib/wallet/seal";
+import type { RequestPayload } from "@/lib/wallet/requests";
+
+type ApprovalOptions = { options: PublicKeyCredentialRequestOptionsJSON; credentialId: string; address: string; payload: RequestPayload; seals: StoredSeal[] };
+
+/** Signs exactly the prepared payload with the key unsealed in this page's memory. */
+async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): Promise<string> {
+  const account = privateKeyToAccount(privateKey);
+  if (payload.kind === "sign_message") return account.signMessage({ message: payload.message });
+  if (payload.kind === "sign_typed_data") return account.signTypedData(payload.typedData as Parameters<typeof account.signTypedData>[0]);
+  const tx = payload.transaction;
+  return account.signTransaction({
+    type: "eip1559",
+    chainId: tx.chainId,
+    to: tx.to,
+    value: BigInt(tx.value),
+    data: tx.data,
+    nonce: tx.nonce,
+    gas: BigInt(tx.gas),
+    maxFeePerGas: BigInt(tx.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas),
+  });
+}
+
+export function ApprovalActions({ requestId }: { requestId: string }) {
+  const router = useRouter();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [status, setStatus] = useState<string | null>(null);
+
+  async function run(action: () => Promise<string>) {
+    setBusy(true);
+    setError(null);
+    try {
+      setStatus(await action());
+      router.refresh();
+    } catch (caught) {
+      setError(messageOf(caught));
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const approve = () =>
+    run(async () => {
+      const approval = await callApi<ApprovalOptions>(`/api/approvals/${encodeURIComponent(requestId)}/options`);
+      const { response, prfOutput, seal } = await assertForSeals(approval.options, approval.seals);
+      const privateKey = await unsealPrivateKey({ ...seal, prfOutput, credentialId: approval.credentialId, address: approval.address });
+      prfOutput.fill(0);
+      const signature = await signPayload(privateKey, approval.payload);
+      const result = await callApi<{ status: string; tx_hash: string | null }>(`/api/approvals/${encodeURIComponent(requestId)}/approve`, { assertion: response, signature });
+      return result.tx_hash ? `Approved and sent: ${result.tx_hash}` : "Approved and signed.";
+    });
+
+  const reject = () =>
+    run(async () => {
+      await callApi(`/api/approvals/${encodeURIComponent(requestId)}/reject`, {});
+      return "Rejected.";
+    });
+
+  return (
+    <div className="stack">
+      {error && (
+        <p role="alert" className="error">
+          {error}
+        </p>
+      )}
+      {status && (
+        <p role="status" className="ok">
+          {status}
+        </p>
+      )}
+      <div className="actions">
+        <button type="button" className="primary" disabled={busy} onClick={() => void approve()}>
+          Approve with passkey
+        </button>
+        <button type="button" className="danger" disabled={busy} onClick={() => void reject()}>
+          Reject
+        </button>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,52 @@
+// A real local EVM JSON-RPC node (hardhat's), started on loopback for a test file.
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { createPublicClient, http, parseEther, type PublicClient } from "viem";
+import { freePort } from "./app";
+
+export type LocalChain = { rpcUrl: string; chainId: number; client: PublicClient; fund: (address: string, ether: string) => Promise<void>; stop: () => Promise<void> };
+
+export async function startChain(): Promise<LocalChain> {
+  const port = await freePort();
+  const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
+  const child = spawn(process.execPath, [hardhat, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", path.resolve("e2e/support/hardhat/hardhat.config.cjs")], {
+    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`hardhat node did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes("Started HTTP")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", () => reject(new Error(`hardhat node exited:\n${output}`)));
+  });
+  await ready;
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const client = createPublicClient({ transport: http(rpcUrl) });
+  return {
+    rpcUrl,
+    chainId: 31337,
+    client,
+    fund: async (address, ether) => {
+      await client.request({ method: "hardhat_setBalance" as never, params: [address, `0x${parseEther(ether).toString(16)}`] as never });
+    },
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** The CHAINS setting that points the app at this node. */
+export function chainsSetting(chain: LocalChain): string {
+  return JSON.stringify([{ id: chain.chainId, name: "Local dev chain", rpcUrl: chain.rpcUrl, symbol: "ETH" }]);
+}

@@ -1,0 +1,18 @@
+import { formatEther } from "viem";
+import { db } from "@/lib/db";
+import type { AgentContext } from "@/lib/oauth/bearer";
+import type { ToolOutput } from "@/lib/mcp/schemas";
+import { AppError } from "@/lib/http/errors";
+import { chainById, onChain } from "./chains";
+
+/** The native balance of a granted credential (any approval mode may read). */
+export async function getBalance(agent: AgentContext, credentialId: string, chainId: number): Promise<ToolOutput<"get_balance">> {
+  if (!agent.credentials.some((entry) => entry.credentialId === credentialId)) {
+    throw new AppError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
+  }
+  const credential = await db().credential.findFirst({ where: { id: credentialId, userId: agent.userId }, select: { address: true } });
+  if (!credential) throw new AppError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
+  const chain = chainById(chainId);
+  const wei = await onChain(chainId, (client) => client.getBalance({ address: credential.address as `0x${string}` }));
+  return { credential_id: credentialId, address: credential.address, chain_id: chain.id, chain_name: chain.name, symbol: chain.symbol, wei: wei.toString(), formatted: formatEther(wei) };
+}

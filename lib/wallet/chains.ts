@@ -1,0 +1,55 @@
+import { createPublicClient, defineChain, http, type PublicClient } from "viem";
+import { config, type Chain } from "@/lib/config";
+import { AppError } from "@/lib/http/errors";
+
+/** An RPC that does not answer within this bound is a clear error, not a hang. */
+const RPC_TIMEOUT_MS = 8_000;
+
+export class ChainError extends AppError {
+  constructor(message: string) {
+    super("chain_error", message, 502);
+  }
+}
+
+export function chainById(chainId: number): Chain {
+  const chain = config().chains.find((candidate) => candidate.id === chainId);
+  if (!chain) {
+    throw new AppError("unknown_chain", `Chain ${chainId} is not configured; available: ${config().chains.map((c) => `${c.id} (${c.name})`).join(", ")}`, 400);
+  }
+  return chain;
+}
+
+const clients = new Map<number, PublicClient>();
+
+/** A viem client for a configured chain (one per chain, reused). */
+export function chainClient(chainId: number): PublicClient {
+  let client = clients.get(chainId);
+  if (!client) {
+    const chain = chainById(chainId);
+    const definition = defineChain({
+      id: chain.id,
+      name: chain.name,
+      nativeCurrency: { name: chain.symbol, symbol: chain.symbol, decimals: 18 },
+      rpcUrls: { default: { http: [chain.rpcUrl] } },
+    });
+    client = createPublicClient({ chain: definition, transport: http(chain.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) }) as PublicClient;
+    clients.set(chainId, client);
+  }
+  return client;
+}
+
+/** Runs an RPC call and turns transport failures into a ChainError that names the chain. */
+export async function onChain<T>(chainId: number, action: (client: PublicClient) => Promise<T>): Promise<T> {
+  const client = chainClient(chainId);
+  try {
+    return await action(client);
+  } catch (error) {
+    if (error instanceof AppError) throw error;
+    const name = (error as { name?: string }).name ?? "";
+    const short = (error as { shortMessage?: string }).shortMessage ?? (error as Error).message;
+    if (/HttpRequestError|TimeoutError|FetchError/.test(name) || /fetch failed|timed out|ECONNREFUSED/i.test(short)) {
+      throw new ChainError(`The ${chainById(chainId).name} RPC (chain ${chainId}) did not answer: ${short.split("\n")[0]}`);
+    }
+    throw new ChainError(short.split("\n")[0]);
+  }
+}
