@@ -128,6 +128,7 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     await person.page.goto(`${app.appUrl}/clients`);
     const row = person.page.getByRole("listitem", { name: "Revoked Agent" });
     await row.getByText("Main (read)").waitFor();
+    assert.doesNotMatch((await row.textContent())!, /last used never/, "the client's last use is shown");
     person.page.once("dialog", (dialog) => void dialog.accept());
     await person.page.getByRole("button", { name: "Revoke Revoked Agent" }).click();
     await row.getByText("Revoked", { exact: true }).waitFor();

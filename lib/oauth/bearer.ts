@@ -24,6 +24,7 @@ const grantSelect = {
   clientId: true,
   status: true,
   scope: true,
+  lastUsedAt: true,
   client: { select: { status: true, name: true } },
   credentials: { select: { credentialId: true, mode: true } },
 } as const;
@@ -37,7 +38,7 @@ export async function resolveBearer(header: string | null, clock: Clock = system
   const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
   if (!match) throw new InvalidTokenError("The Authorization header must be: Bearer <token>");
   const token = match[1];
-  return token.startsWith(API_KEY_PREFIX) ? resolveApiKey(token) : resolveAccessToken(token, clock);
+  return token.startsWith(API_KEY_PREFIX) ? resolveApiKey(token, clock) : resolveAccessToken(token, clock);
 }
 
 async function resolveAccessToken(token: string, clock: Clock): Promise<AgentContext> {
@@ -45,25 +46,38 @@ async function resolveAccessToken(token: string, clock: Clock): Promise<AgentCon
   if (!hasScope(claims.scope, "mcp")) throw new InvalidTokenError("The access token lacks the mcp scope");
   const grant = await db().grant.findUnique({ where: { id: claims.grant_id }, select: grantSelect });
   if (!grant || grant.clientId !== claims.client_id || grant.userId !== claims.sub) throw new InvalidTokenError("The access token's grant does not exist");
-  return contextOf(grant, "access_token");
+  return contextOf(grant, "access_token", clock);
 }
 
 /**
  * A personal API key is looked up by its SHA-256: the database compares
  * digests, so the lookup's timing says nothing about the key itself.
  */
-async function resolveApiKey(key: string): Promise<AgentContext> {
+async function resolveApiKey(key: string, clock: Clock): Promise<AgentContext> {
   const grant = await db().grant.findFirst({ where: { client: { keyHash: sha256Hex(key), kind: "api_key" } }, select: grantSelect });
   if (!grant) throw new InvalidTokenError("The API key is invalid");
-  return contextOf(grant, "api_key");
+  return contextOf(grant, "api_key", clock);
+}
+
+/** "Last used" on the Clients screen, written at most once a minute per grant to keep the hot path read-only. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+function touch(grant: { id: string; lastUsedAt: Date | null }, clock: Clock): void {
+  const now = clock();
+  if (grant.lastUsedAt && now.getTime() - grant.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
+  void db()
+    .grant.updateMany({ where: { id: grant.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }] }, data: { lastUsedAt: now } })
+    .catch(() => {});
 }
 
 function contextOf(
-  grant: { id: string; userId: string; clientId: string; status: string; client: { status: string; name: string }; credentials: { credentialId: string; mode: string }[] },
+  grant: { id: string; userId: string; clientId: string; status: string; lastUsedAt: Date | null; client: { status: string; name: string }; credentials: { credentialId: string; mode: string }[] },
   via: AgentContext["via"],
+  clock: Clock,
 ): AgentContext {
   if (grant.client.status !== "active") throw new InvalidTokenError("The client was revoked");
   if (grant.status !== "active") throw new InvalidTokenError("The grant was revoked");
+  touch(grant, clock);
   return {
     userId: grant.userId,
     clientId: grant.clientId,
