@@ -1,14 +1,17 @@
 // Starts the built app (`next start`) on a free port with its own data folder
-// and SQLite file, the way `npm start` does, and points this test process's
+// and SQLite file (or, with `database: "postgres"`, a fresh PostgreSQL database),
+// the way `npm start` does, and points this test process's
 // environment at the same database and secrets so that lib/ can be called
 // in-process (for the approval step and the injectable clock).
 import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { migrateDatabase } from "@/lib/db/migrate";
+import pg from "pg";
 
 export type RunningApp = {
   baseUrl: string;
@@ -32,18 +35,54 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** The local PostgreSQL server the `database: "postgres"` option uses (TEST_POSTGRES_URL overrides). */
+export const POSTGRES_SERVER_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432";
+
+export type PostgresDatabase = { name: string; url: string; drop: () => Promise<void> };
+
+async function postgresAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: `${POSTGRES_SERVER_URL}/postgres` });
+  try {
+    await client.connect();
+  } catch (error) {
+    throw new Error(
+      `PostgreSQL is not reachable at ${POSTGRES_SERVER_URL} (${(error as Error).message}); ` +
+        "start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
+    );
+  }
+  try {
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, empty PostgreSQL database aw_<random>; drop() removes it (closing any session left on it). */
+export async function createPostgresDatabase(): Promise<PostgresDatabase> {
+  const name = `aw_${randomBytes(6).toString("hex")}`;
+  await postgresAdmin((client) => client.query(`CREATE DATABASE "${name}"`));
+  return {
+    name,
+    url: `${POSTGRES_SERVER_URL}/${name}`,
+    drop: () => postgresAdmin(async (client) => void (await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`))),
+  };
+}
+
 export type StartOptions = {
   /** hostname for BASE_URL (default localhost) */
   baseHost?: string;
   /** hostname for APP_URL (default localhost) */
   appHost?: string;
   env?: Record<string, string>;
+  /** "postgres": a fresh database on the local PostgreSQL (dropped in stop()); default a SQLite file */
+  database?: "sqlite" | "postgres";
 };
 
 export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
   const port = await freePort();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-app-"));
-  const databaseUrl = `file:${path.join(dataDir, "agent-wallet.db")}`;
+  const postgres: PostgresDatabase | null = options.database === "postgres" ? await createPostgresDatabase() : null;
+  const databaseUrl = postgres?.url ?? `file:${path.join(dataDir, "agent-wallet.db")}`;
   const baseUrl = `http://${options.baseHost ?? "localhost"}:${port}`;
   const appUrl = `http://${options.appHost ?? "localhost"}:${port}`;
   const env: Record<string, string> = {
@@ -96,6 +135,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
       }
       const { db } = await import("@/lib/db");
       await db().$disconnect();
+      await postgres?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
