@@ -107,7 +107,7 @@ export const EXIT_CODES: [number, string][] = [
   [1, "usage error (unknown command or option, missing or malformed argument)"],
   [2, "not signed in, or authentication failed (session expired and not renewable, client or key revoked): sign in again"],
   [3, "the request did not complete: rejected, expired, cancelled or failed (or still pending when --wait ran out)"],
-  [4, "the tool refused (e.g. a read-only credential asked to sign, an unknown credential)"],
+  [4, "the tool refused (e.g. a read-only credential asked to sign, an unknown credential, cancelling a request that is no longer pending)"],
   [5, "network or server error"],
 ];
 

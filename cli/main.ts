@@ -168,10 +168,8 @@ function finish(ctx: Context, view: RequestView): number {
     print(ctx, view, human);
     return EXIT.ok;
   }
-  if (FINAL_STATUSES.includes(view.status)) {
-    print(ctx, view, requestDetails(view));
-    return EXIT.request;
-  }
+  // Rejected, expired, cancelled or failed: main prints the request, then says why the exit code is 3.
+  if (FINAL_STATUSES.includes(view.status)) throw new RequestNotCompletedError(view);
   print(ctx, view, requestDetails(view));
   return EXIT.ok;
 }
