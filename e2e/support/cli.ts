@@ -18,14 +18,14 @@ export function cliEnv(extra: Record<string, string> = {}): { env: NodeJS.Proces
   return { env, configDir };
 }
 
-export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; result: Promise<CliResult>; stdout: () => string } {
+export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; result: Promise<CliResult>; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (chunk) => (stdout += chunk));
   child.stderr!.on("data", (chunk) => (stderr += chunk));
   const result = new Promise<CliResult>((resolve) => child.once("close", (code) => resolve({ code, stdout, stderr })));
-  return { child, result, stdout: () => stdout };
+  return { child, result, stdout: () => stdout, stderr: () => stderr };
 }
 
 export async function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
@@ -34,14 +34,15 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, input?: str
   return run.result;
 }
 
-/** Waits until the child's stdout matches, and returns the match. */
-export async function waitForOutput(run: ReturnType<typeof startCli>, pattern: RegExp, timeoutMs = 30_000): Promise<RegExpMatchArray> {
+/** Waits until the child's stdout (or stderr) matches, and returns the match. */
+export async function waitForOutput(run: ReturnType<typeof startCli>, pattern: RegExp, timeoutMs = 30_000, stream: "stdout" | "stderr" = "stdout"): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;
+  const text = () => (stream === "stdout" ? run.stdout() : run.stderr());
   for (;;) {
-    const match = run.stdout().match(pattern);
+    const match = text().match(pattern);
     if (match) return match;
-    if (run.child.exitCode !== null) throw new Error(`the CLI exited (${run.child.exitCode}) before printing ${pattern}: ${run.stdout()}`);
-    if (Date.now() > deadline) throw new Error(`the CLI did not print ${pattern} within ${timeoutMs} ms: ${run.stdout()}`);
+    if (run.child.exitCode !== null) throw new Error(`the CLI exited (${run.child.exitCode}) before printing ${pattern} on ${stream}: ${run.stdout()}\n${run.stderr()}`);
+    if (Date.now() > deadline) throw new Error(`the CLI did not print ${pattern} on ${stream} within ${timeoutMs} ms: ${text()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
