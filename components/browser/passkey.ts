@@ -3,7 +3,7 @@
 // from the assertion before anything is posted.
 import { startAuthentication } from "@simplewebauthn/browser";
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { fromBase64Url } from "@/lib/wallet/seal";
+import { fromBase64Url, toBase64Url, unsealPrivateKey } from "@/lib/wallet/seal";
 
 export class NoPrfError extends Error {
   constructor() {
@@ -23,7 +23,7 @@ export async function assertWithPrf(options: PublicKeyCredentialRequestOptionsJS
   return { response: response as AuthenticationResponseJSON, prfOutput: new Uint8Array(output) };
 }
 
-export type StoredSeal = { passkeyId: string; ciphertext: string; iv: string; prfSalt: string };
+export type StoredSeal = { passkeyId: string; ciphertext: string; iv: string; prfSalt: string; transports?: string[] };
 
 /**
  * One assertion by any passkey that sealed the key, evaluating PRF with that
@@ -42,4 +42,24 @@ export async function assertForSeals(options: PublicKeyCredentialRequestOptionsJ
   const seal = seals.find((candidate) => candidate.passkeyId === response.id);
   if (!seal) throw new Error("That passkey did not seal this wallet's key");
   return { response: response as AuthenticationResponseJSON, prfOutput: new Uint8Array(output), seal };
+}
+
+/**
+ * Unseals a wallet key with any passkey that sealed it. The challenge is made
+ * here: nothing is sent to the server, which has no part in unsealing.
+ */
+export async function unsealLocally(seals: StoredSeal[], credentialId: string, address: string) {
+  const challenge = toBase64Url(crypto.getRandomValues(new Uint8Array(32)));
+  const options = {
+    challenge,
+    rpId: location.hostname,
+    allowCredentials: seals.map((seal) => ({ id: seal.passkeyId, type: "public-key" as const, transports: seal.transports as AuthenticatorTransport[] | undefined })),
+    userVerification: "required" as const,
+  };
+  const { prfOutput, seal } = await assertForSeals(options, seals);
+  try {
+    return await unsealPrivateKey({ ...seal, prfOutput, credentialId, address });
+  } finally {
+    prfOutput.fill(0);
+  }
 }

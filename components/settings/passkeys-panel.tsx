@@ -3,15 +3,36 @@
 import { useState } from "react";
 import { useRouter } from "next/navigation";
 import { startRegistration } from "@simplewebauthn/browser";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi, messageOf } from "@/components/browser/api";
+import { assertWithPrf, unsealLocally, type StoredSeal } from "@/components/browser/passkey";
+import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; prfCapable: boolean };
+export type SealedWallet = { id: string; name: string; passkeyIds: string[] };
+
+/**
+ * Lets `passkeyId` unlock a wallet too: unseal the key with a passkey that has
+ * it, then seal it again under the new passkey's PRF output. Two passkey prompts.
+ */
+async function resealUnder(wallet: SealedWallet, passkeyId: string) {
+  const { options, address, seals } = await callApi<{ options: PublicKeyCredentialRequestOptionsJSON; address: string; seals: StoredSeal[] }>(
+    `/api/credentials/${encodeURIComponent(wallet.id)}/seals/options`,
+    { passkeyId },
+  );
+  const privateKey = await unsealLocally(seals, wallet.id, address);
+  const salt = newPrfSalt();
+  const { response, prfOutput } = await assertWithPrf(options, salt);
+  const seal = await sealPrivateKey({ privateKey, prfOutput, salt, credentialId: wallet.id, address });
+  prfOutput.fill(0);
+  await callApi(`/api/credentials/${encodeURIComponent(wallet.id)}/seals`, { seal, assertion: response });
+}
 
 function when(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "never";
 }
 
-export function PasskeysPanel({ passkeys }: { passkeys: PasskeyRow[] }) {
+export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; wallets: SealedWallet[] }) {
   const router = useRouter();
   const [name, setName] = useState("");
   const [busy, setBusy] = useState(false);
@@ -55,7 +76,7 @@ export function PasskeysPanel({ passkeys }: { passkeys: PasskeyRow[] }) {
       )}
       <ul className="rows" aria-label="Passkeys">
         {passkeys.map((passkey) => (
-          <PasskeyItem key={passkey.id} passkey={passkey} onlyOne={passkeys.length === 1} run={run} />
+          <PasskeyItem key={passkey.id} passkey={passkey} onlyOne={passkeys.length === 1} run={run} wallets={wallets} />
         ))}
       </ul>
       <form
@@ -78,9 +99,20 @@ export function PasskeysPanel({ passkeys }: { passkeys: PasskeyRow[] }) {
   );
 }
 
-function PasskeyItem({ passkey, onlyOne, run }: { passkey: PasskeyRow; onlyOne: boolean; run: (action: () => Promise<string | void>) => Promise<void> }) {
+function PasskeyItem({
+  passkey,
+  onlyOne,
+  run,
+  wallets,
+}: {
+  passkey: PasskeyRow;
+  onlyOne: boolean;
+  run: (action: () => Promise<string | void>) => Promise<void>;
+  wallets: SealedWallet[];
+}) {
   const [renaming, setRenaming] = useState(false);
   const [name, setName] = useState(passkey.name);
+  const locked = wallets.filter((wallet) => !wallet.passkeyIds.includes(passkey.id));
   return (
     <li className="row">
       <div>
@@ -88,6 +120,27 @@ function PasskeyItem({ passkey, onlyOne, run }: { passkey: PasskeyRow; onlyOne: 
         <div className="muted small">
           Created {when(passkey.createdAt)} · last used {when(passkey.lastUsedAt)}
         </div>
+        {passkey.prfCapable && wallets.length > 0 && (
+          <div className="small">
+            Unlocks {wallets.length - locked.length} of {wallets.length} wallet{wallets.length === 1 ? "" : "s"}
+            {locked.length > 0 && (
+              <>
+                {" "}
+                <button
+                  type="button"
+                  onClick={() =>
+                    void run(async () => {
+                      for (const wallet of locked) await resealUnder(wallet, passkey.id);
+                      return `${passkey.name} now unlocks ${locked.map((wallet) => wallet.name).join(", ")}.`;
+                    })
+                  }
+                >
+                  Let {passkey.name} unlock {locked.length === 1 ? locked[0].name : `${locked.length} wallets`}
+                </button>
+              </>
+            )}
+          </div>
+        )}
       </div>
       {renaming ? (
         <form

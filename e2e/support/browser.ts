@@ -14,14 +14,18 @@ export async function launchBrowser(): Promise<Browser> {
 
 export type Authenticator = { cdp: CDPSession; authenticatorId: string };
 
-/** A platform passkey authenticator that verifies the user and answers PRF. */
-export async function addAuthenticator(page: Page, options: { hasPrf?: boolean } = {}): Promise<Authenticator> {
+/**
+ * A passkey authenticator that verifies the user and answers PRF: the platform's
+ * own by default, or a roaming one ("usb": a security key, or a phone) — Chrome
+ * allows one platform authenticator per browser.
+ */
+export async function addAuthenticator(page: Page, options: { hasPrf?: boolean; transport?: "internal" | "usb" } = {}): Promise<Authenticator> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("WebAuthn.enable", { enableUI: false });
   const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
     options: {
       protocol: "ctap2",
-      transport: "internal",
+      transport: options.transport ?? "internal",
       hasResidentKey: true,
       hasUserVerification: true,
       isUserVerified: true,
@@ -57,4 +61,9 @@ export async function signUp(page: Page, appUrl: string, email: string): Promise
 export async function signIn(page: Page, appUrl: string, path = "/"): Promise<void> {
   await page.goto(`${appUrl}${path}`);
   await page.getByRole("button", { name: "Sign in with passkey" }).click();
+}
+
+/** Whether this authenticator answers on its own; one that does not stays out of a ceremony. */
+export async function setPresence(authenticator: Authenticator, enabled: boolean): Promise<void> {
+  await authenticator.cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId: authenticator.authenticatorId, enabled });
 }

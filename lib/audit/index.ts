@@ -11,6 +11,7 @@ export const AUDIT_EVENT_TYPES = [
   "passkey.removed",
   "credential.connected",
   "credential.renamed",
+  "credential.resealed",
   "credential.removed",
   "client.registered",
   "grant.approved",

@@ -4,6 +4,7 @@ import {
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticationResponseJSON,
+  type AuthenticatorTransport,
   type PublicKeyCredentialCreationOptionsJSON,
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
@@ -107,6 +108,12 @@ export async function completeSignUp(response: RegistrationResponseJSON, clock: 
   return { id: userId, email };
 }
 
+/** The allowed passkeys with their transports, so the browser asks only authenticators that can answer. */
+async function allowList(ids: string[]) {
+  const rows = await db().passkey.findMany({ where: { id: { in: ids } }, select: { id: true, transports: true } });
+  return rows.map((row) => ({ id: row.id, transports: JSON.parse(row.transports) as AuthenticatorTransport[] }));
+}
+
 /** Options for an assertion; `allow` restricts which passkeys may answer. */
 export async function assertionOptions(
   purpose: ChallengePurpose,
@@ -118,7 +125,7 @@ export async function assertionOptions(
     rpID: config().rpId,
     challenge: issued.challenge,
     userVerification: "required",
-    allowCredentials: binding.allow?.map((id) => ({ id })),
+    allowCredentials: binding.allow ? await allowList(binding.allow) : undefined,
   });
   return { ...options, challenge: issued.challenge };
 }

@@ -73,6 +73,41 @@ export async function connectCredential(userId: string, input: ConnectCredential
   return credential;
 }
 
+/**
+ * Re-sealing an existing key under another passkey, step 1: a challenge that
+ * only `passkeyId` may answer, bound to the credential. (The browser first
+ * unseals the key with a passkey that already has it; that needs no server.)
+ */
+export async function resealOptions(userId: string, credentialId: string, passkeyId: string, clock: Clock = systemClock) {
+  const credential = await db().credential.findFirst({ where: { id: credentialId, userId, kind: "evm" }, include: { seals: { select: { passkeyId: true, ciphertext: true, iv: true, prfSalt: true } } } });
+  if (!credential) throw new NotFoundError("The wallet");
+  const passkey = await db().passkey.findFirst({ where: { id: passkeyId, userId } });
+  if (!passkey) throw new NotFoundError("The passkey");
+  if (!passkey.prfCapable) throw new AppError("no_prf_passkey", "This passkey does not support PRF, so it cannot seal a key", 409);
+  if (credential.seals.some((seal) => seal.passkeyId === passkeyId)) throw new AppError("already_sealed", `${passkey.name} already unlocks ${credential.name}`, 409);
+  const options = await assertionOptions("seal", { userId, subject: credentialId, allow: [passkeyId] }, clock);
+  const transports = new Map((await db().passkey.findMany({ where: { userId }, select: { id: true, transports: true } })).map((row) => [row.id, JSON.parse(row.transports) as string[]]));
+  return { options, address: credential.address, seals: credential.seals.map((seal) => ({ ...seal, transports: transports.get(seal.passkeyId) ?? [] })) };
+}
+
+export const addSealSchema = z.object({ seal: sealSchema, assertion: authenticationResponseSchema });
+
+/** Step 2: store the key sealed under the passkey that answered the challenge. */
+export async function addSeal(userId: string, credentialId: string, input: z.infer<typeof addSealSchema>, clock: Clock = systemClock) {
+  const { passkeyId, challenge } = await verifyAssertion(input.assertion, "seal", clock);
+  if (challenge.userId !== userId || challenge.subject !== credentialId) throw new AppError("invalid_challenge", "This passkey challenge was issued for another wallet", 400);
+  const credential = await db().credential.findFirst({ where: { id: credentialId, userId, kind: "evm" } });
+  if (!credential) throw new NotFoundError("The wallet");
+  const sealer = await db().passkey.findUniqueOrThrow({ where: { id: passkeyId }, select: { prfCapable: true } });
+  if (!sealer.prfCapable) throw new AppError("no_prf_passkey", "This passkey does not support PRF, so it cannot seal a key", 409);
+  await db().credentialSeal.upsert({
+    where: { credentialId_passkeyId: { credentialId, passkeyId } },
+    create: { credentialId, passkeyId, ...input.seal, createdAt: clock() },
+    update: { ...input.seal, createdAt: clock() },
+  });
+  await recordAudit({ type: "credential.resealed", userId, credentialId, data: { passkey: passkeyId } }, clock);
+}
+
 export async function listCredentials(userId: string) {
   const rows = await db().credential.findMany({
     where: { userId },

@@ -1,0 +1,69 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser } from "playwright-core";
+import { privateKeyToAccount } from "viem/accounts";
+import { startApp, type RunningApp } from "../support/app";
+import { addAuthenticator, launchBrowser, setPresence, signUp } from "../support/browser";
+import { createWallet } from "../support/consent";
+import { prfOutputInPage } from "../support/prf";
+import { db } from "@/lib/db";
+import { fromBase64Url, unsealPrivateKey } from "@/lib/wallet/seal";
+
+describe("a second passkey unlocks existing wallets after re-sealing", { timeout: 120_000 }, () => {
+  let app: RunningApp;
+  let browser: Browser;
+  before(async () => {
+    app = await startApp();
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+
+  it("re-seals a key under a new passkey, which alone can then open it", async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const laptop = await addAuthenticator(page);
+    await signUp(page, app.appUrl, "two-devices@example.com");
+    await createWallet(page, "Main");
+    const user = await db().user.findUniqueOrThrow({ where: { email: "two-devices@example.com" } });
+    const main = await db().credential.findFirstOrThrow({ where: { userId: user.id, name: "Main" } });
+
+    // The phone's passkey is created on a second authenticator while the laptop's stays silent.
+    const phone = await addAuthenticator(page, { transport: "usb" });
+    await setPresence(laptop, false);
+    await page.goto(`${app.appUrl}/settings`);
+    await page.getByLabel("Passkey name").fill("Phone");
+    await page.getByRole("button", { name: "Add passkey" }).click();
+    await page.getByRole("status").filter({ hasText: "Phone" }).waitFor();
+    await setPresence(laptop, true);
+    const phoneKey = await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Phone" } });
+
+    // Removing the laptop's passkey now would strand Main.
+    const refused = await page.request.delete(`${app.appUrl}/api/passkeys/${encodeURIComponent((await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Passkey 1" } })).id)}`, {
+      headers: { Origin: app.appUrl },
+    });
+    assert.equal(refused.status(), 409);
+    assert.equal((await refused.json()).error, "passkey_holds_keys");
+
+    await page.getByText("Unlocks 0 of 1 wallet").waitFor();
+    await page.getByRole("button", { name: "Let Phone unlock Main" }).click();
+    await page.getByRole("status").filter({ hasText: "Phone now unlocks Main" }).waitFor();
+    const seals = await db().credentialSeal.findMany({ where: { credentialId: main.id } });
+    assert.deepEqual(seals.map((seal) => seal.passkeyId).sort(), [phoneKey.id, seals.find((seal) => seal.passkeyId !== phoneKey.id)!.passkeyId].sort());
+    assert.ok(await db().auditEvent.findFirst({ where: { type: "credential.resealed", credentialId: main.id } }));
+
+    // Now the laptop's passkey can go, and the phone alone opens the key of the same address.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Remove Passkey 1" }).click();
+    await page.getByRole("status").filter({ hasText: "removed" }).waitFor();
+    const [phoneSeal] = await db().credentialSeal.findMany({ where: { credentialId: main.id } });
+    assert.equal(phoneSeal.passkeyId, phoneKey.id);
+    const prfOutput = await prfOutputInPage(page, phoneSeal.passkeyId, phoneSeal.prfSalt);
+    const key = await unsealPrivateKey({ ...phoneSeal, prfOutput: fromBase64Url(prfOutput), credentialId: main.id, address: main.address });
+    assert.equal(privateKeyToAccount(key).address, main.address);
+    void phone;
+    await context.close();
+  });
+});
