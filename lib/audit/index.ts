@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { db } from "@/lib/db";
+import { db, usesPostgres } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 
 /** Every kind of event the log records (DESIGN.md §6). */
@@ -103,28 +103,37 @@ function isUniqueViolation(error: unknown): boolean {
   return typeof error === "object" && error !== null && (error as { code?: string }).code === "P2002";
 }
 
+/** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
+const AUDIT_LOCK = 7_100_423;
+
 /**
- * Appends one event. The next seq is the last one + 1 and seq is the primary
- * key, so two concurrent appends cannot both chain to the same predecessor: the
- * loser gets a unique violation and chains again to the new head.
+ * Appends one event. Appends are serialized — one transaction at a time in
+ * this process (SQLite), an advisory lock across instances (PostgreSQL) — and
+ * seq, the primary key, is the previous one + 1, so the chain can never fork:
+ * an append that still races (another process on the same SQLite file) gets a
+ * unique violation and chains again to the new head.
  */
 export async function recordAudit(input: AuditInput, clock: Clock = systemClock): Promise<void> {
   const data = canonicalJson(redact(input.data ?? {}));
+  const postgres = usesPostgres();
   for (let attempt = 0; ; attempt++) {
-    const last = await db().auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-    const event: StoredEvent = {
-      seq: (last?.seq ?? 0) + 1,
-      at: clock(),
-      type: input.type,
-      userId: input.userId ?? null,
-      clientId: input.clientId ?? null,
-      credentialId: input.credentialId ?? null,
-      requestId: input.requestId ?? null,
-      data,
-      prevHash: last?.hash ?? GENESIS_HASH,
-    };
     try {
-      await db().auditEvent.create({ data: { ...event, hash: eventHash(event) } });
+      await db().$transaction(async (tx) => {
+        if (postgres) await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${AUDIT_LOCK})) AS lock`);
+        const last = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
+        const event: StoredEvent = {
+          seq: (last?.seq ?? 0) + 1,
+          at: clock(),
+          type: input.type,
+          userId: input.userId ?? null,
+          clientId: input.clientId ?? null,
+          credentialId: input.credentialId ?? null,
+          requestId: input.requestId ?? null,
+          data,
+          prevHash: last?.hash ?? GENESIS_HASH,
+        };
+        await tx.auditEvent.create({ data: { ...event, hash: eventHash(event) } });
+      }, { maxWait: 10_000, timeout: 20_000 });
       return;
     } catch (error) {
       if (!isUniqueViolation(error) || attempt >= 50) throw error;

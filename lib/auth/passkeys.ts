@@ -224,6 +224,10 @@ export async function removePasskey(userId: string, passkeyId: string, clock: Cl
     }
     await tx.credentialSeal.deleteMany({ where: { passkeyId } });
     await tx.passkey.delete({ where: { id: passkeyId } });
+    // Serializable: two removals at once must not both pass the "not the last one" check.
+  }, { isolationLevel: "Serializable" }).catch((error: unknown) => {
+    if ((error as { code?: string }).code === "P2034") throw new AppError("conflict", "Another change to your passkeys happened at the same time. Try again.", 409);
+    throw error;
   });
   await recordAudit({ type: "passkey.removed", userId, data: { passkey: passkeyId } }, clock);
 }

@@ -22,6 +22,11 @@ function connect(): PrismaClient {
   return new PrismaClient({ adapter });
 }
 
+/** Whether the configured database is PostgreSQL (several instances may share it). */
+export function usesPostgres(): boolean {
+  return isPostgres(config().databaseUrl);
+}
+
 /** The process's one database client (kept on globalThis across dev reloads). */
 export function db(): PrismaClient {
   globalForDb.agentWalletDb ??= connect();

@@ -129,8 +129,9 @@ export async function removeCredential(userId: string, credentialId: string, clo
     const credential = await tx.credential.findFirst({ where: { id: credentialId, userId } });
     if (!credential) return null;
     await tx.grantCredential.deleteMany({ where: { credentialId } });
-    await tx.credential.delete({ where: { id: credentialId } });
-    return credential;
+    // deleteMany: a concurrent removal that got there first leaves nothing to delete, not an error.
+    const deleted = await tx.credential.deleteMany({ where: { id: credentialId, userId } });
+    return deleted.count ? credential : null;
   });
   if (!removed) throw new NotFoundError("The wallet");
   await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
