@@ -1,10 +1,9 @@
 "use client";
 
-import { useState } from "react";
-import { useRouter } from "next/navigation";
 import { privateKeyToAccount } from "viem/accounts";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { callApi, messageOf } from "@/components/browser/api";
+import { callApi } from "@/components/browser/api";
+import { Feedback, useAction } from "@/components/browser/use-action";
 import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
 import type { RequestPayload } from "@/lib/wallet/requests";
@@ -31,53 +30,29 @@ async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): 
 }
 
 export function ApprovalActions({ requestId }: { requestId: string }) {
-  const router = useRouter();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
-
-  async function run(action: () => Promise<string>) {
-    setBusy(true);
-    setError(null);
-    try {
-      setStatus(await action());
-      router.refresh();
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  }
+  const { busy, error, status, run } = useAction();
+  const path = `/api/approvals/${encodeURIComponent(requestId)}`;
 
   const approve = () =>
     run(async () => {
-      const approval = await callApi<ApprovalOptions>(`/api/approvals/${encodeURIComponent(requestId)}/options`);
+      const approval = await callApi<ApprovalOptions>(`${path}/options`);
       const { response, prfOutput, seal } = await assertForSeals(approval.options, approval.seals);
       const privateKey = await unsealPrivateKey({ ...seal, prfOutput, credentialId: approval.credentialId, address: approval.address });
       prfOutput.fill(0);
       const signature = await signPayload(privateKey, approval.payload);
-      const result = await callApi<{ status: string; tx_hash: string | null }>(`/api/approvals/${encodeURIComponent(requestId)}/approve`, { assertion: response, signature });
+      const result = await callApi<{ status: string; tx_hash: string | null }>(`${path}/approve`, { assertion: response, signature });
       return result.tx_hash ? `Approved and sent: ${result.tx_hash}` : "Approved and signed.";
     });
 
   const reject = () =>
     run(async () => {
-      await callApi(`/api/approvals/${encodeURIComponent(requestId)}/reject`, {});
+      await callApi(`${path}/reject`, {});
       return "Rejected.";
     });
 
   return (
     <div className="stack">
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {status && (
-        <p role="status" className="ok">
-          {status}
-        </p>
-      )}
+      <Feedback error={error} status={status} />
       <div className="actions">
         <button type="button" className="primary" disabled={busy} onClick={() => void approve()}>
           Approve with passkey

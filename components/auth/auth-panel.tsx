@@ -5,12 +5,15 @@ import { useRouter } from "next/navigation";
 import { signIn } from "next-auth/react";
 import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
 import { callApi, messageOf } from "@/components/browser/api";
+import { useHydrated } from "@/components/browser/use-action";
 
 /** Sign up with an email and a new passkey, or sign in with an existing one. */
 export function AuthPanel({ next }: { next: string }) {
   const router = useRouter();
   const [email, setEmail] = useState("");
-  const [busy, setBusy] = useState(false);
+  const hydrated = useHydrated();
+  const [working, setBusy] = useState(false);
+  const busy = working || !hydrated;
   const [error, setError] = useState<string | null>(null);
 
   async function finish(mode: "sign-up" | "sign-in", response: unknown) {

@@ -1,9 +1,9 @@
 "use client";
 
 import { useState } from "react";
-import { useRouter } from "next/navigation";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { callApi, messageOf } from "@/components/browser/api";
+import { callApi } from "@/components/browser/api";
+import { Feedback, useAction } from "@/components/browser/use-action";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 export type ClientRow = {
@@ -24,28 +24,17 @@ function when(iso: string | null) {
 }
 
 export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; emptyText: string }) {
-  const router = useRouter();
-  const [error, setError] = useState<string | null>(null);
+  const { busy, error, run } = useAction();
 
-  async function revoke(client: ClientRow) {
+  function revoke(client: ClientRow) {
     if (!window.confirm(`Revoke ${client.name}? It loses access at once.`)) return;
-    setError(null);
-    try {
-      await callApi(`/api/clients/${encodeURIComponent(client.clientId)}/revoke`);
-      router.refresh();
-    } catch (caught) {
-      setError(messageOf(caught));
-    }
+    void run(async () => void (await callApi(`/api/clients/${encodeURIComponent(client.clientId)}/revoke`)));
   }
 
   if (!clients.length) return <p className="muted">{emptyText}</p>;
   return (
     <>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Feedback error={error} />
       <ul className="rows">
         {clients.map((client) => (
           <li key={client.clientId} className="row" aria-label={client.name}>
@@ -69,7 +58,7 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
               </div>
             </div>
             {client.status === "active" && (
-              <button type="button" className="danger" onClick={() => void revoke(client)}>
+              <button type="button" className="danger" disabled={busy} onClick={() => void revoke(client)}>
                 Revoke {client.name}
               </button>
             )}
@@ -82,32 +71,21 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
 
 /** Issue a personal API key for a grant set, approved with a passkey; the key is shown once. */
 export function CreateApiKeyForm({ credentials }: { credentials: PickableCredential[] }) {
-  const router = useRouter();
+  const { busy, error, run } = useAction();
   const [name, setName] = useState("");
   const [choice, setChoice] = useState(() => emptyChoice(credentials));
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
 
-  async function create() {
-    setBusy(true);
-    setError(null);
-    setCreated(null);
-    try {
+  const create = () =>
+    run(async () => {
+      setCreated(null);
       const request = { name: name.trim(), credentials: chosenGrantSet({ ...emptyChoice(credentials), ...choice }) };
       const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>("/api/api-keys/options", request);
       const assertion = await startAuthentication({ optionsJSON });
-      const issued = await callApi<{ name: string; key: string }>("/api/api-keys", { ...request, assertion });
-      setCreated(issued);
+      setCreated(await callApi<{ name: string; key: string }>("/api/api-keys", { ...request, assertion }));
       setName("");
       setChoice(emptyChoice(credentials));
-      router.refresh();
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  }
+    });
 
   return (
     <form
@@ -127,16 +105,10 @@ export function CreateApiKeyForm({ credentials }: { credentials: PickableCredent
           Create API key
         </button>
       </div>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
+      <Feedback error={error} />
       {created && (
         <div role="status" className="ok">
-          <p>
-            Key “{created.name}” created. Copy it now: it is shown only once.
-          </p>
+          <p>Key “{created.name}” created. Copy it now: it is shown only once.</p>
           <code data-testid="new-api-key" className="mono key">
             {created.key}
           </code>

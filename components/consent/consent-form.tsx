@@ -3,13 +3,16 @@
 import { useState } from "react";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi, messageOf } from "@/components/browser/api";
+import { useHydrated } from "@/components/browser/use-action";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. */
 export function ConsentForm({ requestId, credentials, offlineRequested }: { requestId: string; credentials: PickableCredential[]; offlineRequested: boolean }) {
   const [choice, setChoice] = useState(() => emptyChoice(credentials));
   const [stayConnected, setStayConnected] = useState(offlineRequested);
-  const [busy, setBusy] = useState(false);
+  const hydrated = useHydrated();
+  const [working, setBusy] = useState(false);
+  const busy = working || !hydrated;
   const [error, setError] = useState<string | null>(null);
 
   async function decide(action: () => Promise<{ location: string }>) {

@@ -1,11 +1,11 @@
 "use client";
 
 import { useState } from "react";
-import { useRouter } from "next/navigation";
 import { startRegistration } from "@simplewebauthn/browser";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { callApi, messageOf } from "@/components/browser/api";
+import { callApi } from "@/components/browser/api";
 import { assertWithPrf, unsealLocally, type StoredSeal } from "@/components/browser/passkey";
+import { Feedback, RenameControl, useAction } from "@/components/browser/use-action";
 import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; prfCapable: boolean };
@@ -32,26 +32,11 @@ function when(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "never";
 }
 
-export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; wallets: SealedWallet[] }) {
-  const router = useRouter();
-  const [name, setName] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+type Run = (action: () => Promise<string | void>) => Promise<boolean>;
 
-  async function run(action: () => Promise<string | void>) {
-    setBusy(true);
-    setError(null);
-    setStatus(null);
-    try {
-      setStatus((await action()) ?? null);
-      router.refresh();
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  }
+export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; wallets: SealedWallet[] }) {
+  const { busy, error, status, run } = useAction();
+  const [name, setName] = useState("");
 
   const add = () =>
     run(async () => {
@@ -64,19 +49,10 @@ export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; w
 
   return (
     <div className="stack">
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {status && (
-        <p role="status" className="ok">
-          {status}
-        </p>
-      )}
+      <Feedback error={error} status={status} />
       <ul className="rows" aria-label="Passkeys">
         {passkeys.map((passkey) => (
-          <PasskeyItem key={passkey.id} passkey={passkey} onlyOne={passkeys.length === 1} run={run} wallets={wallets} />
+          <PasskeyItem key={passkey.id} passkey={passkey} onlyOne={passkeys.length === 1} run={run} busy={busy} wallets={wallets} />
         ))}
       </ul>
       <form
@@ -99,20 +75,9 @@ export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; w
   );
 }
 
-function PasskeyItem({
-  passkey,
-  onlyOne,
-  run,
-  wallets,
-}: {
-  passkey: PasskeyRow;
-  onlyOne: boolean;
-  run: (action: () => Promise<string | void>) => Promise<void>;
-  wallets: SealedWallet[];
-}) {
-  const [renaming, setRenaming] = useState(false);
-  const [name, setName] = useState(passkey.name);
+function PasskeyItem({ passkey, onlyOne, run, busy, wallets }: { passkey: PasskeyRow; onlyOne: boolean; run: Run; busy: boolean; wallets: SealedWallet[] }) {
   const locked = wallets.filter((wallet) => !wallet.passkeyIds.includes(passkey.id));
+  const path = `/api/passkeys/${encodeURIComponent(passkey.id)}`;
   return (
     <li className="row">
       <div>
@@ -128,6 +93,7 @@ function PasskeyItem({
                 {" "}
                 <button
                   type="button"
+                  disabled={busy}
                   onClick={() =>
                     void run(async () => {
                       for (const wallet of locked) await resealUnder(wallet, passkey.id);
@@ -142,44 +108,33 @@ function PasskeyItem({
           </div>
         )}
       </div>
-      {renaming ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void run(async () => {
-              await callApi(`/api/passkeys/${encodeURIComponent(passkey.id)}`, { name }, "PATCH");
-              setRenaming(false);
+      <div className="actions">
+        <RenameControl
+          name={passkey.name}
+          onSave={(name) =>
+            run(async () => {
+              await callApi(path, { name }, "PATCH");
               return "Passkey renamed.";
-            });
+            })
+          }
+        />
+        <button
+          type="button"
+          className="danger"
+          disabled={onlyOne || busy}
+          title={onlyOne ? "Your only passkey cannot be removed" : undefined}
+          onClick={() => {
+            if (window.confirm(`Remove the passkey ${passkey.name}?`)) {
+              void run(async () => {
+                await callApi(path, {}, "DELETE");
+                return "Passkey removed.";
+              });
+            }
           }}
         >
-          <label htmlFor={`rename-${passkey.id}`}>New name for {passkey.name}</label>
-          <input id={`rename-${passkey.id}`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
-          <button type="submit">Save name</button>
-        </form>
-      ) : (
-        <div className="actions">
-          <button type="button" onClick={() => setRenaming(true)}>
-            Rename {passkey.name}
-          </button>
-          <button
-            type="button"
-            className="danger"
-            disabled={onlyOne}
-            title={onlyOne ? "Your only passkey cannot be removed" : undefined}
-            onClick={() => {
-              if (window.confirm(`Remove the passkey ${passkey.name}?`)) {
-                void run(async () => {
-                  await callApi(`/api/passkeys/${encodeURIComponent(passkey.id)}`, {}, "DELETE");
-                  return "Passkey removed.";
-                });
-              }
-            }}
-          >
-            Remove {passkey.name}
-          </button>
-        </div>
-      )}
+          Remove {passkey.name}
+        </button>
+      </div>
     </li>
   );
 }

@@ -1,12 +1,12 @@
 "use client";
 
 import { useState } from "react";
-import { useRouter } from "next/navigation";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress, isAddress } from "viem";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
-import { callApi, messageOf } from "@/components/browser/api";
+import { callApi } from "@/components/browser/api";
 import { assertWithPrf } from "@/components/browser/passkey";
+import { Feedback, RenameControl, useAction } from "@/components/browser/use-action";
 import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
 
 export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; address: string; grantCount: number };
@@ -26,28 +26,11 @@ async function connectSealedKey(name: string, privateKey: `0x${string}`) {
 }
 
 export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSeal: boolean }) {
-  const router = useRouter();
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
+  const { busy, error, status, run } = useAction();
   const [importName, setImportName] = useState("");
   const [importKey, setImportKey] = useState("");
   const [watchName, setWatchName] = useState("");
   const [watchAddress, setWatchAddress] = useState("");
-
-  async function run(action: () => Promise<string>) {
-    setBusy(true);
-    setError(null);
-    setStatus(null);
-    try {
-      setStatus(await action());
-      router.refresh();
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  }
 
   const importKeyAction = () =>
     run(async () => {
@@ -73,19 +56,18 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
 
   return (
     <div className="stack">
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {status && (
-        <p role="status" className="ok">
-          {status}
-        </p>
-      )}
+      <Feedback error={error} status={status} />
       <section aria-labelledby="your-wallets">
         <h2 id="your-wallets">Your wallets</h2>
-        {wallets.length === 0 ? <p className="muted">No wallets yet.</p> : <ul className="rows">{wallets.map((wallet) => <WalletItem key={wallet.id} wallet={wallet} onError={setError} />)}</ul>}
+        {wallets.length === 0 ? (
+          <p className="muted">No wallets yet.</p>
+        ) : (
+          <ul className="rows">
+            {wallets.map((wallet) => (
+              <WalletItem key={wallet.id} wallet={wallet} run={run} busy={busy} />
+            ))}
+          </ul>
+        )}
       </section>
 
       {!canSeal && (
@@ -142,27 +124,15 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
 
 /** Creates a wallet in this browser; also offered on the consent screen to a person with none. */
 export function CreateWalletForm({ canSeal }: { canSeal: boolean }) {
-  const router = useRouter();
+  const { busy, error, status, run } = useAction();
   const [name, setName] = useState("");
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | null>(null);
-  const [status, setStatus] = useState<string | null>(null);
 
-  async function create() {
-    setBusy(true);
-    setError(null);
-    setStatus(null);
-    try {
+  const create = () =>
+    run(async () => {
       await connectSealedKey(name, generatePrivateKey());
-      setStatus(`Wallet “${name}” created.`);
       setName("");
-      router.refresh();
-    } catch (caught) {
-      setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  }
+      return `Wallet “${name}” created.`;
+    });
 
   return (
     <form
@@ -181,36 +151,12 @@ export function CreateWalletForm({ canSeal }: { canSeal: boolean }) {
           Create wallet
         </button>
       </div>
-      {error && (
-        <p role="alert" className="error">
-          {error}
-        </p>
-      )}
-      {status && (
-        <p role="status" className="ok">
-          {status}
-        </p>
-      )}
+      <Feedback error={error} status={status} />
     </form>
   );
 }
 
-function WalletItem({ wallet, onError }: { wallet: WalletRow; onError: (message: string | null) => void }) {
-  const router = useRouter();
-  const [renaming, setRenaming] = useState(false);
-  const [name, setName] = useState(wallet.name);
-
-  async function act(action: () => Promise<unknown>) {
-    onError(null);
-    try {
-      await action();
-      setRenaming(false);
-      router.refresh();
-    } catch (caught) {
-      onError(messageOf(caught));
-    }
-  }
-
+function WalletItem({ wallet, run, busy }: { wallet: WalletRow; run: (action: () => Promise<string | void>) => Promise<boolean>; busy: boolean }) {
   return (
     <li className="row">
       <div>
@@ -218,35 +164,24 @@ function WalletItem({ wallet, onError }: { wallet: WalletRow; onError: (message:
         <div className="mono small">{wallet.address}</div>
         {wallet.grantCount > 0 && <div className="muted small">Granted to {wallet.grantCount} client{wallet.grantCount === 1 ? "" : "s"}</div>}
       </div>
-      {renaming ? (
-        <form
-          onSubmit={(event) => {
-            event.preventDefault();
-            void act(() => callApi(`/api/credentials/${wallet.id}`, { name }, "PATCH"));
+      <div className="actions">
+        <RenameControl
+          name={wallet.name}
+          onSave={(name) => run(async () => void (await callApi(`/api/credentials/${wallet.id}`, { name }, "PATCH")))}
+        />
+        <button
+          type="button"
+          className="danger"
+          disabled={busy}
+          onClick={() => {
+            if (window.confirm(`Remove ${wallet.name}? Agents lose access to it at once.${wallet.kind === "evm" ? " Without a backup of its key, its funds are lost." : ""}`)) {
+              void run(async () => void (await callApi(`/api/credentials/${wallet.id}`, {}, "DELETE")));
+            }
           }}
         >
-          <label htmlFor={`rename-${wallet.id}`}>New name for {wallet.name}</label>
-          <input id={`rename-${wallet.id}`} required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
-          <button type="submit">Save name</button>
-        </form>
-      ) : (
-        <div className="actions">
-          <button type="button" onClick={() => setRenaming(true)}>
-            Rename {wallet.name}
-          </button>
-          <button
-            type="button"
-            className="danger"
-            onClick={() => {
-              if (window.confirm(`Remove ${wallet.name}? Agents lose access to it at once.${wallet.kind === "evm" ? " Without a backup of its key, its funds are lost." : ""}`)) {
-                void act(() => callApi(`/api/credentials/${wallet.id}`, {}, "DELETE"));
-              }
-            }}
-          >
-            Remove {wallet.name}
-          </button>
-        </div>
-      )}
+          Remove {wallet.name}
+        </button>
+      </div>
     </li>
   );
 }

@@ -306,6 +306,8 @@ export function summarizeEvent(event: Pick<AuditEventRow, "type" | "data">, name
       return `${data.kind === "evm_watch" ? "Watch-only address" : "Wallet"}${quoted(data.name)} connected${text(data.address) ? `: ${text(data.address)}` : ""}`;
     case "credential.renamed":
       return `Wallet renamed${text(data.name) ? ` to “${text(data.name)}”` : ""}`;
+    case "credential.resealed":
+      return "Wallet key sealed under another passkey";
     case "credential.removed":
       return `Wallet removed${text(data.address) ? `: ${text(data.address)}` : ""}`;
     case "client.registered": {
