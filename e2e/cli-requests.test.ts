@@ -17,29 +17,13 @@ import { chainsSetting, startChain, type LocalChain } from "./support/chain";
 import { newPerson, type Person } from "./support/consent";
 import { cliEnv, runCli, startCli, waitForOutput, type CliResult } from "./support/cli";
 import { AgentWalletClient, WaitTimeoutError, type RequestView } from "agent-wallet/sdk";
+import { orderTypedData } from "./support/fixtures";
 
 const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
 /** What the spinner (stderr, not a terminal: one line per change) shows while waiting. */
 const WAITING = /Waiting for your approval \(request (rq_\S+)\): (http:\/\/\S+\/approvals\/rq_\S+)/;
 
-const TYPED_DATA = {
-  domain: { name: "Agent Wallet CLI Test", version: "1", chainId: 31337, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },
-  types: {
-    EIP712Domain: [
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" },
-    ],
-    Order: [
-      { name: "buyer", type: "address" },
-      { name: "amount", type: "uint256" },
-      { name: "memo", type: "string" },
-    ],
-  },
-  primaryType: "Order",
-  message: { buyer: "0x000000000000000000000000000000000000bEEF", amount: "42", memo: "three teas" },
-};
+const TYPED_DATA = orderTypedData("Agent Wallet CLI Test", "three teas");
 
 type Grant = { name: string; mode: "read" | "approve" };
 const GRANTS: Grant[] = [

@@ -13,6 +13,7 @@ import { db } from "@/lib/db";
 import { resolveBearer } from "@/lib/oauth/bearer";
 import { getRequest } from "@/lib/wallet/requests";
 import type { RequestView } from "@/lib/mcp/schemas";
+import { orderTypedData } from "../support/fixtures";
 
 type ToolResult = { isError?: boolean; structuredContent?: unknown; content?: { type: string; text?: string }[] };
 
@@ -36,24 +37,7 @@ async function approveInBrowser(page: Page, request: RequestView) {
   await page.getByRole("status").waitFor();
 }
 
-const TYPED_DATA = {
-  domain: { name: "Agent Wallet Test", version: "1", chainId: 31337, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },
-  types: {
-    EIP712Domain: [
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" },
-    ],
-    Order: [
-      { name: "buyer", type: "address" },
-      { name: "amount", type: "uint256" },
-      { name: "memo", type: "string" },
-    ],
-  },
-  primaryType: "Order",
-  message: { buyer: "0x000000000000000000000000000000000000bEEF", amount: "42", memo: "two coffees" },
-};
+const TYPED_DATA = orderTypedData("Agent Wallet Test", "two coffees");
 
 describe("agent requests approved with a passkey, signed in the browser", { timeout: 300_000 }, () => {
   let chain: LocalChain;
