@@ -29,7 +29,7 @@ async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): 
   });
 }
 
-export function ApprovalActions({ requestId }: { requestId: string }) {
+export function ApprovalActions({ requestId, pending }: { requestId: string; pending: boolean }) {
   const { busy, error, status, run } = useAction();
   const path = `/api/approvals/${encodeURIComponent(requestId)}`;
 
@@ -53,14 +53,16 @@ export function ApprovalActions({ requestId }: { requestId: string }) {
   return (
     <div className="stack">
       <Feedback error={error} status={status} />
-      <div className="actions">
-        <button type="button" className="primary" disabled={busy} onClick={() => void approve()}>
-          Approve with passkey
-        </button>
-        <button type="button" className="danger" disabled={busy} onClick={() => void reject()}>
-          Reject
-        </button>
-      </div>
+      {pending && (
+        <div className="actions">
+          <button type="button" className="primary" disabled={busy} onClick={() => void approve()}>
+            Approve with passkey
+          </button>
+          <button type="button" className="danger" disabled={busy} onClick={() => void reject()}>
+            Reject
+          </button>
+        </div>
+      )}
     </div>
   );
 }

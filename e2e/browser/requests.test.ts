@@ -282,4 +282,19 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     assert.deepEqual(requests.map((entry) => entry.request_id), [request.request_id]);
     await bot.close();
   });
+
+  it("revoking the client ends its pending requests: nothing is left to approve", async () => {
+    const { page } = person;
+    const request = await view(agent, "sign_message", { credential_id: ids.Main, message: "Approve me later" });
+    await page.goto(`${app.appUrl}/clients`);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Revoke Trading Agent" }).click();
+    await page.getByRole("listitem", { name: "Trading Agent" }).getByText("Revoked", { exact: true }).waitFor();
+    const row = await db().agentRequest.findUniqueOrThrow({ where: { id: request.request_id } });
+    assert.equal(row.status, "cancelled");
+    assert.equal(row.reason, "You revoked this client's access");
+    await page.goto(request.approval_url);
+    await page.getByText("cancelled", { exact: true }).waitFor();
+    assert.equal(await page.getByRole("button", { name: "Approve with passkey" }).count(), 0);
+  });
 });

@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
+import { cancelPendingRequests } from "@/lib/wallet/requests";
 
 export type ClientRevocationReason = "replay" | "user";
 
@@ -20,4 +21,5 @@ export async function revokeClient(clientId: string, reason: ClientRevocationRea
     db().grant.updateMany({ where: { clientId, status: "active" }, data: { status: "revoked", revokedAt: now } }),
   ]);
   if (revoked.count) await recordAudit({ type: "client.revoked", clientId, data: { reason } }, clock);
+  await cancelPendingRequests({ clientId }, "The client's access was revoked", clock);
 }

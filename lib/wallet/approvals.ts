@@ -80,7 +80,8 @@ function summarize(payload: RequestPayload): string {
 export async function approvalOptions(userId: string, requestId: string, clock: Clock = systemClock) {
   const row = await ownedRequest(userId, requestId, clock);
   if (row.status !== "pending") throw new RequestError("not_pending", `This request is ${row.status}`, 409);
-  const credential = await db().credential.findUniqueOrThrow({ where: { id: row.credentialId }, include: { seals: true } });
+  const credential = await db().credential.findUnique({ where: { id: row.credentialId }, include: { seals: true } });
+  if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
   if (!credential.seals.length) throw new RequestError("no_seal", "This wallet's key is not sealed under any of your passkeys", 409);
   const options = await stepUpOptions(userId, "approval", row.id, row.digest, { allow: credential.seals.map((seal) => seal.passkeyId) }, clock);
   return {
@@ -126,7 +127,8 @@ export async function approveRequest(
   const row = await ownedRequest(userId, requestId, clock);
   if (row.status !== "pending") throw new RequestError("not_pending", `This request is ${row.status}`, 409);
   await verifyStepUp(userId, "approval", row.id, row.digest, input.assertion, clock);
-  const credential = await db().credential.findUniqueOrThrow({ where: { id: row.credentialId } });
+  const credential = await db().credential.findUnique({ where: { id: row.credentialId } });
+  if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
   const payload = payloadOf(row);
   const signer = await recoveredSigner(payload, input.signature as Hex);
   if (signer.toLowerCase() !== credential.address.toLowerCase()) {

@@ -8,6 +8,7 @@ import { AppError, NotFoundError } from "@/lib/http/errors";
 import type { AgentContext } from "@/lib/oauth/bearer";
 import { assertionOptions, authenticationResponseSchema, verifyAssertion } from "@/lib/auth/passkeys";
 import { SEAL_FORMAT } from "./seal";
+import { cancelPendingRequests } from "./requests";
 
 export type CredentialKind = "evm" | "evm_watch";
 
@@ -134,6 +135,7 @@ export async function removeCredential(userId: string, credentialId: string, clo
     return deleted.count ? credential : null;
   });
   if (!removed) throw new NotFoundError("The wallet");
+  await cancelPendingRequests({ credentialId }, "The wallet was removed", clock);
   await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
 }
 

@@ -200,6 +200,19 @@ export async function createRequest(
   return toView(row);
 }
 
+/**
+ * Ends the pending requests that can no longer be approved because the
+ * wallet was removed or the client's access revoked.
+ */
+export async function cancelPendingRequests(
+  where: { credentialId: string } | { clientId: string; userId?: string },
+  reason: string,
+  clock: Clock = systemClock,
+): Promise<void> {
+  const rows = await db().agentRequest.findMany({ where: { ...where, status: "pending" } });
+  for (const row of rows) await transition(row, ["pending"], "cancelled", { reason }, clock);
+}
+
 /** Pending requests past their 10 minutes become expired (lazily, on every read). */
 async function expireIfDue(row: Row, clock: Clock): Promise<Row> {
   if (row.status !== "pending" || row.expiresAt > clock()) return row;

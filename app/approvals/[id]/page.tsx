@@ -116,7 +116,8 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
           )}
           <Field label="Expires">{new Date(view.expires_at).toLocaleString()}</Field>
         </dl>
-        {view.status === "pending" && <ApprovalActions requestId={view.request_id} />}
+        {/* Mounted whatever the status, so the outcome of a decision stays on screen after the refresh. */}
+        <ApprovalActions requestId={view.request_id} pending={view.status === "pending"} />
       </main>
     </>
   );
