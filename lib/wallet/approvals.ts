@@ -154,12 +154,24 @@ async function broadcast(row: { id: string; userId: string; clientId: string; cr
   }
   await transitionRequest(row, ["approved"], "submitted", { txHash: hash }, clock);
   // Follow it briefly; a slower chain is reconciled on the next read.
-  const receipt = await onChain(chainId, (client) => client.waitForTransactionReceipt({ hash, timeout: 15_000 })).catch(() => null);
+  const receipt = await receiptWithin(chainId, hash, RECEIPT_WAIT_MS);
   if (receipt) {
     const ok = receipt.status === "success";
     await transitionRequest(row, ["submitted"], ok ? "completed" : "failed", { reason: ok ? undefined : "The transaction reverted" }, clock);
   }
   return toView(await db().agentRequest.findUniqueOrThrow({ where: { id: row.id } }));
+}
+
+const RECEIPT_WAIT_MS = 10_000;
+
+/** The receipt if the transaction is mined within `ms` (polled quickly: dev chains mine at once). */
+async function receiptWithin(chainId: number, hash: Hex, ms: number) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash })).catch(() => null);
+    if (receipt || Date.now() > deadline) return receipt;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
 }
 
 /** The person declines; no passkey is needed to say no. */
