@@ -1,5 +1,7 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { toJsonSchemaCompat } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
+import { ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { AgentContext } from "@/lib/oauth/bearer";
 import { recordAudit } from "@/lib/audit";
@@ -22,13 +24,43 @@ const DESCRIPTIONS: Record<ToolName, string> = {
 
 type Extra = { _meta?: { progressToken?: string | number }; sendNotification: (notification: { method: "notifications/progress"; params: { progressToken: string | number; progress: number; total: number; message?: string } }) => Promise<void> };
 
+function annotationsOf(name: ToolName) {
+  const spec = TOOLS[name];
+  return { readOnlyHint: !spec.sensitive && name !== "cancel_request", openWorldHint: name === "get_balance" || name === "send_transaction" };
+}
+
+let toolList: Tool[] | undefined;
+let sharedValidator: AjvJsonSchemaValidator | undefined;
+
+/** One JSON Schema validator per process: the SDK would build an Ajv instance for every server. */
+function validator(): AjvJsonSchemaValidator {
+  sharedValidator ??= new AjvJsonSchemaValidator();
+  return sharedValidator;
+}
+
+/**
+ * tools/list is the same for every caller, so its JSON Schemas are converted
+ * once per process (the SDK would convert all of them on every request), with
+ * the SDK's own converter and options.
+ */
+function toolDefinitions(): Tool[] {
+  toolList ??= (Object.keys(TOOLS) as ToolName[]).map((name) => ({
+    name,
+    description: DESCRIPTIONS[name],
+    inputSchema: toJsonSchemaCompat(TOOLS[name].input, { strictUnions: true, pipeStrategy: "input" }) as Tool["inputSchema"],
+    outputSchema: toJsonSchemaCompat(TOOLS[name].output, { strictUnions: true, pipeStrategy: "output" }) as Tool["outputSchema"],
+    annotations: annotationsOf(name),
+  }));
+  return toolList;
+}
+
 function ok<T extends Record<string, unknown>>(result: T): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
 }
 
 /** A fresh MCP server whose tools see exactly the caller's grant. */
 export function createMcpServer(agent: AgentContext): McpServer {
-  const server = new McpServer({ name: "agent-wallet", version: "0.1.0" }, { capabilities: { tools: {} } });
+  const server = new McpServer({ name: "agent-wallet", version: "0.1.0" }, { capabilities: { tools: {} }, jsonSchemaValidator: validator() });
 
   function tool<N extends ToolName>(name: N, run: (input: z.infer<(typeof TOOLS)[N]["input"]>, extra: Extra) => Promise<Record<string, unknown>>) {
     const spec = TOOLS[name];
@@ -38,7 +70,7 @@ export function createMcpServer(agent: AgentContext): McpServer {
         description: DESCRIPTIONS[name],
         inputSchema: spec.input.shape,
         outputSchema: spec.output.shape,
-        annotations: { readOnlyHint: !spec.sensitive && name !== "cancel_request", openWorldHint: name === "get_balance" || name === "send_transaction" },
+        annotations: annotationsOf(name),
       } as never,
       (async (input: z.infer<(typeof TOOLS)[N]["input"]>, extra: Extra) => {
         const credentialId = (input as { credential_id?: string }).credential_id ?? null;
@@ -73,6 +105,7 @@ export function createMcpServer(agent: AgentContext): McpServer {
   tool("get_request", async (input, extra) => waited(await getRequest(agent, input.request_id), input.wait_seconds, extra));
   tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions() }));
 
   return server;
 }
