@@ -85,6 +85,15 @@ describe("POST /oauth/token", () => {
       assert.equal(await db().refreshToken.count({ where: { grantId } }), 0);
     });
 
+    it("issues no refresh token to a client that did not register the refresh_token grant", async () => {
+      const client = await register(app, { grant_types: ["authorization_code"] });
+      const { code, verifier, grantId } = await approvedCode(app, { client, scope: "mcp offline_access", stayConnected: true });
+      const tokens = await tokensOf(await exchangeCode(app, client, code, verifier));
+      assert.equal(tokens.scope, "mcp");
+      assert.equal(tokens.refresh_token, undefined);
+      assert.equal(await db().refreshToken.count({ where: { grantId } }), 0);
+    });
+
     it("an expired code (approved 6 minutes ago) → invalid_grant", async () => {
       const { client, code, verifier } = await approvedCode(app, { clock: clockShiftedBy(-6 * 60) });
       await expectOAuthError(await exchangeCode(app, client, code, verifier), 400, "invalid_grant");

@@ -74,7 +74,10 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     if (!method) throw new InvalidRequestError("code_challenge_method is required and must be S256");
     if (method !== "S256") throw new InvalidRequestError("code_challenge_method must be S256");
     if (!PKCE_VALUE.test(challenge) || challenge.length !== 43) throw new InvalidRequestError("code_challenge must be the 43-character base64url SHA-256 of the verifier");
-    const scope = formatScope(parseScope(single(params, "scope")));
+    // A client that did not register the refresh_token grant cannot stay connected.
+    const registeredGrants = (JSON.parse(client.metadata) as { grant_types?: string[] }).grant_types;
+    const refreshAllowed = !registeredGrants || registeredGrants.includes("refresh_token");
+    const scope = formatScope(parseScope(single(params, "scope")).filter((entry) => entry !== "offline_access" || refreshAllowed));
     const resources = params.getAll("resource");
     if (resources.length > 1) throw new InvalidTargetError("Only one resource may be requested");
     if (resources.length === 1 && resources[0] !== config().mcpResource) {

@@ -89,7 +89,7 @@ export async function registerClient(metadata: Registration, clock: Clock = syst
       kind: "oauth",
       name,
       redirectUris: JSON.stringify(redirectUris),
-      metadata: JSON.stringify(extra),
+      metadata: JSON.stringify({ ...extra, grant_types: metadata.grant_types ?? [...GRANT_TYPES] }),
       createdAt: now,
     },
   });
