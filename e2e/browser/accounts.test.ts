@@ -1,27 +1,16 @@
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
-import { startApp, type RunningApp } from "../support/app";
-import { addAuthenticator, launchBrowser, removeAuthenticator, signIn, signUp } from "../support/browser";
+import { addAuthenticator, appAndBrowser, removeAuthenticator, signIn, signUp } from "../support/browser";
 import { db } from "@/lib/db";
 
 describe("accounts with passkeys", () => {
-  let app: RunningApp;
-  let browser: Browser;
-  before(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const suite = appAndBrowser();
 
   it("signs up with an email and a passkey, signs out, and signs back in with no username", async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     await addAuthenticator(page);
-    await signUp(page, app.appUrl, "Ada@Example.com");
+    await signUp(page, suite.app.appUrl, "Ada@Example.com");
 
     const user = await db().user.findUniqueOrThrow({ where: { email: "ada@example.com" }, include: { passkeys: true } });
     assert.equal(user.passkeys.length, 1);
@@ -29,12 +18,12 @@ describe("accounts with passkeys", () => {
     assert.ok(await db().auditEvent.findFirst({ where: { type: "user.signed_up", userId: user.id } }));
 
     await page.getByRole("button", { name: "Sign out" }).click();
-    await page.waitForURL(`${app.appUrl}/`);
-    await page.goto(`${app.appUrl}/wallets`);
+    await page.waitForURL(`${suite.app.appUrl}/`);
+    await page.goto(`${suite.app.appUrl}/wallets`);
     await page.waitForURL(/\/\?next=%2Fwallets$/);
 
     await page.getByRole("button", { name: "Sign in with passkey" }).click();
-    await page.waitForURL(`${app.appUrl}/wallets`);
+    await page.waitForURL(`${suite.app.appUrl}/wallets`);
     assert.ok(await db().auditEvent.findFirst({ where: { type: "user.signed_in", userId: user.id } }));
     const passkey = await db().passkey.findUniqueOrThrow({ where: { id: user.passkeys[0].id } });
     assert.ok(passkey.counter > user.passkeys[0].counter, "the signature counter moved forward");
@@ -42,27 +31,27 @@ describe("accounts with passkeys", () => {
   });
 
   it("sends a signed-out visitor to sign in and back to the page they wanted", async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     await addAuthenticator(page);
-    await signUp(page, app.appUrl, "grace@example.com");
+    await signUp(page, suite.app.appUrl, "grace@example.com");
     await context.clearCookies();
 
-    await page.goto(`${app.appUrl}/settings`);
+    await page.goto(`${suite.app.appUrl}/settings`);
     await page.waitForURL(/\/\?next=%2Fsettings$/);
     await page.getByRole("button", { name: "Sign in with passkey" }).click();
-    await page.waitForURL(`${app.appUrl}/settings`);
+    await page.waitForURL(`${suite.app.appUrl}/settings`);
     await page.getByRole("heading", { name: "Passkeys" }).waitFor();
     await context.close();
   });
 
   it("refuses a second account with the same email", async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     await addAuthenticator(page);
-    await signUp(page, app.appUrl, "dup@example.com");
+    await signUp(page, suite.app.appUrl, "dup@example.com");
     await context.clearCookies();
-    await page.goto(`${app.appUrl}/`);
+    await page.goto(`${suite.app.appUrl}/`);
     await page.getByLabel("Email").fill("dup@example.com");
     await page.getByRole("button", { name: "Create account with passkey" }).click();
     await page.getByRole("alert").filter({ hasText: "already" }).or(page.getByRole("alert").filter({ hasText: "exists" })).waitFor();
@@ -71,14 +60,14 @@ describe("accounts with passkeys", () => {
   });
 
   it("adds a second passkey, signs in with it alone, renames it, and never removes the last one", async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     const first = await addAuthenticator(page);
-    await signUp(page, app.appUrl, "lin@example.com");
+    await signUp(page, suite.app.appUrl, "lin@example.com");
     const user = await db().user.findUniqueOrThrow({ where: { email: "lin@example.com" } });
 
     // The only passkey cannot be removed.
-    await page.goto(`${app.appUrl}/settings`);
+    await page.goto(`${suite.app.appUrl}/settings`);
     assert.equal(await page.getByRole("button", { name: "Remove Passkey 1" }).isDisabled(), true);
 
     // A second authenticator (say, a phone) gets the second passkey.
@@ -92,8 +81,8 @@ describe("accounts with passkeys", () => {
 
     // Sign in with the second passkey alone.
     await context.clearCookies();
-    await signIn(page, app.appUrl, "/?next=%2Fsettings");
-    await page.waitForURL(`${app.appUrl}/settings`);
+    await signIn(page, suite.app.appUrl, "/?next=%2Fsettings");
+    await page.waitForURL(`${suite.app.appUrl}/settings`);
 
     await page.getByRole("button", { name: "Rename Phone" }).click();
     await page.getByLabel("New name for Phone").fill("Work phone");

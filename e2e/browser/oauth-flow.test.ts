@@ -1,9 +1,7 @@
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { startApp, type RunningApp } from "../support/app";
-import { addAuthenticator, launchBrowser } from "../support/browser";
+import { addAuthenticator, appAndBrowser } from "../support/browser";
 import { connectWithBearer, finishAndConnect } from "../support/mcp-client";
 import { agentAsks, chooseAndApprove, newPerson, redirected } from "../support/consent";
 import { db } from "@/lib/db";
@@ -14,22 +12,13 @@ async function listCredentials(client: Client) {
 }
 
 describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout: 240_000 }, () => {
-  let app: RunningApp;
-  let browser: Browser;
-  before(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const suite = appAndBrowser();
 
   it("a signed-out person signs up on the consent screen, creates a wallet there, approves; the client connects and later refreshes", async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     await addAuthenticator(page);
-    const { provider, callback } = await agentAsks(app, page);
+    const { provider, callback } = await agentAsks(suite.app, page);
 
     // The consent screen shows who asks and where the code goes, before anything else.
     await page.getByRole("heading", { name: "Test Agent wants to connect to your wallet" }).waitFor();
@@ -48,9 +37,9 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
 
     await chooseAndApprove(page, [{ name: "Main", mode: "approve" }]);
     const query = await redirected(page, callback);
-    assert.equal(query.get("iss"), app.baseUrl);
+    assert.equal(query.get("iss"), suite.app.baseUrl);
     assert.equal(query.get("state"), provider.lastState, "the client's state comes back unchanged");
-    const client = await finishAndConnect(app.baseUrl, provider, query.get("code")!);
+    const client = await finishAndConnect(suite.app.baseUrl, provider, query.get("code")!);
 
     const { tools } = await client.listTools();
     assert.ok(tools.some((tool) => tool.name === "list_credentials"));
@@ -73,10 +62,10 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
   });
 
   it("without staying connected no refresh token is issued", async () => {
-    const person = await newPerson(browser, app, "short@example.com");
-    const { provider, callback } = await agentAsks(app, person.page, "Short Agent");
+    const person = await newPerson(suite.browser, suite.app, "short@example.com");
+    const { provider, callback } = await agentAsks(suite.app, person.page, "Short Agent");
     await chooseAndApprove(person.page, [{ name: "Main", mode: "read" }], false);
-    const client = await finishAndConnect(app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
+    const client = await finishAndConnect(suite.app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
     assert.equal(provider.tokenHistory[0].refresh_token, undefined);
     assert.equal(provider.tokenHistory[0].scope, "mcp");
     assert.deepEqual((await listCredentials(client)).map(({ mode }) => mode), ["read"]);
@@ -86,12 +75,12 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
   });
 
   it("Deny sends the client access_denied with its state", async () => {
-    const person = await newPerson(browser, app, "denier@example.com", []);
-    const { provider, callback } = await agentAsks(app, person.page, "Denied Agent");
+    const person = await newPerson(suite.browser, suite.app, "denier@example.com", []);
+    const { provider, callback } = await agentAsks(suite.app, person.page, "Denied Agent");
     await person.page.getByRole("button", { name: "Deny" }).click();
     const query = await redirected(person.page, callback);
     assert.equal(query.get("error"), "access_denied");
-    assert.equal(query.get("iss"), app.baseUrl);
+    assert.equal(query.get("iss"), suite.app.baseUrl);
     assert.equal(query.get("code"), null);
     assert.equal(query.get("state"), new URL(provider.authorizationUrl!).searchParams.get("state"));
     await callback.close();
@@ -99,15 +88,15 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
   });
 
   it("an expired or already decided consent request shows a clear page", async () => {
-    const person = await newPerson(browser, app, "late@example.com", []);
-    const { callback } = await agentAsks(app, person.page, "Slow Agent");
+    const person = await newPerson(suite.browser, suite.app, "late@example.com", []);
+    const { callback } = await agentAsks(suite.app, person.page, "Slow Agent");
     const requestId = new URL(person.page.url()).searchParams.get("request")!;
     await db().authorizationRequest.update({ where: { id: requestId }, data: { expiresAt: new Date(Date.now() - 1000) } });
     await person.page.reload();
     await person.page.getByRole("heading", { name: "This request expired" }).waitFor();
     assert.equal(await person.page.getByRole("button", { name: "Approve with passkey" }).count(), 0);
 
-    const second = await agentAsks(app, person.page, "Twice Agent");
+    const second = await agentAsks(suite.app, person.page, "Twice Agent");
     const url = person.page.url();
     await chooseAndApprove(person.page, []);
     await redirected(person.page, second.callback);
@@ -119,13 +108,13 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
   });
 
   it("revoking a client on the Clients screen stops its token and its refresh at once", async () => {
-    const person = await newPerson(browser, app, "revoker@example.com");
-    const { provider, callback } = await agentAsks(app, person.page, "Revoked Agent");
+    const person = await newPerson(suite.browser, suite.app, "revoker@example.com");
+    const { provider, callback } = await agentAsks(suite.app, person.page, "Revoked Agent");
     await chooseAndApprove(person.page, [{ name: "Main", mode: "read" }]);
-    const client = await finishAndConnect(app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
+    const client = await finishAndConnect(suite.app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
     assert.equal((await listCredentials(client)).length, 1);
 
-    await person.page.goto(`${app.appUrl}/clients`);
+    await person.page.goto(`${suite.app.appUrl}/clients`);
     const row = person.page.getByRole("listitem", { name: "Revoked Agent" });
     await row.getByText("Main (read)").waitFor();
     assert.doesNotMatch((await row.textContent())!, /last used never/, "the client's last use is shown");
@@ -135,7 +124,7 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
 
     // The same access token now fails, and so does the refresh the SDK tries.
     await assert.rejects(listCredentials(client));
-    const refresh = await fetch(`${app.baseUrl}/oauth/token`, {
+    const refresh = await fetch(`${suite.app.baseUrl}/oauth/token`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ grant_type: "refresh_token", client_id: String(provider.client!.client_id), refresh_token: provider.tokenHistory.at(-1)!.refresh_token! }),
@@ -148,20 +137,20 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
   });
 
   it("a replayed code revokes the client and the Clients screen shows it revoked", async () => {
-    const person = await newPerson(browser, app, "replay@example.com");
-    const { provider, callback } = await agentAsks(app, person.page, "Replayed Agent");
+    const person = await newPerson(suite.browser, suite.app, "replay@example.com");
+    const { provider, callback } = await agentAsks(suite.app, person.page, "Replayed Agent");
     await chooseAndApprove(person.page, [{ name: "Main", mode: "read" }]);
     const code = (await redirected(person.page, callback)).get("code")!;
-    const client = await finishAndConnect(app.baseUrl, provider, code);
+    const client = await finishAndConnect(suite.app.baseUrl, provider, code);
 
-    const replay = await fetch(`${app.baseUrl}/oauth/token`, {
+    const replay = await fetch(`${suite.app.baseUrl}/oauth/token`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: new URLSearchParams({ grant_type: "authorization_code", client_id: String(provider.client!.client_id), code, redirect_uri: callback.url, code_verifier: provider.verifier }),
     });
     assert.equal((await replay.json()).error, "invalid_grant");
     await assert.rejects(listCredentials(client));
-    await person.page.goto(`${app.appUrl}/clients`);
+    await person.page.goto(`${suite.app.appUrl}/clients`);
     await person.page.getByRole("listitem", { name: "Replayed Agent" }).getByText("Revoked", { exact: true }).waitFor();
     await client.close().catch(() => {});
     await callback.close();
@@ -169,9 +158,9 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
   });
 
   it("a personal API key works as a bearer with exactly its grant, is shown once, and stops when revoked", async () => {
-    const person = await newPerson(browser, app, "keys@example.com", ["Main", "Savings"]);
+    const person = await newPerson(suite.browser, suite.app, "keys@example.com", ["Main", "Savings"]);
     const { page } = person;
-    await page.goto(`${app.appUrl}/clients`);
+    await page.goto(`${suite.app.appUrl}/clients`);
     await page.getByLabel("Key name").fill("CI key");
     await page.getByRole("checkbox", { name: "Savings", exact: true }).check();
     await page.getByLabel("Approval mode for Savings").selectOption("approve");
@@ -183,7 +172,7 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     assert.notEqual(stored.keyHash, key);
     assert.ok(!JSON.stringify(await db().auditEvent.findMany()).includes(key), "the key is not in the audit log");
 
-    const client = await connectWithBearer(app.baseUrl, key);
+    const client = await connectWithBearer(suite.app.baseUrl, key);
     assert.deepEqual(
       (await listCredentials(client)).map(({ name, mode }) => ({ name, mode })),
       [{ name: "Savings", mode: "approve" }],
@@ -195,17 +184,17 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     await page.getByRole("button", { name: "Revoke CI key" }).click();
     await page.getByRole("listitem", { name: "CI key" }).getByText("Revoked", { exact: true }).waitFor();
     await assert.rejects(listCredentials(client));
-    const direct = await fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: "{}" });
+    const direct = await fetch(`${suite.app.baseUrl}/mcp`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: "{}" });
     assert.equal(direct.status, 401);
     await client.close().catch(() => {});
     await person.context.close();
   });
 
   it("state-changing app routes refuse cross-site requests", async () => {
-    const person = await newPerson(browser, app, "csrf@example.com", []);
-    const { callback } = await agentAsks(app, person.page, "Csrf Agent");
+    const person = await newPerson(suite.browser, suite.app, "csrf@example.com", []);
+    const { callback } = await agentAsks(suite.app, person.page, "Csrf Agent");
     const requestId = new URL(person.page.url()).searchParams.get("request")!;
-    const crossSite = await person.page.request.post(`${app.appUrl}/api/consent/${requestId}/deny`, { data: {}, headers: { Origin: "https://evil.example" } });
+    const crossSite = await person.page.request.post(`${suite.app.appUrl}/api/consent/${requestId}/deny`, { data: {}, headers: { Origin: "https://evil.example" } });
     assert.equal(crossSite.status(), 403);
     assert.equal((await db().authorizationRequest.findUniqueOrThrow({ where: { id: requestId } })).outcome, null);
     await callback.close();
@@ -214,27 +203,18 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
 });
 
 describe("the OAuth flow across two origins", { timeout: 120_000 }, () => {
-  let app: RunningApp;
-  let browser: Browser;
-  before(async () => {
-    app = await startApp({ baseHost: "127.0.0.1", appHost: "localhost" });
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const suite = appAndBrowser({ baseHost: "127.0.0.1", appHost: "localhost" });
 
   it("discovers on BASE_URL, consents on APP_URL, connects", async () => {
-    assert.notEqual(new URL(app.baseUrl).host, new URL(app.appUrl).host);
-    const person = await newPerson(browser, app, "two-origins@example.com");
-    const { provider, callback } = await agentAsks(app, person.page, "Far Agent");
-    assert.equal(new URL(person.page.url()).origin, app.appUrl);
-    assert.equal(provider.authorizationUrl!.origin, app.baseUrl);
+    assert.notEqual(new URL(suite.app.baseUrl).host, new URL(suite.app.appUrl).host);
+    const person = await newPerson(suite.browser, suite.app, "two-origins@example.com");
+    const { provider, callback } = await agentAsks(suite.app, person.page, "Far Agent");
+    assert.equal(new URL(person.page.url()).origin, suite.app.appUrl);
+    assert.equal(provider.authorizationUrl!.origin, suite.app.baseUrl);
     await chooseAndApprove(person.page, [{ name: "Main", mode: "approve" }]);
     const query = await redirected(person.page, callback);
-    assert.equal(query.get("iss"), app.baseUrl);
-    const client = await finishAndConnect(app.baseUrl, provider, query.get("code")!);
+    assert.equal(query.get("iss"), suite.app.baseUrl);
+    const client = await finishAndConnect(suite.app.baseUrl, provider, query.get("code")!);
     assert.deepEqual((await listCredentials(client)).map(({ mode }) => mode), ["approve"]);
     await client.close();
     await callback.close();

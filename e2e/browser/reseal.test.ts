@@ -1,31 +1,20 @@
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
 import { privateKeyToAccount } from "viem/accounts";
-import { startApp, type RunningApp } from "../support/app";
-import { addAuthenticator, launchBrowser, setPresence, signUp } from "../support/browser";
+import { addAuthenticator, appAndBrowser, setPresence, signUp } from "../support/browser";
 import { createWallet } from "../support/consent";
 import { prfOutputInPage } from "../support/prf";
 import { db } from "@/lib/db";
 import { fromBase64Url, unsealPrivateKey } from "@/lib/wallet/seal";
 
 describe("a second passkey unlocks existing wallets after re-sealing", { timeout: 120_000 }, () => {
-  let app: RunningApp;
-  let browser: Browser;
-  before(async () => {
-    app = await startApp();
-    browser = await launchBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  const suite = appAndBrowser();
 
   it("re-seals a key under a new passkey, which alone can then open it", async () => {
-    const context = await browser.newContext();
+    const context = await suite.browser.newContext();
     const page = await context.newPage();
     const laptop = await addAuthenticator(page);
-    await signUp(page, app.appUrl, "two-devices@example.com");
+    await signUp(page, suite.app.appUrl, "two-devices@example.com");
     await createWallet(page, "Main");
     const user = await db().user.findUniqueOrThrow({ where: { email: "two-devices@example.com" } });
     const main = await db().credential.findFirstOrThrow({ where: { userId: user.id, name: "Main" } });
@@ -33,7 +22,7 @@ describe("a second passkey unlocks existing wallets after re-sealing", { timeout
     // The phone's passkey is created on a second authenticator while the laptop's stays silent.
     const phone = await addAuthenticator(page, { transport: "usb" });
     await setPresence(laptop, false);
-    await page.goto(`${app.appUrl}/settings`);
+    await page.goto(`${suite.app.appUrl}/settings`);
     await page.getByLabel("Passkey name").fill("Phone");
     await page.getByRole("button", { name: "Add passkey" }).click();
     await page.getByRole("status").filter({ hasText: "Phone" }).waitFor();
@@ -41,8 +30,8 @@ describe("a second passkey unlocks existing wallets after re-sealing", { timeout
     const phoneKey = await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Phone" } });
 
     // Removing the laptop's passkey now would strand Main.
-    const refused = await page.request.delete(`${app.appUrl}/api/passkeys/${encodeURIComponent((await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Passkey 1" } })).id)}`, {
-      headers: { Origin: app.appUrl },
+    const refused = await page.request.delete(`${suite.app.appUrl}/api/passkeys/${encodeURIComponent((await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Passkey 1" } })).id)}`, {
+      headers: { Origin: suite.app.appUrl },
     });
     assert.equal(refused.status(), 409);
     assert.equal((await refused.json()).error, "passkey_holds_keys");

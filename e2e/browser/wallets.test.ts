@@ -139,6 +139,21 @@ describe("wallets: keys sealed under the passkey", () => {
       data: { id: `g_test_${Date.now()}`, userId, clientId: client.id, scope: "mcp", credentials: { create: [{ credentialId: credential.id, mode: "read" }] } },
     });
 
+    const pending = await db().agentRequest.create({
+      data: {
+        id: `rq_test_${Date.now()}`,
+        userId,
+        grantId: (await db().grant.findFirstOrThrow({ where: { clientId: client.id } })).id,
+        clientId: client.id,
+        credentialId: credential.id,
+        kind: "sign_message",
+        payload: JSON.stringify({ kind: "sign_message", message: "hi" }),
+        digest: "0x00",
+        createdAt: new Date(),
+        expiresAt: new Date(Date.now() + 600_000),
+      },
+    });
+
     await page.getByRole("button", { name: "Rename Cold storage" }).click();
     await page.getByLabel("New name for Cold storage").fill("Vault");
     await page.getByRole("button", { name: "Save name" }).click();
@@ -150,6 +165,8 @@ describe("wallets: keys sealed under the passkey", () => {
     await page.getByRole("button", { name: "Remove Vault" }).waitFor({ state: "detached" });
     assert.equal(await db().credential.count({ where: { id: credential.id } }), 0);
     assert.equal(await db().grantCredential.count({ where: { credentialId: credential.id } }), 0);
+    const ended = await db().agentRequest.findUniqueOrThrow({ where: { id: pending.id } });
+    assert.deepEqual([ended.status, ended.reason], ["cancelled", "The wallet was removed"], "its pending request can no longer be approved");
     for (const type of ["credential.renamed", "credential.removed"]) {
       assert.ok(await db().auditEvent.findFirst({ where: { type, credentialId: credential.id } }), type);
     }

@@ -1,6 +1,8 @@
 // Debian's Chromium driven by playwright-core, with a CDP virtual authenticator
 // standing in for the person's passkey (TOOLCHAIN.md).
+import { after, before } from "node:test";
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from "playwright-core";
+import { startApp } from "./app";
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -66,4 +68,21 @@ export async function signIn(page: Page, appUrl: string, path = "/"): Promise<vo
 /** Whether this authenticator answers on its own; one that does not stays out of a ceremony. */
 export async function setPresence(authenticator: Authenticator, enabled: boolean): Promise<void> {
   await authenticator.cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId: authenticator.authenticatorId, enabled });
+}
+
+/**
+ * A suite's started app and browser: started before its tests, stopped after.
+ * Read `suite.app` and `suite.browser` inside tests.
+ */
+export function appAndBrowser(options?: import("./app").StartOptions) {
+  const suite = {} as { app: import("./app").RunningApp; browser: Browser };
+  before(async () => {
+    suite.app = await startApp(options);
+    suite.browser = await launchBrowser();
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.app?.stop();
+  });
+  return suite;
 }
