@@ -4,20 +4,11 @@ import { useState } from "react";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
 import { Feedback, useAction } from "@/components/browser/use-action";
+import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
-export type ClientRow = {
-  clientId: string;
-  kind: "oauth" | "api_key";
-  name: string;
-  status: "active" | "revoked";
-  redirectHosts: string[];
-  keyHint: string | null;
-  connectedAt: string;
-  lastUsedAt: string | null;
-  staysConnected: boolean;
-  credentials: { id: string; name: string; mode: string }[];
-};
+/** A connected client as the page receives it: lib's shape with dates serialized. */
+export type ClientRow = Omit<ConnectedClient, "connectedAt" | "lastUsedAt"> & { connectedAt: string; lastUsedAt: string | null };
 
 function when(iso: string | null) {
   return iso ? new Date(iso).toLocaleString() : "never";

@@ -72,7 +72,8 @@ export function canonicalJson(input: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-type StoredEvent = {
+/** An audit row as stored, before its own hash is computed. */
+export type StoredEvent = {
   seq: number;
   at: Date;
   type: string;

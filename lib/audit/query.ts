@@ -1,6 +1,6 @@
 import { db } from "@/lib/db";
 import type { Prisma } from "@/lib/generated/prisma/client";
-import { AUDIT_EVENT_TYPES, canonicalJson, type AuditEventType } from "./index";
+import { AUDIT_EVENT_TYPES, canonicalJson, type AuditEventType, type StoredEvent } from "./index";
 
 /**
  * Reading the audit log for one person (the /audit screen and its export).
@@ -29,18 +29,8 @@ export type AuditFilters = {
 /** Keyset paging by seq: `before` for older events, `after` for newer ones; neither is the newest page. */
 export type AuditPage = { before?: number; after?: number };
 
-export type AuditEventRow = {
-  seq: number;
-  at: Date;
-  type: string;
-  userId: string | null;
-  clientId: string | null;
-  credentialId: string | null;
-  requestId: string | null;
-  data: Record<string, unknown>;
-  prevHash: string;
-  hash: string;
-};
+/** A stored event with its hash and its data parsed. */
+export type AuditEventRow = Omit<StoredEvent, "data"> & { data: Record<string, unknown>; hash: string };
 
 export type AuditEventList = {
   events: AuditEventRow[];
