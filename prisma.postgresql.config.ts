@@ -6,7 +6,7 @@ import { PrismaPg } from "@prisma/adapter-pg";
 // prisma/schema.prisma): `generate` and `migrate diff` use this file, e.g.
 //   node scripts/prisma.mjs generate --config prisma.postgresql.config.ts
 // Migrations are applied by lib/db/migrate.ts, not by `prisma migrate deploy`
-// (docs/decisions/0003-postgresql.md).
+// (docs/decisions/0004-postgresql.md).
 export default defineConfig({
   experimental: { adapter: true },
   engine: "js",

@@ -9,7 +9,9 @@ export default async function Home({ searchParams }: { searchParams: Promise<{ n
   return (
     <main>
       <h1>Agent Wallet</h1>
-      <p>A non-custodial wallet for AI agents. Your keys are sealed under your passkey, and every signature an agent asks for waits for you.</p>
+      <p>
+        A non-custodial wallet for AI agents. Your keys are sealed under your passkey, and every signature an agent asks for waits for you.
+      </p>
       <AuthPanel next={next} />
     </main>
   );

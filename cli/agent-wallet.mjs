@@ -9,5 +9,9 @@ const { main } = await import("./main.ts");
 
 const controller = new AbortController();
 process.once("SIGINT", () => controller.abort(Object.assign(new Error("Interrupted"), { name: "AbortError" })));
-const code = await main(process.argv.slice(2), { stdout: (text) => process.stdout.write(`${text}\n`), stderr: process.stderr, stdin: process.stdin, env: process.env }, controller.signal);
+const code = await main(
+  process.argv.slice(2),
+  { stdout: (text) => process.stdout.write(`${text}\n`), stderr: process.stderr, stdin: process.stdin, env: process.env },
+  controller.signal,
+);
 process.exitCode = code;

@@ -15,7 +15,9 @@ export function parseAmount(input: string): string {
   const decimals = unit ? UNITS[unit] : 0;
   const [whole, fraction = ""] = number.split(".");
   if (fraction.replace(/0+$/, "").length > decimals) {
-    throw new AmountError(`${JSON.stringify(input)} has more decimals than ${unit || "wei"} allows (${decimals}): the smallest amount is 1 wei`);
+    throw new AmountError(
+      `${JSON.stringify(input)} has more decimals than ${unit || "wei"} allows (${decimals}): the smallest amount is 1 wei`,
+    );
   }
   const wei = BigInt(whole || "0") * 10n ** BigInt(decimals) + BigInt((fraction + "0".repeat(decimals)).slice(0, decimals) || "0");
   if (wei >= 10n ** 78n) throw new AmountError(`${JSON.stringify(input)} is too large`);

@@ -1,6 +1,8 @@
 // The command line: commands, their options, and help text. Parsing uses only
 // node:util parseArgs. Global options may come before or after the command.
 import { parseArgs } from "node:util";
+import { API_KEY_PREFIX } from "../sdk";
+import { EXIT_CODES } from "./exit-codes";
 
 export class UsageError extends Error {
   constructor(
@@ -14,15 +16,23 @@ export class UsageError extends Error {
 export type OptionSpec = { type: "string" | "boolean"; short?: string; value?: string; description: string };
 export type CommandSpec = {
   name: string;
-  args: string[]; // "<credential>" required, "[x]" optional
+  args: readonly string[]; // "<credential>" required, "[x]" optional
   summary: string;
   details?: string;
   options: Record<string, OptionSpec>;
 };
 
-export const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
-  "base-url": { type: "string", value: "url", description: "The service (default: the one you logged in to, else $AGENT_WALLET_URL, else http://localhost:3000)" },
-  "api-key": { type: "string", value: "svc_live_…", description: "Use a personal API key instead of the login (also $AGENT_WALLET_API_KEY)" },
+const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
+  "base-url": {
+    type: "string",
+    value: "url",
+    description: "The service (default: the one you logged in to, else $AGENT_WALLET_URL, else http://localhost:3000)",
+  },
+  "api-key": {
+    type: "string",
+    value: `${API_KEY_PREFIX}…`,
+    description: "Use a personal API key instead of the login; `-` reads it from stdin (better: $AGENT_WALLET_API_KEY)",
+  },
   json: { type: "boolean", description: "Machine-readable JSON on stdout" },
   help: { type: "boolean", short: "h", description: "Show help" },
 };
@@ -34,13 +44,14 @@ const WAIT_OPTIONS: Record<string, OptionSpec> = {
 
 export const DEFAULT_WAIT_SECONDS = 600;
 
-export const COMMANDS: CommandSpec[] = [
+// `as const`: the command names become a type, so cli/main.ts must have a module for every command.
+export const COMMANDS = [
   {
     name: "login",
     args: [],
     summary: "Sign in through the browser (OAuth with PKCE) and store the session",
     details:
-      "Registers this CLI as a client (\"Agent Wallet CLI\"), listens on http://localhost:<port>/callback, and opens the\n" +
+      'Registers this CLI as a client ("Agent Wallet CLI"), listens on http://localhost:<port>/callback, and opens the\n' +
       "authorization URL (it is printed too). Approve on the consent screen with your passkey; the tokens are then\n" +
       "stored in your config folder ($AGENT_WALLET_CONFIG_DIR, else $XDG_CONFIG_HOME/agent-wallet, else\n" +
       "~/.config/agent-wallet), readable only by you (mode 0600).",
@@ -100,31 +111,26 @@ export const COMMANDS: CommandSpec[] = [
       limit: { type: "string", value: "n", description: "At most this many (default 20, at most 100)" },
     },
   },
-];
+] as const satisfies readonly CommandSpec[];
 
-export const EXIT_CODES: [number, string][] = [
-  [0, "success"],
-  [1, "usage error (unknown command or option, missing or malformed argument)"],
-  [2, "not signed in, or authentication failed (session expired and not renewable, client or key revoked): sign in again"],
-  [3, "the request did not complete: rejected, expired, cancelled or failed (or still pending when --wait ran out)"],
-  [4, "the tool refused (e.g. a read-only credential asked to sign, an unknown credential, cancelling a request that is no longer pending)"],
-  [5, "network or server error"],
-];
+export type Command = (typeof COMMANDS)[number];
 
 export type ParsedCommandLine = {
-  command?: CommandSpec;
+  command?: Command;
   positionals: string[];
   values: Record<string, string | boolean | undefined>;
   help: boolean;
 };
 
 function parseOptions(options: Record<string, OptionSpec>) {
-  return Object.fromEntries(Object.entries(options).map(([name, spec]) => [name, spec.short ? { type: spec.type, short: spec.short } : { type: spec.type }]));
+  return Object.fromEntries(
+    Object.entries(options).map(([name, spec]) => [name, spec.short ? { type: spec.type, short: spec.short } : { type: spec.type }]),
+  );
 }
 
 const ALL_OPTIONS = Object.assign({}, GLOBAL_OPTIONS, ...COMMANDS.map((command) => command.options)) as Record<string, OptionSpec>;
 
-export function findCommand(words: string[]): { command?: CommandSpec; used: number } {
+function findCommand(words: string[]): { command?: Command; used: number } {
   if (words[0] === "request" && words[1]) {
     const command = COMMANDS.find((entry) => entry.name === `request ${words[1]}`);
     if (command) return { command, used: 2 };
@@ -152,7 +158,8 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
       const target = findCommand(loose.positionals.slice(1)).command;
       return { command: target, positionals: [], values: {}, help: true };
     }
-    const word = loose.positionals[0] === "request" ? `request ${loose.positionals[1] ?? ""}`.trim() : loose.positionals[0];
+    const [first, second = ""] = loose.positionals;
+    const word = first === "request" ? `request ${second}`.trim() : first;
     throw new UsageError(`Unknown command: ${word}`);
   }
   if (help) return { command, positionals: [], values: {}, help: true };
@@ -160,7 +167,8 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
   // Second pass: only this command's options (and the global ones) are allowed.
   let strict;
   try {
-    strict = parseArgs({ args: argv, options: parseOptions({ ...GLOBAL_OPTIONS, ...command.options }), strict: true, allowPositionals: true });
+    const options = parseOptions({ ...GLOBAL_OPTIONS, ...command.options });
+    strict = parseArgs({ args: argv, options, strict: true, allowPositionals: true });
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ""), command);
   }
@@ -181,13 +189,16 @@ export function secondsOption(values: ParsedCommandLine["values"], name: string,
 }
 
 function optionLines(options: Record<string, OptionSpec>): string[] {
-  const rows = Object.entries(options).map(([name, spec]) => [`${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` <${spec.value}>` : ""}`, spec.description]);
+  const rows = Object.entries(options).map(([name, spec]) => [
+    `${spec.short ? `-${spec.short}, ` : "    "}--${name}${spec.value ? ` <${spec.value}>` : ""}`,
+    spec.description,
+  ]);
   const width = Math.max(...rows.map(([left]) => left.length));
   return rows.map(([left, right]) => `  ${left.padEnd(width)}  ${right}`);
 }
 
 function exitCodeLines(): string[] {
-  return EXIT_CODES.map(([code, meaning]) => `  ${code}  ${meaning}`);
+  return EXIT_CODES.map(({ code, meaning }) => `  ${code}  ${meaning}`);
 }
 
 export function mainHelp(): string {

@@ -1,15 +1,16 @@
 // Unit tests of the CLI's pure parts: argument parsing, amounts, tables, the
-// stored session's file modes.
+// stored session's file modes, the exit codes (help and cli/README.md).
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AmountError, formatUnits, parseAmount } from "./amount";
-import { COMMANDS, EXIT_CODES, commandHelp, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
+import { COMMANDS, commandHelp, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
 import { configDir, configFile, deleteSession, loadSession, saveSession, withSessionLock } from "./config";
 import { clean, keyValues, table } from "./format";
-import { describeError, EXIT } from "./main";
+import { EXIT, EXIT_CODES } from "./exit-codes";
+import { describeError } from "./main";
 import { AuthenticationError, NetworkError, OAuthError, ServerError, SignInRequiredError, ToolError } from "../sdk";
 
 describe("amounts", () => {
@@ -76,13 +77,25 @@ describe("the command line", () => {
     assert.equal(parseCommandLine(["--help"]).help, true);
     assert.equal(parseCommandLine(["send", "-h"]).command?.name, "send");
     assert.equal(parseCommandLine(["help", "request", "get"]).command?.name, "request get");
-    for (const [code] of EXIT_CODES) assert.match(mainHelp(), new RegExp(`^  ${code}  `, "m"));
+    for (const { code, meaning } of EXIT_CODES) {
+      assert.ok(mainHelp().includes(`\n  ${code}  ${meaning}\n`), `help explains exit code ${code}`);
+    }
     for (const command of COMMANDS) {
       const help = commandHelp(command);
       assert.match(help, new RegExp(`^Usage: agent-wallet ${command.name}`));
       for (const option of Object.keys(command.options)) assert.ok(help.includes(`--${option}`), `${command.name} documents --${option}`);
       assert.match(help, /Exit codes:/);
     }
+  });
+  it("cli/README.md's exit-code table is the one --help prints", () => {
+    const readme = fs.readFileSync(new URL("./README.md", import.meta.url), "utf8");
+    const section = readme.split(/^## /m).find((part) => part.startsWith("Exit codes\n"));
+    assert.ok(section, "cli/README.md has a section ## Exit codes");
+    // Cells without their padding, and no separator row, so a Prettier-aligned table reads the same.
+    const lines = section.split("\n").filter((line) => line.startsWith("|"));
+    const rows = lines.map((line) => line.split(/\s*\|\s*/).slice(1, -1)).filter((cells) => !cells.every((cell) => /^-+$/.test(cell)));
+    const expected = [["Code", "Meaning"], ...EXIT_CODES.map(({ code, meaning }) => [String(code), meaning])];
+    assert.deepEqual(rows, expected);
   });
   it("errors map to the documented exit codes", () => {
     assert.equal(describeError(new UsageError("x")).code, EXIT.usage);
@@ -94,6 +107,7 @@ describe("the command line", () => {
     assert.equal(describeError(new ToolError("sign_message", "read only")).code, EXIT.tool);
     assert.equal(describeError(new NetworkError("down")).code, EXIT.network);
     assert.equal(describeError(new ServerError("500", 500)).code, EXIT.network);
+    assert.equal(describeError(Object.assign(new Error("Interrupted"), { name: "AbortError" })).code, EXIT.interrupted);
   });
 });
 
@@ -112,7 +126,14 @@ describe("tables", () => {
     );
   });
   it("key/value blocks skip empty values; control characters never reach the terminal", () => {
-    assert.equal(keyValues([["Status", "pending"], ["Signature", null], ["Chain", 31337]]), "Status:  pending\nChain:   31337");
+    assert.equal(
+      keyValues([
+        ["Status", "pending"],
+        ["Signature", null],
+        ["Chain", 31337],
+      ]),
+      "Status:  pending\nChain:   31337",
+    );
     assert.equal(clean("a\u001b[31mred\u0007\nb"), "a?[31mred?\\nb");
   });
 });
@@ -126,7 +147,12 @@ describe("the stored session", () => {
   it("is written with mode 0600 in a 0700 folder, read back, and deleted", async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "aw-cfg-"));
     const env = { AGENT_WALLET_CONFIG_DIR: path.join(root, "nested", "agent-wallet") };
-    const session = { baseUrl: "http://localhost:3000", clientId: "c1", tokens: { accessToken: "a", tokenType: "Bearer", refreshToken: "r" }, savedAt: "now" };
+    const session = {
+      baseUrl: "http://localhost:3000",
+      clientId: "c1",
+      tokens: { accessToken: "a", tokenType: "Bearer", refreshToken: "r" },
+      savedAt: "now",
+    };
     saveSession(session, env);
     assert.equal(fs.statSync(configFile(env)).mode & 0o777, 0o600);
     assert.equal(fs.statSync(configDir(env)).mode & 0o777, 0o700);

@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TokenSet } from "../sdk";
 
-export type Env = Record<string, string | undefined>;
+export type CliEnvironment = Record<string, string | undefined>;
 
 export type StoredSession = {
   baseUrl: string;
@@ -19,17 +19,17 @@ export type StoredSession = {
   savedAt: string;
 };
 
-export function configDir(env: Env = process.env): string {
+export function configDir(env: CliEnvironment = process.env): string {
   if (env.AGENT_WALLET_CONFIG_DIR) return path.resolve(env.AGENT_WALLET_CONFIG_DIR);
   if (env.XDG_CONFIG_HOME) return path.join(path.resolve(env.XDG_CONFIG_HOME), "agent-wallet");
   return path.join(os.homedir(), ".config", "agent-wallet");
 }
 
-export function configFile(env: Env = process.env): string {
+export function configFile(env: CliEnvironment = process.env): string {
   return path.join(configDir(env), "session.json");
 }
 
-export function loadSession(env: Env = process.env): StoredSession | undefined {
+export function loadSession(env: CliEnvironment = process.env): StoredSession | undefined {
   let text: string;
   try {
     text = fs.readFileSync(configFile(env), "utf8");
@@ -39,14 +39,15 @@ export function loadSession(env: Env = process.env): StoredSession | undefined {
   }
   try {
     const session = JSON.parse(text) as StoredSession;
-    if (typeof session?.baseUrl !== "string" || typeof session.clientId !== "string" || typeof session.tokens?.accessToken !== "string") return undefined;
+    if (typeof session?.baseUrl !== "string" || typeof session.clientId !== "string" || typeof session.tokens?.accessToken !== "string")
+      return undefined;
     return session;
   } catch {
     return undefined; // a damaged file is as good as none: log in again
   }
 }
 
-export function saveSession(session: StoredSession, env: Env = process.env): void {
+export function saveSession(session: StoredSession, env: CliEnvironment = process.env): void {
   const dir = configDir(env);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
@@ -63,7 +64,7 @@ export function saveSession(session: StoredSession, env: Env = process.env): voi
   fs.renameSync(temporary, file);
 }
 
-export function deleteSession(env: Env = process.env): boolean {
+export function deleteSession(env: CliEnvironment = process.env): boolean {
   try {
     fs.unlinkSync(configFile(env));
     return true;
@@ -76,7 +77,7 @@ export function deleteSession(env: Env = process.env): boolean {
 const LOCK_STALE_MS = 60_000;
 
 /** Runs `critical` holding <config>/session.lock (waits up to 30 s for another holder; a lock older than 60 s is stale). */
-export async function withSessionLock<T>(critical: () => Promise<T>, env: Env = process.env): Promise<T> {
+export async function withSessionLock<T>(critical: () => Promise<T>, env: CliEnvironment = process.env): Promise<T> {
   const dir = configDir(env);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock = path.join(dir, "session.lock");

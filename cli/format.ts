@@ -18,14 +18,15 @@ export function table<T>(rows: T[], columns: Column<T>[]): string {
 
 /** Key/value lines, keys aligned; null and undefined values are left out. */
 export function keyValues(entries: [string, string | number | null | undefined][]): string {
-  const present = entries.filter((entry): entry is [string, string | number] => entry[1] !== null && entry[1] !== undefined && entry[1] !== "");
+  const present = entries.filter(
+    (entry): entry is [string, string | number] => entry[1] !== null && entry[1] !== undefined && entry[1] !== "",
+  );
   const width = Math.max(0, ...present.map(([key]) => key.length));
   return present.map(([key, value]) => `${`${key}:`.padEnd(width + 1)}  ${clean(String(value))}`).join("\n");
 }
 
 /** Control characters from the server never reach the terminal as such. */
 export function clean(value: string): string {
-  // eslint-disable-next-line no-control-regex
   return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (char) => (char === "\n" ? "\\n" : char === "\t" ? " " : "?"));
 }
 

@@ -30,13 +30,19 @@ async function listenForCallback(port: number, state: string): Promise<Callback>
     }
     // A visit without our state is not our answer (maybe forged): keep waiting.
     if (url.searchParams.get("state") !== state) {
-      response.writeHead(400, { "Content-Type": "text/html; charset=utf-8" }).end(PAGE("Unexpected sign-in response", "This does not answer the sign-in the terminal started."));
+      response
+        .writeHead(400, { "Content-Type": "text/html; charset=utf-8" })
+        .end(PAGE("Unexpected sign-in response", "This does not answer the sign-in the terminal started."));
       return;
     }
     const failed = url.searchParams.get("error");
     response
       .writeHead(200, { "Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store" })
-      .end(failed ? PAGE("Sign-in did not finish", "Return to the terminal for details.") : PAGE("Signed in", "You can close this window and return to the terminal."));
+      .end(
+        failed
+          ? PAGE("Sign-in did not finish", "Return to the terminal for details.")
+          : PAGE("Signed in", "You can close this window and return to the terminal."),
+      );
     resolveQuery(url.searchParams);
   };
   const servers: http.Server[] = [];
@@ -51,7 +57,9 @@ async function listenForCallback(port: number, state: string): Promise<Callback>
       server.listen(onPort, host, () => resolve(server));
     });
   const first = await listen("127.0.0.1", port).catch((error: NodeJS.ErrnoException) => {
-    throw new LoginError(error.code === "EADDRINUSE" ? `Port ${port} is in use: pick another with --port` : `Cannot listen for the callback: ${error.message}`);
+    throw new LoginError(
+      error.code === "EADDRINUSE" ? `Port ${port} is in use: pick another with --port` : `Cannot listen for the callback: ${error.message}`,
+    );
   });
   servers.push(first);
   const actualPort = (first.address() as net.AddressInfo).port;
@@ -72,9 +80,13 @@ async function listenForCallback(port: number, state: string): Promise<Callback>
   };
 }
 
-export function openBrowser(url: string): boolean {
+function openBrowser(url: string): boolean {
   const [command, args] =
-    process.platform === "darwin" ? ["open", [url]] : process.platform === "win32" ? ["cmd", ["/c", "start", "", url.replace(/&/g, "^&")]] : ["xdg-open", [url]];
+    process.platform === "darwin"
+      ? ["open", [url]]
+      : process.platform === "win32"
+        ? ["cmd", ["/c", "start", "", url.replace(/&/g, "^&")]]
+        : ["xdg-open", [url]];
   try {
     const child = spawn(command, args as string[], { stdio: "ignore", detached: true });
     child.on("error", () => {});
@@ -133,9 +145,14 @@ export async function login(options: LoginOptions): Promise<StoredSession> {
 
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new LoginError(`No answer from the browser within ${options.timeoutSeconds} s; run agent-wallet login again`)), options.timeoutSeconds * 1000);
+      timer = setTimeout(
+        () => reject(new LoginError(`No answer from the browser within ${options.timeoutSeconds} s; run agent-wallet login again`)),
+        options.timeoutSeconds * 1000,
+      );
     });
-    const aborted = new Promise<never>((_, reject) => options.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true }));
+    const aborted = new Promise<never>((_, reject) =>
+      options.signal?.addEventListener("abort", () => reject(options.signal!.reason), { once: true }),
+    );
     let query: URLSearchParams;
     try {
       query = await Promise.race([callback.received, timedOut, aborted]);
@@ -144,7 +161,13 @@ export async function login(options: LoginOptions): Promise<StoredSession> {
     }
     const code = parseCallback(query, { state: authorization.state, issuer: discovery.issuer });
     const tokens: TokenSet = await exchangeCode(
-      { tokenEndpoint: discovery.tokenEndpoint, clientId: client.client_id, code, redirectUri: callback.redirectUri, codeVerifier: authorization.codeVerifier },
+      {
+        tokenEndpoint: discovery.tokenEndpoint,
+        clientId: client.client_id,
+        code,
+        redirectUri: callback.redirectUri,
+        codeVerifier: authorization.codeVerifier,
+      },
       { signal: options.signal },
     );
     const session: StoredSession = {

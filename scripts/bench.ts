@@ -1,62 +1,339 @@
-// npm run bench: the cost of the /mcp hot path (bearer check, grant lookup, a
-// read tool) against the cheapest route the app serves, under `next start` on
-// loopback. Bounded in requests and time; prints requests per second and
-// latency percentiles.
-import { startApp } from "../e2e/support/app";
+// npm run bench: load from this process (autocannon) against the production build (`next start`) on a fresh
+// database with seeded people, grants, credentials, audit events and requests, beside a peer (the MCP SDK's
+// stateless pattern on bare node:http doing the same list_credentials work, scripts/bench-peer.ts).
+// Prints a table and writes bench/results/latest.json.
+//   npm run bench -- [--scale 1,10,100] [--postgres] [--duration 10] [--connections 16]
+//   BENCH_PROFILE=<folder> also writes a V8 CPU profile of the app's server when it stops.
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import { createRequire } from "node:module";
+import { parseArgs } from "node:util";
+import autocannon from "autocannon";
+import { freePort, startApp, type RunningApp } from "../e2e/support/app";
+import { chainsSetting, startChain } from "../e2e/support/chain";
 import { createUser, createWatchCredential, obtainTokens } from "../e2e/support/oauth";
+import { db } from "@/lib/db";
+import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
+import { recordAudit } from "@/lib/audit";
+import { API_KEY_PREFIX } from "@/contract";
 
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
-const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 3000);
-const MAX_SECONDS = 60;
+const { values } = parseArgs({
+  options: {
+    scale: { type: "string", default: "1" },
+    postgres: { type: "boolean", default: false },
+    duration: { type: "string", default: "10" },
+    connections: { type: "string", default: "16" },
+  },
+});
+const SCALES = values.scale.split(",").map(Number);
+const DURATION = Number(values.duration);
+const CONNECTIONS = Number(values.connections);
+/** At scale 1: people, each with a wallet, a connected client and this many audit events and requests. */
+const PEOPLE = 100;
+const EVENTS_PER_PERSON = 10;
+const REQUESTS_PER_PERSON = 5;
 
-async function measure(label: string, send: () => Promise<Response>) {
-  // Warm up the route's code paths first.
-  for (let i = 0; i < 50; i++) await (await send()).arrayBuffer();
-  const latencies: number[] = [];
-  let next = 0;
-  let failures = 0;
-  const started = performance.now();
-  const deadline = started + MAX_SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS && performance.now() < deadline) {
-        next++;
-        const t0 = performance.now();
-        const response = await send();
-        await response.arrayBuffer();
-        if (!response.ok) failures++;
-        latencies.push(performance.now() - t0);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))].toFixed(1);
-  console.log(
-    `${label.padEnd(34)} ${String(Math.round(latencies.length / seconds)).padStart(6)} req/s   p50 ${pct(50)} ms   p95 ${pct(95)} ms   p99 ${pct(99)} ms   ${failures} failed`,
-  );
+type Scenario = {
+  name: string;
+  url: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  body?: string;
+  /** per-connection request sequences, for bodies that change (refresh rotation) */
+  requests?: autocannon.Request[];
+  /** the server whose memory is sampled (the app unless the peer) */
+  pid: number;
+};
+
+/** A refresh token and its client: one rotation chain. */
+type RefreshChain = { clientId: string; token: string };
+
+type Result = { scenario: string; scale: number; rps: number; p50: number; p99: number; max: number; errors: number; peakRssMb: number };
+
+/** Resident memory of a process (Linux), sampled while a scenario runs; the peak is reported. */
+function rssMb(pid: number): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+  } catch {
+    return 0;
+  }
 }
 
-const app = await startApp();
-try {
-  const { tokens } = await obtainTokens(app, {
-    credentials: async (userId) => [{ credentialId: (await createWatchCredential(userId, "Bench")).id, mode: "read" }],
+async function measure(scenario: Scenario, scale: number): Promise<Result> {
+  let peak = rssMb(scenario.pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(scenario.pid))), 200);
+  const result = await autocannon({
+    url: scenario.url,
+    method: scenario.method ?? "POST",
+    headers: scenario.headers,
+    body: scenario.body,
+    requests: scenario.requests,
+    connections: CONNECTIONS,
+    duration: DURATION,
   });
-  await createUser(); // another person's data in the same tables
-  const mcpHeaders = {
-    Authorization: `Bearer ${tokens.access_token}`,
-    "Content-Type": "application/json",
-    Accept: "application/json, text/event-stream",
-    "MCP-Protocol-Version": "2025-06-18",
+  clearInterval(sampler);
+  const expectedFailures = scenario.name.includes("401");
+  return {
+    scenario: scenario.name,
+    scale,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    errors: result.errors + result.timeouts + (expectedFailures ? result["2xx"] : result.non2xx),
+    peakRssMb: Math.round(peak),
   };
-  const listCredentials = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "list_credentials", arguments: {} } });
-  console.log(`${CONCURRENCY} concurrent clients, up to ${REQUESTS} requests each measurement\n`);
-  await measure("GET discovery (baseline)", () => fetch(`${app.baseUrl}/.well-known/oauth-protected-resource`));
-  await measure("POST /mcp without token (401)", () => fetch(`${app.baseUrl}/mcp`, { method: "POST", body: "{}" }));
-  await measure("POST /mcp tools/list", () =>
-    fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: mcpHeaders, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }) }),
-  );
-  await measure("POST /mcp list_credentials", () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: mcpHeaders, body: listCredentials }));
-} finally {
-  await app.stop();
 }
+
+/** PEOPLE × scale people with a wallet, a grant to one client, audit events and decided requests. */
+async function seed(scale: number) {
+  const people = PEOPLE * scale;
+  const now = new Date();
+  for (let start = 0; start < people; start += 500) {
+    const batch = Array.from({ length: Math.min(500, people - start) }, () => ({
+      userId: randomId("u_"),
+      credentialId: randomId("cr_"),
+      clientId: randomId("c_"),
+      grantId: randomId("g_"),
+    }));
+    await db().user.createMany({ data: batch.map((row) => ({ id: row.userId, email: `${row.userId}@bench.test` })) });
+    await db().credential.createMany({
+      data: batch.map((row) => ({
+        id: row.credentialId,
+        userId: row.userId,
+        name: "Main",
+        kind: "evm_watch",
+        address: `0x${"ab".repeat(20)}`,
+      })),
+    });
+    await db().client.createMany({ data: batch.map((row) => ({ id: row.clientId, kind: "oauth", name: "Seeded agent" })) });
+    await db().grant.createMany({
+      data: batch.map((row) => ({ id: row.grantId, userId: row.userId, clientId: row.clientId, scope: "mcp", createdAt: now })),
+    });
+    await db().grantCredential.createMany({
+      data: batch.map((row) => ({ grantId: row.grantId, credentialId: row.credentialId, mode: "read" })),
+    });
+    await db().agentRequest.createMany({
+      data: batch.flatMap((row) =>
+        Array.from({ length: REQUESTS_PER_PERSON }, () => ({
+          id: randomId("rq_"),
+          userId: row.userId,
+          grantId: row.grantId,
+          clientId: row.clientId,
+          credentialId: row.credentialId,
+          kind: "sign_message",
+          status: "completed",
+          payload: JSON.stringify({ kind: "sign_message", message: "seeded" }),
+          digest: "0x",
+          createdAt: now,
+          expiresAt: now,
+        })),
+      ),
+    });
+    // Through the real append path (group commit), so the chain stays verifiable.
+    await Promise.all(
+      batch.flatMap((row) =>
+        Array.from({ length: EVENTS_PER_PERSON }, (_, index) =>
+          recordAudit({ type: "mcp.tool_called", userId: row.userId, clientId: row.clientId, data: { tool: "list_credentials", index } }),
+        ),
+      ),
+    );
+  }
+}
+
+/** A personal API key for a read grant on `credentialId`, written as the Clients screen would. */
+async function apiKeyFor(userId: string, credentialId: string): Promise<string> {
+  const key = `${API_KEY_PREFIX}${randomSecret()}`;
+  const clientId = randomId("c_");
+  await db().client.create({
+    data: { id: clientId, kind: "api_key", name: "Bench key", userId, keyHash: sha256Hex(key), keyHint: key.slice(-4) },
+  });
+  await db().grant.create({
+    data: {
+      id: randomId("g_"),
+      userId,
+      clientId,
+      scope: "mcp",
+      createdAt: new Date(),
+      credentials: { create: [{ credentialId, mode: "read" }] },
+    },
+  });
+  return key;
+}
+
+async function startPeer(app: RunningApp): Promise<{ url: string; pid: number; stop: () => void }> {
+  const port = await freePort();
+  const tsx = createRequire(import.meta.url).resolve("tsx/cli");
+  const child: ChildProcess = spawn(process.execPath, [tsx, "scripts/bench-peer.ts"], {
+    env: { ...process.env, PEER_PORT: String(port), DATABASE_URL: app.databaseUrl, DATA_DIR: app.dataDir },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.on("data", (chunk: Buffer) => String(chunk).includes("listening") && resolve());
+    child.once("exit", (code) => reject(new Error(`the peer exited (${code})`)));
+  });
+  return { url: `http://127.0.0.1:${port}/mcp`, pid: child.pid!, stop: () => child.kill("SIGTERM") };
+}
+
+const mcpBody = (method: string, params: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+const toolCall = (name: string, args: Record<string, unknown> = {}) => mcpBody("tools/call", { name, arguments: args });
+
+async function run(scale: number): Promise<Result[]> {
+  const chain = await startChain();
+  const profileDir = process.env.BENCH_PROFILE;
+  const app = await startApp({
+    database: values.postgres ? "postgres" : "sqlite",
+    env: { CHAINS: chainsSetting(chain) },
+    ...(profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {}),
+  });
+  const peer = await startPeer(app);
+  try {
+    await seed(scale);
+    let watchId = "";
+    let signerId = "";
+    const { tokens, user } = await obtainTokens(app, {
+      credentials: async (userId) => {
+        watchId = (await createWatchCredential(userId, "Bench")).id;
+        signerId = (
+          await db().credential.create({
+            data: { id: randomId("cr_"), userId, name: "Signer", kind: "evm", address: `0x${"cd".repeat(20)}` },
+          })
+        ).id;
+        return [
+          { credentialId: watchId, mode: "read" },
+          { credentialId: signerId, mode: "approve" },
+        ];
+      },
+    });
+    const apiKey = await apiKeyFor(user.id, watchId);
+    await createUser();
+    // One refresh chain per connection: each request rotates that connection's token.
+    const refreshChains: RefreshChain[] = [];
+    for (let index = 0; index < CONNECTIONS; index++) {
+      const { client, tokens: issued } = await obtainTokens(app);
+      refreshChains.push({ clientId: client.client_id, token: issued.refresh_token! });
+    }
+    const mcpHeaders = (bearer: string) => ({
+      Authorization: `Bearer ${bearer}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-06-18",
+    });
+    const mcpUrl = `${app.baseUrl}/mcp`;
+    const scenarios: Scenario[] = [
+      { name: "GET discovery", url: `${app.baseUrl}/.well-known/oauth-protected-resource`, method: "GET", pid: app.pid },
+      { name: "POST /mcp without token (401)", url: mcpUrl, body: mcpBody("tools/list"), pid: app.pid },
+      { name: "/mcp tools/list", url: mcpUrl, headers: mcpHeaders(tokens.access_token), body: mcpBody("tools/list"), pid: app.pid },
+      {
+        name: "/mcp list_credentials (JWT)",
+        url: mcpUrl,
+        headers: mcpHeaders(tokens.access_token),
+        body: toolCall("list_credentials"),
+        pid: app.pid,
+      },
+      {
+        name: "/mcp list_credentials (API key)",
+        url: mcpUrl,
+        headers: mcpHeaders(apiKey),
+        body: toolCall("list_credentials"),
+        pid: app.pid,
+      },
+      {
+        name: "peer list_credentials (JWT)",
+        url: peer.url,
+        headers: mcpHeaders(tokens.access_token),
+        body: toolCall("list_credentials"),
+        pid: peer.pid,
+      },
+      {
+        name: "/mcp get_balance (local chain)",
+        url: mcpUrl,
+        headers: mcpHeaders(tokens.access_token),
+        body: toolCall("get_balance", { credential_id: watchId, chain_id: chain.chainId }),
+        pid: app.pid,
+      },
+      {
+        name: "/mcp sign_message (creates a request)",
+        url: mcpUrl,
+        headers: mcpHeaders(tokens.access_token),
+        body: toolCall("sign_message", { credential_id: signerId, message: "bench" }),
+        pid: app.pid,
+      },
+      {
+        name: "/oauth/token refresh rotation",
+        url: `${app.baseUrl}/oauth/token`,
+        pid: app.pid,
+        requests: [
+          {
+            method: "POST",
+            headers: { "Content-Type": "application/x-www-form-urlencoded" },
+            // autocannon resets a connection's context after each request: the chains wait in a pool instead,
+            // each taken by one request and put back with its rotated token.
+            setupRequest: (request, context) => {
+              const chain = Object.assign(context, refreshChains.shift()!) as RefreshChain;
+              const form = { grant_type: "refresh_token", client_id: chain.clientId, refresh_token: chain.token };
+              return { ...request, body: new URLSearchParams(form).toString() };
+            },
+            onResponse: (status, body, context) => {
+              const { clientId } = context as RefreshChain;
+              if (status === 200) refreshChains.push({ clientId, token: (JSON.parse(body) as { refresh_token: string }).refresh_token });
+            },
+          },
+        ],
+      },
+    ];
+    const results: Result[] = [];
+    for (const scenario of scenarios) results.push(await measure(scenario, scale));
+    return results;
+  } finally {
+    peer.stop();
+    await app.stop();
+    await chain.stop();
+  }
+}
+
+/** One scale in this process; several scales each in a fresh process (settings and the database client are per process). */
+async function runScales(): Promise<Result[]> {
+  if (SCALES.length === 1) return printed(SCALES[0], await run(SCALES[0]));
+  const all: Result[] = [];
+  const tsx = createRequire(import.meta.url).resolve("tsx/cli");
+  for (const scale of SCALES) {
+    const flags = ["--scale", String(scale), "--duration", String(DURATION), "--connections", String(CONNECTIONS)];
+    const child = spawnSync(process.execPath, [tsx, "scripts/bench.ts", ...flags, ...(values.postgres ? ["--postgres"] : [])], {
+      stdio: "inherit",
+    });
+    if (child.status !== 0) throw new Error(`the run at scale ${scale} failed`);
+    all.push(...(JSON.parse(fs.readFileSync(RESULTS, "utf8")) as { results: Result[] }).results);
+  }
+  return all;
+}
+
+function printed(scale: number, results: Result[]): Result[] {
+  console.log(`\nscale ${scale}× (${PEOPLE * scale} people), ${CONNECTIONS} connections, ${DURATION} s a scenario`);
+  const peer = results.find((result) => result.scenario.startsWith("peer"))!.rps;
+  console.log("scenario                                  req/s   p50 ms   p99 ms   max ms  errors  peak RSS MB  vs peer");
+  for (const r of results) {
+    console.log(
+      `${r.scenario.padEnd(40)} ${String(r.rps).padStart(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ` +
+        `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${String(r.peakRssMb).padStart(12)}   ${(r.rps / peer).toFixed(2)}×`,
+    );
+  }
+  return results;
+}
+
+const RESULTS = "bench/results/latest.json";
+const results = await runScales();
+fs.mkdirSync("bench/results", { recursive: true });
+const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+const report = {
+  at: new Date().toISOString(),
+  database: values.postgres ? "postgresql" : "sqlite",
+  machine,
+  connections: CONNECTIONS,
+  durationSeconds: DURATION,
+  results,
+};
+fs.writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
+console.log(`\nwritten to ${RESULTS}`);

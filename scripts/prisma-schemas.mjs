@@ -15,7 +15,7 @@ export const POSTGRES_SCHEMA = path.join(root, "prisma", "postgresql", "schema.p
 
 const HEADER = `// GENERATED from prisma/schema.prisma by scripts/prisma-schemas.mjs: edit that
 // file and run \`node scripts/prisma-schemas.mjs\`. The models are the same; only
-// the client's output folder and the provider differ (docs/decisions).
+// the client's output folder and the provider differ (docs/decisions/0004-postgresql.md).
 `;
 
 /** Everything after the datasource block: the models. */

@@ -33,7 +33,11 @@ if (!files.length) {
 const env = { ...process.env, NEXT_TELEMETRY_DISABLED: "1" };
 if (process.env.SKIP_BUILD !== "1") {
   console.log("Building the app for the end-to-end suites (next build)…");
-  const build = spawnSync(process.execPath, [require.resolve("next/dist/bin/next"), "build"], { stdio: ["ignore", "pipe", "pipe"], env, encoding: "utf8" });
+  const build = spawnSync(process.execPath, [require.resolve("next/dist/bin/next"), "build"], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env,
+    encoding: "utf8",
+  });
   if (build.status !== 0) {
     console.log(build.stdout, build.stderr);
     console.log("0 passed, 1 failed");
@@ -43,11 +47,14 @@ if (process.env.SKIP_BUILD !== "1") {
 
 const totalsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "aw-test-")), "totals.json");
 const args = [
-  "--import", "tsx",
+  "--import",
+  "tsx",
   "--test",
   `--test-concurrency=${process.env.TEST_CONCURRENCY ?? "2"}`,
-  "--test-reporter=spec", "--test-reporter-destination=stdout",
-  "--test-reporter=./scripts/test-totals.mjs", `--test-reporter-destination=${totalsFile}`,
+  "--test-reporter=spec",
+  "--test-reporter-destination=stdout",
+  "--test-reporter=./scripts/test-totals.mjs",
+  `--test-reporter-destination=${totalsFile}`,
   ...files,
 ];
 const child = spawn(process.execPath, args, { stdio: "inherit", env });

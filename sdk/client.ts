@@ -7,15 +7,30 @@
 // MCP SDK's Client: that keeps one place where a 401 becomes a refresh and a
 // retry, lets a personal key and an OAuth token share one code path, has no
 // session to keep, and still reads an SSE body should a server send one.
-import { MAX_WAIT_SECONDS, TOOLS, type RequestStatus, type RequestView, type ToolInput, type ToolName, type ToolOutput } from "../lib/mcp/schemas";
-import { AuthenticationError, InvalidInputError, OAuthError, ServerError, SignInRequiredError, ToolError, WaitTimeoutError } from "./errors";
+import {
+  API_KEY_PREFIX,
+  isFinalStatus,
+  MAX_WAIT_SECONDS,
+  TOOLS,
+  type RequestView,
+  type ToolInput,
+  type ToolName,
+  type ToolOutput,
+} from "../contract";
+import {
+  AuthenticationError,
+  InvalidInputError,
+  OAuthError,
+  ServerError,
+  SignInRequiredError,
+  ToolError,
+  WaitTimeoutError,
+} from "./errors";
 import { authenticationErrorFrom, discover, discoverResource, httpFetch, refresh, type FetchLike, type TokenSet } from "./oauth";
 
 export const SDK_VERSION = "0.1.0";
 /** The MCP protocol version this client asks for in `initialize`. */
 export const PROTOCOL_VERSION = "2025-06-18";
-/** A request in one of these states will not change again. */
-export const FINAL_STATUSES: readonly RequestStatus[] = ["completed", "failed", "rejected", "expired", "cancelled"];
 
 type CommonOptions = {
   /** the service's base URL (the OAuth issuer); /mcp is found by discovery */
@@ -71,7 +86,12 @@ export type WaitOptions = {
   onUpdate?: (request: RequestView) => void;
 };
 
-type JsonRpcResponse = { jsonrpc: "2.0"; id?: number | string | null; result?: unknown; error?: { code: number; message: string; data?: unknown } };
+type JsonRpcResponse = {
+  jsonrpc: "2.0";
+  id?: number | string | null;
+  result?: unknown;
+  error?: { code: number; message: string; data?: unknown };
+};
 
 const REFRESH_EARLY_MS = 30_000;
 
@@ -132,7 +152,7 @@ export class AgentWalletClient {
     new URL(this.baseUrl); // a malformed base URL fails here, not on the first call
     this.mcpUrl = options.mcpUrl;
     if (isApiKeyOptions(options)) {
-      if (!options.apiKey.startsWith("svc_live_")) throw new TypeError("apiKey must be a personal key, svc_live_…");
+      if (!options.apiKey.startsWith(API_KEY_PREFIX)) throw new TypeError(`apiKey must be a personal key, ${API_KEY_PREFIX}…`);
       this.apiKey = options.apiKey;
     } else {
       this.tokenEndpoint = options.tokenEndpoint;
@@ -183,6 +203,10 @@ export class AgentWalletClient {
   cancelRequest(input: ToolInput<"cancel_request">, options?: CallOptions): Promise<ToolOutput<"cancel_request">> {
     return this.callTool("cancel_request", input, options);
   }
+  /** The spending policy of a granted credential and what is left of each limit. */
+  getPolicy(input: ToolInput<"get_policy">, options?: CallOptions): Promise<ToolOutput<"get_policy">> {
+    return this.callTool("get_policy", input, options);
+  }
 
   /**
    * Waits until a request reaches a final status (completed, failed, rejected,
@@ -200,10 +224,11 @@ export class AgentWalletClient {
       const started = Date.now();
       const view = await this.getRequest({ request_id: requestId, wait_seconds: waitSeconds }, { signal: options.signal });
       options.onUpdate?.(view);
-      if (FINAL_STATUSES.includes(view.status)) return view;
+      if (isFinalStatus(view.status)) return view;
       if (Date.now() >= deadline) throw new WaitTimeoutError(requestId, view.status);
       // A server that answered at once with nothing new must not make this spin.
-      if (Date.now() - started < 1000 && view.status === last?.status) await sleep(Math.min(1000, Math.max(0, deadline - Date.now())), options.signal);
+      if (Date.now() - started < 1000 && view.status === last?.status)
+        await sleep(Math.min(1000, Math.max(0, deadline - Date.now())), options.signal);
       last = view;
     }
   }
@@ -218,7 +243,11 @@ export class AgentWalletClient {
       throw new InvalidInputError(name, `${name}: ${issue.path.length ? `${issue.path.join(".")}: ` : ""}${issue.message}`);
     }
     const waitSeconds = (parsed.data as { wait_seconds?: number }).wait_seconds ?? 0;
-    const result = await this.rpc("tools/call", { name, arguments: parsed.data }, { signal: options.signal, timeoutMs: (waitSeconds + 30) * 1000 });
+    const result = await this.rpc(
+      "tools/call",
+      { name, arguments: parsed.data },
+      { signal: options.signal, timeoutMs: (waitSeconds + 30) * 1000 },
+    );
     const call = result as { isError?: boolean; content?: { type: string; text?: string }[]; structuredContent?: unknown };
     const text = (call.content ?? [])
       .filter((part) => part.type === "text" && typeof part.text === "string")
@@ -234,7 +263,8 @@ export class AgentWalletClient {
       }
     }
     const output = tool.output.safeParse(structured);
-    if (!output.success) throw new ServerError(`${name} returned a result that does not match its schema: ${output.error.issues[0]?.message}`);
+    if (!output.success)
+      throw new ServerError(`${name} returned a result that does not match its schema: ${output.error.issues[0]?.message}`);
     return output.data as ToolOutput<T>;
   }
 
@@ -249,7 +279,11 @@ export class AgentWalletClient {
     this.initialized ??= (async () => {
       const result = (await this.request(
         "initialize",
-        { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: this.options.clientInfo ?? { name: "agent-wallet-sdk", version: SDK_VERSION } },
+        {
+          protocolVersion: PROTOCOL_VERSION,
+          capabilities: {},
+          clientInfo: this.options.clientInfo ?? { name: "agent-wallet-sdk", version: SDK_VERSION },
+        },
         { signal },
       )) as { protocolVersion?: string };
       if (typeof result?.protocolVersion === "string") this.protocolVersion = result.protocolVersion;
@@ -283,7 +317,8 @@ export class AgentWalletClient {
     if (message.error) {
       const toolName = method === "tools/call" ? String((params as { name: string }).name) : undefined;
       // Invalid params / unknown tool on a call: the tool refused it.
-      if (toolName && (message.error.code === -32602 || message.error.code === -32601)) throw new ToolError(toolName, message.error.message);
+      if (toolName && (message.error.code === -32602 || message.error.code === -32601))
+        throw new ToolError(toolName, message.error.message);
       throw new ServerError(`${method}: ${message.error.message}`, response.status, message.error.code);
     }
     return message.result;
@@ -301,7 +336,11 @@ export class AgentWalletClient {
         "MCP-Protocol-Version": this.protocolVersion,
       };
       if (this.sessionId) headers["Mcp-Session-Id"] = this.sessionId;
-      const response = await httpFetch(mcpUrl, { method: "POST", headers, body: JSON.stringify(body) }, { fetch: this.options.fetch, signal: options.signal, timeoutMs: options.timeoutMs });
+      const response = await httpFetch(
+        mcpUrl,
+        { method: "POST", headers, body: JSON.stringify(body) },
+        { fetch: this.options.fetch, signal: options.signal, timeoutMs: options.timeoutMs },
+      );
       const session = response.headers.get("mcp-session-id");
       if (session) this.sessionId = session;
       if (response.status !== 401) return response;
@@ -310,9 +349,18 @@ export class AgentWalletClient {
       await response.body?.cancel().catch(() => {});
       if (this.apiKey) throw refused;
       const reason = refused.description ? ` (${refused.description})` : "";
-      if (attempt > 0) throw new SignInRequiredError(`Still refused after a refresh${reason}: sign in again`, refused.description, refused.resourceMetadata);
+      if (attempt > 0)
+        throw new SignInRequiredError(
+          `Still refused after a refresh${reason}: sign in again`,
+          refused.description,
+          refused.resourceMetadata,
+        );
       if (!this.tokenSet?.refreshToken) {
-        throw new SignInRequiredError(`The session ended${reason} and there is no refresh token: sign in again`, refused.description, refused.resourceMetadata);
+        throw new SignInRequiredError(
+          `The session ended${reason} and there is no refresh token: sign in again`,
+          refused.description,
+          refused.resourceMetadata,
+        );
       }
       await this.refreshOnce(bearer, refused, options.signal);
     }
@@ -322,7 +370,10 @@ export class AgentWalletClient {
     if (this.apiKey) return this.apiKey;
     const tokens = this.tokenSet;
     if (!tokens) throw new SignInRequiredError("No access token: sign in first");
-    if (tokens.refreshToken && (!tokens.accessToken || (tokens.expiresAt !== undefined && tokens.expiresAt - REFRESH_EARLY_MS <= Date.now()))) {
+    if (
+      tokens.refreshToken &&
+      (!tokens.accessToken || (tokens.expiresAt !== undefined && tokens.expiresAt - REFRESH_EARLY_MS <= Date.now()))
+    ) {
       await this.refreshOnce(tokens.accessToken, undefined, signal);
     }
     return this.tokenSet!.accessToken;
@@ -348,15 +399,24 @@ export class AgentWalletClient {
       }
       const current = this.tokenSet;
       if (!current?.refreshToken) throw new SignInRequiredError(`The session ended${reason} and there is no refresh token: sign in again`);
-      if (!options.clientId) throw new SignInRequiredError(`The session ended${reason}, and without a client id it cannot be refreshed: sign in again`);
+      if (!options.clientId)
+        throw new SignInRequiredError(`The session ended${reason}, and without a client id it cannot be refreshed: sign in again`);
       this.tokenEndpoint ??= (await discover(this.baseUrl, { fetch: options.fetch, signal })).tokenEndpoint;
       let fresh: TokenSet;
       try {
-        fresh = await refresh({ tokenEndpoint: this.tokenEndpoint, clientId: options.clientId, refreshToken: current.refreshToken }, { fetch: options.fetch, signal });
+        fresh = await refresh(
+          { tokenEndpoint: this.tokenEndpoint, clientId: options.clientId, refreshToken: current.refreshToken },
+          { fetch: options.fetch, signal },
+        );
       } catch (error) {
         if (error instanceof OAuthError) {
           const why = error.description ?? error.code;
-          throw new SignInRequiredError(`The session ended${reason} and could not be refreshed (${why}): sign in again`, refused?.description ?? why, refused?.resourceMetadata, { cause: error });
+          throw new SignInRequiredError(
+            `The session ended${reason} and could not be refreshed (${why}): sign in again`,
+            refused?.description ?? why,
+            refused?.resourceMetadata,
+            { cause: error },
+          );
         }
         throw error;
       }

@@ -82,7 +82,10 @@ export async function httpFetch(url: string, init: RequestInit, options: HttpOpt
   } catch (error) {
     if (options.signal?.aborted) throw options.signal.reason ?? error;
     const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
-    const message = error instanceof Error && error.name === "TimeoutError" ? "timed out" : `${error instanceof Error ? error.message : String(error)}${cause}`;
+    const message =
+      error instanceof Error && error.name === "TimeoutError"
+        ? "timed out"
+        : `${error instanceof Error ? error.message : String(error)}${cause}`;
     throw new NetworkError(`Could not reach ${new URL(url).origin} (${message})`, { cause: error });
   }
 }
@@ -107,7 +110,11 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-async function getMetadata(candidates: string[], what: string, options: HttpOptions): Promise<{ url: string; body: Record<string, unknown> }> {
+async function getMetadata(
+  candidates: string[],
+  what: string,
+  options: HttpOptions,
+): Promise<{ url: string; body: Record<string, unknown> }> {
   let lastStatus = 0;
   for (const url of [...new Set(candidates)]) {
     const response = await httpFetch(url, { headers: { Accept: "application/json" } }, options);
@@ -140,8 +147,11 @@ export async function discover(baseUrl: string, options: HttpOptions & { resourc
   if (typeof prm.resource !== "string") throw new ServerError("protected-resource metadata has no resource");
   const resource = new URL(prm.resource);
   // A metadata document may not send our tokens to another origin than the one we asked.
-  if (resource.origin !== base.origin) throw new ServerError(`protected-resource metadata names a resource on another origin (${resource.origin})`);
-  const servers = Array.isArray(prm.authorization_servers) ? prm.authorization_servers.filter((entry): entry is string => typeof entry === "string") : [];
+  if (resource.origin !== base.origin)
+    throw new ServerError(`protected-resource metadata names a resource on another origin (${resource.origin})`);
+  const servers = Array.isArray(prm.authorization_servers)
+    ? prm.authorization_servers.filter((entry): entry is string => typeof entry === "string")
+    : [];
   if (!servers.length) throw new ServerError("protected-resource metadata names no authorization server");
   const issuer = servers[0];
 
@@ -151,7 +161,8 @@ export async function discover(baseUrl: string, options: HttpOptions & { resourc
     "authorization-server metadata",
     options,
   );
-  if (asm.issuer !== issuer) throw new ServerError(`authorization-server metadata names issuer ${String(asm.issuer)}, expected ${issuer} (RFC 8414 §3.3)`);
+  if (asm.issuer !== issuer)
+    throw new ServerError(`authorization-server metadata names issuer ${String(asm.issuer)}, expected ${issuer} (RFC 8414 §3.3)`);
   for (const field of ["authorization_endpoint", "token_endpoint"] as const) {
     if (typeof asm[field] !== "string") throw new ServerError(`authorization-server metadata has no ${field}`);
   }
@@ -180,7 +191,8 @@ export async function discoverResource(baseUrl: string, options: HttpOptions = {
   );
   if (typeof body.resource !== "string") throw new ServerError("protected-resource metadata has no resource");
   const resource = new URL(body.resource);
-  if (resource.origin !== base.origin) throw new ServerError(`protected-resource metadata names a resource on another origin (${resource.origin})`);
+  if (resource.origin !== base.origin)
+    throw new ServerError(`protected-resource metadata names a resource on another origin (${resource.origin})`);
   return resource.href;
 }
 
@@ -198,20 +210,30 @@ async function oauthErrorFrom(response: Response, what: string): Promise<Error> 
 }
 
 /** RFC 7591 registration of a public client (`token_endpoint_auth_method: none`). */
-export async function register(discovery: Pick<Discovery, "registrationEndpoint">, metadata: ClientMetadata, options: HttpOptions = {}): Promise<RegisteredClient> {
+export async function register(
+  discovery: Pick<Discovery, "registrationEndpoint">,
+  metadata: ClientMetadata,
+  options: HttpOptions = {},
+): Promise<RegisteredClient> {
   if (!discovery.registrationEndpoint) throw new ServerError("the authorization server does not offer dynamic registration");
   const response = await httpFetch(
     discovery.registrationEndpoint,
     {
       method: "POST",
       headers: { "Content-Type": "application/json", Accept: "application/json" },
-      body: JSON.stringify({ token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"], ...metadata }),
+      body: JSON.stringify({
+        token_endpoint_auth_method: "none",
+        grant_types: ["authorization_code", "refresh_token"],
+        response_types: ["code"],
+        ...metadata,
+      }),
     },
     options,
   );
   if (response.status !== 201 && response.status !== 200) throw await oauthErrorFrom(response, "registration");
   const body = await readJson(response, "registration");
-  if (!isObject(body) || typeof body.client_id !== "string") throw new ServerError("the registration response has no client_id", response.status);
+  if (!isObject(body) || typeof body.client_id !== "string")
+    throw new ServerError("the registration response has no client_id", response.status);
   return body as RegisteredClient;
 }
 
@@ -276,8 +298,10 @@ export async function buildAuthorizationUrl(params: {
  */
 export function parseCallback(query: URLSearchParams, expected: { state: string; issuer?: string }): string {
   const iss = query.get("iss");
-  if (expected.issuer && iss !== null && iss !== expected.issuer) throw new OAuthError("invalid_request", `the callback came from issuer ${iss}, expected ${expected.issuer}`);
-  if (query.get("state") !== expected.state) throw new OAuthError("invalid_request", "the callback's state does not match the request (possible CSRF); start again");
+  if (expected.issuer && iss !== null && iss !== expected.issuer)
+    throw new OAuthError("invalid_request", `the callback came from issuer ${iss}, expected ${expected.issuer}`);
+  if (query.get("state") !== expected.state)
+    throw new OAuthError("invalid_request", "the callback's state does not match the request (possible CSRF); start again");
   const error = query.get("error");
   if (error) throw new OAuthError(error, query.get("error_description") ?? undefined);
   const code = query.get("code");
@@ -300,7 +324,11 @@ async function tokenRequest(tokenEndpoint: string, form: Record<string, string>,
   const now = Date.now();
   const response = await httpFetch(
     tokenEndpoint,
-    { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" }, body: new URLSearchParams(form).toString() },
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams(form).toString(),
+    },
     options,
   );
   if (!response.ok) throw await oauthErrorFrom(response, "token request");
@@ -331,7 +359,10 @@ export function exchangeCode(
  * this succeeds, so store the returned `refreshToken` before using the tokens.
  * Presenting a spent refresh token again revokes the client.
  */
-export function refresh(params: { tokenEndpoint: string; clientId: string; refreshToken: string; resource?: string }, options: HttpOptions = {}): Promise<TokenSet> {
+export function refresh(
+  params: { tokenEndpoint: string; clientId: string; refreshToken: string; resource?: string },
+  options: HttpOptions = {},
+): Promise<TokenSet> {
   return tokenRequest(
     params.tokenEndpoint,
     {
@@ -351,7 +382,8 @@ export function parseBearerChallenge(header: string | null): Record<string, stri
   if (!match) return undefined;
   const params: Record<string, string> = {};
   const pattern = /([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/g;
-  for (const part of match[1].matchAll(pattern)) params[part[1].toLowerCase()] = part[2] !== undefined ? part[2].replace(/\\(.)/g, "$1") : part[3];
+  for (const part of match[1].matchAll(pattern))
+    params[part[1].toLowerCase()] = part[2] !== undefined ? part[2].replace(/\\(.)/g, "$1") : part[3];
   return params;
 }
 

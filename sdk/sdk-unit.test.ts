@@ -54,15 +54,24 @@ describe("URLs, challenges and callbacks", () => {
   it("well-known URLs go between host and path (RFC 8414 §3.1, RFC 9728 §3.1)", () => {
     assert.equal(wellKnownUrl("https://a.test", "oauth-authorization-server"), "https://a.test/.well-known/oauth-authorization-server");
     assert.equal(wellKnownUrl("https://a.test/mcp", "oauth-protected-resource"), "https://a.test/.well-known/oauth-protected-resource/mcp");
-    assert.equal(wellKnownUrl("https://a.test/tenant/", "oauth-authorization-server"), "https://a.test/.well-known/oauth-authorization-server/tenant");
+    assert.equal(
+      wellKnownUrl("https://a.test/tenant/", "oauth-authorization-server"),
+      "https://a.test/.well-known/oauth-authorization-server/tenant",
+    );
   });
   it("parses a Bearer challenge", () => {
-    assert.deepEqual(parseBearerChallenge('Bearer error="invalid_token", error_description="The client was revoked", resource_metadata="https://a.test/.well-known/oauth-protected-resource", scope="mcp offline_access"'), {
-      error: "invalid_token",
-      error_description: "The client was revoked",
-      resource_metadata: "https://a.test/.well-known/oauth-protected-resource",
-      scope: "mcp offline_access",
-    });
+    assert.deepEqual(
+      parseBearerChallenge(
+        'Bearer error="invalid_token", error_description="The client was revoked", ' +
+          'resource_metadata="https://a.test/.well-known/oauth-protected-resource", scope="mcp offline_access"',
+      ),
+      {
+        error: "invalid_token",
+        error_description: "The client was revoked",
+        resource_metadata: "https://a.test/.well-known/oauth-protected-resource",
+        scope: "mcp offline_access",
+      },
+    );
     assert.equal(parseBearerChallenge("Basic realm=x"), undefined);
     assert.equal(parseBearerChallenge(null), undefined);
   });
@@ -70,7 +79,10 @@ describe("URLs, challenges and callbacks", () => {
     const query = (entries: Record<string, string>) => new URLSearchParams(entries);
     assert.equal(parseCallback(query({ code: "c", state: "s", iss: "https://a.test" }), { state: "s", issuer: "https://a.test" }), "c");
     assert.throws(() => parseCallback(query({ code: "c", state: "other" }), { state: "s" }), /state does not match/);
-    assert.throws(() => parseCallback(query({ code: "c", state: "s", iss: "https://evil.test" }), { state: "s", issuer: "https://a.test" }), /issuer/);
+    assert.throws(
+      () => parseCallback(query({ code: "c", state: "s", iss: "https://evil.test" }), { state: "s", issuer: "https://a.test" }),
+      /issuer/,
+    );
     assert.throws(
       () => parseCallback(query({ error: "access_denied", state: "s" }), { state: "s" }),
       (error: unknown) => error instanceof OAuthError && error.code === "access_denied",
@@ -85,31 +97,57 @@ function fakeService() {
   const spent = new Set<string>();
   const fetch = (async (input: string | URL | Request, init?: RequestInit) => {
     const url = new URL(String(input));
-    const json = (body: unknown, status = 200, headers: Record<string, string> = {}) => new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
-    if (url.pathname === "/.well-known/oauth-protected-resource") return json({ resource: "https://w.test/mcp", authorization_servers: ["https://w.test"] });
+    const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
+      new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json", ...headers } });
+    if (url.pathname === "/.well-known/oauth-protected-resource")
+      return json({ resource: "https://w.test/mcp", authorization_servers: ["https://w.test"] });
     if (url.pathname === "/.well-known/oauth-authorization-server") {
-      return json({ issuer: "https://w.test", authorization_endpoint: "https://w.test/oauth/authorize", token_endpoint: "https://w.test/oauth/token", code_challenge_methods_supported: ["S256"] });
+      return json({
+        issuer: "https://w.test",
+        authorization_endpoint: "https://w.test/oauth/authorize",
+        token_endpoint: "https://w.test/oauth/token",
+        code_challenge_methods_supported: ["S256"],
+      });
     }
     if (url.pathname === "/oauth/token") {
       const form = new URLSearchParams(String(init?.body));
       const presented = form.get("refresh_token")!;
       events.push(`refresh ${presented}`);
-      if (spent.has(presented) || presented !== current.refresh) return json({ error: "invalid_grant", error_description: "The refresh token was already used" }, 400);
+      if (spent.has(presented) || presented !== current.refresh)
+        return json({ error: "invalid_grant", error_description: "The refresh token was already used" }, 400);
       spent.add(presented);
       const n = Number(presented.split("-")[1]) + 1;
       current = { access: `access-${n}`, refresh: `refresh-${n}` };
-      return json({ access_token: current.access, token_type: "Bearer", expires_in: 3600, refresh_token: current.refresh, scope: "mcp offline_access" });
+      return json({
+        access_token: current.access,
+        token_type: "Bearer",
+        expires_in: 3600,
+        refresh_token: current.refresh,
+        scope: "mcp offline_access",
+      });
     }
     if (url.pathname === "/mcp") {
       const bearer = new Headers(init?.headers).get("authorization")?.replace(/^Bearer /, "");
       const body = JSON.parse(String(init?.body));
       events.push(`mcp ${body.method} ${bearer}`);
       if (bearer !== current.access && !bearer?.startsWith("svc_live_")) {
-        return json({ error: "invalid_token" }, 401, { "WWW-Authenticate": 'Bearer error="invalid_token", error_description="The access token expired"' });
+        return json({ error: "invalid_token" }, 401, {
+          "WWW-Authenticate": 'Bearer error="invalid_token", error_description="The access token expired"',
+        });
       }
       if (body.id === undefined) return new Response(null, { status: 202 });
-      if (body.method === "initialize") return json({ jsonrpc: "2.0", id: body.id, result: { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "x", version: "1" } } });
-      if (body.params.name === "sign_message") return json({ jsonrpc: "2.0", id: body.id, result: { isError: true, content: [{ type: "text", text: "Credential Main is read-only" }] } });
+      if (body.method === "initialize")
+        return json({
+          jsonrpc: "2.0",
+          id: body.id,
+          result: { protocolVersion: "2025-06-18", capabilities: {}, serverInfo: { name: "x", version: "1" } },
+        });
+      if (body.params.name === "sign_message")
+        return json({
+          jsonrpc: "2.0",
+          id: body.id,
+          result: { isError: true, content: [{ type: "text", text: "Credential Main is read-only" }] },
+        });
       const credentials = [{ id: "c1", name: "Main", kind: "evm", address: "0x" + "1".repeat(40), mode: "read" }];
       return json({ jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text: "{}" }], structuredContent: { credentials } } });
     }
@@ -137,19 +175,35 @@ describe("the client's refresh", () => {
     const [a, b] = await Promise.all([client.listCredentials(), client.listCredentials()]);
     assert.equal(a.credentials[0].name, "Main");
     assert.equal(b.credentials.length, 1);
-    assert.deepEqual(saved.map((tokens) => tokens.refreshToken), ["refresh-2"], "one refresh for both calls");
+    assert.deepEqual(
+      saved.map((tokens) => tokens.refreshToken),
+      ["refresh-2"],
+      "one refresh for both calls",
+    );
     const savedAt = service.events.indexOf("saved refresh-2");
     const firstUse = service.events.findIndex((event) => event.endsWith(" access-2"));
     assert.ok(savedAt >= 0 && savedAt < firstUse, `persisted before use: ${service.events.join(" | ")}`);
     assert.equal(client.tokens?.refreshToken, "refresh-2");
   });
 
-  it("a failed refresh is SignInRequiredError; without a refresh token too; tool errors carry the tool's message; inputs are checked first", async () => {
+  it("a failed or impossible refresh is SignInRequiredError; tool errors carry the tool's message; inputs are checked first", async () => {
     const service = fakeService();
-    const client = new AgentWalletClient({ baseUrl: "https://w.test", accessToken: "garbage", refreshToken: "refresh-0", clientId: "c", fetch: service.fetch });
-    await assert.rejects(client.listCredentials(), (error: unknown) => error instanceof SignInRequiredError && /sign in again/.test(error.message) && error.cause instanceof OAuthError);
+    const client = new AgentWalletClient({
+      baseUrl: "https://w.test",
+      accessToken: "garbage",
+      refreshToken: "refresh-0",
+      clientId: "c",
+      fetch: service.fetch,
+    });
+    await assert.rejects(
+      client.listCredentials(),
+      (error: unknown) => error instanceof SignInRequiredError && /sign in again/.test(error.message) && error.cause instanceof OAuthError,
+    );
     const noRefresh = new AgentWalletClient({ baseUrl: "https://w.test", accessToken: "garbage", fetch: service.fetch });
-    await assert.rejects(noRefresh.listCredentials(), (error: unknown) => error instanceof SignInRequiredError && /The access token expired/.test(error.message));
+    await assert.rejects(
+      noRefresh.listCredentials(),
+      (error: unknown) => error instanceof SignInRequiredError && /The access token expired/.test(error.message),
+    );
 
     const keyed = new AgentWalletClient({ baseUrl: "https://w.test", apiKey: "svc_live_x", fetch: service.fetch });
     await assert.rejects(

@@ -4,7 +4,11 @@ import { listApprovals } from "@/lib/wallet/approvals";
 import { AppHeader } from "@/components/nav/app-header";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
 
-const KIND_LABEL: Record<string, string> = { sign_message: "Sign a message", sign_typed_data: "Sign typed data", send_transaction: "Send a transaction" };
+const KIND_LABEL: Record<string, string> = {
+  sign_message: "Sign a message",
+  sign_typed_data: "Sign typed data",
+  send_transaction: "Send a transaction",
+};
 
 export default async function ApprovalsPage() {
   const user = await requireUser("/approvals");

@@ -1,7 +1,9 @@
 import Link from "next/link";
 import { requireUser } from "@/lib/auth/session";
-import { AUDIT_EVENT_TYPES, verifyAuditChain } from "@/lib/audit";
-import { auditChoices, auditQueryString, formatAuditTime, listAuditEvents, namesFor, parseAuditQuery, summarizeEvent } from "@/lib/audit/query";
+import { AUDIT_EVENT_TYPES } from "@/lib/audit";
+import { auditIntegrityFor } from "@/lib/audit/integrity";
+import { auditChoices, auditQueryString, listAuditEvents, parseAuditQuery } from "@/lib/audit/query";
+import { formatAuditTime, namesFor, summarizeEvent } from "@/lib/audit/describe";
 import { AppHeader } from "@/components/nav/app-header";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -12,7 +14,7 @@ export default async function AuditPage({ searchParams }: Props) {
   const { values } = query;
   const [choices, chain, list] = await Promise.all([
     auditChoices(user.id),
-    verifyAuditChain(),
+    auditIntegrityFor(user.id),
     query.errors.length ? null : listAuditEvents(user.id, query.filters, query.page),
   ]);
   const names = list ? await namesFor(user.id, list.events) : null;
@@ -25,7 +27,7 @@ export default async function AuditPage({ searchParams }: Props) {
         <h1>Audit log</h1>
         {chain.ok ? (
           <p className="audit-chain ok" role="status">
-            Audit chain verified: {chain.events} events intact
+            Audit chain verified: your {chain.ownEvents} events are intact
           </p>
         ) : (
           <p className="audit-chain broken" role="alert">
@@ -121,9 +123,19 @@ export default async function AuditPage({ searchParams }: Props) {
                       <td data-label="Event" className="mono">
                         {event.type}
                       </td>
-                      <td data-label="Client">{event.clientId ? (names.clients.get(event.clientId) ?? <span className="mono">{event.clientId}</span>) : <span className="muted">—</span>}</td>
+                      <td data-label="Client">
+                        {event.clientId ? (
+                          (names.clients.get(event.clientId) ?? <span className="mono">{event.clientId}</span>)
+                        ) : (
+                          <span className="muted">—</span>
+                        )}
+                      </td>
                       <td data-label="Credential">
-                        {event.credentialId ? (names.credentials.get(event.credentialId) ?? <span className="muted">removed ({event.credentialId})</span>) : <span className="muted">—</span>}
+                        {event.credentialId ? (
+                          (names.credentials.get(event.credentialId) ?? <span className="muted">removed ({event.credentialId})</span>)
+                        ) : (
+                          <span className="muted">—</span>
+                        )}
                       </td>
                       <td data-label="Details" className="audit-details">
                         {summarizeEvent(event, names)}

@@ -22,14 +22,21 @@ function Closed({ title, message }: { title: string; message: string }) {
   );
 }
 
+// Fixed: a client chooses its own name, so the name must never read as the page's (or Agent Wallet's) voice.
+const HEADING = "An application wants to connect to your wallet";
+
 export default async function ConsentPage({ searchParams }: { searchParams: Promise<{ request?: string }> }) {
   const requestId = (await searchParams).request;
-  if (!requestId) return <Closed title="No request" message="This page is opened by an application asking for access. Start again from the application." />;
+  if (!requestId)
+    return (
+      <Closed title="No request" message="This page is opened by an application asking for access. Start again from the application." />
+    );
   let request;
   try {
     request = await loadAuthorizationRequest(requestId);
   } catch (error) {
-    if (error instanceof ConsentRequestError) return <Closed title="Unknown request" message="This authorization request does not exist. Start again from the application." />;
+    if (error instanceof ConsentRequestError)
+      return <Closed title="Unknown request" message="This authorization request does not exist. Start again from the application." />;
     throw error;
   }
   if (request.status !== "pending") {
@@ -42,7 +49,9 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const summary = (
     <dl className="summary">
       <dt>Application</dt>
-      <dd>{request.clientName}</dd>
+      <dd>
+        calls itself “{request.clientName}” <span className="muted small">(a name it chose; Agent Wallet cannot verify it)</span>
+      </dd>
       <dt>Sends you back to</dt>
       <dd className="mono">{request.redirectHost}</dd>
       <dt>Asks for</dt>
@@ -58,7 +67,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   if (!user) {
     return (
       <main>
-        <h1>{request.clientName} wants to connect to your wallet</h1>
+        <h1>{HEADING}</h1>
         {summary}
         <p>Sign in, or create an account, to decide.</p>
         <AuthPanel next={`/consent?request=${encodeURIComponent(requestId)}`} />
@@ -70,7 +79,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const canSeal = passkeys.some((passkey) => passkey.prfCapable);
   return (
     <main>
-      <h1>{request.clientName} wants to connect to your wallet</h1>
+      <h1>{HEADING}</h1>
       <p className="muted small">Signed in as {user.email}</p>
       {summary}
       <ConsentForm

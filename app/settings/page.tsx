@@ -3,10 +3,15 @@ import { listPasskeys } from "@/lib/auth/passkeys";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { AppHeader } from "@/components/nav/app-header";
 import { PasskeysPanel } from "@/components/settings/passkeys-panel";
+import { SignOutEverywhere } from "@/components/settings/sign-out-everywhere";
+import { WalletUnlockers } from "@/components/settings/wallet-unlockers";
 
 export default async function SettingsPage() {
   const user = await requireUser("/settings");
   const [passkeys, credentials] = await Promise.all([listPasskeys(user.id), listCredentials(user.id)]);
+  const wallets = credentials
+    .filter((credential) => credential.kind === "evm")
+    .map(({ id, name, passkeyIds }) => ({ id, name, passkeyIds }));
   return (
     <>
       <AppHeader email={user.email} />
@@ -14,7 +19,7 @@ export default async function SettingsPage() {
         <h1>Settings</h1>
         <h2>Passkeys</h2>
         <PasskeysPanel
-          wallets={credentials.filter((credential) => credential.kind === "evm").map(({ id, name, passkeyIds }) => ({ id, name, passkeyIds }))}
+          wallets={wallets}
           passkeys={passkeys.map((passkey) => ({
             id: passkey.id,
             name: passkey.name,
@@ -23,6 +28,10 @@ export default async function SettingsPage() {
             lastUsedAt: passkey.lastUsedAt?.toISOString() ?? null,
           }))}
         />
+        <h2>Wallet unlocking</h2>
+        <WalletUnlockers wallets={wallets} passkeys={passkeys} />
+        <h2>Sessions</h2>
+        <SignOutEverywhere />
       </main>
     </>
   );

@@ -6,27 +6,22 @@ import { callApi } from "@/components/browser/api";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
-import type { RequestPayload } from "@/lib/wallet/requests";
+import { transactionForSigning, type RequestPayload } from "@/lib/wallet/request-payload";
 
-type ApprovalOptions = { options: PublicKeyCredentialRequestOptionsJSON; credentialId: string; address: string; payload: RequestPayload; seals: StoredSeal[] };
+type ApprovalOptions = {
+  options: PublicKeyCredentialRequestOptionsJSON;
+  credentialId: string;
+  address: string;
+  payload: RequestPayload;
+  seals: StoredSeal[];
+};
 
 /** Signs exactly the prepared payload with the key unsealed in this page's memory. */
 async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): Promise<string> {
   const account = privateKeyToAccount(privateKey);
   if (payload.kind === "sign_message") return account.signMessage({ message: payload.message });
   if (payload.kind === "sign_typed_data") return account.signTypedData(payload.typedData as Parameters<typeof account.signTypedData>[0]);
-  const tx = payload.transaction;
-  return account.signTransaction({
-    type: "eip1559",
-    chainId: tx.chainId,
-    to: tx.to,
-    value: BigInt(tx.value),
-    data: tx.data,
-    nonce: tx.nonce,
-    gas: BigInt(tx.gas),
-    maxFeePerGas: BigInt(tx.maxFeePerGas),
-    maxPriorityFeePerGas: BigInt(tx.maxPriorityFeePerGas),
-  });
+  return account.signTransaction(transactionForSigning(payload.transaction));
 }
 
 export function ApprovalActions({ requestId, pending }: { requestId: string; pending: boolean }) {

@@ -64,7 +64,14 @@ export function AuthPanel({ next }: { next: string }) {
           }}
         >
           <label htmlFor="email">Email</label>
-          <input id="email" type="email" autoComplete="email webauthn" required value={email} onChange={(event) => setEmail(event.target.value)} />
+          <input
+            id="email"
+            type="email"
+            autoComplete="email webauthn"
+            required
+            value={email}
+            onChange={(event) => setEmail(event.target.value)}
+          />
           <div>
             <button type="submit" className="primary" disabled={busy}>
               Create account with passkey

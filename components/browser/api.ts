@@ -1,6 +1,6 @@
 // The browser side of the app's internal /api routes.
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(
     readonly code: string,
     message: string,
@@ -17,8 +17,8 @@ export async function callApi<T = unknown>(path: string, body: unknown = {}, met
     body: method === "GET" ? undefined : JSON.stringify(body),
     credentials: "same-origin",
   });
-  const payload = (await response.json().catch(() => ({}))) as { error?: string; message?: string; error_description?: string };
-  if (!response.ok) throw new ApiError(payload.error ?? "error", payload.message ?? payload.error_description ?? `Request failed (${response.status})`, response.status);
+  const payload = (await response.json().catch(() => ({}))) as { error?: string; message?: string };
+  if (!response.ok) throw new ApiError(payload.error ?? "error", payload.message ?? `Request failed (${response.status})`, response.status);
   return payload as T;
 }
 

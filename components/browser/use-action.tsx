@@ -1,6 +1,6 @@
 "use client";
 
-import { useEffect, useState } from "react";
+import { useState, useSyncExternalStore } from "react";
 import { useRouter } from "next/navigation";
 import { messageOf } from "./api";
 
@@ -9,9 +9,15 @@ import { messageOf } from "./api";
  * so that an early click is not silently lost (and test drivers wait for it).
  */
 export function useHydrated(): boolean {
-  const [hydrated, setHydrated] = useState(false);
-  useEffect(() => setHydrated(true), []);
-  return hydrated;
+  return useSyncExternalStore(
+    noSubscription,
+    () => true,
+    () => false,
+  );
+}
+
+function noSubscription() {
+  return () => {};
 }
 
 /**

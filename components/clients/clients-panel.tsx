@@ -1,8 +1,8 @@
 "use client";
 
 import { useState } from "react";
-import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
+import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
@@ -19,7 +19,8 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
 
   function revoke(client: ClientRow) {
     if (!window.confirm(`Revoke ${client.name}? It loses access at once.`)) return;
-    void run(async () => void (await callApi(`/api/clients/${encodeURIComponent(client.clientId)}/revoke`)));
+    const path = `/api/clients/${encodeURIComponent(client.clientId)}/revoke`;
+    void run(async () => void (await callApi(path, { assertion: await approveWithPasskey(`${path}/options`) })));
   }
 
   if (!clients.length) return <p className="muted">{emptyText}</p>;
@@ -30,7 +31,10 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
         {clients.map((client) => (
           <li key={client.clientId} className="row" aria-label={client.name}>
             <div>
-              <strong>{client.name}</strong> <span className={client.status === "active" ? "badge" : "badge revoked"}>{client.status === "active" ? "Active" : "Revoked"}</span>
+              <strong>{client.name}</strong>{" "}
+              <span className={client.status === "active" ? "badge" : "badge revoked"}>
+                {client.status === "active" ? "Active" : "Revoked"}
+              </span>
               {client.kind === "oauth" ? (
                 <div className="small">
                   Sends you back to <span className="mono">{client.redirectHosts.join(", ")}</span>
@@ -71,8 +75,7 @@ export function CreateApiKeyForm({ credentials }: { credentials: PickableCredent
     run(async () => {
       setCreated(null);
       const request = { name: name.trim(), credentials: chosenGrantSet({ ...emptyChoice(credentials), ...choice }) };
-      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>("/api/api-keys/options", request);
-      const assertion = await startAuthentication({ optionsJSON });
+      const assertion = await approveWithPasskey("/api/api-keys/options", request);
       setCreated(await callApi<{ name: string; key: string }>("/api/api-keys", { ...request, assertion }));
       setName("");
       setChoice(emptyChoice(credentials));
@@ -87,7 +90,9 @@ export function CreateApiKeyForm({ credentials }: { credentials: PickableCredent
       }}
     >
       <h2>New API key</h2>
-      <p className="muted small">For scripts and servers. It works like a connected client with exactly this grant; signatures still wait for your passkey.</p>
+      <p className="muted small">
+        For scripts and servers. It works like a connected client with exactly this grant; signatures still wait for your passkey.
+      </p>
       <label htmlFor="key-name">Key name</label>
       <input id="key-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
       <GrantSetPicker credentials={credentials} choice={{ ...emptyChoice(credentials), ...choice }} onChange={setChoice} />

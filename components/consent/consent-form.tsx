@@ -7,7 +7,15 @@ import { useHydrated } from "@/components/browser/use-action";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. */
-export function ConsentForm({ requestId, credentials, offlineRequested }: { requestId: string; credentials: PickableCredential[]; offlineRequested: boolean }) {
+export function ConsentForm({
+  requestId,
+  credentials,
+  offlineRequested,
+}: {
+  requestId: string;
+  credentials: PickableCredential[];
+  offlineRequested: boolean;
+}) {
   const [choice, setChoice] = useState(() => emptyChoice(credentials));
   const [stayConnected, setStayConnected] = useState(offlineRequested);
   const hydrated = useHydrated();
@@ -30,7 +38,10 @@ export function ConsentForm({ requestId, credentials, offlineRequested }: { requ
   const approve = () =>
     decide(async () => {
       const decision = { credentials: chosenGrantSet({ ...emptyChoice(credentials), ...choice }), stayConnected };
-      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`/api/consent/${encodeURIComponent(requestId)}/options`, decision);
+      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(
+        `/api/consent/${encodeURIComponent(requestId)}/options`,
+        decision,
+      );
       const assertion = await startAuthentication({ optionsJSON });
       return callApi<{ location: string }>(`/api/consent/${encodeURIComponent(requestId)}/approve`, { ...decision, assertion });
     });
@@ -45,18 +56,29 @@ export function ConsentForm({ requestId, credentials, offlineRequested }: { requ
           <p className="muted">You have no wallets yet. Create one below, or approve without any.</p>
         ) : (
           <>
-            <p className="muted small">read: it may see the address and balance, never ask for a signature. approve: it may ask, and every signature waits for your passkey.</p>
+            <p className="muted small">
+              read: it may see the address and balance, never ask for a signature. approve: it may ask, and every signature waits for your
+              passkey.
+            </p>
             <GrantSetPicker credentials={credentials} choice={{ ...emptyChoice(credentials), ...choice }} onChange={setChoice} />
           </>
         )}
       </section>
       {offlineRequested && (
         <div className="card">
-          <input id="stay-connected" type="checkbox" checked={stayConnected} onChange={(event) => setStayConnected(event.target.checked)} />{" "}
+          <input
+            id="stay-connected"
+            type="checkbox"
+            checked={stayConnected}
+            onChange={(change) => setStayConnected(change.target.checked)}
+          />{" "}
           <label htmlFor="stay-connected" className="inline">
             Stay connected
           </label>
-          <p className="muted small">The application may renew its access for up to 30 days of inactivity, until you revoke it. Clear this to connect for one hour only.</p>
+          <p className="muted small">
+            The application may renew its access for up to 30 days of inactivity, until you revoke it. Clear this to connect for one hour
+            only.
+          </p>
         </div>
       )}
       {error && (

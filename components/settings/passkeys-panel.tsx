@@ -4,7 +4,7 @@ import { useState } from "react";
 import { startRegistration } from "@simplewebauthn/browser";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
-import { assertWithPrf, unsealLocally, type StoredSeal } from "@/components/browser/passkey";
+import { approveWithPasskey, assertWithPrf, unsealLocally, type StoredSeal } from "@/components/browser/passkey";
 import { Feedback, RenameControl, useAction } from "@/components/browser/use-action";
 import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
 
@@ -16,10 +16,11 @@ export type SealedWallet = { id: string; name: string; passkeyIds: string[] };
  * it, then seal it again under the new passkey's PRF output. Two passkey prompts.
  */
 async function resealUnder(wallet: SealedWallet, passkeyId: string) {
-  const { options, address, seals } = await callApi<{ options: PublicKeyCredentialRequestOptionsJSON; address: string; seals: StoredSeal[] }>(
-    `/api/credentials/${encodeURIComponent(wallet.id)}/seals/options`,
-    { passkeyId },
-  );
+  const { options, address, seals } = await callApi<{
+    options: PublicKeyCredentialRequestOptionsJSON;
+    address: string;
+    seals: StoredSeal[];
+  }>(`/api/credentials/${encodeURIComponent(wallet.id)}/seals/options`, { passkeyId });
   const privateKey = await unsealLocally(seals, wallet.id, address);
   const salt = newPrfSalt();
   const { response, prfOutput } = await assertWithPrf(options, salt);
@@ -40,11 +41,15 @@ export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; w
 
   const add = () =>
     run(async () => {
-      const optionsJSON = await callApi<Parameters<typeof startRegistration>[0]["optionsJSON"]>("/api/passkeys/options");
+      // An existing passkey approves first: a session alone cannot add a way into the account.
+      const assertion = await approveWithPasskey("/api/passkeys/approval-options");
+      const optionsJSON = await callApi<Parameters<typeof startRegistration>[0]["optionsJSON"]>("/api/passkeys/options", { assertion });
       const response = await startRegistration({ optionsJSON });
       const created = await callApi<{ name: string; prfCapable: boolean }>("/api/passkeys", { response, name: name.trim() || undefined });
       setName("");
-      return created.prfCapable ? `Passkey “${created.name}” added.` : `Passkey “${created.name}” added. It does not support PRF, so it cannot unlock wallet keys.`;
+      return created.prfCapable
+        ? `Passkey “${created.name}” added.`
+        : `Passkey “${created.name}” added. It does not support PRF, so it cannot unlock wallet keys.`;
     });
 
   return (
@@ -75,7 +80,19 @@ export function PasskeysPanel({ passkeys, wallets }: { passkeys: PasskeyRow[]; w
   );
 }
 
-function PasskeyItem({ passkey, onlyOne, run, busy, wallets }: { passkey: PasskeyRow; onlyOne: boolean; run: Run; busy: boolean; wallets: SealedWallet[] }) {
+function PasskeyItem({
+  passkey,
+  onlyOne,
+  run,
+  busy,
+  wallets,
+}: {
+  passkey: PasskeyRow;
+  onlyOne: boolean;
+  run: Run;
+  busy: boolean;
+  wallets: SealedWallet[];
+}) {
   const locked = wallets.filter((wallet) => !wallet.passkeyIds.includes(passkey.id));
   const path = `/api/passkeys/${encodeURIComponent(passkey.id)}`;
   return (
@@ -113,7 +130,8 @@ function PasskeyItem({ passkey, onlyOne, run, busy, wallets }: { passkey: Passke
           name={passkey.name}
           onSave={(name) =>
             run(async () => {
-              await callApi(path, { name }, "PATCH");
+              const assertion = await approveWithPasskey(`${path}/options`, { action: "rename", name });
+              await callApi(path, { name, assertion }, "PATCH");
               return "Passkey renamed.";
             })
           }
@@ -126,8 +144,9 @@ function PasskeyItem({ passkey, onlyOne, run, busy, wallets }: { passkey: Passke
           onClick={() => {
             if (window.confirm(`Remove the passkey ${passkey.name}?`)) {
               void run(async () => {
-                await callApi(path, {}, "DELETE");
-                return "Passkey removed.";
+                const assertion = await approveWithPasskey(`${path}/options`, { action: "remove" });
+                await callApi(path, { assertion }, "DELETE");
+                return "Passkey removed. Every other session of your account was signed out.";
               });
             }
           }}

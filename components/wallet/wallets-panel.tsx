@@ -5,9 +5,11 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress, isAddress } from "viem";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
-import { assertWithPrf } from "@/components/browser/passkey";
+import { approveWithPasskey, assertWithPrf } from "@/components/browser/passkey";
 import { Feedback, RenameControl, useAction } from "@/components/browser/use-action";
 import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
+import { ExportKey } from "./export-key";
+import { DownloadRecoveryKit, ImportRecoveryKit } from "./recovery-kit";
 
 export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; address: string; grantCount: number };
 
@@ -17,7 +19,9 @@ export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; a
  */
 async function connectSealedKey(name: string, privateKey: `0x${string}`) {
   const account = privateKeyToAccount(privateKey);
-  const { credentialId, options } = await callApi<{ credentialId: string; options: PublicKeyCredentialRequestOptionsJSON }>("/api/credentials/seal-options");
+  const { credentialId, options } = await callApi<{ credentialId: string; options: PublicKeyCredentialRequestOptionsJSON }>(
+    "/api/credentials/seal-options",
+  );
   const salt = newPrfSalt();
   const { response, prfOutput } = await assertWithPrf(options, salt);
   const seal = await sealPrivateKey({ privateKey, prfOutput, salt, credentialId, address: account.address });
@@ -72,8 +76,8 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
 
       {!canSeal && (
         <p role="note" className="warning">
-          None of your passkeys supports the PRF extension, which Agent Wallet needs to seal a wallet key so that only your passkey can unlock it. Add a
-          passkey that supports PRF in Settings to create or import wallets. You can still add watch-only addresses.
+          None of your passkeys supports the PRF extension, which Agent Wallet needs to seal a wallet key so that only your passkey can
+          unlock it. Add a passkey that supports PRF in Settings to create or import wallets. You can still add watch-only addresses.
         </p>
       )}
 
@@ -91,13 +95,23 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
         <label htmlFor="import-name">Imported wallet name</label>
         <input id="import-name" required maxLength={100} value={importName} onChange={(event) => setImportName(event.target.value)} />
         <label htmlFor="import-key">Private key</label>
-        <input id="import-key" type="password" autoComplete="off" spellCheck={false} required value={importKey} onChange={(event) => setImportKey(event.target.value)} />
+        <input
+          id="import-key"
+          type="password"
+          autoComplete="off"
+          spellCheck={false}
+          required
+          value={importKey}
+          onChange={(event) => setImportKey(event.target.value)}
+        />
         <div>
           <button type="submit" disabled={busy || !canSeal}>
             Import wallet
           </button>
         </div>
       </form>
+
+      <ImportRecoveryKit canSeal={canSeal} connect={connectSealedKey} />
 
       <form
         className="card"
@@ -111,7 +125,14 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
         <label htmlFor="watch-name">Watch-only name</label>
         <input id="watch-name" required maxLength={100} value={watchName} onChange={(event) => setWatchName(event.target.value)} />
         <label htmlFor="watch-address">Address</label>
-        <input id="watch-address" required spellCheck={false} className="mono" value={watchAddress} onChange={(event) => setWatchAddress(event.target.value)} />
+        <input
+          id="watch-address"
+          required
+          spellCheck={false}
+          className="mono"
+          value={watchAddress}
+          onChange={(event) => setWatchAddress(event.target.value)}
+        />
         <div>
           <button type="submit" disabled={busy}>
             Add watch-only address
@@ -156,15 +177,29 @@ export function CreateWalletForm({ canSeal }: { canSeal: boolean }) {
   );
 }
 
-function WalletItem({ wallet, run, busy }: { wallet: WalletRow; run: (action: () => Promise<string | void>) => Promise<boolean>; busy: boolean }) {
+function WalletItem({
+  wallet,
+  run,
+  busy,
+}: {
+  wallet: WalletRow;
+  run: (action: () => Promise<string | void>) => Promise<boolean>;
+  busy: boolean;
+}) {
   return (
     <li className="row">
       <div>
         <strong>{wallet.name}</strong> <span className="badge">{wallet.kind === "evm" ? "key sealed by passkey" : "watch-only"}</span>
         <div className="mono small">{wallet.address}</div>
-        {wallet.grantCount > 0 && <div className="muted small">Granted to {wallet.grantCount} client{wallet.grantCount === 1 ? "" : "s"}</div>}
+        {wallet.grantCount > 0 && (
+          <div className="muted small">
+            Granted to {wallet.grantCount} client{wallet.grantCount === 1 ? "" : "s"}
+          </div>
+        )}
       </div>
       <div className="actions">
+        {wallet.kind === "evm" && <ExportKey credentialId={wallet.id} name={wallet.name} />}
+        {wallet.kind === "evm" && <DownloadRecoveryKit credentialId={wallet.id} name={wallet.name} />}
         <RenameControl
           name={wallet.name}
           onSave={(name) => run(async () => void (await callApi(`/api/credentials/${wallet.id}`, { name }, "PATCH")))}
@@ -174,8 +209,16 @@ function WalletItem({ wallet, run, busy }: { wallet: WalletRow; run: (action: ()
           className="danger"
           disabled={busy}
           onClick={() => {
-            if (window.confirm(`Remove ${wallet.name}? Agents lose access to it at once.${wallet.kind === "evm" ? " Without a backup of its key, its funds are lost." : ""}`)) {
-              void run(async () => void (await callApi(`/api/credentials/${wallet.id}`, {}, "DELETE")));
+            if (
+              window.confirm(
+                `Remove ${wallet.name}? Agents lose access to it at once.` +
+                  (wallet.kind === "evm" ? " Without a backup of its key, its funds are lost." : ""),
+              )
+            ) {
+              void run(async () => {
+                const assertion = await approveWithPasskey(`/api/credentials/${wallet.id}/options`);
+                await callApi(`/api/credentials/${wallet.id}`, { assertion }, "DELETE");
+              });
             }
           }}
         >

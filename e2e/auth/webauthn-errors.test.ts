@@ -140,12 +140,24 @@ describe("WebAuthn with a software authenticator", () => {
     it("seals a key: connectCredential stores the seal under the passkey that answered", async () => {
       const { user, authenticator } = await signUp("seal");
       const { credentialId, options } = await credentials.sealingOptions(user.id);
-      assert.deepEqual(options.allowCredentials?.map((entry) => entry.id), [authenticator.id]);
+      assert.deepEqual(
+        options.allowCredentials?.map((entry) => entry.id),
+        [authenticator.id],
+      );
       const address = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
-      const stored = await credentials.connectCredential(user.id, { kind: "evm", name: "Main", address, seal: sealInput(), assertion: authenticator.assert(options) });
+      const stored = await credentials.connectCredential(user.id, {
+        kind: "evm",
+        name: "Main",
+        address,
+        seal: sealInput(),
+        assertion: authenticator.assert(options),
+      });
       assert.deepEqual(stored, { id: credentialId, name: "Main", kind: "evm", address });
       const seals = await db().credentialSeal.findMany({ where: { credentialId } });
-      assert.deepEqual(seals.map((seal) => seal.passkeyId), [authenticator.id]);
+      assert.deepEqual(
+        seals.map((seal) => seal.passkeyId),
+        [authenticator.id],
+      );
     });
   });
 
@@ -207,7 +219,11 @@ describe("WebAuthn with a software authenticator", () => {
 
     it("refuses a challenge the server never issued", async () => {
       const { authenticator } = await signUp("unknown");
-      await rejectsWith(passkeys.completeSignIn(authenticator.assert({ challenge: randomBytes(32).toString("base64url") })), "invalid_challenge", /unknown/);
+      await rejectsWith(
+        passkeys.completeSignIn(authenticator.assert({ challenge: randomBytes(32).toString("base64url") })),
+        "invalid_challenge",
+        /unknown/,
+      );
     });
   });
 
@@ -262,13 +278,37 @@ describe("WebAuthn with a software authenticator", () => {
   });
 
   describe("forged or broken assertions", () => {
-    const cases: { name: string; forge: (authenticator: SoftAuthenticator, options: { challenge: string }) => ReturnType<SoftAuthenticator["assert"]>; message: RegExp }[] = [
-      { name: "a wrong origin (https://evil.example)", forge: (auth, options) => auth.assert(options, { origin: "https://evil.example" }), message: /origin "https:\/\/evil\.example"/ },
+    const cases: {
+      name: string;
+      forge: (authenticator: SoftAuthenticator, options: { challenge: string }) => ReturnType<SoftAuthenticator["assert"]>;
+      message: RegExp;
+    }[] = [
+      {
+        name: "a wrong origin (https://evil.example)",
+        forge: (auth, options) => auth.assert(options, { origin: "https://evil.example" }),
+        message: /origin "https:\/\/evil\.example"/,
+      },
       { name: "a wrong RP ID", forge: (auth, options) => auth.assert(options, { rpId: "evil.example" }), message: /Unexpected RP ID hash/ },
-      { name: "user verification missing (flags UP only)", forge: (auth, options) => auth.assert(options, { flags: FLAGS.UP }), message: /User verification required/ },
-      { name: "user presence missing (flags UV only)", forge: (auth, options) => auth.assert(options, { flags: FLAGS.UV }), message: /User not present/ },
-      { name: "a registration clientData type", forge: (auth, options) => auth.assert(options, { type: "webauthn.create" }), message: /response type/ },
-      { name: "a counter that does not increase (a cloned authenticator)", forge: (auth, options) => auth.assert(options, { counter: auth.counter }), message: /counter/ },
+      {
+        name: "user verification missing (flags UP only)",
+        forge: (auth, options) => auth.assert(options, { flags: FLAGS.UP }),
+        message: /User verification required/,
+      },
+      {
+        name: "user presence missing (flags UV only)",
+        forge: (auth, options) => auth.assert(options, { flags: FLAGS.UV }),
+        message: /User not present/,
+      },
+      {
+        name: "a registration clientData type",
+        forge: (auth, options) => auth.assert(options, { type: "webauthn.create" }),
+        message: /response type/,
+      },
+      {
+        name: "a counter that does not increase (a cloned authenticator)",
+        forge: (auth, options) => auth.assert(options, { counter: auth.counter }),
+        message: /counter/,
+      },
       { name: "a counter lower than the stored one", forge: (auth, options) => auth.assert(options, { counter: 0 }), message: /counter/ },
       { name: "a tampered signature", forge: (auth, options) => tamperSignature(auth.assert(options)), message: /rejected/ },
     ];
@@ -310,7 +350,11 @@ describe("WebAuthn with a software authenticator", () => {
       const email = nextEmail("evil-signup");
       const creation = await passkeys.signUpOptions(email);
       const state = await snapshot();
-      await rejectsWith(passkeys.completeSignUp(authenticator.register(creation, { origin: "https://evil.example" })), "passkey_rejected", /origin "https:\/\/evil\.example"/);
+      await rejectsWith(
+        passkeys.completeSignUp(authenticator.register(creation, { origin: "https://evil.example" })),
+        "passkey_rejected",
+        /origin "https:\/\/evil\.example"/,
+      );
       assert.deepEqual(await snapshot(), state);
       assert.equal(await db().user.count({ where: { email } }), 0);
       assert.ok((await challengeRow(creation.challenge)).usedAt);
@@ -320,7 +364,10 @@ describe("WebAuthn with a software authenticator", () => {
       for (const overrides of [{ flags: FLAGS.UP | FLAGS.AT }, { rpId: "evil.example" }]) {
         const authenticator = new SoftAuthenticator({ origin: APP_URL });
         const email = nextEmail("bad-signup");
-        await rejectsWith(passkeys.completeSignUp(authenticator.register(await passkeys.signUpOptions(email), overrides)), "passkey_rejected");
+        await rejectsWith(
+          passkeys.completeSignUp(authenticator.register(await passkeys.signUpOptions(email), overrides)),
+          "passkey_rejected",
+        );
         assert.equal(await db().user.count({ where: { email } }), 0);
       }
     });
@@ -359,7 +406,15 @@ describe("WebAuthn with a software authenticator", () => {
       const { user, first, second } = await withTwoPasskeys("holds");
       const onlyFirst = await sealedCredential(user.id, "Only first", [first.id]);
       const both = await sealedCredential(user.id, "Both", [first.id, second.id]);
-      await db().credential.create({ data: { id: `cr_watch_${randomBytes(6).toString("hex")}`, userId: user.id, name: "Watch", kind: "evm_watch", address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" } });
+      await db().credential.create({
+        data: {
+          id: `cr_watch_${randomBytes(6).toString("hex")}`,
+          userId: user.id,
+          name: "Watch",
+          kind: "evm_watch",
+          address: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+        },
+      });
 
       const state = await snapshot();
       await rejectsWith(passkeys.removePasskey(user.id, first.id), "passkey_holds_keys", /Only first/);
@@ -367,7 +422,10 @@ describe("WebAuthn with a software authenticator", () => {
 
       await passkeys.removePasskey(user.id, second.id);
       assert.equal(await db().passkey.findUnique({ where: { id: second.id } }), null);
-      assert.deepEqual((await db().credentialSeal.findMany({ where: { credentialId: both } })).map((seal) => seal.passkeyId), [first.id]);
+      assert.deepEqual(
+        (await db().credentialSeal.findMany({ where: { credentialId: both } })).map((seal) => seal.passkeyId),
+        [first.id],
+      );
       assert.equal(await db().credentialSeal.count({ where: { credentialId: onlyFirst } }), 1);
       const event = await db().auditEvent.findFirst({ where: { type: "passkey.removed", userId: user.id } });
       assert.ok(event);
@@ -384,7 +442,10 @@ describe("WebAuthn with a software authenticator", () => {
       const { user, first, second } = await withTwoPasskeys("shared");
       await sealedCredential(user.id, "Shared", [first.id, second.id]);
       await passkeys.removePasskey(user.id, first.id);
-      assert.deepEqual((await passkeys.listPasskeys(user.id)).map((passkey) => passkey.id), [second.id]);
+      assert.deepEqual(
+        (await passkeys.listPasskeys(user.id)).map((passkey) => passkey.id),
+        [second.id],
+      );
     });
 
     it("does not remove or rename another user's passkey", async () => {

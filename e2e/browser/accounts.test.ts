@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { addAuthenticator, appAndBrowser, removeAuthenticator, signIn, signUp } from "../support/browser";
+import { addAuthenticator, addPasskeyFromSettings, appAndBrowser, removeAuthenticator, signIn, signUp } from "../support/browser";
 import { db } from "@/lib/db";
 
 describe("accounts with passkeys", () => {
@@ -54,7 +54,11 @@ describe("accounts with passkeys", () => {
     await page.goto(`${suite.app.appUrl}/`);
     await page.getByLabel("Email").fill("dup@example.com");
     await page.getByRole("button", { name: "Create account with passkey" }).click();
-    await page.getByRole("alert").filter({ hasText: "already" }).or(page.getByRole("alert").filter({ hasText: "exists" })).waitFor();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: "already" })
+      .or(page.getByRole("alert").filter({ hasText: "exists" }))
+      .waitFor();
     assert.equal(await db().user.count({ where: { email: "dup@example.com" } }), 1);
     await context.close();
   });
@@ -70,12 +74,10 @@ describe("accounts with passkeys", () => {
     await page.goto(`${suite.app.appUrl}/settings`);
     assert.equal(await page.getByRole("button", { name: "Remove Passkey 1" }).isDisabled(), true);
 
-    // A second authenticator (say, a phone) gets the second passkey.
+    // A second authenticator (say, a phone) gets the second passkey, approved with the first.
+    await addAuthenticator(page, { transport: "usb" });
+    await addPasskeyFromSettings(page, first, "Phone");
     await removeAuthenticator(first);
-    await addAuthenticator(page);
-    await page.getByLabel("Passkey name").fill("Phone");
-    await page.getByRole("button", { name: "Add passkey" }).click();
-    await page.getByRole("status").filter({ hasText: "Phone" }).waitFor();
     assert.equal(await db().passkey.count({ where: { userId: user.id } }), 2);
     assert.ok(await db().auditEvent.findFirst({ where: { type: "passkey.added", userId: user.id } }));
 
@@ -93,7 +95,10 @@ describe("accounts with passkeys", () => {
     await page.getByRole("button", { name: "Remove Passkey 1" }).click();
     await page.getByRole("status").filter({ hasText: "removed" }).waitFor();
     const left = await db().passkey.findMany({ where: { userId: user.id } });
-    assert.deepEqual(left.map((passkey) => passkey.name), ["Work phone"]);
+    assert.deepEqual(
+      left.map((passkey) => passkey.name),
+      ["Work phone"],
+    );
     // The one passkey left cannot be removed.
     await page.locator("button:disabled", { hasText: "Remove Work phone" }).waitFor();
     assert.ok(await db().auditEvent.findFirst({ where: { type: "passkey.removed", userId: user.id } }));

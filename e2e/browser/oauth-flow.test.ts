@@ -5,24 +5,28 @@ import { addAuthenticator, appAndBrowser } from "../support/browser";
 import { connectWithBearer, finishAndConnect } from "../support/mcp-client";
 import { agentAsks, chooseAndApprove, newPerson, redirected } from "../support/consent";
 import { db } from "@/lib/db";
+import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
 
 async function listCredentials(client: Client) {
   const result = await client.callTool({ name: "list_credentials", arguments: {} });
-  return (result.structuredContent as { credentials: { name: string; mode: string }[] }).credentials;
+  return (result.structuredContent as { credentials: { id: string; name: string; mode: string }[] }).credentials;
 }
 
 describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout: 240_000 }, () => {
   const suite = appAndBrowser();
 
-  it("a signed-out person signs up on the consent screen, creates a wallet there, approves; the client connects and later refreshes", async () => {
+  it("a signed-out person signs up on the consent screen, creates a wallet there, approves; the client connects, refreshes", async () => {
     const context = await suite.browser.newContext();
     const page = await context.newPage();
     await addAuthenticator(page);
     const { provider, callback } = await agentAsks(suite.app, page);
 
     // The consent screen shows who asks and where the code goes, before anything else.
-    await page.getByRole("heading", { name: "Test Agent wants to connect to your wallet" }).waitFor();
+    await page.getByRole("heading", { name: "An application wants to connect to your wallet" }).waitFor();
     await page.getByText(new URL(callback.url).host).waitFor();
+    // The client's self-chosen name is shown as its claim, never as the page's heading.
+    await page.getByText("calls itself “Test Agent”").waitFor();
+    assert.equal(await page.getByRole("heading", { name: /Test Agent/ }).count(), 0);
     const consentUrl = page.url();
     const headers = (await page.request.get(consentUrl)).headers();
     assert.match(headers["content-security-policy"], /frame-ancestors 'none'/);
@@ -68,7 +72,40 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     const client = await finishAndConnect(suite.app.baseUrl, provider, (await redirected(person.page, callback)).get("code")!);
     assert.equal(provider.tokenHistory[0].refresh_token, undefined);
     assert.equal(provider.tokenHistory[0].scope, "mcp");
-    assert.deepEqual((await listCredentials(client)).map(({ mode }) => mode), ["read"]);
+    assert.deepEqual(
+      (await listCredentials(client)).map(({ mode }) => mode),
+      ["read"],
+    );
+    await client.close();
+    await callback.close();
+    await person.context.close();
+  });
+
+  it("the spending-limit presets chosen on the consent screen become exactly the documented rules", async () => {
+    const person = await newPerson(suite.browser, suite.app, "limits@example.com", ["Main", "Spare"]);
+    const { provider, callback } = await agentAsks(suite.app, person.page, "Limited Agent");
+    const page = person.page;
+    for (const name of ["Main", "Spare"]) {
+      await page.getByRole("checkbox", { name, exact: true }).check();
+      await page.getByLabel(`Approval mode for ${name}`).selectOption("approve");
+    }
+    await page.getByLabel("Spending limits for Main").selectOption({ label: POLICY_PRESETS.small.label });
+    await page.getByLabel("Spending limits for Spare").selectOption({ label: "Custom" });
+    await page.getByLabel("Per transaction (ETH) for Spare").fill("0.01");
+    await page.getByLabel("Allowed recipients for Spare").fill("0x000000000000000000000000000000000000bEEF");
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    const client = await finishAndConnect(suite.app.baseUrl, provider, (await redirected(page, callback)).get("code")!);
+
+    const policies: Record<string, unknown> = {};
+    for (const credential of await listCredentials(client)) {
+      const credentialId = credential.id;
+      const result = await client.callTool({ name: "get_policy", arguments: { credential_id: credentialId } });
+      policies[credential.name] = (result.structuredContent as { policy: unknown }).policy;
+    }
+    assert.deepEqual(policies, {
+      Main: { native: { per_transaction: "50000000000000000", per_day: "200000000000000000" } },
+      Spare: { native: { per_transaction: "10000000000000000" }, recipients: ["0x000000000000000000000000000000000000bEEF"] },
+    });
     await client.close();
     await callback.close();
     await person.context.close();
@@ -127,7 +164,11 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     const refresh = await fetch(`${suite.app.baseUrl}/oauth/token`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "refresh_token", client_id: String(provider.client!.client_id), refresh_token: provider.tokenHistory.at(-1)!.refresh_token! }),
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        client_id: String(provider.client!.client_id),
+        refresh_token: provider.tokenHistory.at(-1)!.refresh_token!,
+      }),
     });
     assert.equal(refresh.status, 400);
     assert.equal((await refresh.json()).error, "invalid_grant");
@@ -146,7 +187,13 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     const replay = await fetch(`${suite.app.baseUrl}/oauth/token`, {
       method: "POST",
       headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "authorization_code", client_id: String(provider.client!.client_id), code, redirect_uri: callback.url, code_verifier: provider.verifier }),
+      body: new URLSearchParams({
+        grant_type: "authorization_code",
+        client_id: String(provider.client!.client_id),
+        code,
+        redirect_uri: callback.url,
+        code_verifier: provider.verifier,
+      }),
     });
     assert.equal((await replay.json()).error, "invalid_grant");
     await assert.rejects(listCredentials(client));
@@ -184,7 +231,11 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     await page.getByRole("button", { name: "Revoke CI key" }).click();
     await page.getByRole("listitem", { name: "CI key" }).getByText("Revoked", { exact: true }).waitFor();
     await assert.rejects(listCredentials(client));
-    const direct = await fetch(`${suite.app.baseUrl}/mcp`, { method: "POST", headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" }, body: "{}" });
+    const direct = await fetch(`${suite.app.baseUrl}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: "{}",
+    });
     assert.equal(direct.status, 401);
     await client.close().catch(() => {});
     await person.context.close();
@@ -194,7 +245,10 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     const person = await newPerson(suite.browser, suite.app, "csrf@example.com", []);
     const { callback } = await agentAsks(suite.app, person.page, "Csrf Agent");
     const requestId = new URL(person.page.url()).searchParams.get("request")!;
-    const crossSite = await person.page.request.post(`${suite.app.appUrl}/api/consent/${requestId}/deny`, { data: {}, headers: { Origin: "https://evil.example" } });
+    const crossSite = await person.page.request.post(`${suite.app.appUrl}/api/consent/${requestId}/deny`, {
+      data: {},
+      headers: { Origin: "https://evil.example" },
+    });
     assert.equal(crossSite.status(), 403);
     assert.equal((await db().authorizationRequest.findUniqueOrThrow({ where: { id: requestId } })).outcome, null);
     await callback.close();
@@ -215,7 +269,10 @@ describe("the OAuth flow across two origins", { timeout: 120_000 }, () => {
     const query = await redirected(person.page, callback);
     assert.equal(query.get("iss"), suite.app.baseUrl);
     const client = await finishAndConnect(suite.app.baseUrl, provider, query.get("code")!);
-    assert.deepEqual((await listCredentials(client)).map(({ mode }) => mode), ["approve"]);
+    assert.deepEqual(
+      (await listCredentials(client)).map(({ mode }) => mode),
+      ["approve"],
+    );
     await client.close();
     await callback.close();
     await person.context.close();

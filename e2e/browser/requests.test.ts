@@ -12,7 +12,7 @@ import { connectWithBearer } from "../support/mcp-client";
 import { db } from "@/lib/db";
 import { resolveBearer } from "@/lib/oauth/bearer";
 import { getRequest } from "@/lib/wallet/requests";
-import type { RequestView } from "@/lib/mcp/schemas";
+import type { RequestView } from "@/contract";
 import { orderTypedData } from "../support/fixtures";
 
 type ToolResult = { isError?: boolean; structuredContent?: unknown; content?: { type: string; text?: string }[] };
@@ -85,9 +85,15 @@ describe("agent requests approved with a passkey, signed in the browser", { time
   });
 
   it("lists the granted credentials and reads a balance from the chain", async () => {
-    const { credentials } = (await call(agent, "list_credentials", {})).structuredContent as { credentials: { name: string; mode: string }[] };
+    const { credentials } = (await call(agent, "list_credentials", {})).structuredContent as {
+      credentials: { name: string; mode: string }[];
+    };
     assert.deepEqual(credentials.map(({ name, mode }) => `${name}:${mode}`).sort(), ["Imported:approve", "Main:approve", "Watched:read"]);
-    const balance = (await call(agent, "get_balance", { credential_id: ids.Main, chain_id: 31337 })).structuredContent as { wei: string; formatted: string; symbol: string };
+    const balance = (await call(agent, "get_balance", { credential_id: ids.Main, chain_id: 31337 })).structuredContent as {
+      wei: string;
+      formatted: string;
+      symbol: string;
+    };
     assert.equal(balance.wei, parseEther("10").toString());
     assert.equal(balance.formatted, "10");
     assert.equal(balance.symbol, "ETH");
@@ -97,7 +103,12 @@ describe("agent requests approved with a passkey, signed in the browser", { time
   it("sends 0.01 ETH: the person approves, the recipient gets exactly that, get_request reports the hash", async () => {
     const recipient = privateKeyToAccount(generatePrivateKey()).address;
     const before = await chain.client.getBalance({ address: recipient });
-    const request = await view(agent, "send_transaction", { credential_id: ids.Main, chain_id: 31337, to: recipient, value: parseEther("0.01").toString() });
+    const request = await view(agent, "send_transaction", {
+      credential_id: ids.Main,
+      chain_id: 31337,
+      to: recipient,
+      value: parseEther("0.01").toString(),
+    });
     assert.equal(request.status, "pending");
     assert.equal(request.approval_url, `${app.appUrl}/approvals/${request.request_id}`);
 
@@ -114,8 +125,14 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     assert.equal((await chain.client.getBalance({ address: recipient })) - before, parseEther("0.01"));
     const receipt = await chain.client.getTransactionReceipt({ hash: done.tx_hash as `0x${string}` });
     assert.equal(receipt.status, "success");
-    const transitions = await db().auditEvent.findMany({ where: { requestId: request.request_id, type: "request.transition" }, orderBy: { seq: "asc" } });
-    assert.deepEqual(transitions.map((event) => JSON.parse(event.data).to), ["pending", "approved", "submitted", "completed"]);
+    const transitions = await db().auditEvent.findMany({
+      where: { requestId: request.request_id, type: "request.transition" },
+      orderBy: { seq: "asc" },
+    });
+    assert.deepEqual(
+      transitions.map((event) => JSON.parse(event.data).to),
+      ["pending", "approved", "submitted", "completed"],
+    );
   });
 
   it("sign_message waits for the decision (with progress) and returns a signature viem verifies", async () => {
@@ -140,7 +157,14 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     const done = result.structuredContent as RequestView;
     assert.equal(done.status, "completed");
     const main = await db().credential.findUniqueOrThrow({ where: { id: ids.Main } });
-    assert.equal(await verifyMessage({ address: main.address as `0x${string}`, message: "Pay invoice #42", signature: done.signature as `0x${string}` }), true);
+    assert.equal(
+      await verifyMessage({
+        address: main.address as `0x${string}`,
+        message: "Pay invoice #42",
+        signature: done.signature as `0x${string}`,
+      }),
+      true,
+    );
     assert.ok(progress.length >= 1, "progress notifications arrived while waiting");
   });
 
@@ -154,7 +178,9 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     const done = await view(agent, "get_request", { request_id: request.request_id, wait_seconds: 5 });
     assert.equal(done.status, "completed");
     const { EIP712Domain: _omit, ...types } = TYPED_DATA.types;
-    const signer = await recoverTypedDataAddress({ ...TYPED_DATA, types, signature: done.signature as `0x${string}` } as Parameters<typeof recoverTypedDataAddress>[0]);
+    const signer = await recoverTypedDataAddress({ ...TYPED_DATA, types, signature: done.signature as `0x${string}` } as Parameters<
+      typeof recoverTypedDataAddress
+    >[0]);
     assert.equal(signer, importedAddress);
   });
 
@@ -188,7 +214,10 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     const listed = (await call(agent, "list_requests", { status: "cancelled" })).structuredContent as { requests: RequestView[] };
     assert.ok(listed.requests.some((entry) => entry.request_id === request.request_id));
     // The person can no longer approve it.
-    const options = await person.page.request.post(`${app.appUrl}/api/approvals/${request.request_id}/options`, { data: {}, headers: { Origin: app.appUrl } });
+    const options = await person.page.request.post(`${app.appUrl}/api/approvals/${request.request_id}/options`, {
+      data: {},
+      headers: { Origin: app.appUrl },
+    });
     assert.equal(options.status(), 409);
   });
 
@@ -249,7 +278,10 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     });
     await approveInBrowser(page, transfer);
     assert.equal((await view(agent, "get_request", { request_id: transfer.request_id })).status, "completed");
-    const replay = await page.request.post(`${app.appUrl}/api/approvals/${transfer.request_id}/approve`, { data: JSON.parse(approvalBody), headers: { Origin: app.appUrl } });
+    const replay = await page.request.post(`${app.appUrl}/api/approvals/${transfer.request_id}/approve`, {
+      data: JSON.parse(approvalBody),
+      headers: { Origin: app.appUrl },
+    });
     assert.equal(replay.status(), 409);
     assert.equal(await chain.client.getBalance({ address: recipient }), 1000n, "sent exactly once");
   });
@@ -276,10 +308,16 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     const done = await view(bot, "get_request", { request_id: request.request_id });
     assert.equal(done.status, "completed");
     const main = await db().credential.findUniqueOrThrow({ where: { id: ids.Main } });
-    assert.equal(await verifyMessage({ address: main.address as `0x${string}`, message: "Deploy v2", signature: done.signature as `0x${string}` }), true);
+    assert.equal(
+      await verifyMessage({ address: main.address as `0x${string}`, message: "Deploy v2", signature: done.signature as `0x${string}` }),
+      true,
+    );
     // The bot sees only its own grant's requests.
     const { requests } = (await call(bot, "list_requests", {})).structuredContent as { requests: RequestView[] };
-    assert.deepEqual(requests.map((entry) => entry.request_id), [request.request_id]);
+    assert.deepEqual(
+      requests.map((entry) => entry.request_id),
+      [request.request_id],
+    );
     await bot.close();
   });
 

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { privateKeyToAccount } from "viem/accounts";
-import { addAuthenticator, appAndBrowser, setPresence, signUp } from "../support/browser";
+import { addAuthenticator, addPasskeyFromSettings, appAndBrowser, signUp } from "../support/browser";
 import { createWallet } from "../support/consent";
 import { prfOutputInPage } from "../support/prf";
 import { db } from "@/lib/db";
@@ -19,28 +19,27 @@ describe("a second passkey unlocks existing wallets after re-sealing", { timeout
     const user = await db().user.findUniqueOrThrow({ where: { email: "two-devices@example.com" } });
     const main = await db().credential.findFirstOrThrow({ where: { userId: user.id, name: "Main" } });
 
-    // The phone's passkey is created on a second authenticator while the laptop's stays silent.
+    // The phone's passkey is created on a second authenticator, approved by the laptop's.
     const phone = await addAuthenticator(page, { transport: "usb" });
-    await setPresence(laptop, false);
     await page.goto(`${suite.app.appUrl}/settings`);
-    await page.getByLabel("Passkey name").fill("Phone");
-    await page.getByRole("button", { name: "Add passkey" }).click();
-    await page.getByRole("status").filter({ hasText: "Phone" }).waitFor();
-    await setPresence(laptop, true);
+    await addPasskeyFromSettings(page, laptop, "Phone");
     const phoneKey = await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Phone" } });
+    await page.getByRole("note").filter({ hasText: "Only Passkey 1 can unlock Main" }).waitFor();
 
     // Removing the laptop's passkey now would strand Main.
-    const refused = await page.request.delete(`${suite.app.appUrl}/api/passkeys/${encodeURIComponent((await db().passkey.findFirstOrThrow({ where: { userId: user.id, name: "Passkey 1" } })).id)}`, {
-      headers: { Origin: suite.app.appUrl },
-    });
-    assert.equal(refused.status(), 409);
-    assert.equal((await refused.json()).error, "passkey_holds_keys");
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.getByRole("button", { name: "Remove Passkey 1" }).click();
+    await page.getByRole("alert").filter({ hasText: "Only this passkey can unlock Main" }).waitFor();
+    assert.equal(await db().passkey.count({ where: { userId: user.id } }), 2);
 
     await page.getByText("Unlocks 0 of 1 wallet").waitFor();
     await page.getByRole("button", { name: "Let Phone unlock Main" }).click();
     await page.getByRole("status").filter({ hasText: "Phone now unlocks Main" }).waitFor();
     const seals = await db().credentialSeal.findMany({ where: { credentialId: main.id } });
-    assert.deepEqual(seals.map((seal) => seal.passkeyId).sort(), [phoneKey.id, seals.find((seal) => seal.passkeyId !== phoneKey.id)!.passkeyId].sort());
+    assert.deepEqual(
+      seals.map((seal) => seal.passkeyId).sort(),
+      [phoneKey.id, seals.find((seal) => seal.passkeyId !== phoneKey.id)!.passkeyId].sort(),
+    );
     assert.ok(await db().auditEvent.findFirst({ where: { type: "credential.resealed", credentialId: main.id } }));
 
     // Now the laptop's passkey can go, and the phone alone opens the key of the same address.

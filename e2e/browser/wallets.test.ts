@@ -12,7 +12,9 @@ import { fromBase64Url, unsealPrivateKey } from "@/lib/wallet/seal";
 async function everyStoredValue(): Promise<string> {
   const tables = (await db().$queryRawUnsafe(`SELECT name FROM sqlite_master WHERE type = 'table'`)) as { name: string }[];
   const dumps = await Promise.all(tables.map(({ name }) => db().$queryRawUnsafe(`SELECT * FROM "${name}"`)));
-  return JSON.stringify(dumps, (_key, value) => (typeof value === "bigint" ? value.toString() : value instanceof Uint8Array ? Buffer.from(value).toString("hex") : value)).toLowerCase();
+  return JSON.stringify(dumps, (_key, value) =>
+    typeof value === "bigint" ? value.toString() : value instanceof Uint8Array ? Buffer.from(value).toString("hex") : value,
+  ).toLowerCase();
 }
 
 function assertNowhere(secret: string, places: { bodies: string[]; stored: string }, what: string) {
@@ -57,11 +59,18 @@ describe("wallets: keys sealed under the passkey", () => {
     assert.equal(seal.passkeyId, passkey.id);
 
     const prfOutput = await prfOutputInPage(page, seal.passkeyId, seal.prfSalt);
-    const privateKey = await unsealPrivateKey({ ...seal, prfOutput: fromBase64Url(prfOutput), credentialId: credential.id, address: credential.address });
+    const privateKey = await unsealPrivateKey({
+      ...seal,
+      prfOutput: fromBase64Url(prfOutput),
+      credentialId: credential.id,
+      address: credential.address,
+    });
     assert.equal(privateKeyToAccount(privateKey).address, credential.address);
 
     // Bound to its credential and address: the same ciphertext does not open as another.
-    await assert.rejects(unsealPrivateKey({ ...seal, prfOutput: fromBase64Url(prfOutput), credentialId: "cr_other", address: credential.address }));
+    await assert.rejects(
+      unsealPrivateKey({ ...seal, prfOutput: fromBase64Url(prfOutput), credentialId: "cr_other", address: credential.address }),
+    );
 
     const stored = await everyStoredValue();
     assertNowhere(privateKey, { bodies, stored }, "the private key");
@@ -82,7 +91,15 @@ describe("wallets: keys sealed under the passkey", () => {
     const credential = await db().credential.findFirstOrThrow({ where: { userId, name: "Imported" }, include: { seals: true } });
     assert.equal(credential.address, expected);
     const prfOutput = await prfOutputInPage(page, credential.seals[0].passkeyId, credential.seals[0].prfSalt);
-    assert.equal(await unsealPrivateKey({ ...credential.seals[0], prfOutput: fromBase64Url(prfOutput), credentialId: credential.id, address: credential.address }), privateKey);
+    assert.equal(
+      await unsealPrivateKey({
+        ...credential.seals[0],
+        prfOutput: fromBase64Url(prfOutput),
+        credentialId: credential.id,
+        address: credential.address,
+      }),
+      privateKey,
+    );
     assertNowhere(privateKey, { bodies, stored: await everyStoredValue() }, "the imported private key");
   });
 
@@ -115,7 +132,9 @@ describe("wallets: keys sealed under the passkey", () => {
 
   it("the server checks the checksum and refuses cross-site requests", async () => {
     const address = privateKeyToAccount(generatePrivateKey()).address;
-    const wrongCase = address.slice(0, 2) + [...address.slice(2)].map((char) => (char === char.toUpperCase() ? char.toLowerCase() : char.toUpperCase())).join("");
+    const wrongCase =
+      address.slice(0, 2) +
+      [...address.slice(2)].map((char) => (char === char.toUpperCase() ? char.toLowerCase() : char.toUpperCase())).join("");
     const badChecksum = await page.request.post(`${app.appUrl}/api/credentials`, {
       data: { kind: "evm_watch", name: "Wrong case", address: wrongCase },
       headers: { Origin: app.appUrl },
@@ -136,7 +155,13 @@ describe("wallets: keys sealed under the passkey", () => {
     const credential = await db().credential.findFirstOrThrow({ where: { userId, name: "Cold storage" } });
     const client = await db().client.create({ data: { id: `c_test_${Date.now()}`, kind: "oauth", name: "Some agent" } });
     await db().grant.create({
-      data: { id: `g_test_${Date.now()}`, userId, clientId: client.id, scope: "mcp", credentials: { create: [{ credentialId: credential.id, mode: "read" }] } },
+      data: {
+        id: `g_test_${Date.now()}`,
+        userId,
+        clientId: client.id,
+        scope: "mcp",
+        credentials: { create: [{ credentialId: credential.id, mode: "read" }] },
+      },
     });
 
     const pending = await db().agentRequest.create({
@@ -166,7 +191,11 @@ describe("wallets: keys sealed under the passkey", () => {
     assert.equal(await db().credential.count({ where: { id: credential.id } }), 0);
     assert.equal(await db().grantCredential.count({ where: { credentialId: credential.id } }), 0);
     const ended = await db().agentRequest.findUniqueOrThrow({ where: { id: pending.id } });
-    assert.deepEqual([ended.status, ended.reason], ["cancelled", "The wallet was removed"], "its pending request can no longer be approved");
+    assert.deepEqual(
+      [ended.status, ended.reason],
+      ["cancelled", "The wallet was removed"],
+      "its pending request can no longer be approved",
+    );
     for (const type of ["credential.renamed", "credential.removed"]) {
       assert.ok(await db().auditEvent.findFirst({ where: { type, credentialId: credential.id } }), type);
     }

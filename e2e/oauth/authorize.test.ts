@@ -1,7 +1,16 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startApp, type RunningApp } from "../support/app";
-import { approve, authorize, clockShiftedBy, createUser, pkcePair, register, startValidAuthorization, type TestClient } from "../support/oauth";
+import {
+  approve,
+  authorize,
+  clockShiftedBy,
+  createUser,
+  pkcePair,
+  register,
+  startValidAuthorization,
+  type TestClient,
+} from "../support/oauth";
 import { db } from "@/lib/db";
 import { approveAuthorizationRequest, ConsentRequestError, denyAuthorizationRequest, loadAuthorizationRequest } from "@/lib/oauth/consent";
 import { revokeClient } from "@/lib/oauth/clients";
@@ -130,7 +139,9 @@ describe("GET /oauth/authorize", () => {
     }
     it("a client_id of the wrong kind (an API key client)", async () => {
       const user = await createUser();
-      const keyClient = await db().client.create({ data: { id: `c_key_${Date.now()}`, kind: "api_key", name: "key", userId: user.id, redirectUris: JSON.stringify([redirectUri]) } });
+      const keyClient = await db().client.create({
+        data: { id: `c_key_${Date.now()}`, kind: "api_key", name: "key", userId: user.id, redirectUris: JSON.stringify([redirectUri]) },
+      });
       await expectErrorPage(await authorize(app, valid({ client_id: keyClient.id })));
     });
     it("a revoked client", async () => {
@@ -183,7 +194,10 @@ describe("GET /oauth/authorize", () => {
     });
     it("keeps a query already present in the registered redirect_uri", async () => {
       const withQuery = await register(app, { redirect_uris: ["https://agent.example/cb?tenant=7"] });
-      const response = await authorize(app, valid({ client_id: withQuery.client_id, redirect_uri: "https://agent.example/cb?tenant=7", scope: "admin" }));
+      const response = await authorize(
+        app,
+        valid({ client_id: withQuery.client_id, redirect_uri: "https://agent.example/cb?tenant=7", scope: "admin" }),
+      );
       const location = new URL(response.headers.get("location")!);
       assert.equal(location.searchParams.get("tenant"), "7");
       assert.equal(location.searchParams.get("error"), "invalid_scope");
@@ -201,7 +215,10 @@ describe("GET /oauth/authorize", () => {
       assert.equal(redirect.searchParams.get("iss"), app.baseUrl);
       assert.equal(redirect.searchParams.get("error"), null);
       const stored = await db().authorizationCode.findMany({ where: { clientId: client.client_id } });
-      assert.ok(stored.every((row) => row.codeHash !== code), "the code is stored only as a hash");
+      assert.ok(
+        stored.every((row) => row.codeHash !== code),
+        "the code is stored only as a hash",
+      );
       assert.equal((await loadAuthorizationRequest(requestId)).status, "approved");
     });
 
@@ -226,13 +243,25 @@ describe("GET /oauth/authorize", () => {
       const user = await createUser();
       const first = await startValidAuthorization(app, client);
       await approve(first.requestId, user.id);
-      await assert.rejects(approve(first.requestId, user.id), (error) => error instanceof ConsentRequestError && error.code === "request_decided");
-      await assert.rejects(denyAuthorizationRequest({ requestId: first.requestId, userId: user.id }), (error) => error instanceof ConsentRequestError && error.code === "request_decided");
+      await assert.rejects(
+        approve(first.requestId, user.id),
+        (error) => error instanceof ConsentRequestError && error.code === "request_decided",
+      );
+      await assert.rejects(
+        denyAuthorizationRequest({ requestId: first.requestId, userId: user.id }),
+        (error) => error instanceof ConsentRequestError && error.code === "request_decided",
+      );
 
       const second = await startValidAuthorization(app, client);
       await denyAuthorizationRequest({ requestId: second.requestId, userId: user.id });
-      await assert.rejects(denyAuthorizationRequest({ requestId: second.requestId, userId: user.id }), (error) => error instanceof ConsentRequestError && error.code === "request_decided");
-      await assert.rejects(approve(second.requestId, user.id), (error) => error instanceof ConsentRequestError && error.code === "request_decided");
+      await assert.rejects(
+        denyAuthorizationRequest({ requestId: second.requestId, userId: user.id }),
+        (error) => error instanceof ConsentRequestError && error.code === "request_decided",
+      );
+      await assert.rejects(
+        approve(second.requestId, user.id),
+        (error) => error instanceof ConsentRequestError && error.code === "request_decided",
+      );
     });
 
     it("an expired request (10 minutes later) cannot be approved or denied", async () => {
@@ -244,7 +273,10 @@ describe("GET /oauth/authorize", () => {
         approveAuthorizationRequest({ requestId, userId: user.id, credentials: [], stayConnected: true }, later),
         (error) => error instanceof ConsentRequestError && error.code === "request_expired",
       );
-      await assert.rejects(denyAuthorizationRequest({ requestId, userId: user.id }, later), (error) => error instanceof ConsentRequestError && error.code === "request_expired");
+      await assert.rejects(
+        denyAuthorizationRequest({ requestId, userId: user.id }, later),
+        (error) => error instanceof ConsentRequestError && error.code === "request_expired",
+      );
       assert.equal(await db().grant.count({ where: { userId: user.id } }), 0, "no grant for an expired request");
     });
 
@@ -262,13 +294,18 @@ describe("GET /oauth/authorize", () => {
       assert.equal(await db().grant.count({ where: { clientId: other.client_id } }), 0);
     });
 
-    it("approving with a malformed grant set (unknown mode, duplicate credential) is a typed error and leaves the request pending", async () => {
+    it("approving a malformed grant set (unknown mode, duplicate credential) is a typed error; the request stays pending", async () => {
       const user = await createUser();
-      const credential = await db().credential.create({ data: { id: `cr_mode_${Date.now()}`, userId: user.id, name: "Mine", kind: "evm_watch", address: "0x" + "3".repeat(40) } });
+      const credential = await db().credential.create({
+        data: { id: `cr_mode_${Date.now()}`, userId: user.id, name: "Mine", kind: "evm_watch", address: "0x" + "3".repeat(40) },
+      });
       const { requestId } = await startValidAuthorization(app, client);
       for (const credentials of [
         [{ credentialId: credential.id, mode: "admin" }],
-        [{ credentialId: credential.id, mode: "read" }, { credentialId: credential.id, mode: "approve" }],
+        [
+          { credentialId: credential.id, mode: "read" },
+          { credentialId: credential.id, mode: "approve" },
+        ],
         [{ credentialId: "", mode: "read" }],
       ]) {
         await assert.rejects(
@@ -284,7 +321,9 @@ describe("GET /oauth/authorize", () => {
     it("approving with someone else's credential is refused and leaves the request pending", async () => {
       const owner = await createUser();
       const stranger = await createUser();
-      const credential = await db().credential.create({ data: { id: `cr_${Date.now()}`, userId: owner.id, name: "Owner's", kind: "evm_watch", address: "0x" + "1".repeat(40) } });
+      const credential = await db().credential.create({
+        data: { id: `cr_${Date.now()}`, userId: owner.id, name: "Owner's", kind: "evm_watch", address: "0x" + "1".repeat(40) },
+      });
       const { requestId } = await startValidAuthorization(app, client);
       await assert.rejects(approve(requestId, stranger.id, [{ credentialId: credential.id, mode: "read" }]));
       assert.equal((await loadAuthorizationRequest(requestId)).status, "pending");

@@ -9,7 +9,9 @@ import { verifyAuditChain } from "@/lib/audit";
 const PARALLEL = 20;
 
 async function outcomes(responses: Response[]) {
-  return Promise.all(responses.map(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, string> })));
+  return Promise.all(
+    responses.map(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, string> })),
+  );
 }
 
 describe("exactly once under concurrency", () => {
@@ -20,12 +22,16 @@ describe("exactly once under concurrency", () => {
   after(() => app.stop());
 
   for (let round = 1; round <= 3; round++) {
-    it(`${PARALLEL} parallel exchanges of one code: one token response, the rest invalid_grant, the client ends revoked (round ${round})`, async () => {
+    it(`${PARALLEL} parallel exchanges of one code: one token, the rest invalid_grant, client revoked (round ${round})`, async () => {
       const { client, code, verifier, grantId } = await approvedCode(app, { scope: "mcp offline_access" });
       const results = await outcomes(await Promise.all(Array.from({ length: PARALLEL }, () => exchangeCode(app, client, code, verifier))));
       const ok = results.filter((result) => result.status === 200);
       const failed = results.filter((result) => result.status !== 200);
-      assert.equal(ok.length, 1, `exactly one success, got ${JSON.stringify(results.map((r) => r.status))}: ${JSON.stringify(failed[0]?.body)}`);
+      assert.equal(
+        ok.length,
+        1,
+        `exactly one success, got ${JSON.stringify(results.map((r) => r.status))}: ${JSON.stringify(failed[0]?.body)}`,
+      );
       assert.ok(ok[0].body.access_token && ok[0].body.refresh_token);
       for (const result of failed) {
         assert.equal(result.status, 400, JSON.stringify(result.body));
@@ -44,7 +50,9 @@ describe("exactly once under concurrency", () => {
   for (let round = 1; round <= 3; round++) {
     it(`${PARALLEL} parallel refreshes of one refresh token: one new pair (round ${round})`, async () => {
       const { client, tokens, grantId } = await obtainTokens(app);
-      const results = await outcomes(await Promise.all(Array.from({ length: PARALLEL }, () => refreshTokens(app, client, tokens.refresh_token!))));
+      const results = await outcomes(
+        await Promise.all(Array.from({ length: PARALLEL }, () => refreshTokens(app, client, tokens.refresh_token!))),
+      );
       const ok = results.filter((result) => result.status === 200);
       assert.equal(ok.length, 1, `exactly one success, got ${JSON.stringify(results.map((r) => r.status))}`);
       assert.ok(ok[0].body.access_token);

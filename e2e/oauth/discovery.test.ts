@@ -46,7 +46,11 @@ describe("discovery documents", () => {
     for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token", "/mcp"]) {
       const response = await fetch(`${app.baseUrl}${path}`, {
         method: "OPTIONS",
-        headers: { Origin: "https://agent.example", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization, content-type" },
+        headers: {
+          Origin: "https://agent.example",
+          "Access-Control-Request-Method": "POST",
+          "Access-Control-Request-Headers": "authorization, content-type",
+        },
       });
       assert.equal(response.status, 204, path);
       assert.equal(response.headers.get("access-control-allow-origin"), "*", path);

@@ -48,7 +48,9 @@ describe("POST /oauth/register", () => {
     assert.deepEqual(body.grant_types, ["authorization_code", "refresh_token"]);
     assert.deepEqual(body.response_types, ["code"]);
     assert.ok(Number.isInteger(body.client_id_issued_at));
-    assert.ok((body.client_id_issued_at as number) >= before - 1 && (body.client_id_issued_at as number) <= Math.floor(Date.now() / 1000) + 1);
+    assert.ok(
+      (body.client_id_issued_at as number) >= before - 1 && (body.client_id_issued_at as number) <= Math.floor(Date.now() / 1000) + 1,
+    );
 
     const row = await db().client.findUnique({ where: { id: body.client_id as string } });
     assert.ok(row, "the client row exists");
@@ -66,7 +68,11 @@ describe("POST /oauth/register", () => {
 
   it("refuses confidential clients (client_secret_basic) with invalid_client_metadata", async () => {
     for (const method of ["client_secret_basic", "client_secret_post", "private_key_jwt"]) {
-      const response = await registerJson(app, { client_name: "Secret", redirect_uris: ["https://app.example/cb"], token_endpoint_auth_method: method });
+      const response = await registerJson(app, {
+        client_name: "Secret",
+        redirect_uris: ["https://app.example/cb"],
+        token_endpoint_auth_method: method,
+      });
       const body = await expectOAuthError(response, 400, "invalid_client_metadata");
       assert.match(body.error_description as string, /token_endpoint_auth_method/);
     }
@@ -113,7 +119,12 @@ describe("POST /oauth/register", () => {
   }
 
   it("refuses a missing or empty redirect_uris and a non-string entry", async () => {
-    for (const body of [{ client_name: "x" }, { client_name: "x", redirect_uris: [] }, { client_name: "x", redirect_uris: "https://app.example/cb" }, { redirect_uris: [42] }]) {
+    for (const body of [
+      { client_name: "x" },
+      { client_name: "x", redirect_uris: [] },
+      { client_name: "x", redirect_uris: "https://app.example/cb" },
+      { redirect_uris: [42] },
+    ]) {
       const response = await registerJson(app, body);
       assert.equal(response.status, 400, JSON.stringify(body));
       const error = ((await response.json()) as { error: string }).error;
@@ -132,7 +143,11 @@ describe("POST /oauth/register", () => {
   it("accepts a 200-character client_name and refuses 201 characters", async () => {
     assert.equal((await registerJson(app, { client_name: "n".repeat(200), redirect_uris: ["https://app.example/cb"] })).status, 201);
     const countBefore = await db().client.count();
-    const body = await expectOAuthError(await registerJson(app, { client_name: "n".repeat(201), redirect_uris: ["https://app.example/cb"] }), 400, "invalid_client_metadata");
+    const body = await expectOAuthError(
+      await registerJson(app, { client_name: "n".repeat(201), redirect_uris: ["https://app.example/cb"] }),
+      400,
+      "invalid_client_metadata",
+    );
     assert.match(body.error_description as string, /client_name/);
     assert.equal(await db().client.count(), countBefore);
   });
@@ -146,7 +161,17 @@ describe("POST /oauth/register", () => {
 
   it("answers malformed JSON and non-object bodies with 400 invalid_client_metadata, never 500", async () => {
     const countBefore = await db().client.count();
-    for (const body of ["{", "not json", "", "[]", JSON.stringify([{ client_name: "x", redirect_uris: ["https://app.example/cb"] }]), "null", "42", '"text"', "true"]) {
+    for (const body of [
+      "{",
+      "not json",
+      "",
+      "[]",
+      JSON.stringify([{ client_name: "x", redirect_uris: ["https://app.example/cb"] }]),
+      "null",
+      "42",
+      '"text"',
+      "true",
+    ]) {
       const response = await post(app, body);
       await expectOAuthError(response, 400, "invalid_client_metadata");
     }
@@ -240,7 +265,11 @@ describe("POST /oauth/register", () => {
 
   it("writes no audit event for a refused registration", async () => {
     const countBefore = await db().auditEvent.count();
-    await expectOAuthError(await registerJson(app, { client_name: "x", redirect_uris: ["http://evil.example/cb"] }), 400, "invalid_redirect_uri");
+    await expectOAuthError(
+      await registerJson(app, { client_name: "x", redirect_uris: ["http://evil.example/cb"] }),
+      400,
+      "invalid_redirect_uri",
+    );
     assert.equal(await db().auditEvent.count(), countBefore);
   });
 });

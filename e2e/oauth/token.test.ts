@@ -39,7 +39,7 @@ describe("POST /oauth/token", () => {
   after(() => app.stop());
 
   describe("authorization_code", () => {
-    it("exchanges a code: Bearer, 3600 s, scope, a JWT with kid and the claims of DESIGN.md §5", async () => {
+    it("exchanges a code: Bearer, 3600 s, scope, a JWT with kid and the claims of docs/product.md §5", async () => {
       const { client, code, verifier, userId, grantId } = await approvedCode(app, { scope: "mcp" });
       const started = Math.floor(Date.now() / 1000);
       const tokens = await tokensOf(await exchangeCode(app, client, code, verifier));
@@ -115,8 +115,16 @@ describe("POST /oauth/token", () => {
     it("a redirect_uri that differs from the authorization request → invalid_grant", async () => {
       const client = await register(app, { redirect_uris: ["http://localhost:8976/callback", "http://localhost:8976/other"] });
       const { code, verifier } = await approvedCode(app, { client });
-      await expectOAuthError(await exchangeCode(app, client, code, verifier, { redirect_uri: "http://localhost:8976/other" }), 400, "invalid_grant");
-      await expectOAuthError(await exchangeCode(app, client, code, verifier, { redirect_uri: "http://localhost:8976/callback/" }), 400, "invalid_grant");
+      await expectOAuthError(
+        await exchangeCode(app, client, code, verifier, { redirect_uri: "http://localhost:8976/other" }),
+        400,
+        "invalid_grant",
+      );
+      await expectOAuthError(
+        await exchangeCode(app, client, code, verifier, { redirect_uri: "http://localhost:8976/callback/" }),
+        400,
+        "invalid_grant",
+      );
     });
 
     it("a code issued to another client → invalid_grant", async () => {
@@ -141,7 +149,10 @@ describe("POST /oauth/token", () => {
       assert.equal((await mcp(app, tokens.access_token, "initialize", INITIALIZE_PARAMS)).status, 401);
       await expectOAuthError(await refreshTokens(app, client, tokens.refresh_token!), 400, "invalid_grant");
       // and it cannot start a new authorization either
-      const response = await fetch(`${app.baseUrl}/oauth/authorize?client_id=${client.client_id}&redirect_uri=${encodeURIComponent(client.redirect_uris[0])}`, { redirect: "manual" });
+      const response = await fetch(
+        `${app.baseUrl}/oauth/authorize?client_id=${client.client_id}&redirect_uri=${encodeURIComponent(client.redirect_uris[0])}`,
+        { redirect: "manual" },
+      );
       assert.equal(response.status, 400);
     });
 
@@ -159,14 +170,32 @@ describe("POST /oauth/token", () => {
   describe("request errors", () => {
     it("an unknown client_id → 401 invalid_client", async () => {
       const { code, verifier } = await approvedCode(app);
-      const response = await token(app, { grant_type: "authorization_code", client_id: "c_unknown", code, redirect_uri: "http://localhost:8976/callback", code_verifier: verifier });
+      const response = await token(app, {
+        grant_type: "authorization_code",
+        client_id: "c_unknown",
+        code,
+        redirect_uri: "http://localhost:8976/callback",
+        code_verifier: verifier,
+      });
       await expectOAuthError(response, 401, "invalid_client");
-      await expectOAuthError(await token(app, { grant_type: "refresh_token", client_id: "c_unknown", refresh_token: "x" }), 401, "invalid_client");
+      // RFC 6749 §5.2 and RFC 9110 §15.5.2: a 401 names the authentication scheme it expects.
+      assert.match(response.headers.get("www-authenticate") ?? "", /^Basic realm="[^"]+"/);
+      await expectOAuthError(
+        await token(app, { grant_type: "refresh_token", client_id: "c_unknown", refresh_token: "x" }),
+        401,
+        "invalid_client",
+      );
     });
 
     it("missing parameters → invalid_request", async () => {
       const { client, code, verifier } = await approvedCode(app);
-      const full = { grant_type: "authorization_code", client_id: client.client_id, code, redirect_uri: client.redirect_uris[0], code_verifier: verifier };
+      const full = {
+        grant_type: "authorization_code",
+        client_id: client.client_id,
+        code,
+        redirect_uri: client.redirect_uris[0],
+        code_verifier: verifier,
+      };
       for (const missing of Object.keys(full)) {
         const response = await token(app, { ...full, [missing]: undefined });
         await expectOAuthError(response, 400, "invalid_request");
@@ -179,22 +208,40 @@ describe("POST /oauth/token", () => {
 
     it("a repeated parameter → invalid_request", async () => {
       const { client, code, verifier } = await approvedCode(app);
-      const body = new URLSearchParams({ grant_type: "authorization_code", client_id: client.client_id, code, redirect_uri: client.redirect_uris[0], code_verifier: verifier });
+      const body = new URLSearchParams({
+        grant_type: "authorization_code",
+        client_id: client.client_id,
+        code,
+        redirect_uri: client.redirect_uris[0],
+        code_verifier: verifier,
+      });
       body.append("code", code);
-      const response = await fetch(`${app.baseUrl}/oauth/token`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body });
+      const response = await fetch(`${app.baseUrl}/oauth/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body,
+      });
       await expectOAuthError(response, 400, "invalid_request");
     });
 
-    it("a malformed code_verifier → invalid_request", async () => {
-      const { client, code } = await approvedCode(app);
-      for (const verifier of ["short", "a".repeat(129), `${"a".repeat(42)}!`, `${"a".repeat(42)} `]) {
-        await expectOAuthError(await exchangeCode(app, client, code, verifier), 400, "invalid_request");
+    it("a malformed code_verifier → invalid_grant, and it spends the code as a failed use", async () => {
+      for (const malformed of ["short", "a".repeat(129), `${"a".repeat(42)}!`, `${"a".repeat(42)} `]) {
+        const { client, code, verifier } = await approvedCode(app);
+        await expectOAuthError(await exchangeCode(app, client, code, malformed), 400, "invalid_grant");
+        await expectOAuthError(await exchangeCode(app, client, code, verifier), 400, "invalid_grant");
+        assert.equal(await clientStatus(client.client_id), "active");
       }
     });
 
     it("a body that is not application/x-www-form-urlencoded → invalid_request", async () => {
       const { client, code, verifier } = await approvedCode(app);
-      const params = { grant_type: "authorization_code", client_id: client.client_id, code, redirect_uri: client.redirect_uris[0], code_verifier: verifier };
+      const params = {
+        grant_type: "authorization_code",
+        client_id: client.client_id,
+        code,
+        redirect_uri: client.redirect_uris[0],
+        code_verifier: verifier,
+      };
       for (const [type, body] of [
         ["application/json", JSON.stringify(params)],
         ["text/plain", new URLSearchParams(params).toString()],
@@ -243,7 +290,10 @@ describe("POST /oauth/token", () => {
     it("slides from the time of use: a token issued 29 days ago refreshes into one valid 30 days from now", async () => {
       const { client, tokens } = await obtainTokens(app);
       const hash = sha256Hex(tokens.refresh_token!);
-      await db().refreshToken.update({ where: { tokenHash: hash }, data: { createdAt: new Date(Date.now() - 29 * 86400_000), expiresAt: new Date(Date.now() + 86400_000) } });
+      await db().refreshToken.update({
+        where: { tokenHash: hash },
+        data: { createdAt: new Date(Date.now() - 29 * 86400_000), expiresAt: new Date(Date.now() + 86400_000) },
+      });
       const next = await tokensOf(await refreshTokens(app, client, tokens.refresh_token!));
       const row = await db().refreshToken.findUniqueOrThrow({ where: { tokenHash: sha256Hex(next.refresh_token!) } });
       assert.ok(row.expiresAt.getTime() > Date.now() + 29.9 * 86400_000);
@@ -260,7 +310,11 @@ describe("POST /oauth/token", () => {
 
     it("a wider scope → invalid_scope; a narrower one is granted", async () => {
       const { client, tokens } = await obtainTokens(app, { scope: "mcp offline_access" });
-      await expectOAuthError(await refreshTokens(app, client, tokens.refresh_token!, { scope: "mcp offline_access admin" }), 400, "invalid_scope");
+      await expectOAuthError(
+        await refreshTokens(app, client, tokens.refresh_token!, { scope: "mcp offline_access admin" }),
+        400,
+        "invalid_scope",
+      );
       const narrow = await tokensOf(await refreshTokens(app, client, tokens.refresh_token!, { scope: "mcp" }));
       assert.equal(narrow.scope, "mcp");
       assert.equal(decodeJwt(narrow.access_token).scope, "mcp");
@@ -277,7 +331,10 @@ describe("POST /oauth/token", () => {
 
     it("an expired refresh token → invalid_grant", async () => {
       const { client, tokens } = await obtainTokens(app);
-      await db().refreshToken.update({ where: { tokenHash: sha256Hex(tokens.refresh_token!) }, data: { expiresAt: new Date(Date.now() - 1000) } });
+      await db().refreshToken.update({
+        where: { tokenHash: sha256Hex(tokens.refresh_token!) },
+        data: { expiresAt: new Date(Date.now() - 1000) },
+      });
       await expectOAuthError(await refreshTokens(app, client, tokens.refresh_token!), 400, "invalid_grant");
       assert.equal(await clientStatus(client.client_id), "active", "expiry is not compromise");
     });

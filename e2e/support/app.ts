@@ -14,9 +14,15 @@ import { migrateDatabase } from "@/lib/db/migrate";
 import pg from "pg";
 
 export type RunningApp = {
+  /** where this instance answers */
   baseUrl: string;
   appUrl: string;
+  /** BASE_URL and APP_URL as configured: the same for every instance of one deployment */
+  configuredBaseUrl: string;
+  configuredAppUrl: string;
   port: number;
+  /** the server process, e.g. for reading its memory */
+  pid: number;
   dataDir: string;
   databaseUrl: string;
   /** everything the server printed, for diagnosing a failure */
@@ -36,7 +42,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The local PostgreSQL server the `database: "postgres"` option uses (TEST_POSTGRES_URL overrides). */
-export const POSTGRES_SERVER_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432";
+const POSTGRES_SERVER_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432";
 
 export type PostgresDatabase = { name: string; url: string; drop: () => Promise<void> };
 
@@ -76,21 +82,31 @@ export type StartOptions = {
   env?: Record<string, string>;
   /** "postgres": a fresh database on the local PostgreSQL (dropped in stop()); default a SQLite file */
   database?: "sqlite" | "postgres";
+  /** a database of the caller's own (e.g. on a private PostgreSQL server), kept on stop */
+  databaseUrl?: string;
+  /** Node options for the server process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */
+  nodeArgs?: string[];
+  /**
+   * Another instance of that app, as behind a load balancer: the same database, data folder (secrets) and
+   * configured URLs; reached at its own port (its `baseUrl`). Stopping it leaves the shared data alone.
+   */
+  instanceOf?: RunningApp;
 };
 
 export async function startApp(options: StartOptions = {}): Promise<RunningApp> {
   const port = await freePort();
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-app-"));
-  const postgres: PostgresDatabase | null = options.database === "postgres" ? await createPostgresDatabase() : null;
-  const databaseUrl = postgres?.url ?? `file:${path.join(dataDir, "agent-wallet.db")}`;
+  const shared = options.instanceOf;
+  const dataDir = shared?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "aw-app-"));
+  const postgres: PostgresDatabase | null = !shared && options.database === "postgres" ? await createPostgresDatabase() : null;
+  const databaseUrl = shared?.databaseUrl ?? options.databaseUrl ?? postgres?.url ?? `file:${path.join(dataDir, "agent-wallet.db")}`;
   const baseUrl = `http://${options.baseHost ?? "localhost"}:${port}`;
   const appUrl = `http://${options.appHost ?? "localhost"}:${port}`;
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
-    BASE_URL: baseUrl,
-    APP_URL: appUrl,
-    NEXTAUTH_URL: appUrl,
+    BASE_URL: shared?.configuredBaseUrl ?? baseUrl,
+    APP_URL: shared?.configuredAppUrl ?? appUrl,
+    NEXTAUTH_URL: shared?.configuredAppUrl ?? appUrl,
     ...options.env,
   };
   Object.assign(process.env, env);
@@ -98,7 +114,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const { config } = await import("@/lib/config");
   const settings = config();
   const nextBin = createRequire(import.meta.url).resolve("next/dist/bin/next");
-  const child: ChildProcess = spawn(process.execPath, [nextBin, "start", "-p", String(port)], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), nextBin, "start", "-p", String(port)], {
     env: { ...process.env, ...env, NEXTAUTH_SECRET: settings.sessionSecret, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -123,7 +139,10 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   return {
     baseUrl,
     appUrl,
+    configuredBaseUrl: env.BASE_URL,
+    configuredAppUrl: env.APP_URL,
     port,
+    pid: child.pid!,
     dataDir,
     databaseUrl,
     output: () => output,
@@ -135,6 +154,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
       }
       const { db } = await import("@/lib/db");
       await db().$disconnect();
+      if (shared) return;
       await postgres?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },

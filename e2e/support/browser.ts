@@ -4,13 +4,21 @@ import { after, before } from "node:test";
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from "playwright-core";
 import { startApp } from "./app";
 
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+    ],
   });
 }
 
@@ -21,7 +29,10 @@ export type Authenticator = { cdp: CDPSession; authenticatorId: string };
  * own by default, or a roaming one ("usb": a security key, or a phone) — Chrome
  * allows one platform authenticator per browser.
  */
-export async function addAuthenticator(page: Page, options: { hasPrf?: boolean; transport?: "internal" | "usb" } = {}): Promise<Authenticator> {
+export async function addAuthenticator(
+  page: Page,
+  options: { hasPrf?: boolean; transport?: "internal" | "usb" } = {},
+): Promise<Authenticator> {
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("WebAuthn.enable", { enableUI: false });
   const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
@@ -66,8 +77,27 @@ export async function signIn(page: Page, appUrl: string, path = "/"): Promise<vo
 }
 
 /** Whether this authenticator answers on its own; one that does not stays out of a ceremony. */
-export async function setPresence(authenticator: Authenticator, enabled: boolean): Promise<void> {
+async function setPresence(authenticator: Authenticator, enabled: boolean): Promise<void> {
   await authenticator.cdp.send("WebAuthn.setAutomaticPresenceSimulation", { authenticatorId: authenticator.authenticatorId, enabled });
+}
+
+/**
+ * Adds a passkey from /settings on a second authenticator: `approver`, which holds a
+ * passkey already registered, approves first, then stays silent while the new one is
+ * created (the server's registration options are held back until it is).
+ */
+export async function addPasskeyFromSettings(page: Page, approver: Authenticator, name: string): Promise<void> {
+  const registrationOptions = "**/api/passkeys/options";
+  await page.route(registrationOptions, async (route) => {
+    const response = await route.fetch();
+    await setPresence(approver, false);
+    await route.fulfill({ response });
+  });
+  await page.getByLabel("Passkey name").fill(name);
+  await page.getByRole("button", { name: "Add passkey" }).click();
+  await page.getByRole("status").filter({ hasText: name }).waitFor();
+  await page.unroute(registrationOptions);
+  await setPresence(approver, true);
 }
 
 /**

@@ -5,15 +5,34 @@ import { createRequire } from "node:module";
 import { createPublicClient, http, parseEther, type PublicClient } from "viem";
 import { freePort } from "./app";
 
-export type LocalChain = { rpcUrl: string; chainId: number; client: PublicClient; fund: (address: string, ether: string) => Promise<void>; stop: () => Promise<void> };
+export type LocalChain = {
+  rpcUrl: string;
+  chainId: number;
+  client: PublicClient;
+  fund: (address: string, ether: string) => Promise<void>;
+  stop: () => Promise<void>;
+};
 
 export async function startChain(): Promise<LocalChain> {
   const port = await freePort();
   const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
-  const child = spawn(process.execPath, [hardhat, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", path.resolve("e2e/support/hardhat/hardhat.config.cjs")], {
-    env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      hardhat,
+      "node",
+      "--hostname",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--config",
+      path.resolve("e2e/support/hardhat/hardhat.config.cjs"),
+    ],
+    {
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let output = "";
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`hardhat node did not start:\n${output}`)), 60_000);

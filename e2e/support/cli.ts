@@ -4,7 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-export const CLI_ENTRY = path.resolve("cli/agent-wallet.mjs");
+const CLI_ENTRY = path.resolve("cli/agent-wallet.mjs");
 
 export type CliResult = { code: number | null; stdout: string; stderr: string };
 
@@ -18,7 +18,10 @@ export function cliEnv(extra: Record<string, string> = {}): { env: NodeJS.Proces
   return { env, configDir };
 }
 
-export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; result: Promise<CliResult>; stdout: () => string; stderr: () => string } {
+export function startCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { child: ChildProcess; result: Promise<CliResult>; stdout: () => string; stderr: () => string } {
   const child = spawn(process.execPath, [CLI_ENTRY, ...args], { env, stdio: ["pipe", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -35,13 +38,19 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv, input?: str
 }
 
 /** Waits until the child's stdout (or stderr) matches, and returns the match. */
-export async function waitForOutput(run: ReturnType<typeof startCli>, pattern: RegExp, timeoutMs = 30_000, stream: "stdout" | "stderr" = "stdout"): Promise<RegExpMatchArray> {
+export async function waitForOutput(
+  run: ReturnType<typeof startCli>,
+  pattern: RegExp,
+  timeoutMs = 30_000,
+  stream: "stdout" | "stderr" = "stdout",
+): Promise<RegExpMatchArray> {
   const deadline = Date.now() + timeoutMs;
   const text = () => (stream === "stdout" ? run.stdout() : run.stderr());
   for (;;) {
     const match = text().match(pattern);
     if (match) return match;
-    if (run.child.exitCode !== null) throw new Error(`the CLI exited (${run.child.exitCode}) before printing ${pattern} on ${stream}: ${run.stdout()}\n${run.stderr()}`);
+    if (run.child.exitCode !== null)
+      throw new Error(`the CLI exited (${run.child.exitCode}) before printing ${pattern} on ${stream}: ${run.stdout()}\n${run.stderr()}`);
     if (Date.now() > deadline) throw new Error(`the CLI did not print ${pattern} on ${stream} within ${timeoutMs} ms: ${text()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

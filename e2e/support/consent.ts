@@ -52,7 +52,12 @@ export async function redirected(page: Page, callback: { received: Promise<URLSe
 }
 
 /** The whole flow: an MCP client connected with the grant the person chose. */
-export async function connectAgent(app: RunningApp, page: Page, name: string, grants: { name: string; mode: "read" | "approve" }[]): Promise<{ client: Client; provider: MemoryOAuthProvider }> {
+export async function connectAgent(
+  app: RunningApp,
+  page: Page,
+  name: string,
+  grants: { name: string; mode: "read" | "approve" }[],
+): Promise<{ client: Client; provider: MemoryOAuthProvider }> {
   const { provider, callback } = await agentAsks(app, page, name);
   await chooseAndApprove(page, grants);
   const client = await finishAndConnect(app.baseUrl, provider, (await redirected(page, callback)).get("code")!);

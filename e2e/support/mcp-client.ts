@@ -90,7 +90,7 @@ export async function callbackListener() {
   return { url: `http://localhost:${port}/callback`, received, close };
 }
 
-export function mcpTransport(baseUrl: string, provider: OAuthClientProvider) {
+function mcpTransport(baseUrl: string, provider: OAuthClientProvider) {
   return new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { authProvider: provider });
 }
 
@@ -121,6 +121,8 @@ export async function finishAndConnect(baseUrl: string, provider: OAuthClientPro
 /** A client holding a fixed bearer (a personal API key), no OAuth. */
 export async function connectWithBearer(baseUrl: string, bearer: string): Promise<Client> {
   const client = new Client({ name: "e2e-script", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }),
+  );
   return client;
 }

@@ -20,7 +20,12 @@ export async function register(app: RunningApp, body: Record<string, unknown> = 
   const response = await fetch(`${app.baseUrl}/oauth/register`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ client_name: "Test agent", redirect_uris: ["http://localhost:8976/callback"], token_endpoint_auth_method: "none", ...body }),
+    body: JSON.stringify({
+      client_name: "Test agent",
+      redirect_uris: ["http://localhost:8976/callback"],
+      token_endpoint_auth_method: "none",
+      ...body,
+    }),
   });
   if (response.status !== 201) throw new Error(`registration failed: ${response.status} ${await response.text()}`);
   return (await response.json()) as TestClient;
@@ -103,7 +108,13 @@ export async function obtainTokens(
     code_verifier: pkce.verifier,
   });
   if (response.status !== 200) throw new Error(`code exchange failed: ${response.status} ${await response.text()}`);
-  const tokens = (await response.json()) as { access_token: string; refresh_token?: string; scope: string; expires_in: number; token_type: string };
+  const tokens = (await response.json()) as {
+    access_token: string;
+    refresh_token?: string;
+    scope: string;
+    expires_in: number;
+    token_type: string;
+  };
   return { client, user, grantId, tokens };
 }
 
@@ -146,7 +157,12 @@ export async function exchangeCode(
 }
 
 /** POST /oauth/token with grant_type refresh_token for this client. */
-export async function refreshTokens(app: RunningApp, client: TestClient, refreshToken: string, extra: Record<string, string | undefined> = {}): Promise<Response> {
+export async function refreshTokens(
+  app: RunningApp,
+  client: TestClient,
+  refreshToken: string,
+  extra: Record<string, string | undefined> = {},
+): Promise<Response> {
   return token(app, { grant_type: "refresh_token", client_id: client.client_id, refresh_token: refreshToken, ...extra });
 }
 
@@ -176,6 +192,7 @@ export async function expectOAuthError(response: Response, status: number, error
   }
   if (typeof body.error_description !== "string" || !body.error_description) throw new Error(`no error_description in ${text}`);
   if (!/no-store/.test(response.headers.get("cache-control") ?? "")) throw new Error(`no Cache-Control: no-store on ${status} ${error}`);
-  if (!/application\/json/.test(response.headers.get("content-type") ?? "")) throw new Error(`error is not JSON: ${response.headers.get("content-type")}`);
+  if (!/application\/json/.test(response.headers.get("content-type") ?? ""))
+    throw new Error(`error is not JSON: ${response.headers.get("content-type")}`);
   return body;
 }

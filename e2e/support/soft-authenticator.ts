@@ -32,7 +32,7 @@ function cborHead(major: number, length: number): Buffer {
   return head;
 }
 
-export function cbor(value: CborValue): Buffer {
+function cbor(value: CborValue): Buffer {
   if (typeof value === "number") {
     if (!Number.isInteger(value)) throw new Error("cbor: only integers");
     return value >= 0 ? cborHead(0, value) : cborHead(1, -1 - value);
@@ -152,7 +152,11 @@ export class SoftAuthenticator {
     if (overrides.counter === undefined) counter = ++this.counter;
     else counter = overrides.counter;
     const clientDataJSON = this.clientData(overrides.type ?? "webauthn.get", options.challenge, overrides.origin ?? this.origin);
-    const authenticatorData = Buffer.concat([sha256(overrides.rpId ?? this.rpId), Buffer.from([overrides.flags ?? FLAGS.UP | FLAGS.UV]), uint32(counter)]);
+    const authenticatorData = Buffer.concat([
+      sha256(overrides.rpId ?? this.rpId),
+      Buffer.from([overrides.flags ?? FLAGS.UP | FLAGS.UV]),
+      uint32(counter),
+    ]);
     const signature = sign("sha256", Buffer.concat([authenticatorData, sha256(clientDataJSON)]), this.privateKey); // DER ECDSA
     return {
       id: this.id,

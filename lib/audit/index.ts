@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
 import { db, usesPostgres } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
+import { canonicalJson, jsonValue } from "@/lib/crypto";
 
-/** Every kind of event the log records (DESIGN.md §6). */
+/** Every kind of event the log records (docs/product.md §6). */
 export const AUDIT_EVENT_TYPES = [
   "user.signed_up",
   "user.signed_in",
@@ -12,6 +13,7 @@ export const AUDIT_EVENT_TYPES = [
   "credential.connected",
   "credential.renamed",
   "credential.resealed",
+  "credential.export_requested",
   "credential.removed",
   "client.registered",
   "grant.approved",
@@ -24,7 +26,10 @@ export const AUDIT_EVENT_TYPES = [
   "api_key.issued",
   "api_key.revoked",
   "mcp.tool_called",
+  "policy.refused",
   "request.transition",
+  "step_up.refused",
+  "session.ended_everywhere",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
@@ -42,12 +47,6 @@ export const GENESIS_HASH = "0".repeat(64);
 /** Keys whose values never belong in the log, whoever passes them. */
 const SECRET_KEY = /token|secret|password|verifier|private|ciphertext|prf|assertion|^code$|^key$/i;
 
-/** What JSON.stringify would encode for a value with toJSON (a Date: its ISO string). */
-function jsonValue(value: unknown): unknown {
-  const toJSON = value && typeof value === "object" ? (value as { toJSON?: unknown }).toJSON : undefined;
-  return typeof toJSON === "function" ? (toJSON as () => unknown).call(value) : value;
-}
-
 function redact(input: unknown): unknown {
   const value = jsonValue(input);
   if (Array.isArray(value)) return value.map(redact);
@@ -57,19 +56,6 @@ function redact(input: unknown): unknown {
     );
   }
   return value;
-}
-
-/** JSON with object keys sorted at every level: one encoding per value. */
-export function canonicalJson(input: unknown): string {
-  const value = jsonValue(input);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, inner]) => inner !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonicalJson(inner)}`).join(",")}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /** An audit row as stored, before its own hash is computed. */
@@ -100,63 +86,118 @@ export function eventHash(event: StoredEvent): string {
   return createHash("sha256").update(event.prevHash).update("\n").update(body).digest("hex");
 }
 
-function isUniqueViolation(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: string }).code === "P2002";
+/**
+ * Errors after which an append chains again to the new head: another process appended first (a unique seq
+ * violation), or, on SQLite in WAL mode, committed after this transaction read the head (SQLITE_BUSY_SNAPSHOT,
+ * which the busy timeout does not wait out).
+ */
+function lostTheRace(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null ? (error as { code?: string }).code : undefined;
+  return code === "P2002" || code === "SQLITE_BUSY_SNAPSHOT";
 }
 
 /** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
 const AUDIT_LOCK = 7_100_423;
 
+/** An event waiting in this process's queue for the next append. */
+type Queued = { event: Omit<StoredEvent, "seq" | "prevHash">; settle: (error?: unknown) => void };
+
+const queue: Queued[] = [];
+let appending: Promise<void> | null = null;
+/** At most this many events go into one append transaction. */
+const MAX_BATCH = 200;
+
 /**
- * Appends one event. Appends are serialized — one transaction at a time in
- * this process (SQLite), an advisory lock across instances (PostgreSQL) — and
- * seq, the primary key, is the previous one + 1, so the chain can never fork:
- * an append that still races (another process on the same SQLite file) gets a
- * unique violation and chains again to the new head.
+ * Appends the queued events in order, in one transaction, chained to the current head. Appends are
+ * serialized — one batch at a time in this process, an advisory lock across instances (PostgreSQL) — and
+ * seq, the primary key, is the previous one + 1, so the chain can never fork: a batch that still races
+ * (another process on the same SQLite file) gets a unique violation and chains again to the new head.
  */
-export async function recordAudit(input: AuditInput, clock: Clock = systemClock): Promise<void> {
-  const data = canonicalJson(redact(input.data ?? {}));
+async function appendBatch(batch: Queued[]): Promise<void> {
   const postgres = usesPostgres();
   for (let attempt = 0; ; attempt++) {
     try {
-      await db().$transaction(async (tx) => {
-        if (postgres) await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${AUDIT_LOCK})) AS lock`);
-        const last = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-        const event: StoredEvent = {
-          seq: (last?.seq ?? 0) + 1,
-          at: clock(),
-          type: input.type,
-          userId: input.userId ?? null,
-          clientId: input.clientId ?? null,
-          credentialId: input.credentialId ?? null,
-          requestId: input.requestId ?? null,
-          data,
-          prevHash: last?.hash ?? GENESIS_HASH,
-        };
-        await tx.auditEvent.create({ data: { ...event, hash: eventHash(event) } });
-      }, { maxWait: 10_000, timeout: 20_000 });
+      await db().$transaction(
+        async (tx) => {
+          if (postgres) await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${AUDIT_LOCK})) AS lock`);
+          const last = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
+          let seq = last?.seq ?? 0;
+          let prevHash = last?.hash ?? GENESIS_HASH;
+          const rows = batch.map(({ event }) => {
+            const stored: StoredEvent = { ...event, seq: ++seq, prevHash };
+            prevHash = eventHash(stored);
+            return { ...stored, hash: prevHash };
+          });
+          await tx.auditEvent.createMany({ data: rows });
+        },
+        { maxWait: 10_000, timeout: 20_000 },
+      );
       return;
     } catch (error) {
-      if (!isUniqueViolation(error) || attempt >= 50) throw error;
+      if (!lostTheRace(error) || attempt >= 50) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
     }
   }
 }
 
-export type ChainVerification =
-  | { ok: true; events: number; head: string }
-  | { ok: false; events: number; brokenAt: number; reason: string };
+/** Drains the queue, a batch at a time, until it is empty. */
+async function drain(): Promise<void> {
+  while (queue.length) {
+    const batch = queue.splice(0, MAX_BATCH);
+    try {
+      await appendBatch(batch);
+      for (const queued of batch) queued.settle();
+    } catch (error) {
+      for (const queued of batch) queued.settle(error);
+    }
+  }
+  appending = null;
+}
 
-/** Recomputes the whole chain: an edited, inserted or deleted row breaks it. */
-export async function verifyAuditChain(): Promise<ChainVerification> {
-  let prevHash = GENESIS_HASH;
-  let expectedSeq = 1;
+/**
+ * Appends one event, and resolves once it is committed. Events recorded while an append is running wait
+ * for the next one and are committed together (group commit): under load, one transaction and one lock
+ * acquisition serve many tool calls, and the chain keeps the order in which events were recorded.
+ */
+export async function recordAudit(input: AuditInput, clock: Clock = systemClock): Promise<void> {
+  const event = {
+    at: clock(),
+    type: input.type,
+    userId: input.userId ?? null,
+    clientId: input.clientId ?? null,
+    credentialId: input.credentialId ?? null,
+    requestId: input.requestId ?? null,
+    data: canonicalJson(redact(input.data ?? {})),
+  };
+  return new Promise((resolve, reject) => {
+    queue.push({ event, settle: (error) => (error === undefined ? resolve() : reject(error)) });
+    appending ??= drain();
+  });
+}
+
+export type ChainVerification =
+  { ok: true; events: number; head: string } | { ok: false; events: number; brokenAt: number; reason: string };
+
+/** A verified point of the chain: the event `seq` has hash `hash` (seq 0 is the genesis). */
+export type ChainPoint = { seq: number; hash: string };
+
+/**
+ * Recomputes the chain from `start` (by default the genesis: the whole chain) to the head: an edited,
+ * inserted or deleted row breaks it.
+ */
+export async function verifyAuditChain(start: ChainPoint = { seq: 0, hash: GENESIS_HASH }): Promise<ChainVerification> {
+  let prevHash = start.hash;
+  let expectedSeq = start.seq + 1;
   const pageSize = 1000;
   for (;;) {
     const rows = await db().auditEvent.findMany({ where: { seq: { gte: expectedSeq } }, orderBy: { seq: "asc" }, take: pageSize });
     for (const row of rows) {
-      if (row.seq !== expectedSeq) return { ok: false, events: expectedSeq - 1, brokenAt: expectedSeq, reason: `event ${expectedSeq} is missing` };
-      if (row.prevHash !== prevHash) return { ok: false, events: expectedSeq - 1, brokenAt: row.seq, reason: `event ${row.seq} does not chain to event ${row.seq - 1}` };
-      if (eventHash(row) !== row.hash) return { ok: false, events: expectedSeq - 1, brokenAt: row.seq, reason: `event ${row.seq} was altered` };
+      if (row.seq !== expectedSeq)
+        return { ok: false, events: expectedSeq - 1, brokenAt: expectedSeq, reason: `event ${expectedSeq} is missing` };
+      if (row.prevHash !== prevHash)
+        return { ok: false, events: expectedSeq - 1, brokenAt: row.seq, reason: `event ${row.seq} does not chain to event ${row.seq - 1}` };
+      if (eventHash(row) !== row.hash)
+        return { ok: false, events: expectedSeq - 1, brokenAt: row.seq, reason: `event ${row.seq} was altered` };
       prevHash = row.hash;
       expectedSeq++;
     }

@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { auditQueryString, exportLine, formatAuditTime, parseAuditDate, parseAuditQuery, summarizeEvent, type AuditEventRow } from "./query";
+import { auditQueryString, exportLine, parseAuditDate, parseAuditQuery, type AuditEventRow } from "./query";
+import { formatAuditTime, summarizeEvent } from "./describe";
 
 describe("parseAuditDate", () => {
   it("reads a date input's day in UTC; as the upper bound, the whole day", () => {
@@ -20,7 +21,9 @@ describe("parseAuditDate", () => {
 
 describe("parseAuditQuery", () => {
   it("reads every filter and a cursor", () => {
-    const query = parseAuditQuery(new URLSearchParams("type=credential.connected&client=c1&credential=cr_1&from=2025-01-01&to=2025-01-31&before=120"));
+    const query = parseAuditQuery(
+      new URLSearchParams("type=credential.connected&client=c1&credential=cr_1&from=2025-01-01&to=2025-01-31&before=120"),
+    );
     assert.deepEqual(query.errors, []);
     assert.equal(query.filters.type, "credential.connected");
     assert.equal(query.filters.clientId, "c1");
@@ -79,7 +82,9 @@ describe("exportLine", () => {
     assert.ok(!line.includes("\n"));
     assert.equal(
       line,
-      `{"at":"2025-05-06T07:08:09.010Z","clientId":null,"credentialId":"cr_1","data":{"address":"0xAbC","kind":"evm","name":"Main"},"hash":"${"b".repeat(64)}","prevHash":"${"a".repeat(64)}","requestId":null,"seq":3,"type":"credential.connected"}`,
+      `{"at":"2025-05-06T07:08:09.010Z","clientId":null,"credentialId":"cr_1",` +
+        `"data":{"address":"0xAbC","kind":"evm","name":"Main"},"hash":"${"b".repeat(64)}","prevHash":"${"a".repeat(64)}",` +
+        `"requestId":null,"seq":3,"type":"credential.connected"}`,
     );
     assert.deepEqual(JSON.parse(line).data, event.data);
   });
@@ -92,16 +97,40 @@ describe("summarizeEvent", () => {
   const names = { clients: new Map([["c1", "Claude"]]), credentials: new Map([["cr_1", "Main"]]) };
   it("says what happened in words, with credential names for ids", () => {
     assert.equal(summarizeEvent(event), "Wallet “Main” connected: 0xAbC");
-    assert.equal(summarizeEvent({ type: "credential.connected", data: { name: "Cold", kind: "evm_watch", address: "0x1" } }), "Watch-only address “Cold” connected: 0x1");
     assert.equal(
-      summarizeEvent({ type: "grant.approved", data: { scope: "mcp", credentials: [{ credential: "cr_1", mode: "approve" }, { credential: "cr_gone", mode: "read" }] } }, names),
+      summarizeEvent({ type: "credential.connected", data: { name: "Cold", kind: "evm_watch", address: "0x1" } }),
+      "Watch-only address “Cold” connected: 0x1",
+    );
+    assert.equal(
+      summarizeEvent(
+        {
+          type: "grant.approved",
+          data: {
+            scope: "mcp",
+            credentials: [
+              { credential: "cr_1", mode: "approve" },
+              { credential: "cr_gone", mode: "read" },
+            ],
+          },
+        },
+        names,
+      ),
       "Access approved (mcp) to Main (approve), cr_gone (read)",
     );
-    assert.equal(summarizeEvent({ type: "oauth.replay_detected", data: { presented: "refresh_token" } }), "A used refresh token was presented again");
+    assert.equal(
+      summarizeEvent({ type: "oauth.replay_detected", data: { presented: "refresh_token" } }),
+      "A used refresh token was presented again",
+    );
     assert.equal(summarizeEvent({ type: "client.revoked", data: { reason: "replay" } }), "Client revoked after a replay");
-    assert.equal(summarizeEvent({ type: "token.issued", data: { scope: "mcp offline_access", withRefresh: true } }), "Access token issued (mcp offline_access) with a refresh token");
+    assert.equal(
+      summarizeEvent({ type: "token.issued", data: { scope: "mcp offline_access", withRefresh: true } }),
+      "Access token issued (mcp offline_access) with a refresh token",
+    );
     assert.equal(summarizeEvent({ type: "mcp.tool_called", data: { tool: "get_balance", outcome: "ok" } }), "Tool get_balance: ok");
-    assert.equal(summarizeEvent({ type: "request.transition", data: { kind: "send_transaction", from: "pending", to: "approved" } }), "send_transaction request pending → approved");
+    assert.equal(
+      summarizeEvent({ type: "request.transition", data: { kind: "send_transaction", from: "pending", to: "approved" } }),
+      "send_transaction request pending → approved",
+    );
   });
   it("has a sentence for every event type and survives data of any shape", () => {
     for (const type of ["user.signed_up", "grant.denied", "api_key.issued", "client.registered", "request.transition", "unknown.type"]) {

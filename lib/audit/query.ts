@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import type { Prisma } from "@/lib/generated/prisma/client";
-import { AUDIT_EVENT_TYPES, canonicalJson, type AuditEventType, type StoredEvent } from "./index";
+import { canonicalJson } from "@/lib/crypto";
+import { AUDIT_EVENT_TYPES, type AuditEventType, type StoredEvent } from "./index";
 
 /**
  * Reading the audit log for one person (the /audit screen and its export).
@@ -12,7 +13,7 @@ import { AUDIT_EVENT_TYPES, canonicalJson, type AuditEventType, type StoredEvent
  * person's userId and so stay theirs.
  */
 
-export const AUDIT_PAGE_SIZE = 50;
+const AUDIT_PAGE_SIZE = 50;
 const EXPORT_BATCH_SIZE = 500;
 const MAX_ID_LENGTH = 200;
 
@@ -44,7 +45,7 @@ type SearchParams = Record<string, string | string[] | undefined> | URLSearchPar
 
 function param(params: SearchParams, name: string): string {
   const value = params instanceof URLSearchParams ? params.get(name) : params[name];
-  return (Array.isArray(value) ? value[0] : value ?? "").trim();
+  return (Array.isArray(value) ? value[0] : (value ?? "")).trim();
 }
 
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
@@ -87,19 +88,31 @@ function cursor(value: string): number | undefined | null {
  * than the person asked for.
  */
 export function parseAuditQuery(params: SearchParams): ParsedAuditQuery {
-  const values = { type: param(params, "type"), client: param(params, "client"), credential: param(params, "credential"), from: param(params, "from"), to: param(params, "to") };
+  const values = {
+    type: param(params, "type"),
+    client: param(params, "client"),
+    credential: param(params, "credential"),
+    from: param(params, "from"),
+    to: param(params, "to"),
+  };
   const filters: AuditFilters = {};
   const errors: string[] = [];
   if (values.type) {
     if ((AUDIT_EVENT_TYPES as readonly string[]).includes(values.type)) filters.type = values.type as AuditEventType;
     else errors.push("Choose an event type from the list.");
   }
-  for (const [key, name, label] of [["client", "clientId", "client"], ["credential", "credentialId", "credential"]] as const) {
+  for (const [key, name, label] of [
+    ["client", "clientId", "client"],
+    ["credential", "credentialId", "credential"],
+  ] as const) {
     if (!values[key]) continue;
     if (values[key].length <= MAX_ID_LENGTH) filters[name] = values[key];
     else errors.push(`Choose a ${label} from the list.`);
   }
-  for (const [key, label] of [["from", "From"], ["to", "To"]] as const) {
+  for (const [key, label] of [
+    ["from", "From"],
+    ["to", "To"],
+  ] as const) {
     if (!values[key]) continue;
     const date = parseAuditDate(values[key], key);
     if (date) filters[key] = date;
@@ -135,8 +148,13 @@ async function clientIdsOf(userId: string): Promise<string[]> {
   return [...new Set([...granted.map((grant) => grant.clientId), ...keys.map((key) => key.id)])];
 }
 
-function whereFor(userId: string, clientIds: string[], filters: AuditFilters): Prisma.AuditEventWhereInput[] {
-  const where: Prisma.AuditEventWhereInput[] = [{ OR: [{ userId }, { userId: null, clientId: { in: clientIds } }] }];
+/** The events a person may see: their own, and the unattributed events of their clients. */
+export async function visibleTo(userId: string): Promise<Prisma.AuditEventWhereInput> {
+  return { OR: [{ userId }, { userId: null, clientId: { in: await clientIdsOf(userId) } }] };
+}
+
+async function whereFor(userId: string, filters: AuditFilters): Promise<Prisma.AuditEventWhereInput[]> {
+  const where: Prisma.AuditEventWhereInput[] = [await visibleTo(userId)];
   if (filters.type) where.push({ type: filters.type });
   if (filters.clientId) where.push({ clientId: filters.clientId });
   if (filters.credentialId) where.push({ credentialId: filters.credentialId });
@@ -157,16 +175,37 @@ function parseData(data: string): Record<string, unknown> {
 type StoredRow = Omit<AuditEventRow, "data"> & { data: string };
 
 function toRow(row: StoredRow): AuditEventRow {
-  return { seq: row.seq, at: row.at, type: row.type, userId: row.userId, clientId: row.clientId, credentialId: row.credentialId, requestId: row.requestId, data: parseData(row.data), prevHash: row.prevHash, hash: row.hash };
+  return {
+    seq: row.seq,
+    at: row.at,
+    type: row.type,
+    userId: row.userId,
+    clientId: row.clientId,
+    credentialId: row.credentialId,
+    requestId: row.requestId,
+    data: parseData(row.data),
+    prevHash: row.prevHash,
+    hash: row.hash,
+  };
 }
 
 /** One page of the person's events, newest first, keyset-paged by seq. */
-export async function listAuditEvents(userId: string, filters: AuditFilters = {}, page: AuditPage = {}, pageSize = AUDIT_PAGE_SIZE): Promise<AuditEventList> {
-  const base = whereFor(userId, await clientIdsOf(userId), filters);
-  const exists = async (seq: Prisma.IntFilter) => Boolean(await db().auditEvent.findFirst({ where: { AND: [...base, { seq }] }, select: { seq: true } }));
+export async function listAuditEvents(
+  userId: string,
+  filters: AuditFilters = {},
+  page: AuditPage = {},
+  pageSize = AUDIT_PAGE_SIZE,
+): Promise<AuditEventList> {
+  const base = await whereFor(userId, filters);
+  const exists = async (seq: Prisma.IntFilter) =>
+    Boolean(await db().auditEvent.findFirst({ where: { AND: [...base, { seq }] }, select: { seq: true } }));
 
   if (page.after !== undefined) {
-    const rows = await db().auditEvent.findMany({ where: { AND: [...base, { seq: { gt: page.after } }] }, orderBy: { seq: "asc" }, take: pageSize + 1 });
+    const rows = await db().auditEvent.findMany({
+      where: { AND: [...base, { seq: { gt: page.after } }] },
+      orderBy: { seq: "asc" },
+      take: pageSize + 1,
+    });
     const events = rows.slice(0, pageSize).reverse().map(toRow);
     const newer = rows.length > pageSize && events.length ? events[0].seq : null;
     const bottom = events.length ? events[events.length - 1].seq : page.after + 1;
@@ -209,11 +248,19 @@ export function exportLine(event: AuditEventRow): string {
  * order of the chain), one JSON line each ("\n"-terminated). Rows are read in
  * keyset batches, so a long log never sits in memory.
  */
-export async function* exportAuditEvents(userId: string, filters: AuditFilters = {}, batchSize = EXPORT_BATCH_SIZE): AsyncGenerator<string> {
-  const base = whereFor(userId, await clientIdsOf(userId), filters);
+export async function* exportAuditEvents(
+  userId: string,
+  filters: AuditFilters = {},
+  batchSize = EXPORT_BATCH_SIZE,
+): AsyncGenerator<string> {
+  const base = await whereFor(userId, filters);
   let after = 0;
   for (;;) {
-    const rows = await db().auditEvent.findMany({ where: { AND: [...base, { seq: { gt: after } }] }, orderBy: { seq: "asc" }, take: batchSize });
+    const rows = await db().auditEvent.findMany({
+      where: { AND: [...base, { seq: { gt: after } }] },
+      orderBy: { seq: "asc" },
+      take: batchSize,
+    });
     for (const row of rows) yield `${exportLine(toRow(row))}\n`;
     if (rows.length < batchSize) return;
     after = rows[rows.length - 1].seq;
@@ -229,114 +276,12 @@ export type AuditChoices = {
 export async function auditChoices(userId: string): Promise<AuditChoices> {
   const ids = await clientIdsOf(userId);
   const [clients, credentials] = await Promise.all([
-    db().client.findMany({ where: { id: { in: ids } }, select: { id: true, name: true, kind: true }, orderBy: [{ name: "asc" }, { createdAt: "asc" }] }),
+    db().client.findMany({
+      where: { id: { in: ids } },
+      select: { id: true, name: true, kind: true },
+      orderBy: [{ name: "asc" }, { createdAt: "asc" }],
+    }),
     db().credential.findMany({ where: { userId }, select: { id: true, name: true }, orderBy: [{ name: "asc" }, { createdAt: "asc" }] }),
   ]);
   return { clients, credentials };
-}
-
-/** Names to show for the clients and credentials these events mention (a removed credential has none). */
-export async function namesFor(userId: string, events: AuditEventRow[]): Promise<Names> {
-  const clientIds = [...new Set(events.map((event) => event.clientId).filter((id): id is string => Boolean(id)))];
-  const [clients, credentials] = await Promise.all([
-    db().client.findMany({ where: { id: { in: clientIds } }, select: { id: true, name: true } }),
-    db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
-  ]);
-  return { clients: new Map(clients.map((client) => [client.id, client.name])), credentials: new Map(credentials.map((credential) => [credential.id, credential.name])) };
-}
-
-export type Names = { clients: Map<string, string>; credentials: Map<string, string> };
-
-function text(value: unknown): string | null {
-  if (typeof value === "string") return value;
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return null;
-}
-
-function quoted(value: unknown): string {
-  const shown = text(value);
-  return shown === null ? "" : ` “${shown}”`;
-}
-
-function grantSet(value: unknown, names: Names): string {
-  if (!Array.isArray(value) || !value.length) return "no credentials";
-  return value
-    .map((entry) => {
-      const { credential, mode } = (entry ?? {}) as { credential?: unknown; mode?: unknown };
-      const id = text(credential) ?? "?";
-      return `${names.credentials.get(id) ?? id} (${text(mode) ?? "?"})`;
-    })
-    .join(", ");
-}
-
-/** Any other data: its simple fields as "key: value", for event shapes this screen does not know. */
-function fields(data: Record<string, unknown>): string {
-  return Object.entries(data)
-    .map(([key, value]) => [key, text(value) ?? (value === null ? "none" : JSON.stringify(value))] as const)
-    .map(([key, value]) => `${key}: ${value.length > 80 ? `${value.slice(0, 79)}…` : value}`)
-    .join(", ");
-}
-
-/** A short human sentence for an event (plain text; the page escapes it). */
-export function summarizeEvent(event: Pick<AuditEventRow, "type" | "data">, names: Names = { clients: new Map(), credentials: new Map() }): string {
-  const data = event.data;
-  const scope = text(data.scope);
-  switch (event.type) {
-    case "user.signed_up":
-      return data.canSealKeys === false ? "Account created with a passkey (it cannot seal keys)" : "Account created with a passkey";
-    case "user.signed_in":
-      return "Signed in with a passkey";
-    case "passkey.added":
-      return data.canSealKeys === false ? "Passkey added (it cannot seal keys)" : "Passkey added";
-    case "passkey.renamed":
-      return "Passkey renamed";
-    case "passkey.removed":
-      return "Passkey removed";
-    case "credential.connected":
-      return `${data.kind === "evm_watch" ? "Watch-only address" : "Wallet"}${quoted(data.name)} connected${text(data.address) ? `: ${text(data.address)}` : ""}`;
-    case "credential.renamed":
-      return `Wallet renamed${text(data.name) ? ` to “${text(data.name)}”` : ""}`;
-    case "credential.resealed":
-      return "Wallet key sealed under another passkey";
-    case "credential.removed":
-      return `Wallet removed${text(data.address) ? `: ${text(data.address)}` : ""}`;
-    case "client.registered": {
-      const hosts = Array.isArray(data.redirectHosts) ? data.redirectHosts.map(text).filter(Boolean) : [];
-      return `Client${quoted(data.name)} registered${hosts.length ? `, redirecting to ${hosts.join(", ")}` : ""}`;
-    }
-    case "grant.approved":
-      return `Access approved${scope ? ` (${scope})` : ""} to ${grantSet(data.credentials, names)}`;
-    case "grant.denied":
-      return "Access denied";
-    case "grant.revoked":
-      return "Access revoked by you";
-    case "token.issued":
-      return `Access token issued${scope ? ` (${scope})` : ""}${data.withRefresh ? " with a refresh token" : ""}`;
-    case "token.refreshed":
-      return `Tokens refreshed${scope ? ` (${scope})` : ""}`;
-    case "oauth.replay_detected":
-      return `A used ${data.presented === "authorization_code" ? "authorization code" : data.presented === "refresh_token" ? "refresh token" : "credential"} was presented again`;
-    case "client.revoked":
-      return `Client revoked${data.reason === "replay" ? " after a replay" : text(data.reason) ? ` (${text(data.reason)})` : ""}`;
-    case "api_key.issued":
-      return `API key${quoted(data.name)} issued for ${grantSet(data.credentials, names)}`;
-    case "api_key.revoked":
-      return `API key${quoted(data.name)} revoked`;
-    case "mcp.tool_called":
-      return `Tool ${text(data.tool) ?? "?"}: ${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
-    case "request.transition": {
-      const from = text(data.from);
-      const to = text(data.to) ?? text(data.status);
-      const kind = text(data.kind);
-      if (to) return `${kind ? `${kind} request` : "Request"} ${from ? `${from} → ${to}` : to}${text(data.reason) ? ` (${text(data.reason)})` : ""}`;
-      return fields(data) || "Request changed";
-    }
-    default:
-      return fields(data);
-  }
-}
-
-/** A timestamp as people read it, in UTC (the server does not know the browser's zone). */
-export function formatAuditTime(at: Date): string {
-  return `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`;
 }

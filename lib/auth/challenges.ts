@@ -4,11 +4,24 @@ import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 
 /** What a WebAuthn ceremony is for; a challenge is only good for its own purpose. */
-export type ChallengePurpose = "sign-up" | "sign-in" | "add-passkey" | "seal" | "consent" | "api-key" | "approval";
+export type ChallengePurpose =
+  | "sign-up"
+  | "sign-in"
+  | "add-passkey"
+  | "seal"
+  | "consent"
+  | "api-key"
+  | "approval"
+  | "approve-add-passkey"
+  | "rename-passkey"
+  | "remove-passkey"
+  | "remove-wallet"
+  | "export"
+  | "revoke-client";
 
-export const CHALLENGE_TTL_SECONDS = 5 * 60;
+const CHALLENGE_TTL_SECONDS = 5 * 60;
 
-export class ChallengeError extends AppError {
+class ChallengeError extends AppError {
   constructor(message: string) {
     super("invalid_challenge", message, 400);
   }
@@ -57,7 +70,11 @@ export type ConsumedChallenge = { challenge: string; userId: string | null; subj
  * Spends a challenge, atomically: of two responses to one challenge exactly one
  * gets it. Unknown, reused, expired or other-purpose challenges are refused.
  */
-export async function consumeChallenge(challenge: string, purpose: ChallengePurpose, clock: Clock = systemClock): Promise<ConsumedChallenge> {
+export async function consumeChallenge(
+  challenge: string,
+  purpose: ChallengePurpose,
+  clock: Clock = systemClock,
+): Promise<ConsumedChallenge> {
   const now = clock();
   const spent = await db().webAuthnChallenge.updateMany({
     where: { challenge, purpose, usedAt: null, expiresAt: { gt: now } },

@@ -20,24 +20,28 @@ import { challengeOf, consumeChallenge, issueChallenge, type ChallengePurpose, t
 
 const RP_NAME = "Agent Wallet";
 
-export class PasskeyError extends AppError {
+class PasskeyError extends AppError {
   constructor(message: string, status = 400) {
     super("passkey_rejected", message, status);
   }
 }
 
-export const emailSchema = z.string().trim().toLowerCase().pipe(z.email("Enter a valid email address").max(254));
+const emailSchema = z.string().trim().toLowerCase().pipe(z.email("Enter a valid email address").max(254));
 export const passkeyNameSchema = z.string().trim().min(1, "Name the passkey").max(100, "A passkey name may be at most 100 characters");
 
-/** WebAuthn responses as the browser library posts them; checked in depth by @simplewebauthn/server. */
-export const registrationResponseSchema = z.custom<RegistrationResponseJSON>(
-  (value) => typeof value === "object" && value !== null && typeof (value as { id?: unknown }).id === "string" && typeof (value as { response?: { clientDataJSON?: unknown } }).response?.clientDataJSON === "string",
-  "A passkey registration response is required",
-);
-export const authenticationResponseSchema = z.custom<AuthenticationResponseJSON>(
-  (value) => typeof value === "object" && value !== null && typeof (value as { id?: unknown }).id === "string" && typeof (value as { response?: { clientDataJSON?: unknown } }).response?.clientDataJSON === "string",
-  "A passkey assertion is required",
-);
+/** A WebAuthn response as the browser library posts it; checked in depth by @simplewebauthn/server. */
+function webauthnResponseSchema<Response>(message: string) {
+  return z.custom<Response>(
+    (value) =>
+      typeof value === "object" &&
+      value !== null &&
+      typeof (value as { id?: unknown }).id === "string" &&
+      typeof (value as { response?: { clientDataJSON?: unknown } }).response?.clientDataJSON === "string",
+    message,
+  );
+}
+export const registrationResponseSchema = webauthnResponseSchema<RegistrationResponseJSON>("A passkey registration response is required");
+export const authenticationResponseSchema = webauthnResponseSchema<AuthenticationResponseJSON>("A passkey assertion is required");
 
 function expectations() {
   const { appUrl, rpId } = config();
@@ -66,7 +70,12 @@ async function creationOptions(user: { id: string; email: string }, purpose: Cha
 async function verifyCreation(response: RegistrationResponseJSON, consumed: ConsumedChallenge) {
   let verification;
   try {
-    verification = await verifyRegistrationResponse({ response, expectedChallenge: consumed.challenge, ...expectations(), requireUserVerification: true });
+    verification = await verifyRegistrationResponse({
+      response,
+      expectedChallenge: consumed.challenge,
+      ...expectations(),
+      requireUserVerification: true,
+    });
   } catch (error) {
     throw new PasskeyError(`The passkey could not be verified: ${(error as Error).message}`);
   }
@@ -85,7 +94,8 @@ async function verifyCreation(response: RegistrationResponseJSON, consumed: Cons
 /** Step 1 of sign-up: a new user id is reserved in the challenge, nothing is stored yet. */
 export async function signUpOptions(rawEmail: string, clock: Clock = systemClock) {
   const email = emailSchema.parse(rawEmail);
-  if (await db().user.findUnique({ where: { email } })) throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
+  if (await db().user.findUnique({ where: { email } }))
+    throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
   const userId = randomId("u_");
   return creationOptions({ id: userId, email }, "sign-up", { email, userId }, clock);
 }
@@ -101,7 +111,8 @@ export async function completeSignUp(response: RegistrationResponseJSON, clock: 
       data: { id: userId, email, createdAt: now, passkeys: { create: { ...passkey, name: "Passkey 1", createdAt: now, lastUsedAt: now } } },
     });
   } catch (error) {
-    if ((error as { code?: string }).code === "P2002") throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
+    if ((error as { code?: string }).code === "P2002")
+      throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
     throw error;
   }
   await recordAudit({ type: "user.signed_up", userId, data: { passkey: passkey.id, canSealKeys: passkey.prfCapable } }, clock);
@@ -146,7 +157,12 @@ export async function verifyAssertion(response: AuthenticationResponseJSON, purp
       response,
       expectedChallenge: consumed.challenge,
       ...expectations(),
-      credential: { id: passkey.id, publicKey: new Uint8Array(passkey.publicKey), counter: passkey.counter, transports: JSON.parse(passkey.transports) },
+      credential: {
+        id: passkey.id,
+        publicKey: new Uint8Array(passkey.publicKey),
+        counter: passkey.counter,
+        transports: JSON.parse(passkey.transports),
+      },
       requireUserVerification: true,
     });
   } catch (error) {
@@ -177,13 +193,20 @@ export async function addPasskeyOptions(userId: string, clock: Clock = systemClo
   return creationOptions(user, "add-passkey", null, clock);
 }
 
-export async function completeAddPasskey(userId: string, response: RegistrationResponseJSON, name: string | undefined, clock: Clock = systemClock) {
+export async function completeAddPasskey(
+  userId: string,
+  response: RegistrationResponseJSON,
+  name: string | undefined,
+  clock: Clock = systemClock,
+) {
   const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), "add-passkey", clock);
   if (consumed.userId !== userId) throw new PasskeyError("This passkey challenge was issued to another account");
   const passkey = await verifyCreation(response, consumed);
   const count = await db().passkey.count({ where: { userId } });
   const now = clock();
-  const created = await db().passkey.create({ data: { ...passkey, userId, name: name ? passkeyNameSchema.parse(name) : `Passkey ${count + 1}`, createdAt: now } });
+  const created = await db().passkey.create({
+    data: { ...passkey, userId, name: name ? passkeyNameSchema.parse(name) : `Passkey ${count + 1}`, createdAt: now },
+  });
   await recordAudit({ type: "passkey.added", userId, data: { passkey: created.id, canSealKeys: created.prfCapable } }, clock);
   return { id: created.id, name: created.name, prfCapable: created.prfCapable };
 }
@@ -204,30 +227,40 @@ export async function renamePasskey(userId: string, passkeyId: string, name: str
 
 /**
  * Removes a passkey, never the last one. Keys sealed only under it would become
- * unusable, so those must be re-sealed under another passkey first.
+ * unusable, so those must be re-sealed under another passkey first (the one
+ * place this rule lives; the settings page only shows its consequences). Every
+ * session signed in before ends: one may have been opened with that passkey.
  */
 export async function removePasskey(userId: string, passkeyId: string, clock: Clock = systemClock) {
-  await db().$transaction(async (tx) => {
-    const passkeys = await tx.passkey.findMany({ where: { userId }, select: { id: true } });
-    if (!passkeys.some((passkey) => passkey.id === passkeyId)) throw new NotFoundError("The passkey");
-    if (passkeys.length === 1) throw new AppError("last_passkey", "You cannot remove your only passkey: add another one first.", 409);
-    const orphaned = await tx.credential.findMany({
-      where: { userId, kind: "evm", seals: { every: { passkeyId } } },
-      select: { name: true },
+  await db()
+    .$transaction(
+      async (tx) => {
+        const passkeys = await tx.passkey.findMany({ where: { userId }, select: { id: true } });
+        if (!passkeys.some((passkey) => passkey.id === passkeyId)) throw new NotFoundError("The passkey");
+        if (passkeys.length === 1) throw new AppError("last_passkey", "You cannot remove your only passkey: add another one first.", 409);
+        const orphaned = await tx.credential.findMany({
+          where: { userId, kind: "evm", seals: { some: { passkeyId }, every: { passkeyId } } },
+          select: { name: true },
+        });
+        if (orphaned.length) {
+          throw new AppError(
+            "passkey_holds_keys",
+            `Only this passkey can unlock ${orphaned.map((credential) => credential.name).join(", ")}. ` +
+              "Unlock them with another passkey first, or remove those wallets.",
+            409,
+          );
+        }
+        await tx.credentialSeal.deleteMany({ where: { passkeyId } });
+        await tx.passkey.delete({ where: { id: passkeyId } });
+        await tx.user.update({ where: { id: userId }, data: { sessionVersion: { increment: 1 } } });
+        // Serializable: two removals at once must not both pass the "not the last one" check.
+      },
+      { isolationLevel: "Serializable" },
+    )
+    .catch((error: unknown) => {
+      if ((error as { code?: string }).code === "P2034")
+        throw new AppError("conflict", "Another change to your passkeys happened at the same time. Try again.", 409);
+      throw error;
     });
-    if (orphaned.length) {
-      throw new AppError(
-        "passkey_holds_keys",
-        `Only this passkey can unlock ${orphaned.map((credential) => credential.name).join(", ")}. Unlock them with another passkey first, or remove those wallets.`,
-        409,
-      );
-    }
-    await tx.credentialSeal.deleteMany({ where: { passkeyId } });
-    await tx.passkey.delete({ where: { id: passkeyId } });
-    // Serializable: two removals at once must not both pass the "not the last one" check.
-  }, { isolationLevel: "Serializable" }).catch((error: unknown) => {
-    if ((error as { code?: string }).code === "P2034") throw new AppError("conflict", "Another change to your passkeys happened at the same time. Try again.", 409);
-    throw error;
-  });
   await recordAudit({ type: "passkey.removed", userId, data: { passkey: passkeyId } }, clock);
 }

@@ -1,18 +1,25 @@
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { getServerSession } from "next-auth";
+import { decode, encode } from "next-auth/jwt";
+import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
+import { recordAudit } from "@/lib/audit";
+import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { db } from "@/lib/db";
 import { UnauthenticatedError } from "@/lib/http/errors";
 import { authenticationResponseSchema, completeSignIn, completeSignUp, registrationResponseSchema } from "./passkeys";
 
-export const SESSION_MAX_AGE_SECONDS = 12 * 3600;
+/** A session lasts 12 hours from sign-in, whatever the activity (docs/product.md §3). */
+const SESSION_MAX_AGE_SECONDS = 12 * 3600;
 
 /**
  * next-auth holds the session (a signed, encrypted JWT cookie). The one
  * provider, "passkey", signs a person in by verifying a WebAuthn ceremony:
- * a registration at sign-up, an assertion at sign-in.
+ * a registration at sign-up, an assertion at sign-in. The token carries the
+ * user's sessionVersion at sign-in; a session whose version is no longer the
+ * user's is over (signing out, removing a passkey, "Sign out everywhere").
  */
 export function authOptions(): NextAuthOptions {
   return {
@@ -38,12 +45,23 @@ export function authOptions(): NextAuthOptions {
       }),
     ],
     callbacks: {
-      jwt({ token, user }) {
-        if (user) token.sub = user.id;
+      async jwt({ token, user }) {
+        if (user) {
+          token.sub = user.id;
+          token.sessionVersion = (await db().user.findUniqueOrThrow({ where: { id: user.id } })).sessionVersion;
+          token.signedInAt = Math.floor(Date.now() / 1000);
+        }
         return token;
       },
       session({ session, token }) {
-        return { ...session, user: { ...session.user, id: token.sub, email: token.email } };
+        const { sessionVersion, signedInAt } = token;
+        return { ...session, user: { ...session.user, id: token.sub, email: token.email, sessionVersion, signedInAt } };
+      },
+    },
+    events: {
+      // Signing out ends the account's other sessions too: a copied cookie dies with the one signed out.
+      async signOut({ token }) {
+        if (token?.sub) await bumpSessionVersion(token.sub);
       },
     },
   };
@@ -51,12 +69,53 @@ export function authOptions(): NextAuthOptions {
 
 export type SessionUser = { id: string; email: string };
 
-/** The signed-in person, or null. The user row must still exist. */
+/**
+ * The signed-in person, or null. The user row must still exist, the session be younger than its
+ * lifetime and its version be the user's current one.
+ */
 export async function currentUser(): Promise<SessionUser | null> {
   const session = await getServerSession(authOptions());
-  const id = (session?.user as { id?: string } | undefined)?.id;
-  if (!id) return null;
-  return db().user.findUnique({ where: { id }, select: { id: true, email: true } });
+  const { id, sessionVersion, signedInAt } = (session?.user ?? {}) as { id?: string; sessionVersion?: number; signedInAt?: number };
+  // next-auth moves a JWT session's expiry on each visit to /api/auth/session; the lifetime counts from sign-in.
+  if (!id || !signedInAt || Date.now() / 1000 - signedInAt > SESSION_MAX_AGE_SECONDS) return null;
+  const user = await db().user.findUnique({ where: { id }, select: { id: true, email: true, sessionVersion: true } });
+  if (!user || user.sessionVersion !== sessionVersion) return null;
+  return { id: user.id, email: user.email };
+}
+
+async function bumpSessionVersion(userId: string): Promise<number> {
+  const updated = await db().user.update({ where: { id: userId }, data: { sessionVersion: { increment: 1 } } });
+  return updated.sessionVersion;
+}
+
+/** The cookie next-auth keeps the session in (the __Secure- prefix on https, as next-auth names it). */
+function sessionCookie() {
+  const secure = config().appUrl.startsWith("https://");
+  return { name: `${secure ? "__Secure-" : ""}next-auth.session-token`, secure };
+}
+
+/** "Sign out everywhere": every session of the account ends, this one included. */
+export async function signOutEverywhere(userId: string, clock: Clock = systemClock): Promise<void> {
+  await bumpSessionVersion(userId);
+  await recordAudit({ type: "session.ended_everywhere", userId, data: { reason: "signed out everywhere" } }, clock);
+}
+
+/**
+ * After a change that ended the account's other sessions (the version was bumped),
+ * re-issues this request's session cookie with the new version so that the acting
+ * browser stays signed in.
+ */
+export async function keepThisSession(userId: string): Promise<void> {
+  const store = await cookies();
+  const { name, secure } = sessionCookie();
+  const secret = config().sessionSecret;
+  const token = await decode({ token: store.get(name)?.value, secret });
+  if (!token || token.sub !== userId) return;
+  const { sessionVersion } = await db().user.findUniqueOrThrow({ where: { id: userId }, select: { sessionVersion: true } });
+  // The renewed cookie ends when the original would have: renewing never extends a session.
+  const maxAge = Math.max(1, Number(token.exp) - Math.floor(Date.now() / 1000));
+  const renewed = await encode({ token: { ...token, sessionVersion }, secret, maxAge });
+  store.set(name, renewed, { httpOnly: true, sameSite: "lax", path: "/", secure, maxAge });
 }
 
 /** For pages: the signed-in person, or a redirect to sign in and back to `path`. */

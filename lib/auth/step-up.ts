@@ -1,6 +1,7 @@
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { db } from "@/lib/db";
-import { canonicalJson } from "@/lib/audit";
+import { recordAudit } from "@/lib/audit";
+import { canonicalJson } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import type { ChallengePurpose } from "./challenges";
@@ -24,9 +25,9 @@ export async function stepUpOptions(
   return assertionOptions(purpose, { userId, subject, data: canonicalJson(decision), allow }, clock);
 }
 
-export class StepUpMismatchError extends AppError {
+class StepUpMismatchError extends AppError {
   constructor() {
-    super("step_up_mismatch", "The passkey approval was made for something else. Approve again.", 400);
+    super("step_up_mismatch", "The passkey approval was made for something else. Approve again.", 403);
   }
 }
 
@@ -40,7 +41,101 @@ export async function verifyStepUp(
   clock: Clock = systemClock,
 ): Promise<{ passkeyId: string }> {
   const { passkeyId, userId: owner, challenge } = await verifyAssertion(assertion, purpose, clock);
-  if (owner !== userId || challenge.userId !== userId) throw new AppError("passkey_rejected", "This passkey belongs to another account", 401);
+  if (owner !== userId || challenge.userId !== userId)
+    throw new AppError("passkey_rejected", "This passkey belongs to another account", 401);
   if (challenge.subject !== subject || challenge.data !== canonicalJson(decision)) throw new StepUpMismatchError();
   return { passkeyId };
+}
+
+/** An account operation a stolen session alone must not perform: what it is, what it acts on, its content. */
+export type GuardedOperation = { purpose: ChallengePurpose; subject: string; decision: unknown; label: string; allow?: string[] };
+
+/** Every guarded operation, defined once: the routes' options and the operation itself use the same binding. */
+export const guarded = {
+  addPasskey: (): GuardedOperation => ({ purpose: "approve-add-passkey", subject: "passkeys", decision: null, label: "Adding a passkey" }),
+  renamePasskey: (passkeyId: string, name: string): GuardedOperation => ({
+    purpose: "rename-passkey",
+    subject: passkeyId,
+    decision: { name },
+    label: "Renaming a passkey",
+  }),
+  removePasskey: (passkeyId: string): GuardedOperation => ({
+    purpose: "remove-passkey",
+    subject: passkeyId,
+    decision: null,
+    label: "Removing a passkey",
+  }),
+  removeWallet: (credentialId: string): GuardedOperation => ({
+    purpose: "remove-wallet",
+    subject: credentialId,
+    decision: null,
+    label: "Removing a wallet",
+  }),
+  issueApiKey: (key: { name: string; credentials: unknown }): GuardedOperation => ({
+    purpose: "api-key",
+    subject: "api-key",
+    decision: key,
+    label: "Issuing an API key",
+  }),
+  /** Only `passkeyId`, the passkey the key is sealed under, may answer (its PRF output seals the key). */
+  sealWallet: (credentialId: string, passkeyId: string): GuardedOperation => ({
+    purpose: "seal",
+    subject: credentialId,
+    decision: { passkeyId },
+    allow: [passkeyId],
+    label: "Adding or replacing a seal",
+  }),
+  revokeClient: (clientId: string): GuardedOperation => ({
+    purpose: "revoke-client",
+    subject: clientId,
+    decision: null,
+    label: "Revoking a client",
+  }),
+};
+
+/** The assertion options for one guarded operation. */
+export function guardedOptions(userId: string, operation: GuardedOperation, clock: Clock = systemClock) {
+  return stepUpOptions(userId, operation.purpose, operation.subject, operation.decision, { allow: operation.allow }, clock);
+}
+
+class StepUpRefusedError extends AppError {
+  constructor(operation: { label: string }, reason: string) {
+    super("step_up_required", `${operation.label} needs a fresh approval with one of your passkeys. ${reason}`, 403);
+  }
+}
+
+/**
+ * Verifies the step-up for `operation` or refuses with 403 (and an audit event
+ * naming the operation, never the assertion). Without an assertion, or with one
+ * made for another operation, subject or content, nothing is changed.
+ */
+export async function requireStepUp(
+  userId: string,
+  operation: GuardedOperation,
+  assertion: AuthenticationResponseJSON | undefined,
+  clock: Clock = systemClock,
+): Promise<{ passkeyId: string }> {
+  try {
+    if (!assertion) throw new StepUpRefusedError(operation, "No passkey approval was sent.");
+    return await verifyStepUp(userId, operation.purpose, operation.subject, operation.decision, assertion, clock);
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    await recordAudit(
+      { type: "step_up.refused", userId, data: { operation: operation.purpose, subject: operation.subject, reason: error.code } },
+      clock,
+    );
+    throw error instanceof StepUpRefusedError ? error : new StepUpRefusedError(operation, error.message);
+  }
+}
+
+/** Runs `act` only after the step-up for `operation` was verified. */
+export async function withStepUp<T>(
+  userId: string,
+  operation: GuardedOperation,
+  assertion: AuthenticationResponseJSON | undefined,
+  act: () => Promise<T>,
+  clock: Clock = systemClock,
+): Promise<T> {
+  await requireStepUp(userId, operation, assertion, clock);
+  return act();
 }

@@ -65,9 +65,11 @@ describe("parseConfig", () => {
   it("APP_URL=nope throws naming APP_URL", () => expectConfigError({ APP_URL: "nope" }, "APP_URL"));
   it("PORT=abc throws naming PORT", () => expectConfigError({ PORT: "abc" }, "PORT"));
   it("CHAINS that is not JSON throws naming CHAINS", () => expectConfigError({ CHAINS: "[{not json" }, "CHAINS"));
-  it("CHAINS with a bad chain throws naming CHAINS", () => expectConfigError({ CHAINS: JSON.stringify([{ id: -1, name: "", rpcUrl: "x", symbol: "E" }]) }, "CHAINS"));
+  it("CHAINS with a bad chain throws naming CHAINS", () =>
+    expectConfigError({ CHAINS: JSON.stringify([{ id: -1, name: "", rpcUrl: "x", symbol: "E" }]) }, "CHAINS"));
   it("CHAINS that is an empty array throws naming CHAINS", () => expectConfigError({ CHAINS: "[]" }, "CHAINS"));
-  it("DATABASE_URL of an unknown scheme throws naming DATABASE_URL", () => expectConfigError({ DATABASE_URL: "mysql://x" }, "DATABASE_URL"));
+  it("DATABASE_URL of an unknown scheme throws naming DATABASE_URL", () =>
+    expectConfigError({ DATABASE_URL: "mysql://x" }, "DATABASE_URL"));
   it("a short SESSION_SECRET throws naming SESSION_SECRET", () => expectConfigError({ SESSION_SECRET: "short" }, "SESSION_SECRET"));
 
   it("reads CHAINS", () => {
@@ -78,7 +80,11 @@ describe("parseConfig", () => {
   describe("JWT_SIGNING_KEYS", () => {
     it("reads kid:secret pairs; the first signs, all verify; env secrets win over generated ones", () => {
       const dir = tempDir();
-      const settings = parseConfig({ DATA_DIR: dir, JWT_SIGNING_KEYS: `new:${KEY}, old:${"B".repeat(50)}`, SESSION_SECRET: "s".repeat(32) });
+      const settings = parseConfig({
+        DATA_DIR: dir,
+        JWT_SIGNING_KEYS: `new:${KEY}, old:${"B".repeat(50)}`,
+        SESSION_SECRET: "s".repeat(32),
+      });
       assert.deepEqual(settings.jwtKeys, [
         { kid: "new", secret: KEY },
         { kid: "old", secret: "B".repeat(50) },

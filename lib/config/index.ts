@@ -2,7 +2,7 @@ import { z } from "zod";
 import { databaseUrl, dataDir } from "./database";
 import { loadOrCreateSecrets } from "./secrets";
 
-/** A chain the wallet can read and send on (DESIGN.md §3). */
+/** A chain the wallet can read and send on (docs/product.md §3). */
 export const chainSchema = z.object({
   id: z.number().int().positive(),
   name: z.string().min(1),
@@ -36,7 +36,12 @@ const origin = z
 /** `kid:secret` pairs separated by commas; the first signs, all verify. */
 const signingKeys = z
   .string()
-  .transform((value) => value.split(",").map((pair) => pair.trim()).filter(Boolean))
+  .transform((value) =>
+    value
+      .split(",")
+      .map((pair) => pair.trim())
+      .filter(Boolean),
+  )
   .pipe(
     z
       .array(

@@ -41,3 +41,22 @@ export function safeEqual(a: string, b: string): boolean {
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
 }
+
+/** What JSON.stringify would encode for a value with toJSON (a Date: its ISO string). */
+export function jsonValue(value: unknown): unknown {
+  const toJSON = value && typeof value === "object" ? (value as { toJSON?: unknown }).toJSON : undefined;
+  return typeof toJSON === "function" ? (toJSON as () => unknown).call(value) : value;
+}
+
+/** JSON with object keys sorted at every level: one encoding per value, so hashes and signed challenges are stable. */
+export function canonicalJson(input: unknown): string {
+  const value = jsonValue(input);
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, inner]) => inner !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, inner]) => `${JSON.stringify(key)}:${canonicalJson(inner)}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}

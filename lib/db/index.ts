@@ -5,7 +5,6 @@ import { PrismaClient as PostgresPrismaClient } from "@/lib/generated/prisma-pg/
 import { config } from "@/lib/config";
 import { databaseFile, isPostgres } from "@/lib/config/database";
 
-export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
 const globalForDb = globalThis as unknown as { agentWalletDb?: PrismaClient };

@@ -13,7 +13,7 @@ const root = fileURLToPath(new URL("../..", import.meta.url));
  * Creates the database if needed and applies every pending migration.
  * SQLite: `prisma migrate deploy` with the JavaScript schema engine.
  * PostgreSQL: prisma/postgresql/migrations through lib/db/postgres-migrations.ts
- * (safe when several instances start at once; docs/decisions/0003-postgresql.md).
+ * (safe when several instances start at once; docs/decisions/0004-postgresql.md).
  * The PostgreSQL database itself must exist; its schema may be empty.
  */
 export function migrateDatabase(databaseUrl: string): void {
@@ -21,7 +21,10 @@ export function migrateDatabase(databaseUrl: string): void {
   let result;
   if (isPostgres(databaseUrl)) {
     const tsx = pathToFileURL(require.resolve("tsx")).href;
-    result = spawnSync(process.execPath, ["--import", tsx, path.join(root, "lib", "db", "postgres-migrations.ts")], { env, encoding: "utf8" });
+    result = spawnSync(process.execPath, ["--import", tsx, path.join(root, "lib", "db", "postgres-migrations.ts")], {
+      env,
+      encoding: "utf8",
+    });
   } else {
     const file = databaseFile({ DATABASE_URL: databaseUrl });
     fs.mkdirSync(path.dirname(file), { recursive: true });

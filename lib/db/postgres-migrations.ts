@@ -1,5 +1,5 @@
 // Applies prisma/postgresql/migrations/*/migration.sql to a PostgreSQL database,
-// in name order, each exactly once (docs/decisions/0003-postgresql.md).
+// in name order, each exactly once (docs/decisions/0004-postgresql.md).
 //
 // `prisma migrate deploy` cannot run here: the JavaScript schema engine reads
 // PostgreSQL's `name` column type, which @prisma/adapter-pg 6.19 cannot
@@ -44,7 +44,8 @@ export async function migratePostgres(databaseUrl: string, dir: string = POSTGRE
   try {
     await client.query("SELECT pg_advisory_lock($1::bigint)", [MIGRATION_LOCK_KEY]);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS "_migrations" ("name" TEXT PRIMARY KEY, "checksum" TEXT NOT NULL, "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now())`,
+      `CREATE TABLE IF NOT EXISTS "_migrations" ` +
+        `("name" TEXT PRIMARY KEY, "checksum" TEXT NOT NULL, "appliedAt" TIMESTAMPTZ NOT NULL DEFAULT now())`,
     );
     const { rows } = await client.query<{ name: string; checksum: string }>(`SELECT "name", "checksum" FROM "_migrations"`);
     const done = new Map(rows.map((row) => [row.name, row.checksum]));

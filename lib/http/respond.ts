@@ -1,5 +1,5 @@
 import { ZodError } from "zod";
-import { HttpError } from "./errors";
+import { HttpError, invalidInput, isDatabaseUnavailable, ServiceUnavailableError, UnexpectedError } from "./errors";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
@@ -11,19 +11,25 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
 
 /**
  * The one place where errors become responses. Deliberate errors keep their
- * protocol format; anything else is a 500 whose body says nothing internal.
+ * protocol format; an unreachable database is `unavailable` (503, Retry-After);
+ * anything else is logged (name and message only) and answered with `unexpected`,
+ * the route's protocol's own 500, whose body says nothing internal.
  */
-export function errorResponse(error: unknown, headers: HeadersInit = {}): Response {
-  if (error instanceof HttpError) {
-    return json(error.toResponseObject(), { status: error.status, headers: { ...NO_STORE, ...error.headers, ...Object.fromEntries(new Headers(headers)) } });
+export function errorResponse(
+  error: unknown,
+  options: { headers?: HeadersInit; unexpected?: HttpError; unavailable?: HttpError } = {},
+): Response {
+  let known = error instanceof HttpError ? error : error instanceof ZodError ? invalidInput(error) : null;
+  if (!known && isDatabaseUnavailable(error)) {
+    console.error("database unavailable:", error instanceof Error ? error.message.split("\n")[0] : "unknown");
+    known = options.unavailable ?? new ServiceUnavailableError();
   }
-  if (error instanceof ZodError) {
-    const issue = error.issues[0];
-    const message = issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message;
-    return json({ error: "invalid_input", message }, { status: 400, headers: { ...NO_STORE, ...Object.fromEntries(new Headers(headers)) } });
+  if (!known) {
+    console.error("unexpected error:", error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown");
+    known = options.unexpected ?? new UnexpectedError();
   }
-  console.error("unexpected error:", error instanceof Error ? `${error.name}: ${error.message}` : "non-error thrown");
-  return json({ error: "server_error", error_description: "The server could not complete the request" }, { status: 500, headers: { ...NO_STORE, ...Object.fromEntries(new Headers(headers)) } });
+  const headers = { ...NO_STORE, ...known.headers, ...Object.fromEntries(new Headers(options.headers)) };
+  return json(known.toResponseObject(), { status: known.status, headers });
 }
 
 /** Open CORS for the public surface that browser-based MCP clients call. */

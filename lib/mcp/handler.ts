@@ -1,12 +1,13 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { config } from "@/lib/config";
 import { resolveBearer } from "@/lib/oauth/bearer";
-import { InvalidTokenError } from "@/lib/oauth/errors";
+import { InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
-import { errorResponse, json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
+import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
+import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
 import { createMcpServer } from "./server";
 
-/** Scopes the 401 challenge suggests, so MCP clients can ask to stay connected (DESIGN.md §5). */
+/** Scopes the 401 challenge suggests, so MCP clients can ask to stay connected (docs/product.md §5). */
 const CHALLENGE_SCOPE = "mcp offline_access";
 
 function quoted(value: string): string {
@@ -14,9 +15,9 @@ function quoted(value: string): string {
 }
 
 /** The RFC 6750 / RFC 9728 challenge for a missing or unusable bearer. */
-export function bearerChallenge(error: InvalidTokenError): string {
+function bearerChallenge(error: InvalidTokenError): string {
   const parts = [`resource_metadata=${quoted(protectedResourceMetadataUrl(config()))}`, `scope=${quoted(CHALLENGE_SCOPE)}`];
-  if (error.tokenPresented) parts.unshift(`error="invalid_token"`, `error_description=${quoted(error.description)}`);
+  if (error.tokenPresented) parts.unshift(`error="invalid_token"`, `error_description=${quoted(error.message)}`);
   return `Bearer ${parts.join(", ")}`;
 }
 
@@ -26,14 +27,23 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   try {
     agent = await resolveBearer(request.headers.get("authorization"));
   } catch (error) {
-    if (error instanceof InvalidTokenError) return errorResponse(error, { ...PUBLIC_CORS, "WWW-Authenticate": bearerChallenge(error) });
-    return withHeaders(errorResponse(error), PUBLIC_CORS);
+    if (isDatabaseUnavailable(error)) {
+      return json(jsonRpcError(-32000, "Service unavailable: the database cannot be reached; retry in a few seconds"), {
+        status: 503,
+        headers: { ...PUBLIC_CORS, "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
+      });
+    }
+    return oauthErrorResponse(error, error instanceof InvalidTokenError ? { "WWW-Authenticate": bearerChallenge(error) } : {});
   }
   if (request.method !== "POST") {
-    return json({ error: "method_not_allowed", error_description: "This MCP endpoint is stateless: use POST" }, { status: 405, headers: { ...PUBLIC_CORS, Allow: "POST" } });
+    return json(
+      { error: "method_not_allowed", error_description: "This MCP endpoint is stateless: use POST" },
+      { status: 405, headers: { ...PUBLIC_CORS, Allow: "POST" } },
+    );
   }
   const body = await readBody(request, MCP_BODY_LIMIT);
-  if (body === null) return json(jsonRpcError(-32600, `The request body may be at most ${MCP_BODY_LIMIT} bytes`), { status: 413, headers: PUBLIC_CORS });
+  if (body === null)
+    return json(jsonRpcError(-32600, `The request body may be at most ${MCP_BODY_LIMIT} bytes`), { status: 413, headers: PUBLIC_CORS });
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);

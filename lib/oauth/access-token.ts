@@ -63,7 +63,8 @@ export async function verifyAccessToken(token: string, clock: Clock): Promise<Ac
   } catch (error) {
     if (error instanceof InvalidTokenError) throw error;
     if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError("The access token expired");
-    if (error instanceof joseErrors.JWTClaimValidationFailed) throw new InvalidTokenError(`The access token is not for this resource (${error.claim})`);
+    if (error instanceof joseErrors.JWTClaimValidationFailed)
+      throw new InvalidTokenError(`The access token is not for this resource (${error.claim})`);
     throw new InvalidTokenError("The access token is invalid");
   }
 }

@@ -4,8 +4,8 @@ import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
-import { stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
-import { API_KEY_PREFIX } from "./bearer";
+import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
+import { API_KEY_PREFIX } from "@/contract";
 import { createGrant, describeGrantSet, grantSetSchema } from "./grants";
 
 /** 43 base62 characters carry 256 bits. */
@@ -23,15 +23,20 @@ function normalized(request: ApiKeyRequest) {
 
 /** The passkey challenge for issuing exactly this key (name and grant set). */
 export async function apiKeyOptions(userId: string, request: ApiKeyRequest, clock: Clock = systemClock) {
-  return stepUpOptions(userId, "api-key", "api-key", normalized(request), {}, clock);
+  return guardedOptions(userId, guarded.issueApiKey(normalized(request)), clock);
 }
 
 /**
  * Issues a personal API key: a client of kind api_key with one grant. The key
  * is returned once; only its SHA-256 is stored.
  */
-export async function issueApiKey(userId: string, request: ApiKeyRequest, assertion: AuthenticationResponseJSON, clock: Clock = systemClock) {
-  await verifyStepUp(userId, "api-key", "api-key", normalized(request), assertion, clock);
+export async function issueApiKey(
+  userId: string,
+  request: ApiKeyRequest,
+  assertion: AuthenticationResponseJSON | undefined,
+  clock: Clock = systemClock,
+) {
+  await requireStepUp(userId, guarded.issueApiKey(normalized(request)), assertion, clock);
   const key = `${API_KEY_PREFIX}${randomBase62(KEY_LENGTH)}`;
   const now = clock();
   const clientId = randomId("k_");
@@ -41,6 +46,9 @@ export async function issueApiKey(userId: string, request: ApiKeyRequest, assert
     });
     await createGrant(tx, { userId, clientId, scope: "mcp", credentials: request.credentials, now });
   });
-  await recordAudit({ type: "api_key.issued", userId, clientId, data: { name: request.name, credentials: describeGrantSet(request.credentials) } }, clock);
+  await recordAudit(
+    { type: "api_key.issued", userId, clientId, data: { name: request.name, credentials: describeGrantSet(request.credentials) } },
+    clock,
+  );
   return { clientId, name: request.name, key };
 }

@@ -2,13 +2,13 @@ import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { randomSecret } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
-import { InvalidRequestError, InvalidTargetError, OAuthError, UnsupportedResponseTypeError } from "./errors";
+import { InvalidRequestError, InvalidTargetError, OAuthEndpointError, UnsupportedResponseTypeError } from "./errors";
 import { PKCE_VALUE } from "./pkce";
 import { formatScope, parseScope } from "./scope";
 import { redirectUrisOf } from "./clients";
 
 /** How long a person has to decide on the consent screen. */
-export const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
+const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
 const MAX_STATE = 2000;
 
 /** The outcome of GET /oauth/authorize. */
@@ -34,7 +34,7 @@ function single(params: URLSearchParams, name: string): string | null {
 }
 
 /**
- * Validates an authorization request (DESIGN.md §5). Only a known client with an
+ * Validates an authorization request (docs/product.md §5). Only a known client with an
  * exactly registered redirect URI earns a redirect; every other error is a page.
  */
 export async function startAuthorization(params: URLSearchParams, clock: Clock = systemClock): Promise<AuthorizeOutcome> {
@@ -48,7 +48,11 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     return { kind: "error_page", title: "Unknown application", message: "This application is not registered with Agent Wallet." };
   }
   if (client.status !== "active") {
-    return { kind: "error_page", title: "Application revoked", message: "This application's access was revoked. It has to register again." };
+    return {
+      kind: "error_page",
+      title: "Application revoked",
+      message: "This application's access was revoked. It has to register again.",
+    };
   }
   if (redirectUris.length !== 1 || !redirectUrisOf(client).includes(redirectUris[0])) {
     return {
@@ -73,7 +77,8 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     if (!challenge) throw new InvalidRequestError("code_challenge is required: PKCE is mandatory");
     if (!method) throw new InvalidRequestError("code_challenge_method is required and must be S256");
     if (method !== "S256") throw new InvalidRequestError("code_challenge_method must be S256");
-    if (!PKCE_VALUE.test(challenge) || challenge.length !== 43) throw new InvalidRequestError("code_challenge must be the 43-character base64url SHA-256 of the verifier");
+    if (!PKCE_VALUE.test(challenge) || challenge.length !== 43)
+      throw new InvalidRequestError("code_challenge must be the 43-character base64url SHA-256 of the verifier");
     // A client that did not register the refresh_token grant cannot stay connected.
     const registeredGrants = (JSON.parse(client.metadata) as { grant_types?: string[] }).grant_types;
     const refreshAllowed = !registeredGrants || registeredGrants.includes("refresh_token");
@@ -101,10 +106,10 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     consent.searchParams.set("request", request.id);
     return { kind: "consent", location: consent.toString(), requestId: request.id };
   } catch (error) {
-    if (!(error instanceof OAuthError)) throw error;
+    if (!(error instanceof OAuthEndpointError)) throw error;
     return {
       kind: "redirect",
-      location: redirectWith(redirectUri, { error: error.code, error_description: error.description, state, iss: baseUrl }),
+      location: redirectWith(redirectUri, { error: error.code, error_description: error.message, state, iss: baseUrl }),
     };
   }
 }

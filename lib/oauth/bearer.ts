@@ -1,33 +1,80 @@
 import { db } from "@/lib/db";
+import { Prisma } from "@/lib/generated/prisma/client";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { verifyAccessToken } from "./access-token";
 import { InvalidTokenError } from "./errors";
 import { hasScope } from "./scope";
-import type { ApprovalMode } from "./grants";
+import { API_KEY_PREFIX, type ApprovalMode, type CredentialKind } from "@/contract";
+import type { AgentContext } from "@/lib/wallet/agent-context";
 
-export const API_KEY_PREFIX = "svc_live_";
-
-/** Who is calling /mcp and with what authority: exactly one grant. */
-export type AgentContext = {
+/** A grant with what every /mcp call checks: its client's status and its (credential, mode) pairs. */
+type BearerGrant = {
+  id: string;
   userId: string;
   clientId: string;
-  clientName: string;
-  grantId: string;
-  via: "access_token" | "api_key";
-  credentials: { credentialId: string; mode: ApprovalMode }[];
+  status: string;
+  lastUsedAt: Date | null;
+  client: { status: string; name: string };
+  credentials: AgentContext["credentials"];
 };
 
-const grantSelect = {
-  id: true,
-  userId: true,
-  clientId: true,
-  status: true,
-  scope: true,
-  lastUsedAt: true,
-  client: { select: { status: true, name: true } },
-  credentials: { select: { credentialId: true, mode: true } },
-} as const;
+type BearerRow = {
+  id: string;
+  userId: string;
+  clientId: string;
+  status: string;
+  lastUsedAt: Date | string | number | null;
+  clientStatus: string;
+  clientName: string;
+  credentialId: string | null;
+  mode: string | null;
+  credentialName: string | null;
+  credentialKind: string | null;
+  address: string | null;
+};
+
+/**
+ * The grant, its client and its credentials in one query: this runs on every /mcp call, and one plain
+ * join costs a fraction of the ORM's relation loading (separate queries per relation). A credential
+ * counts only while it belongs to the grant's person.
+ */
+async function loadGrant(where: Prisma.Sql): Promise<BearerGrant | null> {
+  const rows = await db().$queryRaw<BearerRow[]>`
+    SELECT g."id", g."userId", g."clientId", g."status", g."lastUsedAt",
+           c."status" AS "clientStatus", c."name" AS "clientName", gc."credentialId", gc."mode",
+           cr."name" AS "credentialName", cr."kind" AS "credentialKind", cr."address"
+    FROM "Grant" g
+    JOIN "Client" c ON c."id" = g."clientId"
+    LEFT JOIN "GrantCredential" gc ON gc."grantId" = g."id"
+    LEFT JOIN "Credential" cr ON cr."id" = gc."credentialId" AND cr."userId" = g."userId"
+    WHERE ${where}
+    ORDER BY cr."createdAt", cr."id"`;
+  if (rows.length === 0) return null;
+  const [first] = rows;
+  return {
+    id: first.id,
+    userId: first.userId,
+    clientId: first.clientId,
+    status: first.status,
+    // SQLite hands raw DateTime columns back as numbers or text, PostgreSQL as Dates.
+    lastUsedAt: first.lastUsedAt === null ? null : new Date(first.lastUsedAt),
+    client: { status: first.clientStatus, name: first.clientName },
+    credentials: rows.flatMap((row) =>
+      row.credentialId && row.mode && row.credentialName && row.credentialKind && row.address
+        ? [
+            {
+              credentialId: row.credentialId,
+              mode: row.mode as ApprovalMode,
+              name: row.credentialName,
+              kind: row.credentialKind as CredentialKind,
+              address: row.address,
+            },
+          ]
+        : [],
+    ),
+  };
+}
 
 /**
  * Resolves an Authorization header to the caller's grant. The token alone is
@@ -44,8 +91,9 @@ export async function resolveBearer(header: string | null, clock: Clock = system
 async function resolveAccessToken(token: string, clock: Clock): Promise<AgentContext> {
   const claims = await verifyAccessToken(token, clock);
   if (!hasScope(claims.scope, "mcp")) throw new InvalidTokenError("The access token lacks the mcp scope");
-  const grant = await db().grant.findUnique({ where: { id: claims.grant_id }, select: grantSelect });
-  if (!grant || grant.clientId !== claims.client_id || grant.userId !== claims.sub) throw new InvalidTokenError("The access token's grant does not exist");
+  const grant = await loadGrant(Prisma.sql`g."id" = ${claims.grant_id}`);
+  if (!grant || grant.clientId !== claims.client_id || grant.userId !== claims.sub)
+    throw new InvalidTokenError("The access token's grant does not exist");
   return contextOf(grant, "access_token", clock);
 }
 
@@ -54,7 +102,7 @@ async function resolveAccessToken(token: string, clock: Clock): Promise<AgentCon
  * digests, so the lookup's timing says nothing about the key itself.
  */
 async function resolveApiKey(key: string, clock: Clock): Promise<AgentContext> {
-  const grant = await db().grant.findFirst({ where: { client: { keyHash: sha256Hex(key), kind: "api_key" } }, select: grantSelect });
+  const grant = await loadGrant(Prisma.sql`c."keyHash" = ${sha256Hex(key)} AND c."kind" = 'api_key'`);
   if (!grant) throw new InvalidTokenError("The API key is invalid");
   return contextOf(grant, "api_key", clock);
 }
@@ -66,15 +114,14 @@ function touch(grant: { id: string; lastUsedAt: Date | null }, clock: Clock): vo
   const now = clock();
   if (grant.lastUsedAt && now.getTime() - grant.lastUsedAt.getTime() < LAST_USED_RESOLUTION_MS) return;
   void db()
-    .grant.updateMany({ where: { id: grant.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }] }, data: { lastUsedAt: now } })
+    .grant.updateMany({
+      where: { id: grant.id, OR: [{ lastUsedAt: null }, { lastUsedAt: { lt: new Date(now.getTime() - LAST_USED_RESOLUTION_MS) } }] },
+      data: { lastUsedAt: now },
+    })
     .catch(() => {});
 }
 
-function contextOf(
-  grant: { id: string; userId: string; clientId: string; status: string; lastUsedAt: Date | null; client: { status: string; name: string }; credentials: { credentialId: string; mode: string }[] },
-  via: AgentContext["via"],
-  clock: Clock,
-): AgentContext {
+function contextOf(grant: BearerGrant, via: AgentContext["via"], clock: Clock): AgentContext {
   if (grant.client.status !== "active") throw new InvalidTokenError("The client was revoked");
   if (grant.status !== "active") throw new InvalidTokenError("The grant was revoked");
   touch(grant, clock);
@@ -84,6 +131,6 @@ function contextOf(
     clientName: grant.client.name,
     grantId: grant.id,
     via,
-    credentials: grant.credentials.map((entry) => ({ credentialId: entry.credentialId, mode: entry.mode as ApprovalMode })),
+    credentials: grant.credentials,
   };
 }

@@ -1,7 +1,7 @@
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
-import { cancelPendingRequests } from "@/lib/wallet/requests";
+import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
 
 export type ClientRevocationReason = "replay" | "user";
 

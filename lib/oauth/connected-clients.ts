@@ -1,7 +1,7 @@
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
-import { cancelPendingRequests } from "@/lib/wallet/requests";
+import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
 import { NotFoundError } from "@/lib/http/errors";
 import { redirectUrisOf } from "./clients";
 
@@ -69,12 +69,19 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
   if (!client || !owns) throw new NotFoundError("The client");
   const now = clock();
   if (client.kind === "api_key") {
-    const revoked = await db().client.updateMany({ where: { id: clientId, status: "active" }, data: { status: "revoked", revokedAt: now, revokedWhy: "user" } });
+    const revoked = await db().client.updateMany({
+      where: { id: clientId, status: "active" },
+      data: { status: "revoked", revokedAt: now, revokedWhy: "user" },
+    });
     await db().grant.updateMany({ where: { clientId, status: "active" }, data: { status: "revoked", revokedAt: now } });
     if (revoked.count) await recordAudit({ type: "api_key.revoked", userId, clientId, data: { name: client.name } }, clock);
   } else {
-    const revoked = await db().grant.updateMany({ where: { clientId, userId, status: "active" }, data: { status: "revoked", revokedAt: now } });
-    if (revoked.count) await recordAudit({ type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked.count } }, clock);
+    const revoked = await db().grant.updateMany({
+      where: { clientId, userId, status: "active" },
+      data: { status: "revoked", revokedAt: now },
+    });
+    if (revoked.count)
+      await recordAudit({ type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked.count } }, clock);
   }
   await cancelPendingRequests({ clientId, userId }, "You revoked this client's access", clock);
 }

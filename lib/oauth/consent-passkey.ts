@@ -42,6 +42,9 @@ export async function approveConsentWithPasskey(
   clock: Clock = systemClock,
 ) {
   await verifyStepUp(userId, "consent", requestId, normalized(decision), assertion, clock);
-  const { location } = await approveAuthorizationRequest({ requestId, userId, credentials: decision.credentials, stayConnected: decision.stayConnected }, clock);
+  const { location } = await approveAuthorizationRequest(
+    { requestId, userId, credentials: decision.credentials, stayConnected: decision.stayConnected },
+    clock,
+  );
   return { location };
 }

@@ -1,14 +1,12 @@
 import { db, type Tx } from "@/lib/db";
 import { config } from "@/lib/config";
 import { recordAudit } from "@/lib/audit";
-import { randomSecret, sha256Hex } from "@/lib/crypto";
-import { addSeconds, systemClock, type Clock } from "@/lib/clock";
+import { systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
+import { mintAuthorizationCode } from "./authorization-code";
 import { redirectWith } from "./authorize";
 import { createGrant, describeGrantSet, grantSetSchema, type GrantSet } from "./grants";
 import { formatScope } from "./scope";
-
-export const AUTHORIZATION_CODE_TTL_SECONDS = 5 * 60;
 
 export class ConsentRequestError extends AppError {}
 
@@ -48,7 +46,7 @@ async function claimRequest(tx: Tx, requestId: string, outcome: "approved" | "de
   return request;
 }
 
-export type ConsentDecision = { location: string };
+export type ConsentRedirect = { location: string };
 
 /**
  * The person approved the request with this grant set: records the grant,
@@ -58,32 +56,25 @@ export type ConsentDecision = { location: string };
 export async function approveAuthorizationRequest(
   input: { requestId: string; userId: string; credentials: GrantSet; stayConnected: boolean },
   clock: Clock = systemClock,
-): Promise<ConsentDecision & { grantId: string; clientId: string }> {
+): Promise<ConsentRedirect & { grantId: string; clientId: string }> {
   const grantSet = grantSetSchema.safeParse(input.credentials);
   if (!grantSet.success) {
-    throw new ConsentRequestError("invalid_grant_set", `The grant set is invalid: ${grantSet.error.issues[0]?.message ?? "malformed"}`, 400);
+    throw new ConsentRequestError(
+      "invalid_grant_set",
+      `The grant set is invalid: ${grantSet.error.issues[0]?.message ?? "malformed"}`,
+      400,
+    );
   }
   const credentials = grantSet.data;
   const now = clock();
-  const code = randomSecret(32);
   const result = await db().$transaction(async (tx) => {
     const request = await claimRequest(tx, input.requestId, "approved", now);
     const scopes = request.scope.split(" ").filter((scope) => scope !== "offline_access" || input.stayConnected);
     const scope = formatScope(scopes);
     const grantId = await createGrant(tx, { userId: input.userId, clientId: request.clientId, scope, credentials, now });
-    await tx.authorizationCode.create({
-      data: {
-        codeHash: sha256Hex(code),
-        grantId,
-        clientId: request.clientId,
-        redirectUri: request.redirectUri,
-        codeChallenge: request.codeChallenge,
-        scope,
-        createdAt: now,
-        expiresAt: addSeconds(now, AUTHORIZATION_CODE_TTL_SECONDS),
-      },
-    });
-    return { request, grantId, scope };
+    const { clientId, redirectUri, codeChallenge } = request;
+    const code = await mintAuthorizationCode(tx, { grantId, clientId, redirectUri, codeChallenge, scope, now });
+    return { request, grantId, scope, code };
   });
   await recordAudit(
     {
@@ -97,12 +88,15 @@ export async function approveAuthorizationRequest(
   return {
     grantId: result.grantId,
     clientId: result.request.clientId,
-    location: redirectWith(result.request.redirectUri, { code, state: result.request.state, iss: config().baseUrl }),
+    location: redirectWith(result.request.redirectUri, { code: result.code, state: result.request.state, iss: config().baseUrl }),
   };
 }
 
 /** The person declined: the client learns `access_denied` on its redirect URI. */
-export async function denyAuthorizationRequest(input: { requestId: string; userId: string }, clock: Clock = systemClock): Promise<ConsentDecision> {
+export async function denyAuthorizationRequest(
+  input: { requestId: string; userId: string },
+  clock: Clock = systemClock,
+): Promise<ConsentRedirect> {
   const now = clock();
   const request = await db().$transaction((tx) => claimRequest(tx, input.requestId, "denied", now));
   await recordAudit({ type: "grant.denied", userId: input.userId, clientId: request.clientId }, clock);

@@ -1,83 +1,75 @@
-import { HttpError } from "@/lib/http/errors";
+import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
+import { errorResponse, PUBLIC_CORS } from "@/lib/http/respond";
 
-/** An OAuth error (RFC 6749 §5.2, RFC 7591 §3.2.2): `{error, error_description}`. */
-export class OAuthError extends HttpError {
-  constructor(
-    readonly code: string,
-    readonly description: string,
-    readonly status = 400,
-  ) {
-    super(description);
-    this.name = "OAuthError";
-  }
-
+/**
+ * An error of the OAuth endpoints (RFC 6749 §5.2, RFC 7591 §3.2.2): `{error, error_description}`.
+ * Named apart from the SDK's client-side `OAuthError`, which is what a client receives.
+ */
+export class OAuthEndpointError extends HttpError {
   toResponseObject() {
-    return { error: this.code, error_description: this.description };
+    return { error: this.code, error_description: this.message };
   }
 }
 
-export class InvalidRequestError extends OAuthError {
+export class InvalidRequestError extends OAuthEndpointError {
   constructor(description: string) {
     super("invalid_request", description);
   }
 }
 
-export class InvalidClientError extends OAuthError {
+export class InvalidClientError extends OAuthEndpointError {
+  // Clients here are public (token_endpoint_auth_method "none"); a 401 still names a scheme (RFC 9110 §15.5.2).
+  readonly headers = { "WWW-Authenticate": 'Basic realm="agent-wallet"' };
+
   constructor(description = "Unknown client_id") {
     super("invalid_client", description, 401);
   }
 }
 
-export class InvalidGrantError extends OAuthError {
+export class InvalidGrantError extends OAuthEndpointError {
   constructor(description: string) {
     super("invalid_grant", description);
   }
 }
 
-export class InvalidScopeError extends OAuthError {
+export class InvalidScopeError extends OAuthEndpointError {
   constructor(description: string) {
     super("invalid_scope", description);
   }
 }
 
-export class UnsupportedGrantTypeError extends OAuthError {
+export class UnsupportedGrantTypeError extends OAuthEndpointError {
   constructor(grantType: string) {
     super("unsupported_grant_type", `grant_type ${JSON.stringify(grantType)} is not supported; use authorization_code or refresh_token`);
   }
 }
 
-export class UnsupportedResponseTypeError extends OAuthError {
+export class UnsupportedResponseTypeError extends OAuthEndpointError {
   constructor() {
     super("unsupported_response_type", "response_type must be code");
   }
 }
 
-export class InvalidTargetError extends OAuthError {
+export class InvalidTargetError extends OAuthEndpointError {
   constructor(description: string) {
     super("invalid_target", description);
   }
 }
 
-export class AccessDeniedError extends OAuthError {
-  constructor(description = "The user denied the request") {
-    super("access_denied", description, 403);
-  }
-}
-
-export class InvalidClientMetadataError extends OAuthError {
+export class InvalidClientMetadataError extends OAuthEndpointError {
   constructor(description: string) {
     super("invalid_client_metadata", description);
   }
 }
 
-export class InvalidRedirectUriError extends OAuthError {
+export class InvalidRedirectUriError extends OAuthEndpointError {
   constructor(description: string) {
     super("invalid_redirect_uri", description);
   }
 }
 
 /** A missing or unusable bearer on a protected resource (RFC 6750 §3). */
-export class InvalidTokenError extends OAuthError {
+export class InvalidTokenError extends OAuthEndpointError {
   constructor(
     description: string,
     /** false when no token was presented at all: then no error code goes in the challenge. */
@@ -85,4 +77,22 @@ export class InvalidTokenError extends OAuthError {
   ) {
     super("invalid_token", description, 401);
   }
+}
+
+/** RFC 6749 §4.1.2.1's code for a server that cannot answer for now, with Retry-After. */
+class TemporarilyUnavailableError extends OAuthEndpointError {
+  readonly headers = { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS) };
+
+  constructor() {
+    super("temporarily_unavailable", "The service cannot reach its database right now; try again in a few seconds", 503);
+  }
+}
+
+/** An error of the OAuth endpoints as a response, open to browser-based clients; the unexpected is `server_error`. */
+export function oauthErrorResponse(error: unknown, headers: Record<string, string> = {}): Response {
+  return errorResponse(error, {
+    headers: { ...PUBLIC_CORS, ...headers },
+    unexpected: new OAuthEndpointError("server_error", "The server could not complete the request", 500),
+    unavailable: new TemporarilyUnavailableError(),
+  });
 }

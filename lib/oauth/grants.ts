@@ -2,13 +2,11 @@ import { z } from "zod";
 import { AppError } from "@/lib/http/errors";
 import type { Tx } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
+import { APPROVAL_MODES, policySchema } from "@/contract";
 
-export const APPROVAL_MODES = ["read", "approve"] as const;
-export type ApprovalMode = (typeof APPROVAL_MODES)[number];
-
-/** The credentials a person chose for a client, each with its approval mode. */
+/** The credentials a person chose for a client, each with its approval mode and spending policy (docs/policies.md). */
 export const grantSetSchema = z
-  .array(z.object({ credentialId: z.string().min(1).max(100), mode: z.enum(APPROVAL_MODES) }))
+  .array(z.object({ credentialId: z.string().min(1).max(100), mode: z.enum(APPROVAL_MODES), policy: policySchema.optional() }))
   .max(100)
   .refine((entries) => new Set(entries.map((entry) => entry.credentialId)).size === entries.length, "a credential may appear only once");
 export type GrantSet = z.infer<typeof grantSetSchema>;
@@ -29,7 +27,13 @@ export async function createGrant(
       clientId: input.clientId,
       scope: input.scope,
       createdAt: input.now,
-      credentials: { create: input.credentials.map((entry) => ({ credentialId: entry.credentialId, mode: entry.mode })) },
+      credentials: {
+        create: input.credentials.map((entry) => ({
+          credentialId: entry.credentialId,
+          mode: entry.mode,
+          policy: JSON.stringify(entry.policy ?? {}),
+        })),
+      },
     },
   });
   return grantId;
@@ -37,5 +41,5 @@ export async function createGrant(
 
 /** The grant set in the form the audit log records. */
 export function describeGrantSet(credentials: GrantSet) {
-  return credentials.map((entry) => ({ credential: entry.credentialId, mode: entry.mode }));
+  return credentials.map((entry) => ({ credential: entry.credentialId, mode: entry.mode, policy: entry.policy ?? {} }));
 }

@@ -21,9 +21,19 @@ const text = (max: number) => z.string().max(max);
  * unknown fields are ignored.
  */
 const registrationSchema = z.object({
-  redirect_uris: z.array(z.string()).min(1, "redirect_uris must list at least one URI").max(MAX_REDIRECT_URIS, `redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`),
-  client_name: z.string().trim().min(1, "client_name must not be empty").max(MAX_NAME, `client_name may be at most ${MAX_NAME} characters`).optional(),
-  token_endpoint_auth_method: z.literal("none", { error: "token_endpoint_auth_method must be none: only public clients are supported" }).optional(),
+  redirect_uris: z
+    .array(z.string())
+    .min(1, "redirect_uris must list at least one URI")
+    .max(MAX_REDIRECT_URIS, `redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`),
+  client_name: z
+    .string()
+    .trim()
+    .min(1, "client_name must not be empty")
+    .max(MAX_NAME, `client_name may be at most ${MAX_NAME} characters`)
+    .optional(),
+  token_endpoint_auth_method: z
+    .literal("none", { error: "token_endpoint_auth_method must be none: only public clients are supported" })
+    .optional(),
   grant_types: z.array(z.enum(GRANT_TYPES, { error: "grant_types may contain only authorization_code and refresh_token" })).optional(),
   response_types: z.array(z.enum(RESPONSE_TYPES, { error: "response_types may contain only code" })).optional(),
   scope: text(500).optional(),
@@ -36,9 +46,18 @@ const registrationSchema = z.object({
   contacts: z.array(text(320)).max(10).optional(),
 });
 
-const OPTIONAL_FIELDS = ["scope", "client_uri", "logo_uri", "tos_uri", "policy_uri", "software_id", "software_version", "contacts"] as const;
+const OPTIONAL_FIELDS = [
+  "scope",
+  "client_uri",
+  "logo_uri",
+  "tos_uri",
+  "policy_uri",
+  "software_id",
+  "software_version",
+  "contacts",
+] as const;
 
-export type RegisteredClient = {
+export type RegistrationResponse = {
   client_id: string;
   client_name: string;
   redirect_uris: string[];
@@ -75,14 +94,16 @@ export function parseRegistration(body: string) {
   return metadata;
 }
 
-export type Registration = ReturnType<typeof parseRegistration>;
+export type ValidatedRegistration = ReturnType<typeof parseRegistration>;
 
 /** Registers a public client and returns the RFC 7591 response body. */
-export async function registerClient(metadata: Registration, clock: Clock = systemClock): Promise<RegisteredClient> {
+export async function registerClient(metadata: ValidatedRegistration, clock: Clock = systemClock): Promise<RegistrationResponse> {
   const now = clock();
   const redirectUris = [...new Set(metadata.redirect_uris)];
   const name = metadata.client_name ?? new URL(redirectUris[0]).host;
-  const extra = Object.fromEntries(OPTIONAL_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]]));
+  const extra = Object.fromEntries(
+    OPTIONAL_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]]),
+  );
   const client = await db().client.create({
     data: {
       id: randomId("c_"),

@@ -8,7 +8,8 @@ import { InvalidScopeError } from "./errors";
 export function parseScope(value: string | null | undefined, fallback = "mcp"): Scope[] {
   const words = (value?.trim() ? value : fallback).split(" ").filter(Boolean);
   const unknown = words.filter((word) => !(SCOPES as readonly string[]).includes(word));
-  if (unknown.length) throw new InvalidScopeError(`Unknown scope ${unknown.map((w) => JSON.stringify(w)).join(", ")}; supported: ${SCOPES.join(" ")}`);
+  if (unknown.length)
+    throw new InvalidScopeError(`Unknown scope ${unknown.map((w) => JSON.stringify(w)).join(", ")}; supported: ${SCOPES.join(" ")}`);
   const scopes = [...new Set(words)] as Scope[];
   if (!scopes.includes("mcp")) throw new InvalidScopeError("scope must include mcp");
   return SCOPES.filter((scope) => scopes.includes(scope));

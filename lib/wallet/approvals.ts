@@ -2,14 +2,7 @@
 // (the browser signs), or reject it. The server accepts a signature only when
 // the assertion answers a challenge bound to this request's digest AND the
 // signature recovers to the credential's address over exactly the stored payload.
-import {
-  formatEther,
-  parseTransaction,
-  recoverMessageAddress,
-  recoverTransactionAddress,
-  recoverTypedDataAddress,
-  type Hex,
-} from "viem";
+import { parseTransaction, recoverMessageAddress, recoverTransactionAddress, recoverTypedDataAddress, type Hex } from "viem";
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { db } from "@/lib/db";
@@ -17,18 +10,27 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { chainById, onChain } from "./chains";
-import { payloadOf, reconcileSubmitted, RequestError, toView, transactionForSigning, transitionRequest, type RequestPayload } from "./requests";
+import { payloadOf, summarizePayload, transactionMismatch, type RequestPayload } from "./request-payload";
+import {
+  currentRequest,
+  receiptOf,
+  reloadRequest,
+  RequestError,
+  settleFromReceipt,
+  toView,
+  transitionRequest,
+  type RequestRow,
+} from "./request-lifecycle";
 
-export const signatureSchema = z.string().regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex").max(2 + 2 * 200_000);
+export const signatureSchema = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
+  .max(2 + 2 * 200_000);
 
 async function ownedRequest(userId: string, requestId: string, clock: Clock) {
   const row = await db().agentRequest.findUnique({ where: { id: requestId } });
   if (!row || row.userId !== userId) throw new NotFoundError("The request");
-  if (row.status === "pending" && row.expiresAt <= clock()) {
-    await transitionRequest(row, ["pending"], "expired", { reason: "Not decided within 10 minutes" }, clock);
-    return db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
-  }
-  return reconcileSubmitted(row, clock);
+  return currentRequest(row, clock);
 }
 
 /** Everything the approval screen shows, in the person's terms. */
@@ -46,31 +48,37 @@ export async function loadApproval(userId: string, requestId: string, clock: Clo
     clientKind: client?.kind ?? "oauth",
     credentialName: credential?.name ?? "Removed wallet",
     address: credential?.address ?? "",
-    chain: row.chainId !== null ? chainById(row.chainId) : null,
   };
 }
 
 export async function listApprovals(userId: string, clock: Clock = systemClock) {
   const rows = await db().agentRequest.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: 50 });
-  const clients = new Map((await db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } })).map((c) => [c.id, c.name]));
-  const credentials = new Map((await db().credential.findMany({ where: { userId }, select: { id: true, name: true } })).map((c) => [c.id, c.name]));
-  const now = clock();
-  return rows.map((row) => ({
-    id: row.id,
-    kind: row.kind,
-    status: row.status === "pending" && row.expiresAt <= now ? "expired" : row.status,
-    clientName: clients.get(row.clientId) ?? "Unknown client",
-    credentialName: credentials.get(row.credentialId) ?? "Removed wallet",
-    createdAt: row.createdAt,
-    summary: summarize(payloadOf(row)),
-  }));
+  const clients = new Map(
+    (
+      await db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } })
+    ).map((c) => [c.id, c.name]),
+  );
+  const credentials = new Map(
+    (await db().credential.findMany({ where: { userId }, select: { id: true, name: true } })).map((c) => [c.id, c.name]),
+  );
+  return Promise.all(
+    rows.map(async (listed) => {
+      const row = await currentRequest(listed, clock);
+      return {
+        id: row.id,
+        kind: row.kind,
+        status: row.status,
+        clientName: clients.get(row.clientId) ?? "Unknown client",
+        credentialName: credentials.get(row.credentialId) ?? "Removed wallet",
+        createdAt: row.createdAt,
+        summary: summaryOf(payloadOf(row)),
+      };
+    }),
+  );
 }
 
-function summarize(payload: RequestPayload): string {
-  if (payload.kind === "sign_message") return payload.message.length > 80 ? `${payload.message.slice(0, 80)}…` : payload.message;
-  if (payload.kind === "sign_typed_data") return `${payload.typedData.primaryType} for ${String((payload.typedData.domain as { name?: string } | undefined)?.name ?? "an app")}`;
-  const chain = chainById(payload.transaction.chainId);
-  return `Send ${formatEther(BigInt(payload.transaction.value))} ${chain.symbol} to ${payload.transaction.to}`;
+function summaryOf(payload: RequestPayload): string {
+  return summarizePayload(payload, payload.kind === "send_transaction" ? chainById(payload.transaction.chainId).symbol : "");
 }
 
 /**
@@ -83,7 +91,14 @@ export async function approvalOptions(userId: string, requestId: string, clock: 
   const credential = await db().credential.findUnique({ where: { id: row.credentialId }, include: { seals: true } });
   if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
   if (!credential.seals.length) throw new RequestError("no_seal", "This wallet's key is not sealed under any of your passkeys", 409);
-  const options = await stepUpOptions(userId, "approval", row.id, row.digest, { allow: credential.seals.map((seal) => seal.passkeyId) }, clock);
+  const options = await stepUpOptions(
+    userId,
+    "approval",
+    row.id,
+    row.digest,
+    { allow: credential.seals.map((seal) => seal.passkeyId) },
+    clock,
+  );
   return {
     options,
     credentialId: credential.id,
@@ -96,17 +111,13 @@ export async function approvalOptions(userId: string, requestId: string, clock: 
 async function recoveredSigner(payload: RequestPayload, signature: Hex): Promise<string> {
   try {
     if (payload.kind === "sign_message") return await recoverMessageAddress({ message: payload.message, signature });
-    if (payload.kind === "sign_typed_data") return await recoverTypedDataAddress({ ...payload.typedData, signature } as Parameters<typeof recoverTypedDataAddress>[0]);
-    const signed = parseTransaction(signature);
-    const expected = transactionForSigning(payload.transaction);
-    const fields = ["type", "chainId", "to", "value", "data", "nonce", "gas", "maxFeePerGas", "maxPriorityFeePerGas"] as const;
-    for (const field of fields) {
-      const got = signed[field as keyof typeof signed] ?? (field === "data" ? "0x" : undefined);
-      const want = expected[field];
-      if (String(got).toLowerCase() !== String(want).toLowerCase()) throw new RequestError("transaction_mismatch", `The signed transaction's ${field} differs from the prepared one`, 400);
-    }
-    if (signed.accessList?.length) throw new RequestError("transaction_mismatch", "The signed transaction adds an access list", 400);
-    return await recoverTransactionAddress({ serializedTransaction: signature as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"] });
+    if (payload.kind === "sign_typed_data")
+      return await recoverTypedDataAddress({ ...payload.typedData, signature } as Parameters<typeof recoverTypedDataAddress>[0]);
+    const mismatch = transactionMismatch(parseTransaction(signature), payload.transaction);
+    if (mismatch) throw new RequestError("transaction_mismatch", `The signed transaction's ${mismatch} differs from the prepared one`, 400);
+    return await recoverTransactionAddress({
+      serializedTransaction: signature as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"],
+    });
   } catch (error) {
     if (error instanceof RequestError) throw error;
     throw new RequestError("invalid_signature", "The signature is malformed", 400);
@@ -139,27 +150,24 @@ export async function approveRequest(
   }
   if (payload.kind !== "send_transaction") {
     await transitionRequest(row, ["approved"], "completed", { result: JSON.stringify({ signature: input.signature }) }, clock);
-    return toView(await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } }));
+    return toView(await reloadRequest(requestId));
   }
   return broadcast(row, payload.transaction.chainId, input.signature as Hex, clock);
 }
 
-async function broadcast(row: { id: string; userId: string; clientId: string; credentialId: string; kind: string }, chainId: number, signed: Hex, clock: Clock) {
+async function broadcast(row: RequestRow, chainId: number, signed: Hex, clock: Clock) {
   let hash: Hex;
   try {
     hash = await onChain(chainId, (client) => client.sendRawTransaction({ serializedTransaction: signed }));
   } catch (error) {
     await transitionRequest(row, ["approved"], "failed", { reason: `Broadcast failed: ${(error as Error).message}` }, clock);
-    return toView(await db().agentRequest.findUniqueOrThrow({ where: { id: row.id } }));
+    return toView(await reloadRequest(row.id));
   }
   await transitionRequest(row, ["approved"], "submitted", { txHash: hash }, clock);
   // Follow it briefly; a slower chain is reconciled on the next read.
   const receipt = await receiptWithin(chainId, hash, RECEIPT_WAIT_MS);
-  if (receipt) {
-    const ok = receipt.status === "success";
-    await transitionRequest(row, ["submitted"], ok ? "completed" : "failed", { reason: ok ? undefined : "The transaction reverted" }, clock);
-  }
-  return toView(await db().agentRequest.findUniqueOrThrow({ where: { id: row.id } }));
+  if (receipt) await settleFromReceipt(row, receipt, clock);
+  return toView(await reloadRequest(row.id));
 }
 
 const RECEIPT_WAIT_MS = 10_000;
@@ -168,7 +176,7 @@ const RECEIPT_WAIT_MS = 10_000;
 async function receiptWithin(chainId: number, hash: Hex, ms: number) {
   const deadline = Date.now() + ms;
   for (;;) {
-    const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash })).catch(() => null);
+    const receipt = await receiptOf(chainId, hash);
     if (receipt || Date.now() > deadline) return receipt;
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
@@ -180,6 +188,5 @@ export async function rejectRequest(userId: string, requestId: string, reason: s
   if (!(await transitionRequest(row, ["pending"], "rejected", { reason: reason?.trim() || "Rejected by the user" }, clock))) {
     throw new RequestError("not_pending", `This request is ${row.status}`, 409);
   }
-  return toView(await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } }));
+  return toView(await reloadRequest(requestId));
 }
-

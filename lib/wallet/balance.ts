@@ -1,7 +1,7 @@
 import { formatEther } from "viem";
 import { db } from "@/lib/db";
-import type { AgentContext } from "@/lib/oauth/bearer";
-import type { ToolOutput } from "@/lib/mcp/schemas";
+import type { AgentContext } from "./agent-context";
+import type { ToolOutput } from "@/contract";
 import { AppError } from "@/lib/http/errors";
 import { chainById, onChain } from "./chains";
 
@@ -14,5 +14,13 @@ export async function getBalance(agent: AgentContext, credentialId: string, chai
   if (!credential) throw new AppError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
   const chain = chainById(chainId);
   const wei = await onChain(chainId, (client) => client.getBalance({ address: credential.address as `0x${string}` }));
-  return { credential_id: credentialId, address: credential.address, chain_id: chain.id, chain_name: chain.name, symbol: chain.symbol, wei: wei.toString(), formatted: formatEther(wei) };
+  return {
+    credential_id: credentialId,
+    address: credential.address,
+    chain_id: chain.id,
+    chain_name: chain.name,
+    symbol: chain.symbol,
+    wei: wei.toString(),
+    formatted: formatEther(wei),
+  };
 }

@@ -5,7 +5,7 @@ import { AppError } from "@/lib/http/errors";
 /** An RPC that does not answer within this bound is a clear error, not a hang. */
 const RPC_TIMEOUT_MS = 8_000;
 
-export class ChainError extends AppError {
+class ChainError extends AppError {
   constructor(message: string) {
     super("chain_error", message, 502);
   }
@@ -14,7 +14,13 @@ export class ChainError extends AppError {
 export function chainById(chainId: number): Chain {
   const chain = config().chains.find((candidate) => candidate.id === chainId);
   if (!chain) {
-    throw new AppError("unknown_chain", `Chain ${chainId} is not configured; available: ${config().chains.map((c) => `${c.id} (${c.name})`).join(", ")}`, 400);
+    throw new AppError(
+      "unknown_chain",
+      `Chain ${chainId} is not configured; available: ${config()
+        .chains.map((c) => `${c.id} (${c.name})`)
+        .join(", ")}`,
+      400,
+    );
   }
   return chain;
 }
@@ -22,7 +28,7 @@ export function chainById(chainId: number): Chain {
 const clients = new Map<number, PublicClient>();
 
 /** A viem client for a configured chain (one per chain, reused). */
-export function chainClient(chainId: number): PublicClient {
+function chainClient(chainId: number): PublicClient {
   let client = clients.get(chainId);
   if (!client) {
     const chain = chainById(chainId);
@@ -32,7 +38,10 @@ export function chainClient(chainId: number): PublicClient {
       nativeCurrency: { name: chain.symbol, symbol: chain.symbol, decimals: 18 },
       rpcUrls: { default: { http: [chain.rpcUrl] } },
     });
-    client = createPublicClient({ chain: definition, transport: http(chain.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }) }) as PublicClient;
+    client = createPublicClient({
+      chain: definition,
+      transport: http(chain.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }),
+    }) as PublicClient;
     clients.set(chainId, client);
   }
   return client;

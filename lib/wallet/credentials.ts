@@ -5,28 +5,37 @@ import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
-import type { AgentContext } from "@/lib/oauth/bearer";
+import type { AgentContext } from "./agent-context";
 import { assertionOptions, authenticationResponseSchema, verifyAssertion } from "@/lib/auth/passkeys";
+import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
+import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
-import { cancelPendingRequests } from "./requests";
-
-export type CredentialKind = "evm" | "evm_watch";
+import { cancelPendingRequests } from "./request-lifecycle";
 
 export const credentialNameSchema = z.string().trim().min(1, "Name the wallet").max(100, "A wallet name may be at most 100 characters");
 
 /** An EVM address in its EIP-55 checksummed form, exactly. */
-export const checksummedAddressSchema = z
+const checksummedAddressSchema = z
   .string()
-  .refine((value) => isAddress(value, { strict: false }) && getAddress(value) === value, "Enter a valid checksummed EVM address (0x followed by 40 hex digits, EIP-55 case)");
+  .refine(
+    (value) => isAddress(value, { strict: false }) && getAddress(value) === value,
+    "Enter a valid checksummed EVM address (0x followed by 40 hex digits, EIP-55 case)",
+  );
 
-export const sealSchema = z.object({
+const sealSchema = z.object({
   ciphertext: z.string().regex(SEAL_FORMAT.ciphertext, "ciphertext must be a sealed 32-byte key"),
   iv: z.string().regex(SEAL_FORMAT.iv, "iv must be 12 bytes"),
   prfSalt: z.string().regex(SEAL_FORMAT.prfSalt, "prfSalt must be 32 bytes"),
 });
 
 export const connectCredentialSchema = z.discriminatedUnion("kind", [
-  z.object({ kind: z.literal("evm"), name: credentialNameSchema, address: checksummedAddressSchema, seal: sealSchema, assertion: authenticationResponseSchema }),
+  z.object({
+    kind: z.literal("evm"),
+    name: credentialNameSchema,
+    address: checksummedAddressSchema,
+    seal: sealSchema,
+    assertion: authenticationResponseSchema,
+  }),
   z.object({ kind: z.literal("evm_watch"), name: credentialNameSchema, address: checksummedAddressSchema }),
 ]);
 export type ConnectCredentialInput = z.infer<typeof connectCredentialSchema>;
@@ -39,7 +48,11 @@ export type ConnectCredentialInput = z.infer<typeof connectCredentialSchema>;
 export async function sealingOptions(userId: string, clock: Clock = systemClock) {
   const passkeys = await db().passkey.findMany({ where: { userId, prfCapable: true }, select: { id: true } });
   if (!passkeys.length) {
-    throw new AppError("no_prf_passkey", "None of your passkeys supports the PRF extension, so a key cannot be sealed under it. You can still add watch-only addresses.", 409);
+    throw new AppError(
+      "no_prf_passkey",
+      "None of your passkeys supports the PRF extension, so a key cannot be sealed under it. You can still add watch-only addresses.",
+      409,
+    );
   }
   const credentialId = randomId("cr_");
   const options = await assertionOptions("seal", { userId, subject: credentialId, allow: passkeys.map((passkey) => passkey.id) }, clock);
@@ -60,17 +73,34 @@ export async function connectCredential(userId: string, input: ConnectCredential
   let seal;
   if (input.kind === "evm") {
     const { passkeyId, challenge } = await verifyAssertion(input.assertion, "seal", clock);
-    if (challenge.userId !== userId || !challenge.subject) throw new AppError("invalid_challenge", "This passkey challenge was issued to another account", 400);
+    if (challenge.userId !== userId || !challenge.subject)
+      throw new AppError("invalid_challenge", "This passkey challenge was issued to another account", 400);
     const sealer = await db().passkey.findUniqueOrThrow({ where: { id: passkeyId }, select: { prfCapable: true } });
     if (!sealer.prfCapable) throw new AppError("no_prf_passkey", "This passkey does not support PRF, so it cannot seal a key", 409);
     id = challenge.subject;
     seal = { passkeyId, ...input.seal, createdAt: now };
   }
   const credential = await db().credential.create({
-    data: { id, userId, name: input.name, kind: input.kind, address: input.address, createdAt: now, seals: seal ? { create: seal } : undefined },
+    data: {
+      id,
+      userId,
+      name: input.name,
+      kind: input.kind,
+      address: input.address,
+      createdAt: now,
+      seals: seal ? { create: seal } : undefined,
+    },
     select: { id: true, name: true, kind: true, address: true },
   });
-  await recordAudit({ type: "credential.connected", userId, credentialId: credential.id, data: { kind: credential.kind, address: credential.address, name: credential.name } }, clock);
+  await recordAudit(
+    {
+      type: "credential.connected",
+      userId,
+      credentialId: credential.id,
+      data: { kind: credential.kind, address: credential.address, name: credential.name },
+    },
+    clock,
+  );
   return credential;
 }
 
@@ -80,23 +110,39 @@ export async function connectCredential(userId: string, input: ConnectCredential
  * unseals the key with a passkey that already has it; that needs no server.)
  */
 export async function resealOptions(userId: string, credentialId: string, passkeyId: string, clock: Clock = systemClock) {
-  const credential = await db().credential.findFirst({ where: { id: credentialId, userId, kind: "evm" }, include: { seals: { select: { passkeyId: true, ciphertext: true, iv: true, prfSalt: true } } } });
+  const credential = await db().credential.findFirst({
+    where: { id: credentialId, userId, kind: "evm" },
+    include: { seals: { select: { passkeyId: true, ciphertext: true, iv: true, prfSalt: true } } },
+  });
   if (!credential) throw new NotFoundError("The wallet");
   const passkey = await db().passkey.findFirst({ where: { id: passkeyId, userId } });
   if (!passkey) throw new NotFoundError("The passkey");
   if (!passkey.prfCapable) throw new AppError("no_prf_passkey", "This passkey does not support PRF, so it cannot seal a key", 409);
-  if (credential.seals.some((seal) => seal.passkeyId === passkeyId)) throw new AppError("already_sealed", `${passkey.name} already unlocks ${credential.name}`, 409);
-  const options = await assertionOptions("seal", { userId, subject: credentialId, allow: [passkeyId] }, clock);
-  const transports = new Map((await db().passkey.findMany({ where: { userId }, select: { id: true, transports: true } })).map((row) => [row.id, JSON.parse(row.transports) as string[]]));
-  return { options, address: credential.address, seals: credential.seals.map((seal) => ({ ...seal, transports: transports.get(seal.passkeyId) ?? [] })) };
+  if (credential.seals.some((seal) => seal.passkeyId === passkeyId))
+    throw new AppError("already_sealed", `${passkey.name} already unlocks ${credential.name}`, 409);
+  const options = await guardedOptions(userId, guarded.sealWallet(credentialId, passkeyId), clock);
+  const transports = new Map(
+    (await db().passkey.findMany({ where: { userId }, select: { id: true, transports: true } })).map((row) => [
+      row.id,
+      JSON.parse(row.transports) as string[],
+    ]),
+  );
+  return {
+    options,
+    address: credential.address,
+    seals: credential.seals.map((seal) => ({ ...seal, transports: transports.get(seal.passkeyId) ?? [] })),
+  };
 }
 
-export const addSealSchema = z.object({ seal: sealSchema, assertion: authenticationResponseSchema });
+export const addSealSchema = z.object({ seal: sealSchema, assertion: authenticationResponseSchema.optional() });
 
-/** Step 2: store the key sealed under the passkey that answered the challenge. */
+/**
+ * Step 2: store the key sealed under the passkey that answered the challenge,
+ * which must be the one that challenge was issued for, for this wallet.
+ */
 export async function addSeal(userId: string, credentialId: string, input: z.infer<typeof addSealSchema>, clock: Clock = systemClock) {
-  const { passkeyId, challenge } = await verifyAssertion(input.assertion, "seal", clock);
-  if (challenge.userId !== userId || challenge.subject !== credentialId) throw new AppError("invalid_challenge", "This passkey challenge was issued for another wallet", 400);
+  const operation = guarded.sealWallet(credentialId, input.assertion?.id ?? "");
+  const { passkeyId } = await requireStepUp(userId, operation, input.assertion, clock);
   const credential = await db().credential.findFirst({ where: { id: credentialId, userId, kind: "evm" } });
   if (!credential) throw new NotFoundError("The wallet");
   const sealer = await db().passkey.findUniqueOrThrow({ where: { id: passkeyId }, select: { prfCapable: true } });
@@ -112,14 +158,30 @@ export async function addSeal(userId: string, credentialId: string, input: z.inf
 export async function listCredentials(userId: string) {
   const rows = await db().credential.findMany({
     where: { userId },
-    select: { id: true, name: true, kind: true, address: true, createdAt: true, seals: { select: { passkeyId: true } }, _count: { select: { grants: true } } },
+    select: {
+      id: true,
+      name: true,
+      kind: true,
+      address: true,
+      createdAt: true,
+      seals: { select: { passkeyId: true } },
+      _count: { select: { grants: true } },
+    },
     orderBy: { createdAt: "asc" },
   });
-  return rows.map(({ seals, _count, ...row }) => ({ ...row, kind: row.kind as CredentialKind, passkeyIds: seals.map((seal) => seal.passkeyId), grantCount: _count.grants }));
+  return rows.map(({ seals, _count, ...row }) => ({
+    ...row,
+    kind: row.kind as CredentialKind,
+    passkeyIds: seals.map((seal) => seal.passkeyId),
+    grantCount: _count.grants,
+  }));
 }
 
 export async function renameCredential(userId: string, credentialId: string, name: string, clock: Clock = systemClock) {
-  const updated = await db().credential.updateMany({ where: { id: credentialId, userId }, data: { name: credentialNameSchema.parse(name) } });
+  const updated = await db().credential.updateMany({
+    where: { id: credentialId, userId },
+    data: { name: credentialNameSchema.parse(name) },
+  });
   if (!updated.count) throw new NotFoundError("The wallet");
   await recordAudit({ type: "credential.renamed", userId, credentialId, data: { name } }, clock);
 }
@@ -140,12 +202,6 @@ export async function removeCredential(userId: string, credentialId: string, clo
 }
 
 /** The credentials in an agent's grant, as the agent may see them. */
-export async function listGrantedCredentials(agent: AgentContext) {
-  const modes = new Map(agent.credentials.map((entry) => [entry.credentialId, entry.mode]));
-  const rows = await db().credential.findMany({
-    where: { id: { in: [...modes.keys()] }, userId: agent.userId },
-    select: { id: true, name: true, kind: true, address: true },
-    orderBy: { createdAt: "asc" },
-  });
-  return rows.map((row) => ({ ...row, kind: row.kind as CredentialKind, mode: modes.get(row.id)! }));
+export function listGrantedCredentials(agent: AgentContext) {
+  return agent.credentials.map(({ credentialId, name, kind, address, mode }) => ({ id: credentialId, name, kind, address, mode }));
 }

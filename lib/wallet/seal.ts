@@ -1,4 +1,4 @@
-// Sealing a wallet key under a passkey's PRF output (DESIGN.md §1). This module
+// Sealing a wallet key under a passkey's PRF output (docs/product.md §1). This module
 // runs in the browser (WebCrypto); tests run it in Node, which has the same API.
 // The server imports only the format checks: it never holds a PRF output.
 
@@ -45,7 +45,10 @@ export function newPrfSalt(): Uint8Array<ArrayBuffer> {
 /** AES-256-GCM key = HKDF-SHA-256(PRF output, salt, info). */
 async function sealingKey(prfOutput: BufferSource, salt: Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
   const material = await crypto.subtle.importKey("raw", prfOutput, "HKDF", false, ["deriveKey"]);
-  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: INFO }, material, { name: "AES-GCM", length: 256 }, false, ["encrypt", "decrypt"]);
+  return crypto.subtle.deriveKey({ name: "HKDF", hash: "SHA-256", salt, info: INFO }, material, { name: "AES-GCM", length: 256 }, false, [
+    "encrypt",
+    "decrypt",
+  ]);
 }
 
 /** The additional data binds a ciphertext to its credential and address. */
@@ -53,15 +56,27 @@ function aad(credentialId: string, address: string): Uint8Array<ArrayBuffer> {
   return new TextEncoder().encode(`agent-wallet:${credentialId}:${address.toLowerCase()}`);
 }
 
-export async function sealPrivateKey(input: { privateKey: string; prfOutput: BufferSource; salt: Uint8Array<ArrayBuffer>; credentialId: string; address: string }): Promise<Seal> {
+export async function sealPrivateKey(input: {
+  privateKey: string;
+  prfOutput: BufferSource;
+  salt: Uint8Array<ArrayBuffer>;
+  credentialId: string;
+  address: string;
+}): Promise<Seal> {
   const key = await sealingKey(input.prfOutput, input.salt);
   const iv = crypto.getRandomValues(new Uint8Array(12));
-  const ciphertext = await crypto.subtle.encrypt({ name: "AES-GCM", iv, additionalData: aad(input.credentialId, input.address) }, key, hexToBytes(input.privateKey));
+  const ciphertext = await crypto.subtle.encrypt(
+    { name: "AES-GCM", iv, additionalData: aad(input.credentialId, input.address) },
+    key,
+    hexToBytes(input.privateKey),
+  );
   return { ciphertext: toBase64Url(new Uint8Array(ciphertext)), iv: toBase64Url(iv), prfSalt: toBase64Url(input.salt) };
 }
 
 /** Decrypts a sealed key; throws when the passkey, credential or address differ. */
-export async function unsealPrivateKey(input: Seal & { prfOutput: BufferSource; credentialId: string; address: string }): Promise<`0x${string}`> {
+export async function unsealPrivateKey(
+  input: Seal & { prfOutput: BufferSource; credentialId: string; address: string },
+): Promise<`0x${string}`> {
   const key = await sealingKey(input.prfOutput, fromBase64Url(input.prfSalt));
   const plain = await crypto.subtle.decrypt(
     { name: "AES-GCM", iv: fromBase64Url(input.iv), additionalData: aad(input.credentialId, input.address) },

@@ -1,7 +1,8 @@
 import { authenticationResponseSchema } from "@/lib/auth/passkeys";
-import { appRoute } from "@/lib/http/app-route";
+import { appRoute } from "@/lib/routes/app-route";
 import { apiKeyRequestSchema, issueApiKey } from "@/lib/oauth/api-keys";
 
-export const POST = appRoute(apiKeyRequestSchema.extend({ assertion: authenticationResponseSchema }), ({ assertion, ...request }, { user }) =>
-  issueApiKey(user.id, request, assertion),
+export const POST = appRoute(
+  apiKeyRequestSchema.extend({ assertion: authenticationResponseSchema.optional() }),
+  ({ assertion, ...request }, { user }) => issueApiKey(user.id, request, assertion),
 );

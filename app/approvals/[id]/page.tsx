@@ -1,34 +1,13 @@
-import { formatEther, formatGwei } from "viem";
 import { requireUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
 import { loadApproval } from "@/lib/wallet/approvals";
+import { describeRequest } from "@/lib/wallet/request-description";
 import { AppHeader } from "@/components/nav/app-header";
 import { ApprovalActions } from "@/components/approvals/approval-actions";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
-
-function Field({ label, children }: { label: string; children: React.ReactNode }) {
-  return (
-    <>
-      <dt>{label}</dt>
-      <dd>{children}</dd>
-    </>
-  );
-}
-
-function Value({ value }: { value: unknown }) {
-  if (value !== null && typeof value === "object") {
-    return (
-      <dl className="nested">
-        {Object.entries(value as Record<string, unknown>).map(([key, inner]) => (
-          <Field key={key} label={key}>
-            <Value value={inner} />
-          </Field>
-        ))}
-      </dl>
-    );
-  }
-  return <span className="mono">{String(value)}</span>;
-}
+import { Field } from "@/components/approvals/fields";
+import { TransactionDetails } from "@/components/approvals/transaction-details";
+import { TypedDataDetails } from "@/components/approvals/typed-data-details";
 
 export default async function ApprovalPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
@@ -48,8 +27,14 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
       </>
     );
   }
-  const { view, payload, chain } = approval;
-  const title = payload.kind === "sign_message" ? "Sign a message" : payload.kind === "sign_typed_data" ? "Sign typed data" : "Send a transaction";
+  const { view } = approval;
+  const description = await describeRequest(approval.payload);
+  const title =
+    description.kind === "sign_message"
+      ? "Sign a message"
+      : description.kind === "sign_typed_data"
+        ? "Sign typed data"
+        : "Send a transaction";
   return (
     <>
       <AppHeader email={user.email} />
@@ -66,44 +51,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
           <Field label="Wallet">
             {approval.credentialName} <span className="mono small">{approval.address}</span>
           </Field>
-          {payload.kind === "sign_message" && (
+          {description.kind === "sign_message" && (
             <Field label="Message">
-              <pre className="message">{payload.message}</pre>
+              <pre className="message">{description.message}</pre>
             </Field>
           )}
-          {payload.kind === "sign_typed_data" && (
-            <>
-              <Field label="Domain">
-                <Value value={payload.typedData.domain ?? {}} />
-              </Field>
-              <Field label={`${String(payload.typedData.primaryType)} fields`}>
-                <Value value={payload.typedData.message} />
-              </Field>
-            </>
-          )}
-          {payload.kind === "send_transaction" && chain && (
-            <>
-              <Field label="Chain">
-                {chain.name} ({chain.id})
-              </Field>
-              <Field label="Recipient">
-                <span className="mono">{payload.transaction.to}</span>
-              </Field>
-              <Field label="Amount">
-                <strong>
-                  {formatEther(BigInt(payload.transaction.value))} {chain.symbol}
-                </strong>
-              </Field>
-              <Field label="Data">
-                <span className="mono">{payload.transaction.data === "0x" ? "none (a plain transfer)" : payload.transaction.data}</span>
-              </Field>
-              <Field label="Maximum network fee">
-                {formatEther(BigInt(payload.transaction.gas) * BigInt(payload.transaction.maxFeePerGas))} {chain.symbol} ({payload.transaction.gas} gas at up to{" "}
-                {formatGwei(BigInt(payload.transaction.maxFeePerGas))} gwei)
-              </Field>
-              <Field label="Nonce">{payload.transaction.nonce}</Field>
-            </>
-          )}
+          {description.kind === "sign_typed_data" && <TypedDataDetails {...description} />}
+          {description.kind === "send_transaction" && <TransactionDetails {...description} />}
           {view.signature && (
             <Field label="Signature">
               <span className="mono small">{view.signature}</span>

@@ -1,6 +1,6 @@
 import { parseRegistration, registerClient, REGISTRATION_BODY_LIMIT } from "@/lib/oauth/registration";
-import { InvalidClientMetadataError } from "@/lib/oauth/errors";
-import { errorResponse, json, NO_STORE, preflight, PUBLIC_CORS, readBody } from "@/lib/http/respond";
+import { InvalidClientMetadataError, oauthErrorResponse } from "@/lib/oauth/errors";
+import { json, NO_STORE, preflight, PUBLIC_CORS, readBody } from "@/lib/http/respond";
 
 export async function POST(request: Request) {
   try {
@@ -9,7 +9,7 @@ export async function POST(request: Request) {
     const client = await registerClient(parseRegistration(body));
     return json(client, { status: 201, headers: { ...PUBLIC_CORS, ...NO_STORE } });
   } catch (error) {
-    return errorResponse(error, PUBLIC_CORS);
+    return oauthErrorResponse(error);
   }
 }
 

@@ -1,6 +1,6 @@
 import { exchangeToken, TOKEN_BODY_LIMIT } from "@/lib/oauth/token";
-import { InvalidRequestError } from "@/lib/oauth/errors";
-import { errorResponse, json, NO_STORE, preflight, PUBLIC_CORS, readBody } from "@/lib/http/respond";
+import { InvalidRequestError, oauthErrorResponse } from "@/lib/oauth/errors";
+import { json, NO_STORE, preflight, PUBLIC_CORS, readBody } from "@/lib/http/respond";
 
 export async function POST(request: Request) {
   try {
@@ -13,7 +13,7 @@ export async function POST(request: Request) {
     const tokens = await exchangeToken(new URLSearchParams(body));
     return json(tokens, { headers: { ...PUBLIC_CORS, ...NO_STORE } });
   } catch (error) {
-    return errorResponse(error, PUBLIC_CORS);
+    return oauthErrorResponse(error);
   }
 }
 

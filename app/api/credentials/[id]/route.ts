@@ -1,8 +1,12 @@
 import { z } from "zod";
-import { appRoute } from "@/lib/http/app-route";
+import { appRoute } from "@/lib/routes/app-route";
+import { authenticationResponseSchema } from "@/lib/auth/passkeys";
+import { guarded, withStepUp } from "@/lib/auth/step-up";
 import { credentialNameSchema, removeCredential, renameCredential } from "@/lib/wallet/credentials";
 
 export const PATCH = appRoute(z.object({ name: credentialNameSchema }), ({ name }, { user, params }) =>
   renameCredential(user.id, params.id, name),
 );
-export const DELETE = appRoute(z.object({}), (_input, { user, params }) => removeCredential(user.id, params.id));
+export const DELETE = appRoute(z.object({ assertion: authenticationResponseSchema.optional() }), ({ assertion }, { user, params }) =>
+  withStepUp(user.id, guarded.removeWallet(params.id), assertion, () => removeCredential(user.id, params.id)),
+);

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { authenticationResponseSchema } from "@/lib/auth/passkeys";
-import { appRoute } from "@/lib/http/app-route";
+import { appRoute } from "@/lib/routes/app-route";
 import { approveRequest, signatureSchema } from "@/lib/wallet/approvals";
 
 export const POST = appRoute(z.object({ assertion: authenticationResponseSchema, signature: signatureSchema }), (input, { user, params }) =>

@@ -1,7 +1,8 @@
 import { authenticationResponseSchema } from "@/lib/auth/passkeys";
-import { appRoute } from "@/lib/http/app-route";
+import { appRoute } from "@/lib/routes/app-route";
 import { approveConsentWithPasskey, consentDecisionSchema } from "@/lib/oauth/consent-passkey";
 
-export const POST = appRoute(consentDecisionSchema.extend({ assertion: authenticationResponseSchema }), ({ assertion, ...decision }, { user, params }) =>
-  approveConsentWithPasskey(user.id, params.id, decision, assertion),
+export const POST = appRoute(
+  consentDecisionSchema.extend({ assertion: authenticationResponseSchema }),
+  ({ assertion, ...decision }, { user, params }) => approveConsentWithPasskey(user.id, params.id, decision, assertion),
 );

@@ -1,4 +1,4 @@
-import { appRoute } from "@/lib/http/app-route";
+import { appRoute } from "@/lib/routes/app-route";
 import { addSeal, addSealSchema } from "@/lib/wallet/credentials";
 
 export const POST = appRoute(addSealSchema, (input, { user, params }) => addSeal(user.id, params.id, input));

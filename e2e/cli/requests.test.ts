@@ -11,13 +11,13 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { parseEther, recoverTypedDataAddress, verifyMessage } from "viem";
-import { startApp, type RunningApp } from "./support/app";
-import { launchBrowser } from "./support/browser";
-import { chainsSetting, startChain, type LocalChain } from "./support/chain";
-import { newPerson, type Person } from "./support/consent";
-import { cliEnv, runCli, startCli, waitForOutput, type CliResult } from "./support/cli";
+import { startApp, type RunningApp } from "../support/app";
+import { launchBrowser } from "../support/browser";
+import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { newPerson, type Person } from "../support/consent";
+import { cliEnv, runCli, startCli, waitForOutput, type CliResult } from "../support/cli";
 import { AgentWalletClient, WaitTimeoutError, type RequestView } from "agent-wallet/sdk";
-import { orderTypedData } from "./support/fixtures";
+import { orderTypedData } from "../support/fixtures";
 
 const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
 /** What the spinner (stderr, not a terminal: one line per change) shows while waiting. */
@@ -50,10 +50,12 @@ function json<T = Record<string, unknown>>(result: CliResult): T {
 async function clickUntil(page: Page, button: "Approve with passkey" | "Reject", message: RegExp, badge: RegExp) {
   const target = page.getByRole("button", { name: button });
   const outcome = page.getByRole("status").filter({ hasText: message }).or(page.getByText(badge));
-  const alert = page.getByRole("alert").filter({ hasText: /\S/ }); // not Next's empty route announcer
+  // The page's own alerts, not Next's route announcer (also role=alert), which reads out the new title after a refresh.
+  const alert = page.locator('[role="alert"]:not(#__next-route-announcer__)').filter({ hasText: /\S/ });
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if ((await target.count()) && (await target.isEnabled({ timeout: 500 }).catch(() => false))) await target.click({ timeout: 2000 }).catch(() => {});
+    if ((await target.count()) && (await target.isEnabled({ timeout: 500 }).catch(() => false)))
+      await target.click({ timeout: 2000 }).catch(() => {});
     try {
       await outcome.or(alert).first().waitFor({ timeout: 2000 });
     } catch {
@@ -134,7 +136,9 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
 
     const listed = await runCli(["credentials", "--json"], credentials["API key"].env);
     assert.equal(listed.code, 0, listed.stderr);
-    const main = json<{ credentials: { name: string; address: string }[] }>(listed).credentials.find((credential) => credential.name === "Main")!;
+    const main = json<{ credentials: { name: string; address: string }[] }>(listed).credentials.find(
+      (credential) => credential.name === "Main",
+    )!;
     mainAddress = main.address as `0x${string}`;
     typedDataFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "aw-typed-")), "order.json");
     fs.writeFileSync(typedDataFile, JSON.stringify(TYPED_DATA, null, 2));
@@ -166,7 +170,7 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
         assert.match(human.stdout, new RegExp(`^10 ETH\\s+\\(10000000000000000000 wei, Main ${mainAddress} on Local dev chain\\)`, "i"));
       });
 
-      it("sign-message --no-wait --json returns a pending request; requests lists it; request cancel cancels it, a second cancel exits 4", async () => {
+      it("sign-message --no-wait --json: pending; requests lists it; request cancel cancels it, a second cancel exits 4", async () => {
         const created = await runCli(["sign-message", "Main", `Not now (${via})`, "--no-wait", "--json"], env());
         assert.equal(created.code, 0, created.stderr);
         const request = json<RequestView>(created);
@@ -192,7 +196,7 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
         assert.equal(json<RequestView>(shown).status, "cancelled");
       });
 
-      it("sign-message --wait 45, approved in the browser: exit 0, a signature viem verifies; the spinner shows the approval URL on stderr", async () => {
+      it("sign-message --wait 45, approved in the browser: exit 0, a signature viem verifies; the spinner shows the URL", async () => {
         const message = `Pay invoice #7 (${via})`;
         const run = startCli(["sign-message", "Main", message, "--wait", "45"], env());
         const result = await withCli(run, async () => {
@@ -260,7 +264,9 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
         assert.equal(done.status, "completed");
         assert.equal(done.kind, "sign_typed_data");
         const { EIP712Domain: _domain, ...types } = TYPED_DATA.types;
-        const signer = await recoverTypedDataAddress({ ...TYPED_DATA, types, signature: done.signature as `0x${string}` } as Parameters<typeof recoverTypedDataAddress>[0]);
+        const signer = await recoverTypedDataAddress({ ...TYPED_DATA, types, signature: done.signature as `0x${string}` } as Parameters<
+          typeof recoverTypedDataAddress
+        >[0]);
         assert.equal(signer.toLowerCase(), mainAddress.toLowerCase());
       });
 
@@ -289,11 +295,14 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
       const done = await waiting;
       assert.equal(done.status, "completed");
       assert.equal(done.request_id, request.request_id);
-      assert.equal(await verifyMessage({ address: main.address as `0x${string}`, message: "SDK waits", signature: done.signature as `0x${string}` }), true);
+      assert.equal(
+        await verifyMessage({ address: main.address as `0x${string}`, message: "SDK waits", signature: done.signature as `0x${string}` }),
+        true,
+      );
       assert.equal(updates.at(-1), "completed");
     });
 
-    it("rejects with WaitTimeoutError when the timeout passes first (the request stays pending), and with the reason when aborted", async () => {
+    it("rejects with WaitTimeoutError when the timeout passes first (still pending), with the reason when aborted", async () => {
       const client = new AgentWalletClient({ baseUrl: app.baseUrl, apiKey: credentials["API key"].apiKey! });
       const main = (await client.listCredentials()).credentials.find((credential) => credential.name === "Main")!;
       const request = await client.signMessage({ credential_id: main.id, message: "Nobody answers" });
@@ -313,7 +322,10 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
       const reason = new Error("stop waiting");
       setTimeout(() => controller.abort(reason), 500);
       const abortedAt = Date.now();
-      await assert.rejects(client.waitForRequest(request.request_id, { timeout: 60_000, signal: controller.signal }), (error: unknown) => error === reason);
+      await assert.rejects(
+        client.waitForRequest(request.request_id, { timeout: 60_000, signal: controller.signal }),
+        (error: unknown) => error === reason,
+      );
       assert.ok(Date.now() - abortedAt < 5000, "the abort ends the long poll at once");
       assert.equal((await client.cancelRequest({ request_id: request.request_id })).status, "cancelled");
     });

@@ -1,12 +1,12 @@
 import { z } from "zod";
 import { config } from "@/lib/config";
 import { requireApiUser, type SessionUser } from "@/lib/auth/session";
-import { AppError } from "./errors";
-import { errorResponse, json, readBody } from "./respond";
+import { AppError, invalidInput } from "@/lib/http/errors";
+import { errorResponse, json, readBody } from "@/lib/http/respond";
 
 const BODY_LIMIT = 256 * 1024;
 
-export class CrossSiteError extends AppError {
+class CrossSiteError extends AppError {
   constructor() {
     super("cross_site_request", "This request must come from the Agent Wallet app itself", 403);
   }
@@ -17,7 +17,7 @@ export class CrossSiteError extends AppError {
  * the Origin header (sent by every current browser on POST/PATCH/DELETE) must
  * be APP_URL, or Sec-Fetch-Site must say same-origin.
  */
-export function assertSameOrigin(request: Request): void {
+function assertSameOrigin(request: Request): void {
   const origin = request.headers.get("origin");
   if (origin !== null) {
     if (origin !== config().appUrl) throw new CrossSiteError();
@@ -31,7 +31,7 @@ type PublicHandler<Input> = (input: Input, context: { request: Request }) => Pro
 
 async function parseInput<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
   let raw: unknown = {};
-  if (request.method !== "GET" && request.method !== "DELETE") {
+  if (request.method !== "GET") {
     const body = await readBody(request, BODY_LIMIT);
     if (body === null) throw new AppError("body_too_large", `The request body may be at most ${BODY_LIMIT} bytes`, 413);
     try {
@@ -41,10 +41,7 @@ async function parseInput<S extends z.ZodType>(request: Request, schema: S): Pro
     }
   }
   const result = schema.safeParse(raw);
-  if (!result.success) {
-    const issue = result.error.issues[0];
-    throw new AppError("invalid_input", issue.path.length ? `${issue.path.join(".")}: ${issue.message}` : issue.message, 400);
-  }
+  if (!result.success) throw invalidInput(result.error);
   return result.data;
 }
 

@@ -7,9 +7,9 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { startApp, type RunningApp } from "./support/app";
-import { addAuthenticator, launchBrowser, signUp } from "./support/browser";
-import { cliEnv, runCli, startCli, waitForOutput } from "./support/cli";
+import { startApp, type RunningApp } from "../support/app";
+import { addAuthenticator, launchBrowser, signUp } from "../support/browser";
+import { cliEnv, runCli, startCli, waitForOutput } from "../support/cli";
 import { AgentWalletClient, OAuthError, refresh, type TokenSet } from "agent-wallet/sdk";
 
 const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
@@ -24,7 +24,7 @@ async function cliLogin(app: RunningApp, page: Page, env: NodeJS.ProcessEnv, mod
   assert.match(authorization.searchParams.get("redirect_uri")!, /^http:\/\/localhost:\d+\/callback$/);
   await page.goto(url);
   await page.waitForURL(/\/consent\?request=/);
-  await page.getByRole("heading", { name: "Agent Wallet CLI wants to connect to your wallet" }).waitFor();
+  await page.getByRole("heading", { name: "An application wants to connect to your wallet" }).waitFor();
   await page.getByRole("checkbox", { name: "Main", exact: true }).check();
   await page.getByLabel("Approval mode for Main").selectOption(mode);
   assert.equal(await page.getByRole("checkbox", { name: "Stay connected" }).isChecked(), true, "the CLI asks to stay connected");
@@ -101,7 +101,10 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
     const credentials = await runCli(["credentials", "--json"], env);
     assert.equal(credentials.code, 0, credentials.stderr);
     const listed = JSON.parse(credentials.stdout).credentials;
-    assert.deepEqual(listed.map(({ name, mode, kind }: { name: string; mode: string; kind: string }) => ({ name, mode, kind })), [{ name: "Main", mode: "approve", kind: "evm" }]);
+    assert.deepEqual(
+      listed.map(({ name, mode, kind }: { name: string; mode: string; kind: string }) => ({ name, mode, kind })),
+      [{ name: "Main", mode: "approve", kind: "evm" }],
+    );
     assert.match(listed[0].address, /^0x[0-9a-fA-F]{40}$/);
     const human = await runCli(["credentials"], env);
     assert.match(human.stdout, /^NAME\s+MODE\s+KIND\s+ADDRESS\s+ID\nMain\s+approve\s+evm\s+0x/);
@@ -134,19 +137,34 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
     const me = JSON.parse(whoami.stdout);
     assert.equal(me.auth, "api_key");
     assert.ok(!whoami.stdout.includes(key), "the key is not echoed");
-    assert.deepEqual(me.credentials.map(({ name, mode }: { name: string; mode: string }) => ({ name, mode })), [{ name: "Main", mode: "read" }]);
+    assert.deepEqual(
+      me.credentials.map(({ name, mode }: { name: string; mode: string }) => ({ name, mode })),
+      [{ name: "Main", mode: "read" }],
+    );
 
-    const flagged = cliEnv().env;
+    const { env: flagged, configDir } = cliEnv();
+    const piped = await runCli(["credentials", "--json", "--api-key", "-", "--base-url", app.baseUrl], flagged, `${key}\n`);
+    assert.equal(piped.code, 0, piped.stderr);
+    assert.equal(JSON.parse(piped.stdout).credentials[0].name, "Main");
+    assert.equal(piped.stderr, "", "a key from stdin draws no warning");
+
     const credentials = await runCli(["credentials", "--json", "--api-key", key, "--base-url", app.baseUrl], flagged);
     assert.equal(credentials.code, 0, credentials.stderr);
     assert.equal(JSON.parse(credentials.stdout).credentials[0].name, "Main");
+    assert.match(credentials.stderr, /warning: a key on the command line is visible in `ps`/);
+    // Neither way leaves the key anywhere on disk.
+    const stored = fs.existsSync(configDir) ? fs.readdirSync(configDir, { recursive: true }).map(String) : [];
+    for (const file of stored) {
+      const full = path.join(configDir, file);
+      if (fs.statSync(full).isFile()) assert.ok(!fs.readFileSync(full, "utf8").includes(key), `${file} holds the key`);
+    }
 
     const bad = await runCli(["credentials", "--api-key", "svc_live_notakey", "--base-url", app.baseUrl], flagged);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /The API key was refused \(The API key is invalid\)/);
   });
 
-  it("the SDK refreshes a refused token transparently, persists the rotated refresh token before using it; the spent one then revokes the client, and the CLI says so (exit 2)", async () => {
+  it("the SDK refreshes a refused token, saving the rotated one first; the spent one revokes the client: CLI exit 2", async () => {
     const { env, configDir } = cliEnv();
     await cliLogin(app, page, env, "read");
     const stored = JSON.parse(fs.readFileSync(path.join(configDir, "session.json"), "utf8"));
@@ -169,7 +187,10 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
       },
     });
     const { credentials } = await client.listCredentials();
-    assert.deepEqual(credentials.map(({ name, mode }) => ({ name, mode })), [{ name: "Main", mode: "read" }]);
+    assert.deepEqual(
+      credentials.map(({ name, mode }) => ({ name, mode })),
+      [{ name: "Main", mode: "read" }],
+    );
     assert.equal(saved.length, 1);
     assert.ok(saved[0].refreshToken && saved[0].refreshToken !== stored.tokens.refreshToken, "the refresh token rotated");
     const savedAt = events.indexOf(`saved ${saved[0].accessToken}`);

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { freePort, startApp, type RunningApp } from "./support/app";
-import { createWatchCredential, INITIALIZE_PARAMS, mcp, obtainTokens } from "./support/oauth";
+import { freePort, startApp, type RunningApp } from "../support/app";
+import { createWatchCredential, INITIALIZE_PARAMS, mcp, obtainTokens } from "../support/oauth";
 import { db } from "@/lib/db";
 
 type ToolCallReply = { result?: { isError?: boolean; content?: { text: string }[] } };
@@ -10,11 +10,13 @@ describe("a chain whose RPC does not answer", { timeout: 60_000 }, () => {
   let app: RunningApp;
   before(async () => {
     const closedPort = await freePort(); // nothing listens there
-    app = await startApp({ env: { CHAINS: JSON.stringify([{ id: 31337, name: "Offline chain", rpcUrl: `http://127.0.0.1:${closedPort}`, symbol: "ETH" }]) } });
+    app = await startApp({
+      env: { CHAINS: JSON.stringify([{ id: 31337, name: "Offline chain", rpcUrl: `http://127.0.0.1:${closedPort}`, symbol: "ETH" }]) },
+    });
   });
   after(() => app?.stop());
 
-  it("makes get_balance fail at once with a clear tool error naming the chain, and names the configured chains for an unknown one", async () => {
+  it("get_balance fails at once with a tool error naming the chain; an unknown chain gets the configured ones named", async () => {
     let credentialId = "";
     const { tokens } = await obtainTokens(app, {
       credentials: async (userId) => {
@@ -25,12 +27,19 @@ describe("a chain whose RPC does not answer", { timeout: 60_000 }, () => {
     const initialized = await mcp(app, tokens.access_token, "initialize", INITIALIZE_PARAMS);
     assert.equal(initialized.status, 200);
 
-    const balance = (await (await mcp(app, tokens.access_token, "tools/call", { name: "get_balance", arguments: { credential_id: credentialId, chain_id: 31337 } })).json()) as ToolCallReply;
+    const balance = (await (
+      await mcp(app, tokens.access_token, "tools/call", {
+        name: "get_balance",
+        arguments: { credential_id: credentialId, chain_id: 31337 },
+      })
+    ).json()) as ToolCallReply;
     assert.equal(balance.result?.isError, true);
     assert.match(balance.result!.content![0].text, /Offline chain RPC \(chain 31337\) did not answer/);
 
     const before = await db().agentRequest.count();
-    const unknownChain = (await (await mcp(app, tokens.access_token, "tools/call", { name: "get_balance", arguments: { credential_id: credentialId, chain_id: 5 } })).json()) as ToolCallReply;
+    const unknownChain = (await (
+      await mcp(app, tokens.access_token, "tools/call", { name: "get_balance", arguments: { credential_id: credentialId, chain_id: 5 } })
+    ).json()) as ToolCallReply;
     assert.match(unknownChain.result!.content![0].text, /Chain 5 is not configured; available: 31337 \(Offline chain\)/);
     assert.equal(await db().agentRequest.count(), before);
   });

@@ -1,4 +1,4 @@
-// The app on a real PostgreSQL (DESIGN.md §7): migrations on an empty database,
+// The app on a real PostgreSQL (docs/product.md §7): migrations on an empty database,
 // the OAuth flow end to end, and the exactly-once guarantees under concurrency.
 // PostgreSQL must be reachable (127.0.0.1:5432, or TEST_POSTGRES_URL): when it
 // is not, these tests fail; nothing is skipped.
@@ -11,15 +11,15 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import pg from "pg";
-import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./support/app";
-import { approvedCode, exchangeCode, INITIALIZE_PARAMS, mcp, obtainTokens, refreshTokens } from "./support/oauth";
+import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "../support/app";
+import { approvedCode, createWatchCredential, exchangeCode, INITIALIZE_PARAMS, mcp, obtainTokens, refreshTokens } from "../support/oauth";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { migratePostgres, POSTGRES_MIGRATIONS_DIR, readPostgresMigrations } from "@/lib/db/postgres-migrations";
 import { db } from "@/lib/db";
 import { sha256Hex } from "@/lib/crypto";
 import { recordAudit, verifyAuditChain } from "@/lib/audit";
 
-const PARALLEL = 20;
+const PARALLEL = 50;
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client({ connectionString: url });
@@ -32,7 +32,9 @@ async function query<T extends pg.QueryResultRow>(url: string, sql: string): Pro
 }
 
 const tables = async (url: string) =>
-  (await query<{ tablename: string }>(url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map((row) => row.tablename);
+  (await query<{ tablename: string }>(url, `SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`)).map(
+    (row) => row.tablename,
+  );
 
 /** What one instance runs at start for PostgreSQL (lib/db/migrate.ts), as its own process. */
 function migrateInAnotherProcess(url: string): Promise<{ code: number | null; output: string }> {
@@ -69,7 +71,10 @@ describe("PostgreSQL migrations", () => {
     const names = readPostgresMigrations().map((migration) => migration.name);
     assert.ok(names.includes("0001_init"));
     const recorded = await query<{ name: string; appliedAt: Date }>(url, `SELECT "name", "appliedAt" FROM "_migrations" ORDER BY "name"`);
-    assert.deepEqual(recorded.map((row) => row.name), names);
+    assert.deepEqual(
+      recorded.map((row) => row.name),
+      names,
+    );
 
     migrateDatabase(url);
     assert.deepEqual(await migratePostgres(url), [], "nothing left to apply");
@@ -82,7 +87,10 @@ describe("PostgreSQL migrations", () => {
     const inProcess = await fresh();
     const runs = await Promise.all(Array.from({ length: 5 }, () => migratePostgres(inProcess.url)));
     assert.equal(runs.filter((applied) => applied.length > 0).length, 1, JSON.stringify(runs));
-    assert.deepEqual(runs.flat().sort(), readPostgresMigrations().map((migration) => migration.name));
+    assert.deepEqual(
+      runs.flat().sort(),
+      readPostgresMigrations().map((migration) => migration.name),
+    );
 
     const processes = await fresh();
     const results = await Promise.all(Array.from({ length: 3 }, () => migrateInAnotherProcess(processes.url)));
@@ -101,7 +109,15 @@ describe("PostgreSQL migrations", () => {
       fs.writeFileSync(path.join(dir, "9999_broken", "migration.sql"), `CREATE TABLE "Half" ("id" TEXT);\nSELECT no_such_function();\n`);
       await assert.rejects(migratePostgres(url, dir), /migration 9999_broken failed/);
       assert.ok(!(await tables(url)).includes("Half"), "the failed migration was rolled back");
-      assert.deepEqual((await query<{ name: string }>(url, `SELECT "name" FROM "_migrations"`)).map((row) => row.name), ["0001_init"]);
+      assert.deepEqual(
+        (await query<{ name: string }>(url, `SELECT "name" FROM "_migrations" ORDER BY "name"`)).map((row) => row.name),
+        fs
+          .readdirSync(POSTGRES_MIGRATIONS_DIR, { withFileTypes: true })
+          .filter((entry) => entry.isDirectory())
+          .map((entry) => entry.name)
+          .sort(),
+        "every migration before the broken one stays applied, the broken one is not recorded",
+      );
 
       fs.rmSync(path.join(dir, "9999_broken"), { recursive: true });
       fs.appendFileSync(path.join(dir, "0001_init", "migration.sql"), "\n-- edited\n");
@@ -113,7 +129,9 @@ describe("PostgreSQL migrations", () => {
 });
 
 async function outcomes(responses: Response[]) {
-  return Promise.all(responses.map(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, string> })));
+  return Promise.all(
+    responses.map(async (response) => ({ status: response.status, body: (await response.json()) as Record<string, string> })),
+  );
 }
 
 describe("the app on PostgreSQL", () => {
@@ -144,6 +162,31 @@ describe("the app on PostgreSQL", () => {
     assert.equal((await db().grant.findUniqueOrThrow({ where: { id: grantId } })).status, "active");
   });
 
+  it("an /mcp tool call resolves the bearer, its grant and credentials, and lists exactly the granted ones", async () => {
+    const { tokens } = await obtainTokens(app, {
+      credentials: async (userId) => {
+        const main = await createWatchCredential(userId, "Main");
+        await createWatchCredential(userId, "Not granted");
+        const spare = await createWatchCredential(userId, "Spare");
+        return [
+          { credentialId: main.id, mode: "read" },
+          { credentialId: spare.id, mode: "approve" },
+        ];
+      },
+    });
+    assert.equal((await mcp(app, tokens.access_token, "initialize", INITIALIZE_PARAMS)).status, 200);
+    const reply = (await (await mcp(app, tokens.access_token, "tools/call", { name: "list_credentials", arguments: {} })).json()) as {
+      result: { structuredContent: { credentials: { name: string; mode: string }[] } };
+    };
+    assert.deepEqual(
+      reply.result.structuredContent.credentials.map(({ name, mode }) => ({ name, mode })),
+      [
+        { name: "Main", mode: "read" },
+        { name: "Spare", mode: "approve" },
+      ],
+    );
+  });
+
   it(`${PARALLEL} parallel exchanges of one code: one token response, the rest invalid_grant, the client ends revoked`, async () => {
     const { client, code, verifier, grantId } = await approvedCode(app, { scope: "mcp offline_access" });
     const results = await outcomes(await Promise.all(Array.from({ length: PARALLEL }, () => exchangeCode(app, client, code, verifier))));
@@ -164,7 +207,9 @@ describe("the app on PostgreSQL", () => {
 
   it(`${PARALLEL} parallel refreshes of one refresh token: one new pair`, async () => {
     const { client, tokens, grantId } = await obtainTokens(app);
-    const results = await outcomes(await Promise.all(Array.from({ length: PARALLEL }, () => refreshTokens(app, client, tokens.refresh_token!))));
+    const results = await outcomes(
+      await Promise.all(Array.from({ length: PARALLEL }, () => refreshTokens(app, client, tokens.refresh_token!))),
+    );
     const ok = results.filter((result) => result.status === 200);
     assert.equal(ok.length, 1, `exactly one success, got ${JSON.stringify(results.map((result) => result.status))}`);
     assert.ok(ok[0].body.refresh_token && ok[0].body.refresh_token !== tokens.refresh_token);
@@ -186,7 +231,10 @@ describe("the app on PostgreSQL", () => {
     );
     const appended = await db().auditEvent.findMany({ where: { clientId: "c_concurrency" }, orderBy: { seq: "asc" } });
     assert.equal(appended.length, 50);
-    assert.deepEqual(appended.map((event) => JSON.parse(event.data).index).sort((a, b) => a - b), Array.from({ length: 50 }, (_, index) => index));
+    assert.deepEqual(
+      appended.map((event) => JSON.parse(event.data).index).sort((a, b) => a - b),
+      Array.from({ length: 50 }, (_, index) => index),
+    );
     assert.equal(await db().auditEvent.count(), before + 50);
     const verification = await verifyAuditChain();
     assert.ok(verification.ok, JSON.stringify(verification));

@@ -1,0 +1,216 @@
+// What the command modules share: the context a command runs in, printing (human or --json),
+// finding the service and the client (login session or personal key), and waiting for a request.
+import { AgentWalletClient, API_KEY_PREFIX, FINAL_STATUSES, WaitTimeoutError, type RequestView } from "../../sdk";
+import { DEFAULT_WAIT_SECONDS, secondsOption, UsageError, type Command, type ParsedCommandLine } from "../args";
+import { loadSession, saveSession, withSessionLock, type StoredSession } from "../config";
+import { EXIT } from "../exit-codes";
+import { requestDetails } from "../format";
+import { readSecretLine } from "../secret-input";
+import { Spinner } from "../spinner";
+
+const DEFAULT_BASE_URL = "http://localhost:3000";
+const CLIENT_INFO = { name: "agent-wallet-cli", version: "0.1.0" };
+
+/** Not signed in at all (no session, no key). */
+export class NotSignedInError extends Error {}
+/** A request ended in another state than completed (or is still pending when the wait ran out). */
+export class RequestNotCompletedError extends Error {
+  constructor(readonly request: RequestView) {
+    const state = request.status === "pending" ? "is still pending" : `was ${request.status}`;
+    super(`Request ${request.request_id} ${state}${request.reason ? `: ${request.reason}` : ""}`);
+  }
+}
+/** A tool-level refusal found by the CLI itself (e.g. no such credential in the grant). */
+export class CliToolError extends Error {}
+
+export type Io = {
+  stdout: (text: string) => void;
+  stderr: NodeJS.WriteStream;
+  stdin: NodeJS.ReadStream;
+  env: NodeJS.ProcessEnv;
+};
+
+export type Context = {
+  parsed: ParsedCommandLine;
+  command: Command;
+  json: boolean;
+  io: Io;
+  signal: AbortSignal;
+};
+
+/** A command: runs with the parsed command line and returns the exit code (failures throw). */
+export type Run = (ctx: Context) => Promise<number>;
+
+export function print(ctx: Context, value: unknown, human: string): void {
+  ctx.io.stdout(ctx.json ? JSON.stringify(value, null, 2) : human);
+}
+
+/** --base-url, else the session's, else $AGENT_WALLET_URL, else localhost; without a trailing slash. */
+export function baseUrlOf(ctx: Context, session?: StoredSession): string {
+  const raw = (ctx.parsed.values["base-url"] as string | undefined) ?? session?.baseUrl ?? ctx.io.env.AGENT_WALLET_URL ?? DEFAULT_BASE_URL;
+  try {
+    const url = new URL(raw);
+    if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error();
+    return url.href.replace(/\/+$/, "");
+  } catch {
+    throw new UsageError(`--base-url must be an http(s) URL, got ${JSON.stringify(raw)}`, ctx.command);
+  }
+}
+
+type Connection = { client: AgentWalletClient; via: "api_key" | "oauth"; baseUrl: string; session?: StoredSession; apiKey?: string };
+
+/**
+ * The personal key, if any: `--api-key -` reads it from stdin (a prompt without echo at a terminal), else
+ * $AGENT_WALLET_API_KEY. A key written on the command line still works, with a warning. It is never stored.
+ */
+async function personalKey(ctx: Context): Promise<string | undefined> {
+  const flag = ctx.parsed.values["api-key"] as string | undefined;
+  if (flag === "-") return readSecretLine(ctx.io.stdin, ctx.io.stderr, "Personal API key: ");
+  if (flag !== undefined) {
+    ctx.io.stderr.write(
+      "agent-wallet: warning: a key on the command line is visible in `ps` and kept in your shell history; " +
+        "prefer AGENT_WALLET_API_KEY or `--api-key -` (reads it from stdin)\n",
+    );
+    return flag;
+  }
+  return ctx.io.env.AGENT_WALLET_API_KEY;
+}
+
+/** A client for the personal key if there is one, else for the stored login. */
+export async function connect(ctx: Context): Promise<Connection> {
+  const apiKey = await personalKey(ctx);
+  const session = loadSession(ctx.io.env);
+  if (apiKey) {
+    if (!apiKey.startsWith(API_KEY_PREFIX)) throw new UsageError(`The API key must start with ${API_KEY_PREFIX}`, ctx.command);
+    const baseUrl = baseUrlOf(ctx, session);
+    return { client: new AgentWalletClient({ baseUrl, apiKey, clientInfo: CLIENT_INFO }), via: "api_key", baseUrl, apiKey };
+  }
+  if (!session) throw new NotSignedInError("Not signed in: run `agent-wallet login` (or set AGENT_WALLET_API_KEY to a personal key)");
+  const baseUrl = baseUrlOf(ctx, session);
+  if (baseUrl !== session.baseUrl.replace(/\/+$/, "")) {
+    throw new NotSignedInError(`Signed in to ${session.baseUrl}, not ${baseUrl}: run \`agent-wallet login --base-url ${baseUrl}\``);
+  }
+  let current = session;
+  const env = ctx.io.env;
+  const client = new AgentWalletClient({
+    baseUrl,
+    mcpUrl: session.resource,
+    tokenEndpoint: session.tokenEndpoint,
+    clientId: session.clientId,
+    accessToken: session.tokens.accessToken,
+    refreshToken: session.tokens.refreshToken,
+    expiresAt: session.tokens.expiresAt,
+    clientInfo: CLIENT_INFO,
+    onTokens: (tokens) => {
+      current = { ...current, tokens, savedAt: new Date().toISOString() };
+      saveSession(current, env);
+    },
+    refreshCoordinator: {
+      lock: (critical) => withSessionLock(critical, env),
+      load: async () => {
+        const stored = loadSession(env);
+        return stored && stored.clientId === session.clientId ? stored.tokens : undefined;
+      },
+    },
+  });
+  return { client, via: "oauth", baseUrl, session };
+}
+
+/** Connects, then finds the command's first argument among the granted credentials: by id, name, or (any case) name or address. */
+export async function connectWithCredential(ctx: Context) {
+  const { client } = await connect(ctx);
+  const ref = ctx.parsed.positionals[0];
+  const { credentials } = await client.listCredentials({ signal: ctx.signal });
+  const lower = ref.toLowerCase();
+  const credential =
+    credentials.find((candidate) => candidate.id === ref) ??
+    credentials.find((candidate) => candidate.name === ref) ??
+    credentials.find((candidate) => candidate.name.toLowerCase() === lower || candidate.address.toLowerCase() === lower);
+  if (!credential) {
+    const known = credentials.map((candidate) => candidate.name).join(", ") || "none";
+    throw new CliToolError(`No credential ${JSON.stringify(ref)} in this grant (granted: ${known}); see \`agent-wallet credentials\``);
+  }
+  return { client, credential };
+}
+
+export function chainOption(ctx: Context): number {
+  const raw = ctx.parsed.values.chain;
+  if (raw === undefined) throw new UsageError("--chain <id> is required", ctx.command);
+  if (typeof raw !== "string" || !/^\d+$/.test(raw) || Number(raw) <= 0) {
+    throw new UsageError("--chain must be a positive chain id, e.g. 31337", ctx.command);
+  }
+  return Number(raw);
+}
+
+/** Waits for a final status with a spinner that shows where to approve; Ctrl-C stops waiting (the request stays). */
+async function waitWithSpinner(ctx: Context, client: AgentWalletClient, first: RequestView, seconds: number): Promise<RequestView> {
+  const spinner = new Spinner(ctx.io.stderr);
+  const describe = (view: RequestView) =>
+    view.status === "pending"
+      ? `Waiting for your approval (request ${view.request_id}): ${view.approval_url}`
+      : `Request ${view.request_id} is ${view.status}…`;
+  spinner.start(describe(first));
+  try {
+    const view = await client.waitForRequest(first.request_id, {
+      timeout: seconds * 1000,
+      signal: ctx.signal,
+      onUpdate: (update) => spinner.update(describe(update)),
+    });
+    spinner.stop();
+    return view;
+  } catch (error) {
+    spinner.stop();
+    if (error instanceof WaitTimeoutError) {
+      const latest = await client.getRequest({ request_id: first.request_id }, { signal: ctx.signal }).catch(() => first);
+      throw new RequestNotCompletedError(latest);
+    }
+    if (ctx.signal.aborted) {
+      ctx.io.stderr.write(
+        `Stopped waiting; request ${first.request_id} stays ${first.status}. Resume with: agent-wallet request wait ${first.request_id}\n`,
+      );
+    }
+    throw error;
+  }
+}
+
+/** Prints a request: completed, or not final yet (after --no-wait), is success; another final status throws (exit code 3). */
+function finish(ctx: Context, view: RequestView): number {
+  if (view.status === "completed") {
+    const results = [view.signature ? `Signature: ${view.signature}` : null, view.tx_hash ? `Transaction: ${view.tx_hash}` : null];
+    print(ctx, view, results.filter(Boolean).join("\n") || requestDetails(view));
+    return EXIT.ok;
+  }
+  // Rejected, expired, cancelled or failed: main prints the request, then says why the exit code is 3.
+  if (FINAL_STATUSES.includes(view.status)) throw new RequestNotCompletedError(view);
+  print(ctx, view, requestDetails(view));
+  return EXIT.ok;
+}
+
+/** Waits (up to `seconds`) unless the request is already final, then prints it and returns the exit code. */
+export async function settle(ctx: Context, client: AgentWalletClient, view: RequestView, seconds: number): Promise<number> {
+  return finish(ctx, FINAL_STATUSES.includes(view.status) ? view : await waitWithSpinner(ctx, client, view, seconds));
+}
+
+type CreateRequest = (client: AgentWalletClient, credentialId: string) => Promise<RequestView>;
+
+/**
+ * A sensitive tool on the credential named by the first argument: create the request (the tool returns at once),
+ * then wait for the person's approval unless --no-wait.
+ */
+export async function sensitive(ctx: Context, create: CreateRequest): Promise<number> {
+  const { client, credential } = await connectWithCredential(ctx);
+  const noWait = ctx.parsed.values["no-wait"] === true;
+  if (noWait && ctx.parsed.values.wait !== undefined) throw new UsageError("Use either --wait or --no-wait", ctx.command);
+  const seconds = secondsOption(ctx.parsed.values, "wait", DEFAULT_WAIT_SECONDS, ctx.command);
+  const request = await create(client, credential.id);
+  if (!noWait) return settle(ctx, client, request, seconds);
+  if (!ctx.json && request.status === "pending") {
+    print(
+      ctx,
+      request,
+      `${requestDetails(request)}\n\nApprove it at ${request.approval_url}, then: agent-wallet request wait ${request.request_id}`,
+    );
+    return EXIT.ok;
+  }
+  return finish(ctx, request);
+}

@@ -1,0 +1,7 @@
+// `agent-wallet sign-message <credential> <message>`: an EIP-191 signature, once the person approves.
+import { sensitive, type Context } from "./shared";
+
+export async function run(ctx: Context): Promise<number> {
+  const message = ctx.parsed.positionals[1];
+  return sensitive(ctx, (client, credentialId) => client.signMessage({ credential_id: credentialId, message }, { signal: ctx.signal }));
+}

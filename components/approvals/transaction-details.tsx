@@ -1,0 +1,44 @@
+import { formatEther, formatGwei } from "viem";
+import type { RequestDescription } from "@/lib/wallet/request-description";
+import { DescribedFields, Field } from "./fields";
+
+/** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee. */
+export function TransactionDetails({ chain, transaction, call }: Extract<RequestDescription, { kind: "send_transaction" }>) {
+  const plain = call.kind === "none";
+  return (
+    <>
+      {call.kind === "decoded" && <DescribedFields described={call} />}
+      {call.kind === "unknown" && (
+        <>
+          <Field label="Action">
+            <p role="note" className="warning">
+              <strong>Unknown contract call.</strong> This screen cannot put this call in words: approve only if you know what it does.
+            </p>
+          </Field>
+          <Field label="Function selector">
+            <span className="mono">{call.selector}</span>
+          </Field>
+        </>
+      )}
+      <Field label="Chain">
+        {chain.name} ({chain.id})
+      </Field>
+      <Field label={plain ? "Recipient" : "Contract"}>
+        <span className="mono">{transaction.to}</span>
+      </Field>
+      <Field label={plain ? "Amount" : `${chain.symbol} sent with the call`}>
+        <strong>
+          {formatEther(BigInt(transaction.value))} {chain.symbol}
+        </strong>
+      </Field>
+      <Field label="Data">
+        <span className="mono small">{plain ? "none (a plain transfer)" : transaction.data}</span>
+      </Field>
+      <Field label="Maximum network fee">
+        {formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas))} {chain.symbol} ({transaction.gas} gas at up to{" "}
+        {formatGwei(BigInt(transaction.maxFeePerGas))} gwei)
+      </Field>
+      <Field label="Nonce">{transaction.nonce}</Field>
+    </>
+  );
+}

@@ -1,0 +1,196 @@
+// The public contract: what an agent sees of Agent Wallet beyond the OAuth
+// documents. The MCP server registers these tool schemas, the wallet's request
+// lifecycle uses these statuses, and the SDK and CLI type themselves from this
+// module alone: one definition for all of them (docs/architecture.md).
+import { z } from "zod";
+
+/** The prefix of a personal API key, accepted as a bearer on /mcp. */
+export const API_KEY_PREFIX = "svc_live_";
+
+/** Per credential in a grant: `read` (no signatures) or `approve` (signatures, each approved with a passkey). */
+export const APPROVAL_MODES = ["read", "approve"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+export const CREDENTIAL_KINDS = ["evm", "evm_watch"] as const;
+export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
+
+export const REQUEST_KINDS = ["sign_message", "sign_typed_data", "send_transaction"] as const;
+export const REQUEST_STATUSES = ["pending", "approved", "submitted", "completed", "failed", "rejected", "expired", "cancelled"] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+
+/** The statuses a request never leaves. */
+export const FINAL_STATUSES: readonly RequestStatus[] = ["completed", "failed", "rejected", "expired", "cancelled"];
+export function isFinalStatus(status: RequestStatus): boolean {
+  return FINAL_STATUSES.includes(status);
+}
+
+export const MAX_WAIT_SECONDS = 60;
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
+const waitSeconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_WAIT_SECONDS, `wait_seconds may be at most ${MAX_WAIT_SECONDS}`)
+  .optional()
+  .describe(`How long to wait for the person's decision before returning (0–${MAX_WAIT_SECONDS} s; default 0)`);
+const credentialId = z.string().min(1).max(100).describe("A credential id from list_credentials");
+const chainId = z.number().int().positive().describe("An EVM chain id, e.g. 31337 for the local dev chain");
+
+// ---------- inputs ----------
+const listCredentialsInput = z.object({});
+const getBalanceInput = z.object({ credential_id: credentialId, chain_id: chainId });
+const signMessageInput = z.object({
+  credential_id: credentialId,
+  message: z.string().min(1).max(10_000).describe("The text to sign (EIP-191 personal_sign)"),
+  wait_seconds: waitSeconds,
+});
+const typedDataSchema = z.object({
+  domain: z.record(z.string(), z.unknown()),
+  types: z.record(z.string(), z.array(z.object({ name: z.string(), type: z.string() }))),
+  primaryType: z.string().min(1),
+  message: z.record(z.string(), z.unknown()),
+});
+const signTypedDataInput = z.object({
+  credential_id: credentialId,
+  typed_data: typedDataSchema.describe("EIP-712 typed data: domain, types, primaryType, message"),
+  wait_seconds: waitSeconds,
+});
+const sendTransactionInput = z.object({
+  credential_id: credentialId,
+  chain_id: chainId,
+  to: address.describe("Recipient address"),
+  value: z
+    .string()
+    .regex(/^\d{1,78}$/, "value is an amount of wei as a decimal string")
+    .describe("Amount in wei, as a decimal string"),
+  data: z
+    .string()
+    .regex(/^0x([0-9a-fA-F]{2})*$/, "data must be 0x-prefixed hex bytes")
+    .max(2 + 2 * 64 * 1024)
+    .optional(),
+  wait_seconds: waitSeconds,
+});
+const getRequestInput = z.object({ request_id: z.string().min(1).max(100), wait_seconds: waitSeconds });
+const listRequestsInput = z.object({
+  status: z.enum(REQUEST_STATUSES).optional(),
+  limit: z.number().int().min(1).max(100).optional().describe("At most this many, newest first (default 20)"),
+});
+const cancelRequestInput = z.object({ request_id: z.string().min(1).max(100) });
+const getPolicyInput = z.object({ credential_id: credentialId });
+
+// ---------- spending policies ----------
+const smallestUnits = z.string().regex(/^\d{1,78}$/, "an amount in the smallest unit (wei), as a decimal string");
+const selector = z.string().regex(/^0x[0-9a-fA-F]{8}$/, "a 4-byte function selector, e.g. 0xa9059cbb");
+
+/**
+ * What the person allows an agent to ask for with one credential of a grant, checked before a request exists
+ * (docs/policies.md). A rule left out limits nothing; an empty policy asks the person for everything.
+ */
+export const policySchema = z
+  .object({
+    native: z
+      .object({ per_transaction: smallestUnits.optional(), per_day: smallestUnits.optional(), per_week: smallestUnits.optional() })
+      .strict()
+      .optional(),
+    tokens: z
+      .array(
+        z
+          .object({ chain_id: chainId, token: address, per_transaction: smallestUnits.optional(), per_day: smallestUnits.optional() })
+          .strict(),
+      )
+      .max(50)
+      .optional(),
+    recipients: z.array(address).max(500).optional().describe("Only these recipients, spenders and operators"),
+    chains: z.array(chainId).max(50).optional(),
+    contracts: z
+      .array(z.object({ address, selectors: z.array(selector).max(50).optional() }).strict())
+      .max(200)
+      .optional()
+      .describe("Only calls to these contracts (and, if listed, these functions)"),
+    no_unlimited_approvals: z.boolean().optional(),
+    typed_data: z
+      .object({ verifying_contracts: z.array(address).max(200).optional(), names: z.array(z.string().max(200)).max(200).optional() })
+      .strict()
+      .optional(),
+    sign_message: z.boolean().optional().describe("false: sign_message is refused"),
+    requests_per_hour: z.number().int().min(0).max(10_000).optional(),
+  })
+  .strict();
+export type Policy = z.infer<typeof policySchema>;
+
+// ---------- results ----------
+const credentialView = z.object({
+  id: z.string(),
+  name: z.string(),
+  kind: z.enum(CREDENTIAL_KINDS),
+  address: z.string(),
+  mode: z.enum(APPROVAL_MODES),
+});
+const listCredentialsOutput = z.object({ credentials: z.array(credentialView) });
+
+const balanceOutput = z.object({
+  credential_id: z.string(),
+  address: z.string(),
+  chain_id: z.number(),
+  chain_name: z.string(),
+  symbol: z.string(),
+  wei: z.string().describe("Native balance in wei, decimal"),
+  formatted: z.string().describe("The same in whole units, e.g. 1.5"),
+});
+
+export const requestView = z.object({
+  request_id: z.string(),
+  kind: z.enum(REQUEST_KINDS),
+  status: z.enum(REQUEST_STATUSES),
+  credential_id: z.string(),
+  chain_id: z.number().nullable(),
+  approval_url: z.string(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  signature: z.string().nullable().describe("The signature, once a signing request completed"),
+  tx_hash: z.string().nullable().describe("The transaction hash, once a transaction was broadcast"),
+  reason: z.string().nullable().describe("Why a request was rejected, failed, expired or cancelled"),
+});
+export type RequestView = z.infer<typeof requestView>;
+const listRequestsOutput = z.object({ requests: z.array(requestView) });
+
+/** A rolling allowance: what the cap is, what pending and completed requests hold of it, and when some frees up. */
+const allowance = z.object({
+  limit: z.string(),
+  used: z.string(),
+  remaining: z.string(),
+  frees_at: z.string().nullable().describe("When the oldest counted request leaves the window"),
+});
+const policyOutput = z.object({
+  credential_id: z.string(),
+  mode: z.enum(APPROVAL_MODES),
+  policy: policySchema,
+  remaining: z.object({
+    native_per_transaction: z.string().nullable(),
+    native_per_day: allowance.nullable(),
+    native_per_week: allowance.nullable(),
+    tokens: z.array(
+      z.object({ chain_id: z.number(), token: z.string(), per_transaction: z.string().nullable(), per_day: allowance.nullable() }),
+    ),
+    requests_this_hour: z.object({ limit: z.number(), used: z.number(), remaining: z.number() }).nullable(),
+  }),
+});
+export type PolicyView = z.infer<typeof policyOutput>;
+
+/** Every tool: its input and result schemas, and whether it asks for a signature. */
+export const TOOLS = {
+  list_credentials: { input: listCredentialsInput, output: listCredentialsOutput, sensitive: false },
+  get_balance: { input: getBalanceInput, output: balanceOutput, sensitive: false },
+  sign_message: { input: signMessageInput, output: requestView, sensitive: true },
+  sign_typed_data: { input: signTypedDataInput, output: requestView, sensitive: true },
+  send_transaction: { input: sendTransactionInput, output: requestView, sensitive: true },
+  get_request: { input: getRequestInput, output: requestView, sensitive: false },
+  list_requests: { input: listRequestsInput, output: listRequestsOutput, sensitive: false },
+  cancel_request: { input: cancelRequestInput, output: requestView, sensitive: false },
+  get_policy: { input: getPolicyInput, output: policyOutput, sensitive: false },
+} as const;
+export type ToolName = keyof typeof TOOLS;
+export type ToolInput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["input"]>;
+export type ToolOutput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["output"]>;

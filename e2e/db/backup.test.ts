@@ -1,0 +1,3 @@
+import { backupSuite } from "../support/backup";
+
+backupSuite("sqlite");

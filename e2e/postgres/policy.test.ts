@@ -1,0 +1,3 @@
+import { policySuite } from "../support/policy-suite";
+
+policySuite("postgres");

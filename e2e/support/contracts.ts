@@ -1,0 +1,63 @@
+// Real token contracts on the local chain: OpenZeppelin's compiled presets (an installed dev dependency, so
+// nothing is downloaded), deployed with viem from one of the node's funded accounts.
+import { createRequire } from "node:module";
+import { createWalletClient, defineChain, getAddress, http, type Abi, type Address, type Hex } from "viem";
+import type { LocalChain } from "./chain";
+
+type Artifact = { abi: Abi; bytecode: Hex };
+
+const require = createRequire(import.meta.url);
+const erc20Preset = require("@openzeppelin/contracts/build/contracts/ERC20PresetFixedSupply.json") as Artifact;
+const erc721Preset = require("@openzeppelin/contracts/build/contracts/ERC721PresetMinterPauserAutoId.json") as Artifact;
+const erc1155Preset = require("@openzeppelin/contracts/build/contracts/ERC1155PresetMinterPauser.json") as Artifact;
+
+/** A wallet client for the node's first funded account (hardhat unlocks it: the node signs). */
+async function deployer(chain: LocalChain) {
+  const [account] = await createWalletClient({ transport: http(chain.rpcUrl) }).getAddresses();
+  const definition = defineChain({
+    id: chain.chainId,
+    name: "Local dev chain",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+  return createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) });
+}
+
+async function mined(chain: LocalChain, hash: Hex): Promise<Address | null | undefined> {
+  const receipt = await chain.client.waitForTransactionReceipt({ hash });
+  if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
+  return receipt.contractAddress;
+}
+
+async function deploy(chain: LocalChain, contract: Artifact, args: unknown[]): Promise<Address> {
+  const wallet = await deployer(chain);
+  const address = await mined(chain, await wallet.deployContract({ abi: contract.abi, bytecode: contract.bytecode, args }));
+  if (!address) throw new Error("the deployment created no contract");
+  return getAddress(address);
+}
+
+/** An ERC-20 (18 decimals) whose whole supply belongs to `holder`. */
+export function deployErc20(chain: LocalChain, token: { name: string; symbol: string; supply: bigint; holder: Address }) {
+  return deploy(chain, erc20Preset, [token.name, token.symbol, token.supply, token.holder]);
+}
+
+/** An ERC-721 collection with one token minted to each of `holders`, ids from 0 in that order. */
+export async function deployErc721(chain: LocalChain, collection: { name: string; symbol: string; holders: Address[] }) {
+  const address = await deploy(chain, erc721Preset, [collection.name, collection.symbol, "https://nft.invalid/"]);
+  const wallet = await deployer(chain);
+  for (const holder of collection.holders) {
+    await mined(chain, await wallet.writeContract({ address, abi: erc721Preset.abi, functionName: "mint", args: [holder] }));
+  }
+  return address;
+}
+
+/** An ERC-1155 collection with `amount` of token `id` minted to `holder`. */
+export async function deployErc1155(chain: LocalChain, mint: { id: bigint; amount: bigint; holder: Address }) {
+  const address = await deploy(chain, erc1155Preset, ["https://items.invalid/{id}.json"]);
+  const wallet = await deployer(chain);
+  await mined(
+    chain,
+    await wallet.writeContract({ address, abi: erc1155Preset.abi, functionName: "mint", args: [mint.holder, mint.id, mint.amount, "0x"] }),
+  );
+  return address;
+}

@@ -1,0 +1,6 @@
+// Next.js calls register() once when a server process starts.
+export async function register() {
+  if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  const { startSweeping } = await import("@/lib/db/sweep");
+  startSweeping();
+}

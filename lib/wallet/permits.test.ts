@@ -1,0 +1,150 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { maxUint256, type TypedDataDefinition } from "viem";
+import { recognisePermit } from "./permits";
+
+const token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const other = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
+const spender = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const owner = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const permit2Domain = { name: "Permit2", chainId: 31337, verifyingContract: "0x000000000022D473030F116dDEE9F6B43aC78BA3" };
+const details = [
+  { name: "token", type: "address" },
+  { name: "amount", type: "uint160" },
+  { name: "expiration", type: "uint48" },
+  { name: "nonce", type: "uint48" },
+];
+const permissions = [
+  { name: "token", type: "address" },
+  { name: "amount", type: "uint256" },
+];
+
+const typed = (value: object) => value as unknown as TypedDataDefinition;
+
+const eip2612 = typed({
+  domain: { name: "Test Token", version: "1", chainId: 31337, verifyingContract: token },
+  types: {
+    Permit: [
+      { name: "owner", type: "address" },
+      { name: "spender", type: "address" },
+      { name: "value", type: "uint256" },
+      { name: "nonce", type: "uint256" },
+      { name: "deadline", type: "uint256" },
+    ],
+  },
+  primaryType: "Permit",
+  message: { owner, spender, value: maxUint256.toString(), nonce: "0", deadline: "1900000000" },
+});
+
+describe("recognisePermit", () => {
+  it("reads an EIP-2612 Permit: the token is the domain's contract, on the domain's chain", () => {
+    assert.deepEqual(recognisePermit(eip2612), {
+      kind: "Permit",
+      chainId: 31337,
+      spender,
+      amounts: [{ token, amount: maxUint256, bits: 256 }],
+      deadline: 1_900_000_000n,
+    });
+  });
+
+  it("reads Permit2 PermitSingle and PermitBatch allowances (uint160 amounts, with their expiration)", () => {
+    const single = recognisePermit(
+      typed({
+        domain: permit2Domain,
+        types: {
+          PermitSingle: [
+            { name: "details", type: "PermitDetails" },
+            { name: "spender", type: "address" },
+            { name: "sigDeadline", type: "uint256" },
+          ],
+          PermitDetails: details,
+        },
+        primaryType: "PermitSingle",
+        message: { details: { token, amount: "1000", expiration: "1800000000", nonce: "0" }, spender, sigDeadline: "1700000000" },
+      }),
+    );
+    assert.deepEqual(single?.amounts, [{ token, amount: 1000n, bits: 160, expiration: 1_800_000_000n }]);
+    assert.equal(single?.deadline, 1_700_000_000n);
+    const batch = recognisePermit(
+      typed({
+        domain: permit2Domain,
+        types: {
+          PermitBatch: [
+            { name: "details", type: "PermitDetails[]" },
+            { name: "spender", type: "address" },
+            { name: "sigDeadline", type: "uint256" },
+          ],
+          PermitDetails: details,
+        },
+        primaryType: "PermitBatch",
+        message: {
+          details: [
+            { token, amount: "1", expiration: "0", nonce: "0" },
+            { token: other, amount: (2n ** 160n - 1n).toString(), expiration: "0", nonce: "1" },
+          ],
+          spender,
+          sigDeadline: "5",
+        },
+      }),
+    );
+    assert.deepEqual(
+      batch?.amounts.map((entry) => [entry.token, entry.amount]),
+      [
+        [token, 1n],
+        [other, 2n ** 160n - 1n],
+      ],
+    );
+  });
+
+  it("reads Permit2 PermitTransferFrom and PermitBatchTransferFrom", () => {
+    const types = (primaryType: string, permitted: string) => ({
+      [primaryType]: [
+        { name: "permitted", type: permitted },
+        { name: "spender", type: "address" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+      TokenPermissions: permissions,
+    });
+    const one = recognisePermit(
+      typed({
+        domain: permit2Domain,
+        types: types("PermitTransferFrom", "TokenPermissions"),
+        primaryType: "PermitTransferFrom",
+        message: { permitted: { token, amount: "7" }, spender, nonce: "1", deadline: "9" },
+      }),
+    );
+    assert.deepEqual(one, {
+      kind: "PermitTransferFrom",
+      chainId: 31337,
+      spender,
+      amounts: [{ token, amount: 7n, bits: 256 }],
+      deadline: 9n,
+    });
+    const many = recognisePermit(
+      typed({
+        domain: permit2Domain,
+        types: types("PermitBatchTransferFrom", "TokenPermissions[]"),
+        primaryType: "PermitBatchTransferFrom",
+        message: { permitted: [{ token, amount: "7" }], spender, nonce: "1", deadline: "9" },
+      }),
+    );
+    assert.equal(many?.kind, "PermitBatchTransferFrom");
+    assert.deepEqual(many?.amounts, [{ token, amount: 7n, bits: 256 }]);
+  });
+
+  it("does not dress up a look-alike: a Permit with other declared fields, or any other primary type, is not a permit", () => {
+    const reordered = typed({
+      ...eip2612,
+      types: { Permit: [...(eip2612.types.Permit as object[])].reverse() },
+    });
+    assert.equal(recognisePermit(reordered), null);
+    const extra = typed({
+      ...eip2612,
+      types: { Permit: [...(eip2612.types.Permit as object[]), { name: "memo", type: "string" }] },
+    });
+    assert.equal(recognisePermit(extra), null);
+    assert.equal(recognisePermit(typed({ ...eip2612, primaryType: "toString" })), null);
+    assert.equal(recognisePermit(typed({ ...eip2612, types: { Order: eip2612.types.Permit }, primaryType: "Order" })), null);
+  });
+});

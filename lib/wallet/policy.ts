@@ -1,0 +1,304 @@
+// Spending policies: the person's rules per (grant, credential), checked before a request exists, so an agent
+// that breaks one never reaches the person's approval queue. A policy can only refuse: every request it allows
+// still waits for the person's passkey. Rolling caps count every request that may still spend — pending,
+// approved, submitted, completed — from the moment it is created, and stop counting it once it is rejected,
+// expired, cancelled or failed. The check and the creation run under one lock per (grant, credential), so
+// concurrent requests cannot all squeeze under a cap (docs/policies.md).
+import { getAddress, type Address, type Hex } from "viem";
+import { db, usesPostgres, type Tx } from "@/lib/db";
+import { policySchema, type Policy, type PolicyView } from "@/contract";
+import { decodeCall, isUnlimitedAmount } from "./call-decoding";
+import { recognisePermit } from "./permits";
+import type { AgentContext } from "./agent-context";
+import type { RequestPayload } from "./request-payload";
+import { RequestError } from "./request-lifecycle";
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const WEEK = 7 * DAY;
+
+/** What a request would do, in the terms the rules speak of. */
+export type RequestFacts = {
+  kind: RequestPayload["kind"];
+  chainId: number | null;
+  /** native value sent, in wei */
+  native: bigint;
+  /** the contract called (transactions with calldata) and the function */
+  contract: Address | null;
+  selector: Hex | null;
+  /** who receives, spends or operates: the transfer's recipient, the approval's spender, the plain transfer's `to` */
+  counterparty: Address | null;
+  /** an ERC-20-style amount moved or approved on `contract` */
+  tokenAmount: bigint | null;
+  unlimitedApproval: boolean;
+  domain: { verifyingContract: string | null; name: string | null } | null;
+};
+
+export function factsOf(payload: RequestPayload): RequestFacts {
+  const none = {
+    chainId: null,
+    native: 0n,
+    contract: null,
+    selector: null,
+    counterparty: null,
+    tokenAmount: null,
+    unlimitedApproval: false,
+  };
+  if (payload.kind === "sign_message") return { kind: payload.kind, ...none, domain: null };
+  if (payload.kind === "sign_typed_data") {
+    const domain = (payload.typedData.domain ?? {}) as { verifyingContract?: unknown; name?: unknown };
+    const permit = recognisePermit(payload.typedData);
+    return {
+      kind: payload.kind,
+      ...none,
+      counterparty: permit?.spender ?? null,
+      unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount, entry.bits)) : false,
+      domain: {
+        verifyingContract: typeof domain.verifyingContract === "string" ? domain.verifyingContract : null,
+        name: typeof domain.name === "string" ? domain.name : null,
+      },
+    };
+  }
+  const { transaction } = payload;
+  const to = getAddress(transaction.to);
+  const base = { kind: payload.kind, chainId: transaction.chainId, native: BigInt(transaction.value), domain: null };
+  const call = decodeCall(transaction.data);
+  if (call.kind === "none")
+    return { ...base, contract: null, selector: null, counterparty: to, tokenAmount: null, unlimitedApproval: false };
+  const called = { ...base, contract: to, selector: transaction.data.slice(0, 10) as Hex };
+  switch (call.kind) {
+    case "transfer":
+    case "transferFrom":
+      return { ...called, counterparty: call.to, tokenAmount: call.amount, unlimitedApproval: false };
+    case "approve":
+      return { ...called, counterparty: call.spender, tokenAmount: call.amount, unlimitedApproval: isUnlimitedAmount(call.amount) };
+    case "safeTransferFrom":
+    case "safeTransferFrom1155":
+    case "safeBatchTransferFrom":
+      return { ...called, counterparty: call.to, tokenAmount: null, unlimitedApproval: false };
+    case "setApprovalForAll":
+      return { ...called, counterparty: call.operator, tokenAmount: null, unlimitedApproval: call.approved };
+    case "unknown":
+      return { ...called, counterparty: to, tokenAmount: null, unlimitedApproval: false };
+  }
+}
+
+/** A rule the request breaks: which, why, and (for caps) what is left. */
+export class PolicyViolation extends RequestError {
+  constructor(
+    readonly rule: string,
+    message: string,
+    readonly allowance: { limit: string; remaining: string } | null = null,
+  ) {
+    super("policy_violation", `Refused by the spending policy (${rule}): ${message}`, 403);
+  }
+}
+
+/** The requests that hold part of a cap: created within the last week and not released. */
+type Held = {
+  createdAt: Date;
+  nativeValue: string | null;
+  tokenAddress: string | null;
+  tokenAmount: string | null;
+  chainId: number | null;
+};
+
+/** What the requests held in the window from `since` add up to, and when the oldest of them leaves it. */
+function heldSince(held: Held[], since: Date, window: number, amount: (request: Held) => bigint) {
+  let used = 0n;
+  let oldest: Date | null = null;
+  for (const request of held) {
+    if (request.createdAt < since) continue;
+    const value = amount(request);
+    if (value === 0n) continue;
+    used += value;
+    if (!oldest || request.createdAt < oldest) oldest = request.createdAt;
+  }
+  return { used, freesAt: oldest ? new Date(oldest.getTime() + window) : null };
+}
+
+const same = (a: string | null, b: string | null) => a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
+
+/** Checks `facts` against `policy`, given what earlier requests hold; the first rule broken, or null. */
+export function violationOf(
+  policy: Policy,
+  facts: RequestFacts,
+  held: Held[],
+  requestsThisHour: number,
+  now: Date,
+): PolicyViolation | null {
+  if (policy.requests_per_hour !== undefined && requestsThisHour >= policy.requests_per_hour) {
+    return new PolicyViolation("requests_per_hour", `at most ${policy.requests_per_hour} requests an hour`, {
+      limit: String(policy.requests_per_hour),
+      remaining: "0",
+    });
+  }
+  if (facts.kind === "sign_message" && policy.sign_message === false)
+    return new PolicyViolation("sign_message", "message signing is not allowed");
+  if (facts.domain && policy.typed_data) {
+    const { verifying_contracts: contracts, names } = policy.typed_data;
+    if (contracts && !contracts.some((allowed) => same(allowed, facts.domain!.verifyingContract))) {
+      return new PolicyViolation(
+        "typed_data.verifying_contracts",
+        `verifyingContract ${facts.domain.verifyingContract ?? "(none)"} is not allowed`,
+      );
+    }
+    if (names && !names.includes(facts.domain.name ?? "")) {
+      return new PolicyViolation("typed_data.names", `domain name ${JSON.stringify(facts.domain.name)} is not allowed`);
+    }
+  }
+  if (facts.chainId !== null && policy.chains && !policy.chains.includes(facts.chainId)) {
+    return new PolicyViolation("chains", `chain ${facts.chainId} is not allowed (allowed: ${policy.chains.join(", ")})`);
+  }
+  if (facts.contract && policy.contracts) {
+    const allowed = policy.contracts.find((entry) => same(entry.address, facts.contract));
+    if (!allowed) return new PolicyViolation("contracts", `calls to ${facts.contract} are not allowed`);
+    if (allowed.selectors && !allowed.selectors.some((selector) => same(selector, facts.selector))) {
+      return new PolicyViolation("contracts.selectors", `function ${facts.selector} of ${facts.contract} is not allowed`);
+    }
+  }
+  if (facts.counterparty && policy.recipients && !policy.recipients.some((allowed) => same(allowed, facts.counterparty))) {
+    return new PolicyViolation("recipients", `${facts.counterparty} is not an allowed recipient`);
+  }
+  if (facts.unlimitedApproval && policy.no_unlimited_approvals) {
+    return new PolicyViolation("no_unlimited_approvals", "unlimited approvals are not allowed");
+  }
+  const cap = (rule: string, limit: string | undefined, amount: bigint, used: bigint) => {
+    if (limit === undefined || amount === 0n || used + amount <= BigInt(limit)) return null;
+    const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n;
+    return new PolicyViolation(rule, `${amount} would exceed the limit of ${limit} (${remaining} left)`, {
+      limit,
+      remaining: String(remaining),
+    });
+  };
+  const native = policy.native ?? {};
+  const nativeHeld = (since: number, window: number) =>
+    heldSince(held, new Date(now.getTime() - since), window, (request) => BigInt(request.nativeValue ?? "0")).used;
+  const nativeBreach =
+    cap("native.per_transaction", native.per_transaction, facts.native, 0n) ??
+    cap("native.per_day", native.per_day, facts.native, nativeHeld(DAY, DAY)) ??
+    cap("native.per_week", native.per_week, facts.native, nativeHeld(WEEK, WEEK));
+  if (nativeBreach) return nativeBreach;
+  const token =
+    facts.tokenAmount !== null
+      ? policy.tokens?.find((rule) => rule.chain_id === facts.chainId && same(rule.token, facts.contract))
+      : undefined;
+  if (token && facts.tokenAmount !== null) {
+    const used = heldSince(held, new Date(now.getTime() - DAY), DAY, (request) =>
+      request.chainId === facts.chainId && same(request.tokenAddress, facts.contract) ? BigInt(request.tokenAmount ?? "0") : 0n,
+    ).used;
+    return (
+      cap("tokens.per_transaction", token.per_transaction, facts.tokenAmount, 0n) ??
+      cap("tokens.per_day", token.per_day, facts.tokenAmount, used)
+    );
+  }
+  return null;
+}
+
+const HOLDING = ["pending", "approved", "submitted", "completed"];
+
+async function heldRequests(tx: Tx, grantId: string, credentialId: string, now: Date): Promise<{ held: Held[]; thisHour: number }> {
+  const rows = await tx.agentRequest.findMany({
+    where: { grantId, credentialId, createdAt: { gte: new Date(now.getTime() - WEEK) } },
+    select: { createdAt: true, status: true, expiresAt: true, nativeValue: true, tokenAddress: true, tokenAmount: true, chainId: true },
+  });
+  const hourAgo = new Date(now.getTime() - HOUR);
+  return {
+    // A pending request past its expiry is expired, whether or not anyone has looked at it since.
+    held: rows.filter((row) => HOLDING.includes(row.status) && !(row.status === "pending" && row.expiresAt <= now)),
+    thisHour: rows.filter((row) => row.createdAt >= hourAgo).length,
+  };
+}
+
+function parsePolicy(stored: string): Policy {
+  const parsed = policySchema.safeParse(JSON.parse(stored));
+  // A stored policy is validated when it is written; one that no longer parses refuses everything rather than nothing.
+  return parsed.success ? parsed.data : { requests_per_hour: 0 };
+}
+
+/** Any constant: the advisory lock namespace of policy checks on PostgreSQL. */
+const POLICY_LOCK = 7_100_424;
+
+/**
+ * Checks the grant's policy for `credentialId` and, if it allows the request, creates it with `create` — both in
+ * one transaction, serialized per (grant, credential): across processes by an advisory lock on PostgreSQL, by
+ * SQLite's single writer (a transaction that lost the race to a concurrent one is retried from the start).
+ */
+export async function withinPolicy<T>(
+  input: { grantId: string; credentialId: string; payload: RequestPayload; now: Date },
+  create: (tx: Tx, facts: RequestFacts) => Promise<T>,
+): Promise<T> {
+  const facts = factsOf(input.payload);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db().$transaction(
+        async (tx) => {
+          const { grantId, credentialId } = input;
+          if (usesPostgres()) {
+            const key = `${grantId}:${credentialId}`;
+            await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(${key}))) AS lock`;
+          } else {
+            // Take SQLite's write lock before reading, so no other writer can slip in between the check and the insert.
+            await tx.$executeRaw`UPDATE "GrantCredential" SET "policy" = "policy"
+              WHERE "grantId" = ${grantId} AND "credentialId" = ${credentialId}`;
+          }
+          const entry = await tx.grantCredential.findUnique({
+            where: { grantId_credentialId: { grantId: input.grantId, credentialId: input.credentialId } },
+            select: { policy: true },
+          });
+          const { held, thisHour } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
+          const violation = violationOf(parsePolicy(entry?.policy ?? "{}"), facts, held, thisHour, input.now);
+          if (violation) throw violation;
+          return create(tx, facts);
+        },
+        { maxWait: 10_000, timeout: 20_000 },
+      );
+    } catch (error) {
+      const code = (error as { code?: string }).code;
+      if (code !== "SQLITE_BUSY_SNAPSHOT" || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+    }
+  }
+}
+
+/** get_policy: the rules for one of the agent's credentials and what is left of each cap right now. */
+export async function policyView(agent: AgentContext, credentialId: string, now: Date = new Date()): Promise<PolicyView> {
+  const granted = agent.credentials.find((entry) => entry.credentialId === credentialId);
+  if (!granted) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
+  const { grantId, mode } = { grantId: agent.grantId, mode: granted.mode };
+  const entry = await db().grantCredential.findUnique({
+    where: { grantId_credentialId: { grantId, credentialId } },
+    select: { policy: true },
+  });
+  const policy = parsePolicy(entry?.policy ?? "{}");
+  const { held, thisHour } = await heldRequests(db(), grantId, credentialId, now);
+  const allowanceOf = (limit: string | undefined, window: number, amount: (request: Held) => bigint) => {
+    if (limit === undefined) return null;
+    const { used, freesAt } = heldSince(held, new Date(now.getTime() - window), window, amount);
+    const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n;
+    return { limit, used: String(used), remaining: String(remaining), frees_at: freesAt?.toISOString() ?? null };
+  };
+  const native = (request: Held) => BigInt(request.nativeValue ?? "0");
+  return {
+    credential_id: credentialId,
+    mode,
+    policy,
+    remaining: {
+      native_per_transaction: policy.native?.per_transaction ?? null,
+      native_per_day: allowanceOf(policy.native?.per_day, DAY, native),
+      native_per_week: allowanceOf(policy.native?.per_week, WEEK, native),
+      tokens: (policy.tokens ?? []).map((rule) => ({
+        chain_id: rule.chain_id,
+        token: rule.token,
+        per_transaction: rule.per_transaction ?? null,
+        per_day: allowanceOf(rule.per_day, DAY, (request) =>
+          request.chainId === rule.chain_id && same(request.tokenAddress, rule.token) ? BigInt(request.tokenAmount ?? "0") : 0n,
+        ),
+      })),
+      requests_this_hour:
+        policy.requests_per_hour === undefined
+          ? null
+          : { limit: policy.requests_per_hour, used: thisHour, remaining: Math.max(0, policy.requests_per_hour - thisHour) },
+    },
+  };
+}

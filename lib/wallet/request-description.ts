@@ -1,0 +1,216 @@
+// What a stored request asks, in the person's terms, for the approval page: the calldata decoded and the token
+// named as its contract answers, typed data as its declared fields, permits as the allowances they grant.
+// Everything is derived from exactly the payload that gets signed; what cannot be put in words is shown raw.
+import { formatUnits, type Address, type Hex } from "viem";
+import type { Chain } from "@/lib/config";
+import { chainById } from "./chains";
+import { decodeCall, isUnlimitedAmount, type DecodedCall } from "./call-decoding";
+import { recognisePermit, type Permit, type PermitKind } from "./permits";
+import type { PreparedTransaction, RequestPayload } from "./request-payload";
+import { tokenMetadata, type TokenMetadata } from "./token-metadata";
+import { declaredFields, domainFields, type FieldNode } from "./typed-data-fields";
+
+/** One line of a description: a label and a text, an address, and the raw integer behind a formatted amount. */
+export type Detail = { label: string; text?: string; address?: Address; raw?: string };
+
+/** What a call or a permit does: one sentence, its details, and a warning when it hands over more than an amount. */
+export type Described = { action: string; details: Detail[]; warning: string | null };
+
+export type CallDescription =
+  { kind: "none" } | { kind: "unknown"; selector: Hex; data: Hex } | ({ kind: "decoded"; data: Hex } & Described);
+
+export type RequestDescription =
+  | { kind: "sign_message"; message: string }
+  | { kind: "sign_typed_data"; primaryType: string; domain: FieldNode[]; fields: FieldNode[]; permit: Described | null }
+  | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription };
+
+function tokenLabel(token: TokenMetadata): string {
+  switch (token.standard) {
+    case "erc20":
+      return token.symbol;
+    case "erc721":
+      return token.name && token.symbol ? `${token.name} (${token.symbol})` : (token.name ?? token.symbol ?? "an unnamed NFT collection");
+    case "erc1155":
+      return token.name ?? "an ERC-1155 collection";
+    case "unknown":
+      return "unknown token";
+  }
+}
+
+/** An amount in the token's units ("12.5 USDC"); without decimals from the chain, the integer and no guess. */
+function amountText(token: TokenMetadata, amount: bigint, bits = 256): string {
+  const unlimited = isUnlimitedAmount(amount, bits);
+  if (token.standard === "erc20") return unlimited ? `unlimited ${token.symbol}` : `${formatUnits(amount, token.decimals)} ${token.symbol}`;
+  return unlimited ? "an unlimited amount of an unknown token" : `${amount} base units of an unknown token`;
+}
+
+function amountDetail(label: string, token: TokenMetadata, amount: bigint, bits = 256): Detail {
+  return { label, text: amountText(token, amount, bits), raw: amount.toString() };
+}
+
+function contractDetail(contract: Address, token: TokenMetadata): Detail {
+  const label = token.standard === "erc721" || token.standard === "erc1155" ? "Collection" : "Token contract";
+  return { label, text: tokenLabel(token), address: contract };
+}
+
+const party = (label: string, address: Address): Detail => ({ label, address });
+
+function unlimitedWarning(spender: Address, what: string): string {
+  return `Unlimited approval: ${spender} could take all your ${what}, now and later, until you revoke it. Approve only if you trust it.`;
+}
+
+function describeCall(call: Exclude<DecodedCall, { kind: "none" | "unknown" }>, contract: Address, token: TokenMetadata): Described {
+  const label = tokenLabel(token);
+  const contractLine = contractDetail(contract, token);
+  const isNft = token.standard === "erc721";
+  switch (call.kind) {
+    case "transfer":
+      return {
+        action: `Transfer ${amountText(token, call.amount)}`,
+        details: [amountDetail("Amount", token, call.amount), party("Recipient", call.to), contractLine],
+        warning: null,
+      };
+    case "approve":
+      if (isNft) {
+        return {
+          action: `Allow another account to transfer ${label} #${call.amount}`,
+          details: [{ label: "Token id", text: call.amount.toString() }, party("Spender", call.spender), contractLine],
+          warning: null,
+        };
+      }
+      return {
+        action: `Allow spending of ${amountText(token, call.amount)}`,
+        details: [amountDetail("Amount", token, call.amount), party("Spender", call.spender), contractLine],
+        warning: isUnlimitedAmount(call.amount) ? unlimitedWarning(call.spender, label) : null,
+      };
+    case "transferFrom":
+      if (isNft) {
+        return {
+          action: `Transfer ${label} #${call.amount}`,
+          details: [
+            { label: "Token id", text: call.amount.toString() },
+            party("From", call.from),
+            party("Recipient", call.to),
+            contractLine,
+          ],
+          warning: null,
+        };
+      }
+      return {
+        action: `Transfer ${amountText(token, call.amount)}`,
+        details: [amountDetail("Amount", token, call.amount), party("From", call.from), party("Recipient", call.to), contractLine],
+        warning: null,
+      };
+    case "safeTransferFrom":
+      return {
+        action: `Transfer ${label} #${call.tokenId}`,
+        details: [
+          { label: "Token id", text: call.tokenId.toString() },
+          party("From", call.from),
+          party("Recipient", call.to),
+          contractLine,
+        ],
+        warning: null,
+      };
+    case "safeTransferFrom1155":
+      return {
+        action: `Transfer ${call.amount} of ${label} #${call.id}`,
+        details: [
+          { label: "Token id", text: call.id.toString() },
+          { label: "Amount", text: call.amount.toString() },
+          party("From", call.from),
+          party("Recipient", call.to),
+          contractLine,
+        ],
+        warning: null,
+      };
+    case "safeBatchTransferFrom":
+      return {
+        action: `Transfer ${call.ids.length} kinds of ${label}`,
+        details: [
+          ...call.ids.map((id, index) => ({ label: `Token #${id}`, text: `amount ${call.amounts[index] ?? 0n}` })),
+          party("From", call.from),
+          party("Recipient", call.to),
+          contractLine,
+        ],
+        warning: null,
+      };
+    case "setApprovalForAll":
+      return call.approved
+        ? {
+            action: `Give an operator control of all your ${label}`,
+            details: [party("Operator", call.operator), contractLine],
+            warning:
+              `Full access: ${call.operator} could move every token you hold in ${label}, now and later, ` +
+              "until you revoke it. Approve only if you trust it.",
+          }
+        : {
+            action: `Revoke an operator's access to your ${label}`,
+            details: [party("Operator", call.operator), contractLine],
+            warning: null,
+          };
+  }
+}
+
+async function callDescription(transaction: PreparedTransaction): Promise<CallDescription> {
+  const call = decodeCall(transaction.data);
+  if (call.kind === "none" || call.kind === "unknown") return call;
+  const token = await tokenMetadata(transaction.chainId, transaction.to);
+  return { kind: "decoded", data: transaction.data, ...describeCall(call, transaction.to, token) };
+}
+
+/** Seconds since the epoch as a UTC date and time; past what a date can hold, it never ends. */
+function dateText(seconds: bigint): string {
+  if (seconds > 8_640_000_000_000n) return "never";
+  return new Date(Number(seconds) * 1000)
+    .toISOString()
+    .replace("T", " ")
+    .replace(/\.\d{3}Z$/, " UTC");
+}
+
+const ONE_TIME: PermitKind[] = ["PermitTransferFrom", "PermitBatchTransferFrom"];
+
+async function permitDescription(permit: Permit): Promise<Described> {
+  const tokens = await Promise.all(
+    permit.amounts.map(async (entry) =>
+      entry.token && permit.chainId !== null ? tokenMetadata(permit.chainId, entry.token) : ({ standard: "unknown" } as const),
+    ),
+  );
+  const amounts = permit.amounts.map((entry, index) => amountText(tokens[index], entry.amount, entry.bits));
+  const unlimited = permit.amounts.flatMap((entry, index) =>
+    isUnlimitedAmount(entry.amount, entry.bits) ? [tokenLabel(tokens[index])] : [],
+  );
+  const details = permit.amounts.flatMap((entry, index): Detail[] => [
+    { label: "Token", text: tokenLabel(tokens[index]), ...(entry.token ? { address: entry.token } : {}) },
+    amountDetail("Amount", tokens[index], entry.amount, entry.bits),
+    ...(entry.expiration === undefined
+      ? []
+      : [{ label: "Allowance expires", text: entry.expiration === 0n ? "when used (no standing allowance)" : dateText(entry.expiration) }]),
+  ]);
+  return {
+    action: `${ONE_TIME.includes(permit.kind) ? "Allow a one-time transfer of" : "Allow spending of"} ${amounts.join(", ")}`,
+    details: [
+      party("Spender", permit.spender),
+      ...details,
+      { label: "Signature valid until", text: dateText(permit.deadline), raw: permit.deadline.toString() },
+    ],
+    warning: unlimited.length ? unlimitedWarning(permit.spender, unlimited.join(", ")) : null,
+  };
+}
+
+/** The approval page's account of a request's stored payload. Reads token metadata from the chain. */
+export async function describeRequest(payload: RequestPayload): Promise<RequestDescription> {
+  if (payload.kind === "sign_message") return { kind: "sign_message", message: payload.message };
+  if (payload.kind === "sign_typed_data") {
+    const permit = recognisePermit(payload.typedData);
+    return {
+      kind: "sign_typed_data",
+      primaryType: String(payload.typedData.primaryType),
+      domain: domainFields(payload.typedData),
+      fields: declaredFields(payload.typedData),
+      permit: permit && (await permitDescription(permit)),
+    };
+  }
+  const { transaction } = payload;
+  return { kind: "send_transaction", chain: chainById(transaction.chainId), transaction, call: await callDescription(transaction) };
+}

@@ -1,0 +1,110 @@
+// What an agent request asks to have signed. Pure and browser-safe: the server
+// stores and digests the payload with these functions, and the approval page's
+// browser code signs exactly what they describe.
+import {
+  formatEther,
+  hashMessage,
+  hashTypedData,
+  keccak256,
+  serializeTransaction,
+  type TransactionSerializable,
+  type TypedDataDefinition,
+} from "viem";
+import { decodeCall, type DecodedCall } from "./call-decoding";
+
+/** What the person's browser signs for a send_transaction, exactly (amounts as decimal strings). */
+export type PreparedTransaction = {
+  type: "eip1559";
+  chainId: number;
+  to: `0x${string}`;
+  value: string;
+  data: `0x${string}`;
+  nonce: number;
+  gas: string;
+  maxFeePerGas: string;
+  maxPriorityFeePerGas: string;
+};
+
+export type RequestPayload =
+  | { kind: "sign_message"; message: string }
+  | { kind: "sign_typed_data"; typedData: TypedDataDefinition }
+  | { kind: "send_transaction"; transaction: PreparedTransaction };
+
+/** The stored payload of a request row. */
+export function payloadOf(row: { payload: string }): RequestPayload {
+  return JSON.parse(row.payload) as RequestPayload;
+}
+
+/** The prepared transaction as viem signs and serializes it. */
+export function transactionForSigning(transaction: PreparedTransaction) {
+  return {
+    type: "eip1559" as const,
+    chainId: transaction.chainId,
+    to: transaction.to,
+    value: BigInt(transaction.value),
+    data: transaction.data,
+    nonce: transaction.nonce,
+    gas: BigInt(transaction.gas),
+    maxFeePerGas: BigInt(transaction.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(transaction.maxPriorityFeePerGas),
+  };
+}
+
+const NUMERIC_FIELDS = ["chainId", "nonce", "value", "gas", "maxFeePerGas", "maxPriorityFeePerGas"] as const;
+
+/**
+ * The first field in which a signed transaction (as viem parses it) differs
+ * from the prepared one, or null when it is exactly that transaction. Numbers
+ * compare as integers with an absent field meaning 0, because RLP encodes a zero
+ * as empty and the parser then leaves the field out (a 0-value contract call).
+ */
+export function transactionMismatch(signed: TransactionSerializable, prepared: PreparedTransaction): string | null {
+  const expected = transactionForSigning(prepared);
+  if (signed.type !== "eip1559") return "type";
+  for (const field of NUMERIC_FIELDS) {
+    if (BigInt(signed[field] ?? 0) !== BigInt(expected[field])) return field;
+  }
+  if ((signed.to ?? "").toLowerCase() !== expected.to.toLowerCase()) return "to";
+  if ((signed.data ?? "0x").toLowerCase() !== expected.data.toLowerCase()) return "data";
+  if (signed.accessList?.length) return "accessList";
+  return null;
+}
+
+/** The digest the approval's passkey challenge binds to. */
+export function payloadDigest(payload: RequestPayload): `0x${string}` {
+  if (payload.kind === "sign_message") return hashMessage(payload.message);
+  if (payload.kind === "sign_typed_data") return hashTypedData(payload.typedData);
+  return keccak256(serializeTransaction(transactionForSigning(payload.transaction)));
+}
+
+const SUMMARY_MESSAGE_LENGTH = 80;
+
+/** One line for lists: what the request would sign or send. `nativeSymbol` is the transaction's chain's. */
+export function summarizePayload(payload: RequestPayload, nativeSymbol: string): string {
+  if (payload.kind === "sign_message") {
+    const { message } = payload;
+    return message.length > SUMMARY_MESSAGE_LENGTH ? `${message.slice(0, SUMMARY_MESSAGE_LENGTH)}…` : message;
+  }
+  if (payload.kind === "sign_typed_data") {
+    const appName = (payload.typedData.domain as { name?: unknown } | undefined)?.name;
+    return `${payload.typedData.primaryType} for ${String(appName ?? "an app")}`;
+  }
+  const { transaction } = payload;
+  const native = `${formatEther(BigInt(transaction.value))} ${nativeSymbol}`;
+  const call = decodeCall(transaction.data);
+  // The list has no chain reads: a token call is named by what it does and its contract; the page has the amounts.
+  if (call.kind === "none") return `Send ${native} to ${transaction.to}`;
+  const withValue = transaction.value === "0" ? "" : `, sending ${native}`;
+  if (call.kind === "unknown") return `Unknown contract call (${call.selector}) to ${transaction.to}${withValue}`;
+  return `${CALL_SUMMARY[call.kind]} on ${transaction.to}${withValue}`;
+}
+
+const CALL_SUMMARY: Record<Exclude<DecodedCall["kind"], "none" | "unknown">, string> = {
+  transfer: "Token transfer",
+  approve: "Token approval",
+  transferFrom: "Token transfer",
+  safeTransferFrom: "NFT transfer",
+  safeTransferFrom1155: "Token transfer",
+  safeBatchTransferFrom: "Batch token transfer",
+  setApprovalForAll: "Operator approval for all tokens",
+};

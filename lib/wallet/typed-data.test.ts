@@ -1,0 +1,107 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { hashTypedData } from "viem";
+import { checkedTypedData, MAX_TYPED_DATA_DEPTH, TypedDataError, type TypedDataInput } from "./typed-data";
+
+const mail = (): TypedDataInput => ({
+  domain: { name: "Ether Mail", version: "1", chainId: 1, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },
+  types: {
+    EIP712Domain: [
+      { name: "name", type: "string" },
+      { name: "version", type: "string" },
+      { name: "chainId", type: "uint256" },
+      { name: "verifyingContract", type: "address" },
+    ],
+    Person: [
+      { name: "name", type: "string" },
+      { name: "wallets", type: "address[]" },
+    ],
+    Mail: [
+      { name: "from", type: "Person" },
+      { name: "to", type: "Person[]" },
+      { name: "contents", type: "string" },
+    ],
+  },
+  primaryType: "Mail",
+  message: {
+    from: { name: "Cow", wallets: ["0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"] },
+    to: [{ name: "Bob", wallets: [] }],
+    contents: "Hello, Bob!",
+  },
+});
+
+function refused(input: TypedDataInput, message: RegExp) {
+  assert.throws(
+    () => checkedTypedData(input),
+    (error: unknown) => error instanceof TypedDataError && message.test(error.message),
+  );
+}
+
+describe("checkedTypedData", () => {
+  it("accepts well-formed typed data and signs exactly it (the declared domain type is derived again)", () => {
+    const input = mail();
+    const typedData = checkedTypedData(input);
+    assert.equal("EIP712Domain" in typedData.types, false);
+    assert.equal(hashTypedData(typedData), hashTypedData(input as never));
+  });
+
+  it("refuses a message field that types does not declare, naming its path", () => {
+    const input = mail();
+    (input.message.from as Record<string, unknown>).nickname = "hidden";
+    refused(input, /^message\.from\.nickname is not declared in types\.Person$/);
+    const nested = mail();
+    (nested.message.to as Record<string, unknown>[])[0].extra = 1;
+    refused(nested, /^message\.to\[0\]\.extra is not declared in types\.Person$/);
+  });
+
+  it("refuses a missing declared field, a primaryType not in types, and EIP712Domain as primaryType", () => {
+    const missing = mail();
+    delete missing.message.contents;
+    refused(missing, /^message\.contents is missing/);
+    refused({ ...mail(), primaryType: "Letter" }, /^primaryType Letter is not declared in types$/);
+    refused({ ...mail(), primaryType: "EIP712Domain" }, /not EIP712Domain/);
+  });
+
+  it("refuses domain fields that are not EIP-712's or that the declared domain type leaves out", () => {
+    refused({ ...mail(), domain: { ...mail().domain, owner: "me" } }, /^domain\.owner is not an EIP-712 domain field$/);
+    refused(
+      { ...mail(), domain: { ...mail().domain, salt: `0x${"00".repeat(32)}` } },
+      /^domain\.salt is not declared in types\.EIP712Domain$/,
+    );
+    const { version: _version, ...withoutVersion } = mail().domain;
+    refused({ ...mail(), domain: withoutVersion }, /^domain\.version is missing/);
+    const retyped = mail();
+    retyped.types.EIP712Domain[2] = { name: "chainId", type: "string" };
+    refused(retyped, /declares chainId as string/);
+  });
+
+  it("refuses values of the wrong shape: a struct that is not an object, a fixed array of another length", () => {
+    const input = mail();
+    input.message.from = "Cow";
+    refused(input, /^message\.from must be an object \(Person\)$/);
+    const fixed = mail();
+    fixed.types.Mail[1] = { name: "to", type: "Person[2]" };
+    refused(fixed, /^message\.to must hold exactly 2 items/);
+  });
+
+  it(`refuses nesting deeper than ${MAX_TYPED_DATA_DEPTH} levels`, () => {
+    const types: Record<string, { name: string; type: string }[]> = { Leaf: [{ name: "value", type: "uint256" }] };
+    let message: Record<string, unknown> = { value: "1" };
+    let type = "Leaf";
+    for (let level = 0; level < MAX_TYPED_DATA_DEPTH; level++) {
+      types[`Level${level}`] = [{ name: "inner", type }];
+      type = `Level${level}`;
+      message = { inner: message };
+    }
+    refused({ domain: { name: "Deep" }, types, primaryType: type, message }, /nests deeper than 8 levels/);
+    // One level less is fine.
+    const shallow = { domain: { name: "Deep" }, types, primaryType: `Level${MAX_TYPED_DATA_DEPTH - 2}`, message: message.inner as never };
+    assert.doesNotThrow(() => checkedTypedData(shallow));
+  });
+
+  it("reports what viem refuses (a value of the wrong type) as invalid EIP-712", () => {
+    const input = mail();
+    (input.message.from as Record<string, unknown>).wallets = ["not an address"];
+    refused(input, /^The typed data is not valid EIP-712: /);
+  });
+});

@@ -1,0 +1,113 @@
+// EIP-712 typed data as an agent sends it, checked so that what the person is shown is exactly what is
+// signed: every value is declared by `types`, the primary type exists, the domain carries only domain
+// fields, and nesting stays within a bound a screen can show. Pure and browser-safe.
+import { hashTypedData, type TypedDataDefinition } from "viem";
+
+type Field = { name: string; type: string };
+export type TypedDataInput = {
+  domain: Record<string, unknown>;
+  types: Record<string, Field[]>;
+  primaryType: string;
+  message: Record<string, unknown>;
+};
+
+/** Structs within structs (arrays count as a level) deeper than this are refused: nobody can review them. */
+export const MAX_TYPED_DATA_DEPTH = 8;
+
+/** The EIP-712 domain fields and their types, in the order the standard hashes them. */
+const DOMAIN_FIELDS: Record<string, string> = {
+  name: "string",
+  version: "string",
+  chainId: "uint256",
+  verifyingContract: "address",
+  salt: "bytes32",
+};
+
+export class TypedDataError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TypedDataError";
+  }
+}
+
+/** `Type[]` or `Type[3]` → the element type and the fixed length, if any. */
+function arrayOf(type: string): { element: string; length?: number } | null {
+  const match = /^(.*)\[(\d*)\]$/.exec(type);
+  if (!match) return null;
+  return { element: match[1], ...(match[2] ? { length: Number(match[2]) } : {}) };
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function checkValue(types: Record<string, Field[]>, type: string, value: unknown, path: string, depth: number): void {
+  const array = arrayOf(type);
+  if (array) {
+    if (depth >= MAX_TYPED_DATA_DEPTH) throw new TypedDataError(`${path} nests deeper than ${MAX_TYPED_DATA_DEPTH} levels`);
+    if (!Array.isArray(value)) throw new TypedDataError(`${path} must be an array (${type})`);
+    if (array.length !== undefined && value.length !== array.length) {
+      throw new TypedDataError(`${path} must hold exactly ${array.length} items (${type}), not ${value.length}`);
+    }
+    value.forEach((item, index) => checkValue(types, array.element, item, `${path}[${index}]`, depth + 1));
+    return;
+  }
+  const fields = types[type];
+  if (!fields) return; // an atomic type (uint256, address, bytes, string…): viem checks its value
+  if (depth >= MAX_TYPED_DATA_DEPTH) throw new TypedDataError(`${path} nests deeper than ${MAX_TYPED_DATA_DEPTH} levels`);
+  if (!isPlainObject(value)) throw new TypedDataError(`${path} must be an object (${type})`);
+  const declared = new Set(fields.map((field) => field.name));
+  for (const key of Object.keys(value)) {
+    if (!declared.has(key)) throw new TypedDataError(`${path}.${key} is not declared in types.${type}`);
+  }
+  for (const field of fields) {
+    if (!(field.name in value)) throw new TypedDataError(`${path}.${field.name} is missing (declared in types.${type})`);
+    checkValue(types, field.type, value[field.name], `${path}.${field.name}`, depth + 1);
+  }
+}
+
+function checkDomain(input: TypedDataInput): void {
+  const keys = Object.keys(input.domain);
+  for (const key of keys) {
+    if (!(key in DOMAIN_FIELDS)) throw new TypedDataError(`domain.${key} is not an EIP-712 domain field`);
+  }
+  const declared = input.types.EIP712Domain;
+  if (!declared) return;
+  // A declared domain type must describe exactly the domain given, with the standard types.
+  for (const field of declared) {
+    if (DOMAIN_FIELDS[field.name] !== field.type) {
+      throw new TypedDataError(`types.EIP712Domain declares ${field.name} as ${field.type}, which is not an EIP-712 domain field`);
+    }
+    if (!(field.name in input.domain)) throw new TypedDataError(`domain.${field.name} is missing (declared in types.EIP712Domain)`);
+  }
+  const declaredNames = new Set(declared.map((field) => field.name));
+  for (const key of keys) {
+    if (!declaredNames.has(key)) throw new TypedDataError(`domain.${key} is not declared in types.EIP712Domain`);
+  }
+}
+
+/**
+ * The typed data to store and sign, or a TypedDataError naming the first offending field. The domain type is
+ * dropped: viem derives it from the domain, which checkDomain has matched against the declared one.
+ */
+export function checkedTypedData(input: TypedDataInput): TypedDataDefinition {
+  // Signing the bare domain (primaryType EIP712Domain) would ignore the message: nothing shown may go unsigned.
+  if (input.primaryType === "EIP712Domain") throw new TypedDataError("primaryType must name a message type, not EIP712Domain");
+  if (!input.types[input.primaryType]) throw new TypedDataError(`primaryType ${input.primaryType} is not declared in types`);
+  checkDomain(input);
+  checkValue(input.types, input.primaryType, input.message, "message", 0);
+  const { EIP712Domain: _domainType, ...types } = input.types;
+  const typedData = {
+    domain: input.domain,
+    types,
+    primaryType: input.primaryType,
+    message: input.message,
+  } as unknown as TypedDataDefinition;
+  try {
+    hashTypedData(typedData);
+  } catch (error) {
+    const reason = (error as { shortMessage?: string }).shortMessage ?? (error as Error).message;
+    throw new TypedDataError(`The typed data is not valid EIP-712: ${reason.split("\n")[0]}`);
+  }
+  return typedData;
+}
