@@ -5,6 +5,7 @@ import { callApi } from "@/components/browser/api";
 import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
+import { CredentialLimits } from "./credential-limits";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** A connected client as the page receives it: lib's shape with dates serialized. */
@@ -48,6 +49,16 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
                   ? client.credentials.map((credential) => `${credential.name} (${credential.mode})`).join(", ")
                   : "No wallets granted"}
               </div>
+              {client.credentials.map(
+                (credential) =>
+                  credential.limits && (
+                    <CredentialLimits
+                      key={credential.id}
+                      grantId={client.grantId}
+                      credential={{ ...credential, limits: credential.limits }}
+                    />
+                  ),
+              )}
               <div className="muted small">
                 Connected {when(client.connectedAt)} · last used {when(client.lastUsedAt)}
               </div>

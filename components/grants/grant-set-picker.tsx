@@ -1,13 +1,12 @@
 "use client";
 
-import { customPolicy, POLICY_PRESETS, type CustomLimits } from "@/lib/wallet/policy-presets";
+import { ASK_FOR_EVERYTHING, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
-type Limits = keyof typeof POLICY_PRESETS | "custom";
-type Entry = { included: boolean; mode: "read" | "approve"; limits: Limits; custom: CustomLimits };
+type Entry = { included: boolean; mode: "read" | "approve" } & LimitsChoice;
 export type GrantChoice = Record<string, Entry>;
 
-const NEW_ENTRY: Entry = { included: false, mode: "read", limits: "ask", custom: { perTransaction: "", perDay: "", recipients: "" } };
+const NEW_ENTRY: Entry = { included: false, mode: "read", ...ASK_FOR_EVERYTHING };
 
 export function emptyChoice(credentials: PickableCredential[]): GrantChoice {
   return Object.fromEntries(credentials.map((credential) => [credential.id, NEW_ENTRY]));
@@ -17,64 +16,7 @@ export function emptyChoice(credentials: PickableCredential[]): GrantChoice {
 export function chosenGrantSet(choice: GrantChoice) {
   return Object.entries(choice)
     .filter(([, entry]) => entry.included)
-    .map(([credentialId, entry]) => ({
-      credentialId,
-      mode: entry.mode,
-      policy: entry.mode !== "approve" ? {} : entry.limits === "custom" ? customPolicy(entry.custom) : POLICY_PRESETS[entry.limits].policy,
-    }));
-}
-
-/** The spending limits of one approve-mode credential: a preset, or custom amounts and recipients. */
-function LimitsPicker({
-  credential,
-  entry,
-  update,
-}: {
-  credential: PickableCredential;
-  entry: Entry;
-  update: (patch: Partial<Entry>) => void;
-}) {
-  const custom = (patch: Partial<CustomLimits>) => update({ custom: { ...entry.custom, ...patch } });
-  return (
-    <div className="limits">
-      <label htmlFor={`limits-${credential.id}`}>Spending limits for {credential.name}</label>
-      <select id={`limits-${credential.id}`} value={entry.limits} onChange={(event) => update({ limits: event.target.value as Limits })}>
-        {Object.entries(POLICY_PRESETS).map(([key, preset]) => (
-          <option key={key} value={key}>
-            {preset.label}
-          </option>
-        ))}
-        <option value="custom">Custom</option>
-      </select>
-      {entry.limits === "custom" && (
-        <div className="stack">
-          <label htmlFor={`per-tx-${credential.id}`}>Per transaction (ETH) for {credential.name}</label>
-          <input
-            id={`per-tx-${credential.id}`}
-            inputMode="decimal"
-            value={entry.custom.perTransaction}
-            onChange={(event) => custom({ perTransaction: event.target.value })}
-          />
-          <label htmlFor={`per-day-${credential.id}`}>Per day (ETH) for {credential.name}</label>
-          <input
-            id={`per-day-${credential.id}`}
-            inputMode="decimal"
-            value={entry.custom.perDay}
-            onChange={(event) => custom({ perDay: event.target.value })}
-          />
-          <label htmlFor={`recipients-${credential.id}`}>Allowed recipients for {credential.name}</label>
-          <textarea
-            id={`recipients-${credential.id}`}
-            rows={2}
-            placeholder="0x… one per line; empty: anyone"
-            value={entry.custom.recipients}
-            onChange={(event) => custom({ recipients: event.target.value })}
-          />
-        </div>
-      )}
-      <p className="muted small">Requests beyond these limits are refused before they reach you; the rest still wait for your passkey.</p>
-    </div>
-  );
+    .map(([credentialId, entry]) => ({ credentialId, mode: entry.mode, policy: entry.mode === "approve" ? policyOfChoice(entry) : {} }));
 }
 
 function shortAddress(address: string) {
@@ -128,7 +70,9 @@ export function GrantSetPicker({
                 </option>
               </select>
             </div>
-            {entry.included && entry.mode === "approve" && <LimitsPicker credential={credential} entry={entry} update={update} />}
+            {entry.included && entry.mode === "approve" && (
+              <LimitsPicker credentialId={credential.id} name={credential.name} choice={entry} onChange={update} />
+            )}
           </li>
         );
       })}

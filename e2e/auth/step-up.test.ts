@@ -131,8 +131,8 @@ describe("passkey step-up for account operations", () => {
     prfSalt: randomBytes(32).toString("base64url"),
   });
 
-  async function issueKey(person: Person, credentialId: string) {
-    const request = { name: "Deploy bot", credentials: [{ credentialId, mode: "read" }] };
+  async function issueKey(person: Person, credentialId: string, mode: "read" | "approve" = "read") {
+    const request = { name: "Deploy bot", credentials: [{ credentialId, mode }] };
     const assertion = await approve(person, "/api/api-keys/options", request);
     const issued = await person.session.json<{ clientId: string }>("/api/api-keys", { ...request, assertion });
     assert.equal(issued.status, 200, JSON.stringify(issued.body));
@@ -141,14 +141,15 @@ describe("passkey step-up for account operations", () => {
 
   /** Everything a refused operation must leave alone. */
   async function accountState(userId: string) {
-    const [passkeys, credentials, seals, clients, grants] = await Promise.all([
+    const [passkeys, credentials, seals, clients, grants, policies] = await Promise.all([
       db().passkey.findMany({ where: { userId }, orderBy: { id: "asc" }, select: { id: true, name: true } }),
       db().credential.findMany({ where: { userId }, orderBy: { id: "asc" } }),
       db().credentialSeal.findMany({ where: { credential: { userId } }, orderBy: [{ credentialId: "asc" }, { passkeyId: "asc" }] }),
       db().client.findMany({ where: { userId }, orderBy: { id: "asc" }, select: { id: true, status: true } }),
       db().grant.findMany({ where: { userId }, orderBy: { id: "asc" }, select: { id: true, status: true } }),
+      db().grantCredential.findMany({ where: { grant: { userId } }, orderBy: [{ grantId: "asc" }, { credentialId: "asc" }] }),
     ]);
-    return { passkeys, credentials, seals, clients, grants };
+    return { passkeys, credentials, seals, clients, grants, policies };
   }
 
   async function refusals(userId: string) {
@@ -178,10 +179,16 @@ describe("passkey step-up for account operations", () => {
     const person = await signUp();
     const second = await addPasskey(person);
     const wallet = await sealedWallet(person.userId, [person.passkey.id]);
-    const clientId = await issueKey(person, wallet.id);
+    const clientId = await issueKey(person, wallet.id, "approve");
+    const { id: grantId } = await db().grant.findFirstOrThrow({ where: { clientId } });
     const { session } = person;
 
     await expectRefused(person, session.json("/api/passkeys/options", {}), "approve-add-passkey");
+    await expectRefused(
+      person,
+      session.json(`/api/grants/${grantId}/policy`, { credential_id: wallet.id, policy: { native: { per_day: "1" } } }, "PUT"),
+      "change-policy",
+    );
     await expectRefused(person, session.json(`/api/passkeys/${second.id}`, { name: "Stolen" }, "PATCH"), "rename-passkey");
     await expectRefused(person, session.json(`/api/passkeys/${second.id}`, {}, "DELETE"), "remove-passkey");
     await expectRefused(person, session.json(`/api/credentials/${wallet.id}/seals`, { seal: sealInput() }), "seal");
@@ -213,7 +220,19 @@ describe("passkey step-up for account operations", () => {
     await expectRefused(person, session.json(`/api/credentials/${spare.id}`, { assertion: removeMain }, "DELETE"), "remove-wallet");
 
     const removeSpare = await approve(person, `/api/credentials/${spare.id}/options`);
-    const clientId = await issueKey(person, main.id);
+    const clientId = await issueKey(person, main.id, "approve");
+    // A policy change is approved for exactly its rules: an approval of a cap of 1 wei cannot lift every limit.
+    const { id: grantId } = await db().grant.findFirstOrThrow({ where: { clientId } });
+    const policyPath = `/api/grants/${grantId}/policy`;
+    const tight = { credential_id: main.id, policy: { native: { per_transaction: "1" } } };
+    const tightApproval = await approve(person, `${policyPath}/options`, tight);
+    await expectRefused(person, session.json(policyPath, { ...tight, policy: {}, assertion: tightApproval }, "PUT"), "change-policy");
+    const tightAgain = await approve(person, `${policyPath}/options`, tight);
+    assert.equal((await session.json(policyPath, { ...tight, assertion: tightAgain }, "PUT")).status, 200);
+    const entry = await db().grantCredential.findUniqueOrThrow({ where: { grantId_credentialId: { grantId, credentialId: main.id } } });
+    assert.deepEqual(JSON.parse(entry.policy), tight.policy);
+    const changed = await db().auditEvent.findFirstOrThrow({ where: { userId: person.userId, type: "policy.changed" } });
+    assert.deepEqual(JSON.parse(changed.data), { grant: grantId, from: "{}", to: JSON.stringify(tight.policy) });
     await expectRefused(person, session.json(`/api/clients/${clientId}/revoke`, { assertion: removeSpare }), "revoke-client");
 
     // The matching approvals work, once each.

@@ -107,6 +107,28 @@ export function policySuite(database: "sqlite" | "postgres") {
       assert.equal(refusals, 8, "every refusal is audited");
     });
 
+    it("a token permit counts under the token's caps like an approve, and get_policy shows what is left", async () => {
+      await withPolicy({ tokens: [{ chain_id: chain.chainId, token: TOKEN, per_transaction: "80", per_day: "100" }] });
+      const permit = (value: string) => ({
+        domain: { name: "Test Token", version: "1", chainId: chain.chainId, verifyingContract: TOKEN },
+        types: {
+          Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map((field) => ({
+            name: field.split(":")[0],
+            type: field.split(":")[1],
+          })),
+        },
+        primaryType: "Permit",
+        message: { owner: FRIEND, spender: STRANGER, value, nonce: "0", deadline: "2000000000" },
+      });
+      refusedBy(await call("sign_typed_data", { typed_data: permit("81") }), "tokens.per_transaction");
+      allowed(await call("sign_typed_data", { typed_data: permit("60") }));
+      refusedBy(await call("sign_typed_data", { typed_data: permit("60") }), "tokens.per_day");
+      const view = (await call("get_policy", {})).result?.structuredContent as {
+        remaining: { tokens: { per_day: { remaining: string } }[] };
+      };
+      assert.equal(view.remaining.tokens[0].per_day.remaining, "40");
+    });
+
     it("a daily cap counts pending requests from the moment they exist and frees them when cancelled; get_policy shows it", async () => {
       await withPolicy({ native: { per_day: String(parseEther("1")) } });
       const first = allowed(await send(FRIEND, "0.6"));

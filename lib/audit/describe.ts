@@ -111,6 +111,8 @@ export function summarizeEvent(
       return `Tool ${text(data.tool) ?? "?"}: ${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
     case "policy.refused":
       return `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "?"})`;
+    case "policy.changed":
+      return "Spending limits changed";
     case "step_up.refused":
       return `Refused without a matching passkey approval: ${text(data.operation) ?? "?"}`;
     case "session.ended_everywhere":

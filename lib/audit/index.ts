@@ -27,6 +27,7 @@ export const AUDIT_EVENT_TYPES = [
   "api_key.revoked",
   "mcp.tool_called",
   "policy.refused",
+  "policy.changed",
   "request.transition",
   "step_up.refused",
   "session.ended_everywhere",

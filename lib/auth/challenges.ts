@@ -17,7 +17,8 @@ export type ChallengePurpose =
   | "remove-passkey"
   | "remove-wallet"
   | "export"
-  | "revoke-client";
+  | "revoke-client"
+  | "change-policy";
 
 const CHALLENGE_TTL_SECONDS = 5 * 60;
 

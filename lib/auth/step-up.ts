@@ -85,6 +85,12 @@ export const guarded = {
     allow: [passkeyId],
     label: "Adding or replacing a seal",
   }),
+  changePolicy: (change: { grantId: string; credentialId: string; policy: unknown }): GuardedOperation => ({
+    purpose: "change-policy",
+    subject: `${change.grantId}:${change.credentialId}`,
+    decision: change.policy,
+    label: "Changing spending limits",
+  }),
   revokeClient: (clientId: string): GuardedOperation => ({
     purpose: "revoke-client",
     subject: clientId,

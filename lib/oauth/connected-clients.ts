@@ -2,11 +2,17 @@ import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
+import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
 import { redirectUrisOf } from "./clients";
 
+/** A granted credential's spending limits and what is left of them now (approve mode in an active grant only). */
+type Limits = Awaited<ReturnType<typeof policyStanding>>;
+
 export type ConnectedClient = {
   clientId: string;
+  /** The grant the row describes and edits: the newest of the person's approvals of this client. */
+  grantId: string;
   kind: "oauth" | "api_key";
   name: string;
   status: "active" | "revoked";
@@ -15,7 +21,7 @@ export type ConnectedClient = {
   connectedAt: Date;
   lastUsedAt: Date | null;
   staysConnected: boolean;
-  credentials: { id: string; name: string; address: string; mode: string }[];
+  credentials: { id: string; name: string; address: string; mode: string; limits: Limits | null }[];
 };
 
 /**
@@ -23,7 +29,8 @@ export type ConnectedClient = {
  * A client is shown revoked when the person's grants to it, or the client
  * registration itself, were revoked.
  */
-export async function listConnectedClients(userId: string): Promise<ConnectedClient[]> {
+export async function listConnectedClients(userId: string, clock: Clock = systemClock): Promise<ConnectedClient[]> {
+  const now = clock();
   const grants = await db().grant.findMany({
     where: { userId },
     orderBy: { createdAt: "desc" },
@@ -44,6 +51,7 @@ export async function listConnectedClients(userId: string): Promise<ConnectedCli
     }
     byClient.set(grant.clientId, {
       clientId: grant.clientId,
+      grantId: grant.id,
       kind: grant.client.kind as ConnectedClient["kind"],
       name: grant.client.name,
       status: active ? "active" : "revoked",
@@ -52,7 +60,13 @@ export async function listConnectedClients(userId: string): Promise<ConnectedCli
       connectedAt: grant.createdAt,
       lastUsedAt: grant.lastUsedAt,
       staysConnected: grant.scope.split(" ").includes("offline_access"),
-      credentials: grant.credentials.map((entry) => ({ ...entry.credential, mode: entry.mode })),
+      credentials: await Promise.all(
+        grant.credentials.map(async (entry) => ({
+          ...entry.credential,
+          mode: entry.mode,
+          limits: active && entry.mode === "approve" ? await policyStanding(grant.id, entry.credentialId, now) : null,
+        })),
+      ),
     });
   }
   return [...byClient.values()];

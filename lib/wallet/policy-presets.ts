@@ -1,7 +1,8 @@
-// The spending limits a person picks per credential on the consent screen and when issuing an API key.
-// Pure and browser-safe: the picker and the server agree on exactly the rules each choice means.
-import { parseEther } from "viem";
-import type { Policy } from "@/contract";
+// The spending limits a person picks per credential on the consent screen, when issuing an API key and when
+// editing a grant on the Clients screen. Pure and browser-safe: the picker and the server agree on exactly the
+// rules each choice means, and a stored policy reads back into the same form it was written with.
+import { formatEther, parseEther } from "viem";
+import { policySchema, type Policy } from "@/contract";
 
 export const POLICY_PRESETS = {
   ask: { label: "Ask me for everything", policy: {} },
@@ -10,24 +11,122 @@ export const POLICY_PRESETS = {
     policy: { native: { per_transaction: String(parseEther("0.05")), per_day: String(parseEther("0.2")) } },
   },
 } as const satisfies Record<string, { label: string; policy: Policy }>;
+export type PresetKey = keyof typeof POLICY_PRESETS;
 
-export type CustomLimits = { perTransaction: string; perDay: string; recipients: string };
+/** Every rule as the custom form holds it: text fields as typed, two switches. */
+export type CustomLimits = {
+  perTransaction: string;
+  perDay: string;
+  perWeek: string;
+  recipients: string;
+  chains: string;
+  /** one contract a line: `<address> [<selector> …]` */
+  contracts: string;
+  /** one token cap a line: `<chain id> <token address> <per transaction> <per day>`, smallest units, `-` for none */
+  tokens: string;
+  typedDataContracts: string;
+  typedDataNames: string;
+  requestsPerHour: string;
+  signMessage: boolean;
+  noUnlimitedApprovals: boolean;
+};
 
-/** A custom choice as rules: amounts in ETH (empty: no limit), recipients one per line or comma-separated. */
-export function customPolicy(limits: CustomLimits): Policy {
-  const wei = (label: string, ether: string) => {
-    if (!/^\d{1,30}(\.\d{1,18})?$/.test(ether)) throw new Error(`${label}: enter an amount in ETH, like 0.05`);
-    return String(parseEther(ether));
-  };
-  const perTransaction = limits.perTransaction.trim();
-  const perDay = limits.perDay.trim();
-  const native = {
-    ...(perTransaction ? { per_transaction: wei("Per transaction", perTransaction) } : {}),
-    ...(perDay ? { per_day: wei("Per day", perDay) } : {}),
-  };
-  const recipients = limits.recipients
-    .split(/[\s,]+/)
-    .map((entry) => entry.trim())
+export const NO_CUSTOM_LIMITS: CustomLimits = {
+  perTransaction: "",
+  perDay: "",
+  perWeek: "",
+  recipients: "",
+  chains: "",
+  contracts: "",
+  tokens: "",
+  typedDataContracts: "",
+  typedDataNames: "",
+  requestsPerHour: "",
+  signMessage: true,
+  noUnlimitedApprovals: false,
+};
+
+/** The entries that say something: no undefined, no empty list (an empty field is no rule, not a rule allowing nothing). */
+const stated = <T extends Record<string, unknown>>(entries: T) =>
+  Object.fromEntries(
+    Object.entries(entries).filter(([, value]) => value !== undefined && !(Array.isArray(value) && value.length === 0)),
+  ) as Partial<T>;
+
+const words = (text: string) => text.split(/[\s,]+/).filter(Boolean);
+const lines = (text: string) =>
+  text
+    .split("\n")
+    .map((line) => line.trim())
     .filter(Boolean);
-  return { ...(Object.keys(native).length ? { native } : {}), ...(recipients.length ? { recipients } : {}) };
+
+function ether(label: string, text: string) {
+  const value = text.trim();
+  if (!value) return undefined;
+  if (!/^\d{1,30}(\.\d{1,18})?$/.test(value)) throw new Error(`${label}: enter an amount in ETH, like 0.05`);
+  return String(parseEther(value));
+}
+
+function tokenCap(line: string) {
+  const [chain, token, perTransaction, perDay, ...rest] = line.split(/\s+/);
+  if (!token || rest.length) throw new Error(`Token caps: write “chain token per-transaction per-day” on each line (got “${line}”)`);
+  const amount = (value: string | undefined) => (value === "-" ? undefined : value);
+  return stated({ chain_id: Number(chain), token, per_transaction: amount(perTransaction), per_day: amount(perDay) });
+}
+
+/** A custom choice as rules. Empty fields limit nothing; the result is checked by the same schema the server uses. */
+export function customPolicy(limits: CustomLimits): Policy {
+  const native = stated({
+    per_transaction: ether("Per transaction", limits.perTransaction),
+    per_day: ether("Per day", limits.perDay),
+    per_week: ether("Per week", limits.perWeek),
+  });
+  const typedData = stated({ verifying_contracts: words(limits.typedDataContracts), names: lines(limits.typedDataNames) });
+  const rules = stated({
+    native: Object.keys(native).length ? native : undefined,
+    tokens: lines(limits.tokens).map(tokenCap),
+    recipients: words(limits.recipients),
+    chains: words(limits.chains).map(Number),
+    contracts: lines(limits.contracts).map((line) => {
+      const [address, ...selectors] = words(line);
+      return stated({ address, selectors });
+    }),
+    no_unlimited_approvals: limits.noUnlimitedApprovals || undefined,
+    typed_data: Object.keys(typedData).length ? typedData : undefined,
+    sign_message: limits.signMessage ? undefined : false,
+    requests_per_hour: limits.requestsPerHour.trim() ? Number(limits.requestsPerHour.trim()) : undefined,
+  });
+  const parsed = policySchema.safeParse(rules);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${issue.path.join(".") || "Limits"}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** A stored policy in the custom form's terms: customPolicy(customLimitsOf(p)) gives p back. */
+export function customLimitsOf(policy: Policy): CustomLimits {
+  const eth = (wei: string | undefined) => (wei === undefined ? "" : formatEther(BigInt(wei)));
+  return {
+    perTransaction: eth(policy.native?.per_transaction),
+    perDay: eth(policy.native?.per_day),
+    perWeek: eth(policy.native?.per_week),
+    recipients: (policy.recipients ?? []).join("\n"),
+    chains: (policy.chains ?? []).join(", "),
+    contracts: (policy.contracts ?? []).map((entry) => [entry.address, ...(entry.selectors ?? [])].join(" ")).join("\n"),
+    tokens: (policy.tokens ?? [])
+      .map((rule) => [rule.chain_id, rule.token, rule.per_transaction ?? "-", rule.per_day ?? "-"].join(" "))
+      .join("\n"),
+    typedDataContracts: (policy.typed_data?.verifying_contracts ?? []).join("\n"),
+    typedDataNames: (policy.typed_data?.names ?? []).join("\n"),
+    requestsPerHour: policy.requests_per_hour === undefined ? "" : String(policy.requests_per_hour),
+    signMessage: policy.sign_message !== false,
+    noUnlimitedApprovals: policy.no_unlimited_approvals === true,
+  };
+}
+
+/** The preset a stored policy is exactly, or "custom". */
+export function presetOf(policy: Policy): PresetKey | "custom" {
+  const same = (a: unknown, b: unknown) => JSON.stringify(policySchema.parse(a)) === JSON.stringify(policySchema.parse(b));
+  const match = (Object.keys(POLICY_PRESETS) as PresetKey[]).find((key) => same(POLICY_PRESETS[key].policy, policy));
+  return match ?? "custom";
 }

@@ -7,6 +7,10 @@ import type { PreparedTransaction } from "./request-payload";
 const NOW = new Date("2026-06-01T12:00:00Z");
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
+const OTHER_TOKEN = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
+const SPENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+const field = (entry: string) => ({ name: entry.split(":")[0], type: entry.split(":")[1] });
 const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000);
 
 function transaction(overrides: Partial<PreparedTransaction>) {
@@ -39,7 +43,7 @@ describe("spending policy rules", () => {
     const facts = tokenTransfer(5n);
     assert.equal(facts.counterparty, FRIEND);
     assert.equal(facts.contract, TOKEN);
-    assert.equal(facts.tokenAmount, 5n);
+    assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 5n }]);
     assert.equal(facts.selector, "0xa9059cbb");
   });
 
@@ -76,5 +80,61 @@ describe("spending policy rules", () => {
     assert.equal(violationOf({ typed_data: { verifying_contracts: [TOKEN.toLowerCase()], names: ["Shop"] } }, facts, [], 0, NOW), null);
     assert.equal(violationOf({ typed_data: { names: ["Market"] } }, facts, [], 0, NOW)?.rule, "typed_data.names");
     assert.equal(violationOf({ typed_data: { verifying_contracts: [FRIEND] } }, facts, [], 0, NOW)?.rule, "typed_data.verifying_contracts");
+  });
+
+  const permit = (primaryType: "Permit" | "PermitBatchTransferFrom", amounts: [string, bigint][]) =>
+    factsOf({
+      kind: "sign_typed_data",
+      typedData:
+        primaryType === "Permit"
+          ? {
+              domain: { name: "Token", version: "1", chainId: 31337, verifyingContract: amounts[0][0] as `0x${string}` },
+              types: {
+                Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map(field),
+              },
+              primaryType,
+              message: { owner: FRIEND, spender: SPENDER, value: amounts[0][1], nonce: 0n, deadline: 1n },
+            }
+          : {
+              domain: { name: "Permit2", chainId: 31337, verifyingContract: PERMIT2 },
+              types: {
+                PermitBatchTransferFrom: ["permitted:TokenPermissions[]", "spender:address", "nonce:uint256", "deadline:uint256"].map(
+                  field,
+                ),
+                TokenPermissions: ["token:address", "amount:uint256"].map(field),
+              },
+              primaryType,
+              message: { permitted: amounts.map(([token, amount]) => ({ token, amount })), spender: SPENDER, nonce: 0n, deadline: 1n },
+            },
+    });
+
+  it("a permit's amounts count under the token caps of the domain's chain, like an approve", () => {
+    const policy = { tokens: [{ chain_id: 31337, token: TOKEN, per_transaction: "100", per_day: "150" }] };
+    const facts = permit("Permit", [[TOKEN, 101n]]);
+    assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 101n }]);
+    assert.equal(facts.counterparty, SPENDER);
+    assert.equal(violationOf(policy, facts, [], 0, NOW)?.rule, "tokens.per_transaction");
+    const earlier = [held(hoursAgo(1), { tokenAmount: "100" })];
+    assert.equal(violationOf(policy, permit("Permit", [[TOKEN, 60n]]), earlier, 0, NOW)?.rule, "tokens.per_day");
+    assert.equal(violationOf(policy, permit("Permit", [[TOKEN, 50n]]), earlier, 0, NOW), null);
+  });
+
+  it("a batch permit of several capped tokens is refused; one capped token in a batch is counted", () => {
+    const policy = {
+      tokens: [
+        { chain_id: 31337, token: TOKEN, per_day: "150" },
+        { chain_id: 31337, token: OTHER_TOKEN, per_day: "150" },
+      ],
+    };
+    const both = permit("PermitBatchTransferFrom", [
+      [TOKEN, 1n],
+      [OTHER_TOKEN, 1n],
+    ]);
+    assert.equal(violationOf(policy, both, [], 0, NOW)?.rule, "tokens");
+    const oneCapped = permit("PermitBatchTransferFrom", [
+      [TOKEN, 200n],
+      [FRIEND, 1n],
+    ]);
+    assert.equal(violationOf(policy, oneCapped, [], 0, NOW)?.rule, "tokens.per_day");
   });
 });

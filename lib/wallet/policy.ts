@@ -6,6 +6,10 @@
 // concurrent requests cannot all squeeze under a cap (docs/policies.md).
 import { getAddress, type Address, type Hex } from "viem";
 import { db, usesPostgres, type Tx } from "@/lib/db";
+import { recordAudit } from "@/lib/audit";
+import { systemClock, type Clock } from "@/lib/clock";
+import { canonicalJson } from "@/lib/crypto";
+import { AppError, NotFoundError } from "@/lib/http/errors";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
 import { decodeCall, isUnlimitedAmount } from "./call-decoding";
 import { recognisePermit } from "./permits";
@@ -16,6 +20,8 @@ import { RequestError } from "./request-lifecycle";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const WEEK = 7 * DAY;
+
+type TokenAmount = { chainId: number | null; token: Address; amount: bigint };
 
 /** What a request would do, in the terms the rules speak of. */
 export type RequestFacts = {
@@ -28,8 +34,8 @@ export type RequestFacts = {
   selector: Hex | null;
   /** who receives, spends or operates: the transfer's recipient, the approval's spender, the plain transfer's `to` */
   counterparty: Address | null;
-  /** an ERC-20-style amount moved or approved on `contract` */
-  tokenAmount: bigint | null;
+  /** ERC-20-style amounts moved or allowed: a token call's on the contract called, a permit's on each permitted token */
+  tokens: TokenAmount[];
   unlimitedApproval: boolean;
   domain: { verifyingContract: string | null; name: string | null } | null;
 };
@@ -41,7 +47,7 @@ export function factsOf(payload: RequestPayload): RequestFacts {
     contract: null,
     selector: null,
     counterparty: null,
-    tokenAmount: null,
+    tokens: [],
     unlimitedApproval: false,
   };
   if (payload.kind === "sign_message") return { kind: payload.kind, ...none, domain: null };
@@ -52,6 +58,7 @@ export function factsOf(payload: RequestPayload): RequestFacts {
       kind: payload.kind,
       ...none,
       counterparty: permit?.spender ?? null,
+      tokens: (permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : [])),
       unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount, entry.bits)) : false,
       domain: {
         verifyingContract: typeof domain.verifyingContract === "string" ? domain.verifyingContract : null,
@@ -63,23 +70,23 @@ export function factsOf(payload: RequestPayload): RequestFacts {
   const to = getAddress(transaction.to);
   const base = { kind: payload.kind, chainId: transaction.chainId, native: BigInt(transaction.value), domain: null };
   const call = decodeCall(transaction.data);
-  if (call.kind === "none")
-    return { ...base, contract: null, selector: null, counterparty: to, tokenAmount: null, unlimitedApproval: false };
+  if (call.kind === "none") return { ...base, contract: null, selector: null, counterparty: to, tokens: [], unlimitedApproval: false };
   const called = { ...base, contract: to, selector: transaction.data.slice(0, 10) as Hex };
+  const moved = (amount: bigint) => [{ chainId: transaction.chainId, token: to, amount }];
   switch (call.kind) {
     case "transfer":
     case "transferFrom":
-      return { ...called, counterparty: call.to, tokenAmount: call.amount, unlimitedApproval: false };
+      return { ...called, counterparty: call.to, tokens: moved(call.amount), unlimitedApproval: false };
     case "approve":
-      return { ...called, counterparty: call.spender, tokenAmount: call.amount, unlimitedApproval: isUnlimitedAmount(call.amount) };
+      return { ...called, counterparty: call.spender, tokens: moved(call.amount), unlimitedApproval: isUnlimitedAmount(call.amount) };
     case "safeTransferFrom":
     case "safeTransferFrom1155":
     case "safeBatchTransferFrom":
-      return { ...called, counterparty: call.to, tokenAmount: null, unlimitedApproval: false };
+      return { ...called, counterparty: call.to, tokens: [], unlimitedApproval: false };
     case "setApprovalForAll":
-      return { ...called, counterparty: call.operator, tokenAmount: null, unlimitedApproval: call.approved };
+      return { ...called, counterparty: call.operator, tokens: [], unlimitedApproval: call.approved };
     case "unknown":
-      return { ...called, counterparty: to, tokenAmount: null, unlimitedApproval: false };
+      return { ...called, counterparty: to, tokens: [], unlimitedApproval: false };
   }
 }
 
@@ -116,6 +123,29 @@ function heldSince(held: Held[], since: Date, window: number, amount: (request: 
   }
   return { used, freesAt: oldest ? new Date(oldest.getTime() + window) : null };
 }
+
+/** The token amounts of `facts` that a token rule of `policy` caps, each with its rule. */
+function cappedTokens(policy: Policy, facts: RequestFacts) {
+  return facts.tokens.flatMap((move) => {
+    const rule = policy.tokens?.find((entry) => entry.chain_id === move.chainId && same(entry.token, move.token));
+    return rule ? [{ rule, move }] : [];
+  });
+}
+
+/**
+ * What a created request holds against the rolling caps: its native value and the one token amount a rule can
+ * count (the capped one, or a single token's when none is capped, so a cap added later counts it too).
+ */
+function holdOf(policy: Policy, facts: RequestFacts) {
+  const token = cappedTokens(policy, facts)[0]?.move ?? (facts.tokens.length === 1 ? facts.tokens[0] : null);
+  return {
+    chainId: facts.chainId ?? token?.chainId ?? null,
+    nativeValue: String(facts.native),
+    tokenAddress: token?.token ?? null,
+    tokenAmount: token ? String(token.amount) : null,
+  };
+}
+type Hold = ReturnType<typeof holdOf>;
 
 const same = (a: string | null, b: string | null) => a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
 
@@ -179,18 +209,20 @@ export function violationOf(
     cap("native.per_day", native.per_day, facts.native, nativeHeld(DAY, DAY)) ??
     cap("native.per_week", native.per_week, facts.native, nativeHeld(WEEK, WEEK));
   if (nativeBreach) return nativeBreach;
-  const token =
-    facts.tokenAmount !== null
-      ? policy.tokens?.find((rule) => rule.chain_id === facts.chainId && same(rule.token, facts.contract))
-      : undefined;
-  if (token && facts.tokenAmount !== null) {
-    const used = heldSince(held, new Date(now.getTime() - DAY), DAY, (request) =>
-      request.chainId === facts.chainId && same(request.tokenAddress, facts.contract) ? BigInt(request.tokenAmount ?? "0") : 0n,
-    ).used;
-    return (
-      cap("tokens.per_transaction", token.per_transaction, facts.tokenAmount, 0n) ??
-      cap("tokens.per_day", token.per_day, facts.tokenAmount, used)
+  const capped = cappedTokens(policy, facts);
+  if (capped.length > 1) {
+    return new PolicyViolation(
+      "tokens",
+      "a permit of several capped tokens cannot be counted against their caps; ask for one token at a time",
     );
+  }
+  for (const { rule, move } of capped) {
+    const used = heldSince(held, new Date(now.getTime() - DAY), DAY, (request) =>
+      request.chainId === move.chainId && same(request.tokenAddress, move.token) ? BigInt(request.tokenAmount ?? "0") : 0n,
+    ).used;
+    const breach =
+      cap("tokens.per_transaction", rule.per_transaction, move.amount, 0n) ?? cap("tokens.per_day", rule.per_day, move.amount, used);
+    if (breach) return breach;
   }
   return null;
 }
@@ -226,7 +258,7 @@ const POLICY_LOCK = 7_100_424;
  */
 export async function withinPolicy<T>(
   input: { grantId: string; credentialId: string; payload: RequestPayload; now: Date },
-  create: (tx: Tx, facts: RequestFacts) => Promise<T>,
+  create: (tx: Tx, hold: Hold) => Promise<T>,
 ): Promise<T> {
   const facts = factsOf(input.payload);
   for (let attempt = 0; ; attempt++) {
@@ -247,9 +279,10 @@ export async function withinPolicy<T>(
             select: { policy: true },
           });
           const { held, thisHour } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
-          const violation = violationOf(parsePolicy(entry?.policy ?? "{}"), facts, held, thisHour, input.now);
+          const policy = parsePolicy(entry?.policy ?? "{}");
+          const violation = violationOf(policy, facts, held, thisHour, input.now);
           if (violation) throw violation;
-          return create(tx, facts);
+          return create(tx, holdOf(policy, facts));
         },
         { maxWait: 10_000, timeout: 20_000 },
       );
@@ -265,7 +298,11 @@ export async function withinPolicy<T>(
 export async function policyView(agent: AgentContext, credentialId: string, now: Date = new Date()): Promise<PolicyView> {
   const granted = agent.credentials.find((entry) => entry.credentialId === credentialId);
   if (!granted) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
-  const { grantId, mode } = { grantId: agent.grantId, mode: granted.mode };
+  return { credential_id: credentialId, mode: granted.mode, ...(await policyStanding(agent.grantId, credentialId, now)) };
+}
+
+/** The policy of one (grant, credential) and what is left of each of its caps at `now`. */
+export async function policyStanding(grantId: string, credentialId: string, now: Date): Promise<Pick<PolicyView, "policy" | "remaining">> {
   const entry = await db().grantCredential.findUnique({
     where: { grantId_credentialId: { grantId, credentialId } },
     select: { policy: true },
@@ -280,8 +317,6 @@ export async function policyView(agent: AgentContext, credentialId: string, now:
   };
   const native = (request: Held) => BigInt(request.nativeValue ?? "0");
   return {
-    credential_id: credentialId,
-    mode,
     policy,
     remaining: {
       native_per_transaction: policy.native?.per_transaction ?? null,
@@ -301,4 +336,43 @@ export async function policyView(agent: AgentContext, credentialId: string, now:
           : { limit: policy.requests_per_hour, used: thisHour, remaining: Math.max(0, policy.requests_per_hour - thisHour) },
     },
   };
+}
+
+/**
+ * The person changes the rules of one credential in one of their grants (after a passkey step-up, in the
+ * route). Only an active grant's approve-mode credential has rules; read credentials cannot ask for signatures.
+ * Requests already created keep counting against the new caps.
+ */
+export async function changePolicy(
+  userId: string,
+  change: { grantId: string; credentialId: string; policy: Policy },
+  clock: Clock = systemClock,
+): Promise<void> {
+  const { grantId, credentialId, policy } = change;
+  const entry = await db().grantCredential.findFirst({
+    where: { grantId, credentialId, grant: { userId, status: "active" } },
+    select: { mode: true, policy: true, grant: { select: { clientId: true } } },
+  });
+  if (!entry) throw new NotFoundError("The grant's credential");
+  if (entry.mode !== "approve")
+    throw new AppError(
+      "read_only_credential",
+      "This credential is granted read-only: it cannot ask for signatures, so it has no limits",
+      400,
+    );
+  await db().grantCredential.update({
+    where: { grantId_credentialId: { grantId, credentialId } },
+    data: { policy: JSON.stringify(policy) },
+  });
+  await recordAudit(
+    {
+      type: "policy.changed",
+      userId,
+      clientId: entry.grant.clientId,
+      credentialId,
+      // As canonical JSON text: the log redacts keys that look secret, and a policy's `tokens` is not.
+      data: { grant: grantId, from: canonicalJson(parsePolicy(entry.policy)), to: canonicalJson(policy) },
+    },
+    clock,
+  );
 }

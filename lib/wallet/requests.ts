@@ -96,7 +96,7 @@ export async function createRequest(
   const now = clock();
   let row: RequestRow;
   try {
-    row = await withinPolicy({ grantId: agent.grantId, credentialId: credential.id, payload, now }, (tx, facts) =>
+    row = await withinPolicy({ grantId: agent.grantId, credentialId: credential.id, payload, now }, (tx, hold) =>
       tx.agentRequest.create({
         data: {
           id: randomId("rq_"),
@@ -106,12 +106,9 @@ export async function createRequest(
           credentialId: credential.id,
           kind: input.kind,
           status: "pending",
-          chainId: facts.chainId,
+          ...hold,
           payload: JSON.stringify(payload),
           digest: payloadDigest(payload),
-          nativeValue: String(facts.native),
-          tokenAddress: facts.tokenAmount !== null ? facts.contract : null,
-          tokenAmount: facts.tokenAmount !== null ? String(facts.tokenAmount) : null,
           createdAt: now,
           expiresAt: addSeconds(now, REQUEST_TTL_SECONDS),
         },

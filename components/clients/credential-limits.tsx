@@ -1,0 +1,112 @@
+"use client";
+
+import { useState } from "react";
+import { formatEther } from "viem";
+import type { Policy, PolicyView } from "@/contract";
+import { callApi } from "@/components/browser/api";
+import { approveWithPasskey } from "@/components/browser/passkey";
+import { Feedback, useAction } from "@/components/browser/use-action";
+import { choiceOfPolicy, LimitsPicker, policyOfChoice } from "@/components/grants/limits-picker";
+import { POLICY_PRESETS, presetOf } from "@/lib/wallet/policy-presets";
+
+type Limits = Pick<PolicyView, "policy" | "remaining">;
+type Allowance = NonNullable<PolicyView["remaining"]["native_per_day"]>;
+
+const eth = (wei: string) => `${formatEther(BigInt(wei))} ETH`;
+
+/** The rules in a few words, as the person set them. */
+function summary(policy: Policy): string {
+  const preset = presetOf(policy);
+  if (preset !== "custom") return POLICY_PRESETS[preset].label;
+  const parts = [
+    policy.native?.per_transaction && `up to ${eth(policy.native.per_transaction)} a transaction`,
+    policy.native?.per_day && `${eth(policy.native.per_day)} a day`,
+    policy.native?.per_week && `${eth(policy.native.per_week)} a week`,
+    policy.tokens?.length && `${policy.tokens.length} token cap${policy.tokens.length > 1 ? "s" : ""}`,
+    policy.recipients && `${policy.recipients.length} allowed recipient${policy.recipients.length === 1 ? "" : "s"}`,
+    policy.chains && `chains ${policy.chains.join(", ")}`,
+    policy.contracts && `${policy.contracts.length} allowed contract${policy.contracts.length === 1 ? "" : "s"}`,
+    policy.no_unlimited_approvals && "no unlimited approvals",
+    policy.typed_data && "typed data limited",
+    policy.sign_message === false && "no message signing",
+    policy.requests_per_hour !== undefined && `${policy.requests_per_hour} requests an hour`,
+  ].filter(Boolean);
+  return parts.length ? parts.join(" · ") : POLICY_PRESETS.ask.label;
+}
+
+/** How much of a rolling cap is held, as a bar with its words beside it. */
+function Spend({ label, allowance, unit }: { label: string; allowance: Allowance; unit: (amount: string) => string }) {
+  // <progress> takes numbers: scale both to the limit so large wei amounts keep their ratio.
+  const share = BigInt(allowance.limit) === 0n ? 1 : Number((BigInt(allowance.used) * 1000n) / BigInt(allowance.limit)) / 1000;
+  return (
+    <div className="spend">
+      <progress aria-label={label} max={1} value={Math.min(share, 1)} />
+      <span className="small">
+        {unit(allowance.used)} of {unit(allowance.limit)} · {unit(allowance.remaining)} left
+        {allowance.frees_at ? ` · more from ${new Date(allowance.frees_at).toLocaleString()}` : ""}
+      </span>
+    </div>
+  );
+}
+
+/** One approve-mode credential of a grant: its limits, what is spent of them, and a passkey-approved edit. */
+export function CredentialLimits({ grantId, credential }: { grantId: string; credential: { id: string; name: string; limits: Limits } }) {
+  const { busy, error, status, run } = useAction();
+  const [choice, setChoice] = useState(() => choiceOfPolicy(credential.limits.policy));
+  const [editing, setEditing] = useState(false);
+  const { remaining, policy } = credential.limits;
+  const path = `/api/grants/${encodeURIComponent(grantId)}/policy`;
+
+  const save = () =>
+    run(async () => {
+      const change = { credential_id: credential.id, policy: policyOfChoice(choice) };
+      const assertion = await approveWithPasskey(`${path}/options`, change);
+      await callApi(path, { ...change, assertion }, "PUT");
+      setEditing(false);
+      return `Limits for ${credential.name} saved`;
+    });
+
+  return (
+    <div className="credential-limits">
+      <div className="small">
+        Limits for {credential.name}: {summary(policy)}
+      </div>
+      {remaining.native_per_day && <Spend label={`Spent today with ${credential.name}`} allowance={remaining.native_per_day} unit={eth} />}
+      {remaining.native_per_week && (
+        <Spend label={`Spent this week with ${credential.name}`} allowance={remaining.native_per_week} unit={eth} />
+      )}
+      {remaining.tokens.map(
+        (token) =>
+          token.per_day && (
+            <Spend
+              key={`${token.chain_id}:${token.token}`}
+              label={`Spent today of token ${token.token} with ${credential.name}`}
+              allowance={token.per_day}
+              unit={(amount) => `${amount} units`}
+            />
+          ),
+      )}
+      {editing ? (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void save();
+          }}
+        >
+          <LimitsPicker credentialId={`${grantId}-${credential.id}`} name={credential.name} choice={choice} onChange={setChoice} />
+          <button type="submit" className="primary" disabled={busy}>
+            Save limits for {credential.name}
+          </button>{" "}
+          <button type="button" disabled={busy} onClick={() => setEditing(false)}>
+            Cancel
+          </button>
+        </form>
+      ) : (
+        <button type="button" disabled={busy} onClick={() => setEditing(true)}>
+          Edit limits for {credential.name}
+        </button>
+      )}
+      <Feedback error={error} status={status} />
+    </div>
+  );
+}

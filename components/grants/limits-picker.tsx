@@ -1,0 +1,114 @@
+"use client";
+
+import type { Policy } from "@/contract";
+import {
+  customLimitsOf,
+  customPolicy,
+  NO_CUSTOM_LIMITS,
+  POLICY_PRESETS,
+  presetOf,
+  type CustomLimits,
+  type PresetKey,
+} from "@/lib/wallet/policy-presets";
+
+/** The spending limits chosen for one credential: a preset, or every rule written out. */
+export type LimitsChoice = { limits: PresetKey | "custom"; custom: CustomLimits };
+
+export const ASK_FOR_EVERYTHING: LimitsChoice = { limits: "ask", custom: NO_CUSTOM_LIMITS };
+
+/** The rules a choice means (throws with the field at fault when a custom field is not valid). */
+export function policyOfChoice(choice: LimitsChoice): Policy {
+  return choice.limits === "custom" ? customPolicy(choice.custom) : POLICY_PRESETS[choice.limits].policy;
+}
+
+/** A stored policy as the choice that writes it: its preset, or the custom form filled in. */
+export function choiceOfPolicy(policy: Policy): LimitsChoice {
+  return { limits: presetOf(policy), custom: customLimitsOf(policy) };
+}
+
+type TextRule = { [K in keyof CustomLimits]: CustomLimits[K] extends string ? K : never }[keyof CustomLimits];
+
+/** The spending limits of one approve-mode credential; every field is labelled with the credential's name. */
+export function LimitsPicker({
+  credentialId,
+  name,
+  choice,
+  onChange,
+}: {
+  credentialId: string;
+  name: string;
+  choice: LimitsChoice;
+  onChange: (next: LimitsChoice) => void;
+}) {
+  const custom = (patch: Partial<CustomLimits>) => onChange({ ...choice, custom: { ...choice.custom, ...patch } });
+  const field = (
+    rule: TextRule,
+    label: string,
+    options: { rows?: number; placeholder?: string; inputMode?: "decimal" | "numeric" } = {},
+  ) => {
+    const id = `${rule}-${credentialId}`;
+    const props = { id, value: choice.custom[rule], placeholder: options.placeholder };
+    return (
+      <>
+        <label htmlFor={id}>
+          {label} for {name}
+        </label>
+        {options.rows ? (
+          <textarea {...props} rows={options.rows} onChange={(event) => custom({ [rule]: event.target.value })} />
+        ) : (
+          <input {...props} inputMode={options.inputMode} onChange={(event) => custom({ [rule]: event.target.value })} />
+        )}
+      </>
+    );
+  };
+  const toggle = (rule: "signMessage" | "noUnlimitedApprovals", label: string) => {
+    const checked = choice.custom[rule];
+    return (
+      <label className="inline">
+        <input type="checkbox" checked={checked} onChange={(event) => custom({ [rule]: event.target.checked })} /> {label} for {name}
+      </label>
+    );
+  };
+  return (
+    <div className="limits">
+      <label htmlFor={`limits-${credentialId}`}>Spending limits for {name}</label>
+      <select
+        id={`limits-${credentialId}`}
+        value={choice.limits}
+        onChange={(event) => onChange({ ...choice, limits: event.target.value as LimitsChoice["limits"] })}
+      >
+        {Object.entries(POLICY_PRESETS).map(([key, preset]) => (
+          <option key={key} value={key}>
+            {preset.label}
+          </option>
+        ))}
+        <option value="custom">Custom</option>
+      </select>
+      {choice.limits === "custom" && (
+        <div className="stack">
+          {field("perTransaction", "Per transaction (ETH)", { inputMode: "decimal" })}
+          {field("perDay", "Per day (ETH)", { inputMode: "decimal" })}
+          {field("perWeek", "Per week (ETH)", { inputMode: "decimal" })}
+          {field("recipients", "Allowed recipients", { rows: 2, placeholder: "0x… one per line; empty: anyone" })}
+          <details>
+            <summary>More rules for {name}</summary>
+            <div className="stack">
+              {field("chains", "Allowed chains", { placeholder: "chain ids, e.g. 1, 8453; empty: any" })}
+              {field("contracts", "Allowed contracts", { rows: 2, placeholder: "0x… [0xselector …] one per line; empty: any" })}
+              {field("tokens", "Token caps", {
+                rows: 2,
+                placeholder: "chain token per-transaction per-day, in the token's smallest unit; - for none",
+              })}
+              {field("typedDataContracts", "Typed data contracts", { rows: 2, placeholder: "verifyingContract 0x… one per line" })}
+              {field("typedDataNames", "Typed data names", { rows: 2, placeholder: "domain names, one per line" })}
+              {field("requestsPerHour", "Requests per hour", { inputMode: "numeric" })}
+              {toggle("signMessage", "Allow message signing")}
+              {toggle("noUnlimitedApprovals", "Refuse unlimited approvals")}
+            </div>
+          </details>
+        </div>
+      )}
+      <p className="muted small">Requests beyond these limits are refused before they reach you; the rest still wait for your passkey.</p>
+    </div>
+  );
+}

@@ -1,0 +1,113 @@
+// Spending limits on the Clients screen, in the browser with a virtual passkey: what is spent of a daily cap
+// shows at once (a pending request holds its amount), and a change of limits, approved with the passkey,
+// holds the agent to the new rules on its very next request.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { parseEther } from "viem";
+import { startApp, type RunningApp } from "../support/app";
+import { launchBrowser } from "../support/browser";
+import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { newPerson, type Person } from "../support/consent";
+import { connectWithBearer } from "../support/mcp-client";
+import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
+import { db } from "@/lib/db";
+
+const FRIEND = "0x000000000000000000000000000000000000bEEF";
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { text?: string }[] };
+
+describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
+  let chain: LocalChain;
+  let app: RunningApp;
+  let browser: Browser;
+  let person: Person;
+  let bot: Client;
+  let mainId: string;
+
+  const send = async (ether: string) =>
+    (await bot.callTool({
+      name: "send_transaction",
+      arguments: { credential_id: mainId, chain_id: chain.chainId, to: FRIEND, value: String(parseEther(ether)) },
+    })) as ToolResult;
+
+  before(async () => {
+    chain = await startChain();
+    app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
+    browser = await launchBrowser();
+    person = await newPerson(browser, app, "budget@example.com", ["Main"]);
+    const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
+    mainId = main.id;
+    await chain.fund(main.address, "10");
+
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    await page.getByLabel("Key name").fill("Budget bot");
+    await page.getByRole("checkbox", { name: "Main", exact: true }).check();
+    await page.getByLabel("Approval mode for Main").selectOption("approve");
+    await page.getByLabel("Spending limits for Main").selectOption({ label: POLICY_PRESETS.small.label });
+    await page.getByRole("button", { name: "Create API key" }).click();
+    bot = await connectWithBearer(app.baseUrl, (await page.getByTestId("new-api-key").textContent())!.trim());
+  });
+  after(async () => {
+    await bot?.close();
+    await browser?.close();
+    await app?.stop();
+    await chain?.stop();
+  });
+
+  it("shows the limits and today's spend, counting a pending request from the moment it exists", async () => {
+    const pending = await send("0.04");
+    assert.ok(!pending.isError, pending.content?.[0]?.text);
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    const row = page.getByRole("listitem", { name: "Budget bot" });
+    await row.getByText(`Limits for Main: ${POLICY_PRESETS.small.label}`).waitFor();
+    const today = row.getByRole("progressbar", { name: "Spent today with Main" });
+    assert.equal(await today.getAttribute("value"), "0.2");
+    await row.getByText("0.04 ETH of 0.2 ETH · 0.16 ETH left", { exact: false }).waitFor();
+  });
+
+  it("a change of limits approved with the passkey holds the agent to the new rules at once", async () => {
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    const row = page.getByRole("listitem", { name: "Budget bot" });
+    await row.getByRole("button", { name: "Edit limits for Main" }).click();
+    await row.getByLabel("Spending limits for Main").selectOption({ label: "Custom" });
+    // The custom form starts from the rules in force.
+    assert.equal(await row.getByLabel("Per day (ETH) for Main").inputValue(), "0.2");
+    await row.getByLabel("Per transaction (ETH) for Main").fill("0.01");
+    await row.getByText("More rules for Main").click();
+    await row.getByLabel("Allow message signing for Main").uncheck();
+    await row.getByRole("button", { name: "Save limits for Main" }).click();
+    await page.getByRole("status").filter({ hasText: "Limits for Main saved" }).waitFor();
+    await row.getByText("Limits for Main: up to 0.01 ETH a transaction · 0.2 ETH a day · no message signing").waitFor();
+
+    const refused = await send("0.02");
+    assert.equal(refused.isError, true);
+    assert.match(refused.content?.[0]?.text ?? "", /Refused by the spending policy \(native\.per_transaction\)/);
+    const message = (await bot.callTool({ name: "sign_message", arguments: { credential_id: mainId, message: "hi" } })) as ToolResult;
+    assert.match(message.content?.[0]?.text ?? "", /\(sign_message\)/);
+    const allowed = await send("0.01");
+    assert.ok(!allowed.isError, allowed.content?.[0]?.text);
+
+    const policy = (await bot.callTool({ name: "get_policy", arguments: { credential_id: mainId } })) as ToolResult;
+    assert.deepEqual(policy.structuredContent?.policy, {
+      native: { per_transaction: String(parseEther("0.01")), per_day: String(parseEther("0.2")) },
+      sign_message: false,
+    });
+    const changes = await db().auditEvent.count({ where: { type: "policy.changed" } });
+    assert.equal(changes, 1);
+  });
+
+  it("a field that is not valid is named, and nothing is saved", async () => {
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    const row = page.getByRole("listitem", { name: "Budget bot" });
+    await row.getByRole("button", { name: "Edit limits for Main" }).click();
+    await row.getByLabel("Per week (ETH) for Main").fill("lots");
+    await row.getByRole("button", { name: "Save limits for Main" }).click();
+    await page.getByRole("alert").filter({ hasText: "Per week: enter an amount in ETH" }).waitFor();
+    assert.equal(await db().auditEvent.count({ where: { type: "policy.changed" } }), 1);
+  });
+});

@@ -1,0 +1,72 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther } from "viem";
+import type { Policy } from "@/contract";
+import { customLimitsOf, customPolicy, NO_CUSTOM_LIMITS, POLICY_PRESETS, presetOf } from "./policy-presets";
+
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const FRIEND = "0x000000000000000000000000000000000000bEEF";
+
+describe("spending limit choices", () => {
+  it("the presets are the documented rules", () => {
+    assert.deepEqual(POLICY_PRESETS.ask.policy, {});
+    assert.deepEqual(POLICY_PRESETS.small.policy, {
+      native: { per_transaction: String(parseEther("0.05")), per_day: String(parseEther("0.2")) },
+    });
+  });
+
+  it("an empty custom form is no rule at all; each field becomes its rule", () => {
+    assert.deepEqual(customPolicy(NO_CUSTOM_LIMITS), {});
+    assert.deepEqual(
+      customPolicy({
+        ...NO_CUSTOM_LIMITS,
+        perTransaction: "0.5",
+        perWeek: "2",
+        recipients: `${FRIEND}, ${TOKEN}`,
+        chains: "1, 8453",
+        contracts: `${TOKEN} 0xa9059cbb 0x095ea7b3\n${FRIEND}`,
+        tokens: `31337 ${TOKEN} 1000 -\n1 ${FRIEND} - 5`,
+        typedDataContracts: TOKEN,
+        typedDataNames: "Permit2\nUSD Coin",
+        requestsPerHour: "12",
+        signMessage: false,
+        noUnlimitedApprovals: true,
+      }),
+      {
+        native: { per_transaction: String(parseEther("0.5")), per_week: String(parseEther("2")) },
+        tokens: [
+          { chain_id: 31337, token: TOKEN, per_transaction: "1000" },
+          { chain_id: 1, token: FRIEND, per_day: "5" },
+        ],
+        recipients: [FRIEND, TOKEN],
+        chains: [1, 8453],
+        contracts: [{ address: TOKEN, selectors: ["0xa9059cbb", "0x095ea7b3"] }, { address: FRIEND }],
+        no_unlimited_approvals: true,
+        typed_data: { verifying_contracts: [TOKEN], names: ["Permit2", "USD Coin"] },
+        sign_message: false,
+        requests_per_hour: 12,
+      },
+    );
+  });
+
+  it("a stored policy reads back into the form that writes it again, and is recognised as its preset", () => {
+    const policies: Policy[] = [
+      {},
+      POLICY_PRESETS.small.policy,
+      { native: { per_day: "1" }, tokens: [{ chain_id: 1, token: TOKEN, per_day: "7" }], sign_message: false, requests_per_hour: 0 },
+      { contracts: [{ address: TOKEN }], typed_data: { names: ["A name with spaces"] }, no_unlimited_approvals: true },
+    ];
+    for (const policy of policies) assert.deepEqual(customPolicy(customLimitsOf(policy)), policy);
+    assert.equal(presetOf({}), "ask");
+    assert.equal(presetOf(customPolicy(customLimitsOf(POLICY_PRESETS.small.policy))), "small");
+    assert.equal(presetOf({ native: { per_day: "1" } }), "custom");
+  });
+
+  it("says which field is wrong", () => {
+    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, perDay: "a lot" }), /Per day: enter an amount in ETH/);
+    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, recipients: "0x1234" }), /^Error: recipients\.0: /);
+    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, tokens: TOKEN }), /Token caps: write/);
+    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, contracts: `${TOKEN} transfer` }), /contracts\.0\.selectors\.0: a 4-byte/);
+    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, requestsPerHour: "many" }), /requests_per_hour: /);
+  });
+});
