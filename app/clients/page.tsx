@@ -1,12 +1,17 @@
 import { requireUser } from "@/lib/auth/session";
 import { listConnectedClients } from "@/lib/oauth/connected-clients";
 import { listCredentials } from "@/lib/wallet/credentials";
+import { listContacts } from "@/lib/wallet/address-book";
 import { AppHeader } from "@/components/nav/app-header";
 import { ClientsList, CreateApiKeyForm, type ClientRow } from "@/components/clients/clients-panel";
 
 export default async function ClientsPage() {
   const user = await requireUser("/clients");
-  const [clients, credentials] = await Promise.all([listConnectedClients(user.id), listCredentials(user.id)]);
+  const [clients, credentials, contacts] = await Promise.all([
+    listConnectedClients(user.id),
+    listCredentials(user.id),
+    listContacts(user.id),
+  ]);
   const rows: ClientRow[] = clients.map((client) => ({
     ...client,
     connectedAt: client.connectedAt.toISOString(),
@@ -18,10 +23,13 @@ export default async function ClientsPage() {
       <main>
         <h1>Clients</h1>
         <h2>Connected applications</h2>
-        <ClientsList clients={rows.filter((row) => row.kind === "oauth")} emptyText="No application is connected." />
+        <ClientsList clients={rows.filter((row) => row.kind === "oauth")} contacts={contacts} emptyText="No application is connected." />
         <h2>Personal API keys</h2>
-        <ClientsList clients={rows.filter((row) => row.kind === "api_key")} emptyText="No API keys yet." />
-        <CreateApiKeyForm credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))} />
+        <ClientsList clients={rows.filter((row) => row.kind === "api_key")} contacts={contacts} emptyText="No API keys yet." />
+        <CreateApiKeyForm
+          contacts={contacts}
+          credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
+        />
       </main>
     </>
   );

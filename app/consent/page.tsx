@@ -2,6 +2,7 @@ import { currentUser } from "@/lib/auth/session";
 import { listPasskeys } from "@/lib/auth/passkeys";
 import { ConsentRequestError, loadAuthorizationRequest } from "@/lib/oauth/consent";
 import { listCredentials } from "@/lib/wallet/credentials";
+import { listContacts } from "@/lib/wallet/address-book";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/wallets-panel";
@@ -75,7 +76,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
     );
   }
 
-  const [credentials, passkeys] = await Promise.all([listCredentials(user.id), listPasskeys(user.id)]);
+  const [credentials, passkeys, contacts] = await Promise.all([listCredentials(user.id), listPasskeys(user.id), listContacts(user.id)]);
   const canSeal = passkeys.some((passkey) => passkey.prfCapable);
   return (
     <main>
@@ -86,6 +87,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
         key={credentials.map((credential) => credential.id).join(",")}
         requestId={requestId}
         offlineRequested={offlineRequested}
+        contacts={contacts}
         credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
       />
       {credentials.length === 0 ? (

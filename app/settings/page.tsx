@@ -1,14 +1,16 @@
 import { requireUser } from "@/lib/auth/session";
 import { listPasskeys } from "@/lib/auth/passkeys";
 import { listCredentials } from "@/lib/wallet/credentials";
+import { listContacts } from "@/lib/wallet/address-book";
 import { AppHeader } from "@/components/nav/app-header";
 import { PasskeysPanel } from "@/components/settings/passkeys-panel";
+import { AddressBook } from "@/components/settings/address-book";
 import { SignOutEverywhere } from "@/components/settings/sign-out-everywhere";
 import { WalletUnlockers } from "@/components/settings/wallet-unlockers";
 
 export default async function SettingsPage() {
   const user = await requireUser("/settings");
-  const [passkeys, credentials] = await Promise.all([listPasskeys(user.id), listCredentials(user.id)]);
+  const [passkeys, credentials, contacts] = await Promise.all([listPasskeys(user.id), listCredentials(user.id), listContacts(user.id)]);
   const wallets = credentials
     .filter((credential) => credential.kind === "evm")
     .map(({ id, name, passkeyIds }) => ({ id, name, passkeyIds }));
@@ -30,6 +32,8 @@ export default async function SettingsPage() {
         />
         <h2>Wallet unlocking</h2>
         <WalletUnlockers wallets={wallets} passkeys={passkeys} />
+        <h2>Address book</h2>
+        <AddressBook contacts={contacts} />
         <h2>Sessions</h2>
         <SignOutEverywhere />
       </main>

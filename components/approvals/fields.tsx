@@ -1,3 +1,4 @@
+import type { ContactNames } from "@/lib/wallet/address-book";
 import type { Described, Detail } from "@/lib/wallet/request-description";
 
 /** One labelled line of the approval summary (a `dl`). */
@@ -10,18 +11,33 @@ export function Field({ label, children }: { label: React.ReactNode; children: R
   );
 }
 
-function DetailField({ detail }: { detail: Detail }) {
+/** An address in full, after the person's own name for it when their address book has one. */
+export function AddressText({ address, names }: { address: string; names: ContactNames }) {
+  const name = names[address.toLowerCase()];
+  return (
+    <>
+      {name && (
+        <span className="badge contact" title="Your name for this address (address book)">
+          {name}
+        </span>
+      )}{" "}
+      <span className="mono">{address}</span>
+    </>
+  );
+}
+
+function DetailField({ detail, names }: { detail: Detail; names: ContactNames }) {
   return (
     <Field label={detail.label}>
       {detail.text}
-      {detail.address && <span className="mono"> {detail.address}</span>}
+      {detail.address && <AddressText address={detail.address} names={names} />}
       {detail.raw && <span className="muted small mono"> (raw integer {detail.raw})</span>}
     </Field>
   );
 }
 
 /** A decoded call or permit: the action in words, the warning first when there is one, then every detail. */
-export function DescribedFields({ described }: { described: Described }) {
+export function DescribedFields({ described, names }: { described: Described; names: ContactNames }) {
   return (
     <>
       <Field label="Action">
@@ -35,7 +51,7 @@ export function DescribedFields({ described }: { described: Described }) {
         </Field>
       )}
       {described.details.map((detail, index) => (
-        <DetailField key={index} detail={detail} />
+        <DetailField key={index} detail={detail} names={names} />
       ))}
     </>
   );

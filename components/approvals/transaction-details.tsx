@@ -1,13 +1,19 @@
 import { formatEther, formatGwei } from "viem";
 import type { RequestDescription } from "@/lib/wallet/request-description";
-import { DescribedFields, Field } from "./fields";
+import type { ContactNames } from "@/lib/wallet/address-book";
+import { AddressText, DescribedFields, Field } from "./fields";
 
 /** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee. */
-export function TransactionDetails({ chain, transaction, call }: Extract<RequestDescription, { kind: "send_transaction" }>) {
+export function TransactionDetails({
+  chain,
+  transaction,
+  call,
+  names,
+}: Extract<RequestDescription, { kind: "send_transaction" }> & { names: ContactNames }) {
   const plain = call.kind === "none";
   return (
     <>
-      {call.kind === "decoded" && <DescribedFields described={call} />}
+      {call.kind === "decoded" && <DescribedFields described={call} names={names} />}
       {call.kind === "unknown" && (
         <>
           <Field label="Action">
@@ -24,7 +30,7 @@ export function TransactionDetails({ chain, transaction, call }: Extract<Request
         {chain.name} ({chain.id})
       </Field>
       <Field label={plain ? "Recipient" : "Contract"}>
-        <span className="mono">{transaction.to}</span>
+        <AddressText address={transaction.to} names={names} />
       </Field>
       <Field label={plain ? "Amount" : `${chain.symbol} sent with the call`}>
         <strong>

@@ -1,9 +1,10 @@
 import type { FieldNode } from "@/lib/wallet/typed-data-fields";
 import type { RequestDescription } from "@/lib/wallet/request-description";
-import { DescribedFields, Field } from "./fields";
+import type { ContactNames } from "@/lib/wallet/address-book";
+import { AddressText, DescribedFields, Field } from "./fields";
 
 /** Declared fields only, nested structs and arrays as nested lists. */
-function FieldTree({ fields }: { fields: FieldNode[] }) {
+function FieldTree({ fields, names }: { fields: FieldNode[]; names: ContactNames }) {
   return (
     <dl className="nested">
       {fields.map((field, index) => (
@@ -15,7 +16,13 @@ function FieldTree({ fields }: { fields: FieldNode[] }) {
             </>
           }
         >
-          {"fields" in field ? <FieldTree fields={field.fields} /> : <span className="mono">{field.value}</span>}
+          {"fields" in field ? (
+            <FieldTree fields={field.fields} names={names} />
+          ) : field.type === "address" ? (
+            <AddressText address={field.value} names={names} />
+          ) : (
+            <span className="mono">{field.value}</span>
+          )}
         </Field>
       ))}
     </dl>
@@ -23,15 +30,21 @@ function FieldTree({ fields }: { fields: FieldNode[] }) {
 }
 
 /** sign_typed_data: a recognised permit in words, then the domain and the message as the signature covers them. */
-export function TypedDataDetails({ primaryType, domain, fields, permit }: Extract<RequestDescription, { kind: "sign_typed_data" }>) {
+export function TypedDataDetails({
+  primaryType,
+  domain,
+  fields,
+  permit,
+  names,
+}: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames }) {
   return (
     <>
-      {permit && <DescribedFields described={permit} />}
+      {permit && <DescribedFields described={permit} names={names} />}
       <Field label="Domain">
-        <FieldTree fields={domain} />
+        <FieldTree fields={domain} names={names} />
       </Field>
       <Field label={`${primaryType} fields`}>
-        <FieldTree fields={fields} />
+        <FieldTree fields={fields} names={names} />
       </Field>
     </>
   );

@@ -5,6 +5,7 @@ import { callApi } from "@/components/browser/api";
 import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
+import type { Contact } from "@/lib/wallet/address-book";
 import { CredentialLimits } from "./credential-limits";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
@@ -15,7 +16,7 @@ function when(iso: string | null) {
   return iso ? new Date(iso).toLocaleString() : "never";
 }
 
-export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; emptyText: string }) {
+export function ClientsList({ clients, contacts, emptyText }: { clients: ClientRow[]; contacts: Contact[]; emptyText: string }) {
   const { busy, error, run } = useAction();
 
   function revoke(client: ClientRow) {
@@ -56,6 +57,7 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
                       key={credential.id}
                       grantId={client.grantId}
                       credential={{ ...credential, limits: credential.limits }}
+                      contacts={contacts}
                     />
                   ),
               )}
@@ -76,7 +78,7 @@ export function ClientsList({ clients, emptyText }: { clients: ClientRow[]; empt
 }
 
 /** Issue a personal API key for a grant set, approved with a passkey; the key is shown once. */
-export function CreateApiKeyForm({ credentials }: { credentials: PickableCredential[] }) {
+export function CreateApiKeyForm({ credentials, contacts }: { credentials: PickableCredential[]; contacts: Contact[] }) {
   const { busy, error, run } = useAction();
   const [name, setName] = useState("");
   const [choice, setChoice] = useState(() => emptyChoice(credentials));
@@ -106,7 +108,12 @@ export function CreateApiKeyForm({ credentials }: { credentials: PickableCredent
       </p>
       <label htmlFor="key-name">Key name</label>
       <input id="key-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
-      <GrantSetPicker credentials={credentials} choice={{ ...emptyChoice(credentials), ...choice }} onChange={setChoice} />
+      <GrantSetPicker
+        credentials={credentials}
+        choice={{ ...emptyChoice(credentials), ...choice }}
+        onChange={setChoice}
+        contacts={contacts}
+      />
       <div>
         <button type="submit" className="primary" disabled={busy}>
           Create API key

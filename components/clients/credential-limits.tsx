@@ -8,14 +8,18 @@ import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import { choiceOfPolicy, LimitsPicker, policyOfChoice } from "@/components/grants/limits-picker";
 import { POLICY_PRESETS, presetOf } from "@/lib/wallet/policy-presets";
+import type { Contact } from "@/lib/wallet/address-book";
 
 type Limits = Pick<PolicyView, "policy" | "remaining">;
 type Allowance = NonNullable<PolicyView["remaining"]["native_per_day"]>;
 
 const eth = (wei: string) => `${formatEther(BigInt(wei))} ETH`;
+const nameOf = (address: string, contacts: Contact[]) =>
+  contacts.find((contact) => contact.address.toLowerCase() === address.toLowerCase())?.label ??
+  `${address.slice(0, 6)}…${address.slice(-4)}`;
 
-/** The rules in a few words, as the person set them. */
-function summary(policy: Policy): string {
+/** The rules in a few words, as the person set them; recipients by their names in the address book. */
+function summary(policy: Policy, contacts: Contact[]): string {
   const preset = presetOf(policy);
   if (preset !== "custom") return POLICY_PRESETS[preset].label;
   const parts = [
@@ -23,7 +27,7 @@ function summary(policy: Policy): string {
     policy.native?.per_day && `${eth(policy.native.per_day)} a day`,
     policy.native?.per_week && `${eth(policy.native.per_week)} a week`,
     policy.tokens?.length && `${policy.tokens.length} token cap${policy.tokens.length > 1 ? "s" : ""}`,
-    policy.recipients && `${policy.recipients.length} allowed recipient${policy.recipients.length === 1 ? "" : "s"}`,
+    policy.recipients && `only to ${policy.recipients.map((address) => nameOf(address, contacts)).join(", ") || "nobody"}`,
     policy.chains && `chains ${policy.chains.join(", ")}`,
     policy.contracts && `${policy.contracts.length} allowed contract${policy.contracts.length === 1 ? "" : "s"}`,
     policy.no_unlimited_approvals && "no unlimited approvals",
@@ -50,7 +54,15 @@ function Spend({ label, allowance, unit }: { label: string; allowance: Allowance
 }
 
 /** One approve-mode credential of a grant: its limits, what is spent of them, and a passkey-approved edit. */
-export function CredentialLimits({ grantId, credential }: { grantId: string; credential: { id: string; name: string; limits: Limits } }) {
+export function CredentialLimits({
+  grantId,
+  credential,
+  contacts,
+}: {
+  grantId: string;
+  credential: { id: string; name: string; limits: Limits };
+  contacts: Contact[];
+}) {
   const { busy, error, status, run } = useAction();
   const [choice, setChoice] = useState(() => choiceOfPolicy(credential.limits.policy));
   const [editing, setEditing] = useState(false);
@@ -69,7 +81,7 @@ export function CredentialLimits({ grantId, credential }: { grantId: string; cre
   return (
     <div className="credential-limits">
       <div className="small">
-        Limits for {credential.name}: {summary(policy)}
+        Limits for {credential.name}: {summary(policy, contacts)}
       </div>
       {remaining.native_per_day && <Spend label={`Spent today with ${credential.name}`} allowance={remaining.native_per_day} unit={eth} />}
       {remaining.native_per_week && (
@@ -93,7 +105,13 @@ export function CredentialLimits({ grantId, credential }: { grantId: string; cre
             void save();
           }}
         >
-          <LimitsPicker credentialId={`${grantId}-${credential.id}`} name={credential.name} choice={choice} onChange={setChoice} />
+          <LimitsPicker
+            credentialId={`${grantId}-${credential.id}`}
+            name={credential.name}
+            choice={choice}
+            onChange={setChoice}
+            contacts={contacts}
+          />
           <button type="submit" className="primary" disabled={busy}>
             Save limits for {credential.name}
           </button>{" "}

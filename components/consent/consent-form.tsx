@@ -4,16 +4,19 @@ import { useState } from "react";
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
+import type { Contact } from "@/lib/wallet/address-book";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. */
 export function ConsentForm({
   requestId,
   credentials,
+  contacts,
   offlineRequested,
 }: {
   requestId: string;
   credentials: PickableCredential[];
+  contacts: Contact[];
   offlineRequested: boolean;
 }) {
   const [choice, setChoice] = useState(() => emptyChoice(credentials));
@@ -60,7 +63,12 @@ export function ConsentForm({
               read: it may see the address and balance, never ask for a signature. approve: it may ask, and every signature waits for your
               passkey.
             </p>
-            <GrantSetPicker credentials={credentials} choice={{ ...emptyChoice(credentials), ...choice }} onChange={setChoice} />
+            <GrantSetPicker
+              credentials={credentials}
+              choice={{ ...emptyChoice(credentials), ...choice }}
+              onChange={setChoice}
+              contacts={contacts}
+            />
           </>
         )}
       </section>

@@ -1,5 +1,6 @@
 "use client";
 
+import type { Contact } from "@/lib/wallet/address-book";
 import { ASK_FOR_EVERYTHING, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
@@ -28,10 +29,12 @@ export function GrantSetPicker({
   credentials,
   choice,
   onChange,
+  contacts,
 }: {
   credentials: PickableCredential[];
   choice: GrantChoice;
   onChange: (next: GrantChoice) => void;
+  contacts: Contact[];
 }) {
   return (
     <ul className="rows grant-set">
@@ -71,7 +74,7 @@ export function GrantSetPicker({
               </select>
             </div>
             {entry.included && entry.mode === "approve" && (
-              <LimitsPicker credentialId={credential.id} name={credential.name} choice={entry} onChange={update} />
+              <LimitsPicker credentialId={credential.id} name={credential.name} choice={entry} onChange={update} contacts={contacts} />
             )}
           </li>
         );

@@ -1,6 +1,7 @@
 "use client";
 
 import type { Policy } from "@/contract";
+import type { Contact } from "@/lib/wallet/address-book";
 import {
   customLimitsOf,
   customPolicy,
@@ -34,12 +35,16 @@ export function LimitsPicker({
   name,
   choice,
   onChange,
+  contacts,
 }: {
   credentialId: string;
   name: string;
   choice: LimitsChoice;
   onChange: (next: LimitsChoice) => void;
+  /** The address book, offered as allowed recipients in one click. */
+  contacts: Contact[];
 }) {
+  const allowed = choice.custom.recipients.toLowerCase();
   const custom = (patch: Partial<CustomLimits>) => onChange({ ...choice, custom: { ...choice.custom, ...patch } });
   const field = (
     rule: TextRule,
@@ -90,6 +95,22 @@ export function LimitsPicker({
           {field("perDay", "Per day (ETH)", { inputMode: "decimal" })}
           {field("perWeek", "Per week (ETH)", { inputMode: "decimal" })}
           {field("recipients", "Allowed recipients", { rows: 2, placeholder: "0x… one per line; empty: anyone" })}
+          {contacts.some((contact) => !allowed.includes(contact.address.toLowerCase())) && (
+            <div className="contacts">
+              {contacts
+                .filter((contact) => !allowed.includes(contact.address.toLowerCase()))
+                .map((contact) => (
+                  <button
+                    key={contact.address}
+                    type="button"
+                    className="small"
+                    onClick={() => custom({ recipients: [choice.custom.recipients.trim(), contact.address].filter(Boolean).join("\n") })}
+                  >
+                    Allow {contact.label} for {name}
+                  </button>
+                ))}
+            </div>
+          )}
           <details>
             <summary>More rules for {name}</summary>
             <div className="stack">

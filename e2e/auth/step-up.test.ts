@@ -141,15 +141,16 @@ describe("passkey step-up for account operations", () => {
 
   /** Everything a refused operation must leave alone. */
   async function accountState(userId: string) {
-    const [passkeys, credentials, seals, clients, grants, policies] = await Promise.all([
+    const [passkeys, credentials, seals, clients, grants, policies, contacts] = await Promise.all([
       db().passkey.findMany({ where: { userId }, orderBy: { id: "asc" }, select: { id: true, name: true } }),
       db().credential.findMany({ where: { userId }, orderBy: { id: "asc" } }),
       db().credentialSeal.findMany({ where: { credential: { userId } }, orderBy: [{ credentialId: "asc" }, { passkeyId: "asc" }] }),
       db().client.findMany({ where: { userId }, orderBy: { id: "asc" }, select: { id: true, status: true } }),
       db().grant.findMany({ where: { userId }, orderBy: { id: "asc" }, select: { id: true, status: true } }),
       db().grantCredential.findMany({ where: { grant: { userId } }, orderBy: [{ grantId: "asc" }, { credentialId: "asc" }] }),
+      db().addressBookEntry.findMany({ where: { userId }, orderBy: { address: "asc" } }),
     ]);
-    return { passkeys, credentials, seals, clients, grants, policies };
+    return { passkeys, credentials, seals, clients, grants, policies, contacts };
   }
 
   async function refusals(userId: string) {
@@ -199,6 +200,7 @@ describe("passkey step-up for account operations", () => {
       "api-key",
     );
     await expectRefused(person, session.json(`/api/clients/${clientId}/revoke`, {}), "revoke-client");
+    await expectRefused(person, session.json("/api/address-book", { address: wallet.address, label: "Savings" }, "PUT"), "address-book");
     assert.equal(await session.signedIn(), true, "a refusal does not end the session");
   });
 
@@ -240,6 +242,15 @@ describe("passkey step-up for account operations", () => {
     assert.equal((await session.json(passkeyPath, { name: "Laptop", assertion: rename }, "PATCH")).status, 200);
     assert.equal((await db().passkey.findUniqueOrThrow({ where: { id: second.id } })).name, "Laptop");
     await expectRefused(person, session.json(passkeyPath, { name: "Laptop", assertion: rename }, "PATCH"), "rename-passkey");
+
+    // A name is approved for exactly its address and text: an approval of "Alice" cannot name it "Savings".
+    const alice = { address: spare.address, label: "Alice" };
+    const nameAlice = await approve(person, "/api/address-book/options", alice);
+    await expectRefused(
+      person,
+      session.json("/api/address-book", { ...alice, label: "Savings", assertion: nameAlice }, "PUT"),
+      "address-book",
+    );
 
     const revoke = await approve(person, `/api/clients/${clientId}/revoke/options`);
     assert.equal((await session.json(`/api/clients/${clientId}/revoke`, { assertion: revoke })).status, 200);

@@ -110,4 +110,44 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await page.getByRole("alert").filter({ hasText: "Per week: enter an amount in ETH" }).waitFor();
     assert.equal(await db().auditEvent.count({ where: { type: "policy.changed" } }), 1);
   });
+
+  it("names from the address book: saved with a passkey, offered as recipients, shown on limits and approvals", async () => {
+    const { page } = person;
+    await page.goto(`${app.appUrl}/settings`);
+    await page.getByLabel("Contact name").fill("Alice");
+    await page.getByLabel("Contact address").fill(FRIEND.toLowerCase());
+    await page.getByRole("button", { name: "Save contact" }).click();
+    await page.getByRole("status").filter({ hasText: "Alice saved" }).waitFor();
+    await page.getByRole("listitem", { name: "Alice" }).getByText(FRIEND).waitFor();
+
+    await page.goto(`${app.appUrl}/clients`);
+    const row = page.getByRole("listitem", { name: "Budget bot" });
+    await row.getByRole("button", { name: "Edit limits for Main" }).click();
+    await row.getByRole("button", { name: "Allow Alice for Main" }).click();
+    assert.equal(await row.getByLabel("Allowed recipients for Main").inputValue(), FRIEND);
+    await row.getByRole("button", { name: "Save limits for Main" }).click();
+    await page.getByRole("status").filter({ hasText: "Limits for Main saved" }).waitFor();
+    await row.getByText("only to Alice", { exact: false }).waitFor();
+
+    const request = await send("0.001");
+    assert.ok(!request.isError, request.content?.[0]?.text);
+    await page.goto(String(request.structuredContent?.approval_url));
+    const recipient = page.getByRole("definition").filter({ hasText: FRIEND });
+    assert.equal(await recipient.locator(".badge.contact").textContent(), "Alice");
+
+    await page.goto(`${app.appUrl}/settings`);
+    await page.getByRole("button", { name: "Remove Alice" }).click();
+    await page.getByRole("status").filter({ hasText: "Alice removed from the address book" }).waitFor();
+    assert.equal(await db().addressBookEntry.count(), 0);
+    assert.deepEqual(
+      (await db().auditEvent.findMany({ where: { type: { startsWith: "address_book." } }, orderBy: { seq: "asc" } })).map((event) => [
+        event.type,
+        JSON.parse(event.data).address,
+      ]),
+      [
+        ["address_book.saved", FRIEND],
+        ["address_book.removed", FRIEND],
+      ],
+    );
+  });
 });

@@ -113,6 +113,10 @@ export function summarizeEvent(
       return `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "?"})`;
     case "policy.changed":
       return "Spending limits changed";
+    case "address_book.saved":
+      return `Address ${text(data.address) ?? "?"} saved as${quoted(data.label)}`;
+    case "address_book.removed":
+      return `Address ${text(data.address) ?? "?"} removed from the address book`;
     case "step_up.refused":
       return `Refused without a matching passkey approval: ${text(data.operation) ?? "?"}`;
     case "session.ended_everywhere":

@@ -28,6 +28,8 @@ export const AUDIT_EVENT_TYPES = [
   "mcp.tool_called",
   "policy.refused",
   "policy.changed",
+  "address_book.saved",
+  "address_book.removed",
   "request.transition",
   "step_up.refused",
   "session.ended_everywhere",

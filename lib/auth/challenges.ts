@@ -18,7 +18,8 @@ export type ChallengePurpose =
   | "remove-wallet"
   | "export"
   | "revoke-client"
-  | "change-policy";
+  | "change-policy"
+  | "address-book";
 
 const CHALLENGE_TTL_SECONDS = 5 * 60;
 

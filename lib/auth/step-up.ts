@@ -91,6 +91,13 @@ export const guarded = {
     decision: change.policy,
     label: "Changing spending limits",
   }),
+  /** `label` null: removing the address from the book. */
+  changeContact: (address: string, label: string | null): GuardedOperation => ({
+    purpose: "address-book",
+    subject: address,
+    decision: { label },
+    label: label === null ? "Removing a name from the address book" : "Naming an address",
+  }),
   revokeClient: (clientId: string): GuardedOperation => ({
     purpose: "revoke-client",
     subject: clientId,

@@ -2,6 +2,7 @@ import { requireUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
 import { loadApproval } from "@/lib/wallet/approvals";
 import { describeRequest } from "@/lib/wallet/request-description";
+import { contactNames } from "@/lib/wallet/address-book";
 import { AppHeader } from "@/components/nav/app-header";
 import { ApprovalActions } from "@/components/approvals/approval-actions";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
@@ -28,7 +29,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
     );
   }
   const { view } = approval;
-  const description = await describeRequest(approval.payload);
+  const [description, names] = await Promise.all([describeRequest(approval.payload), contactNames(user.id)]);
   const title =
     description.kind === "sign_message"
       ? "Sign a message"
@@ -56,8 +57,8 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               <pre className="message">{description.message}</pre>
             </Field>
           )}
-          {description.kind === "sign_typed_data" && <TypedDataDetails {...description} />}
-          {description.kind === "send_transaction" && <TransactionDetails {...description} />}
+          {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
+          {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
           {view.signature && (
             <Field label="Signature">
               <span className="mono small">{view.signature}</span>
