@@ -78,7 +78,15 @@ describe("POST /oauth/register", () => {
     }
   });
 
-  const accepted = ["https://app.example/cb", "http://localhost/cb", "http://localhost:8080/cb", "https://app.example/cb?x=1"];
+  const accepted = [
+    "https://app.example/cb",
+    "http://localhost/cb",
+    "http://localhost:8080/cb",
+    "https://app.example/cb?x=1",
+    "http://127.0.0.1/cb",
+    "http://127.0.0.1:33418/",
+    "http://[::1]:8080/cb",
+  ];
   for (const uri of accepted) {
     it(`accepts the redirect URI ${uri}`, async () => {
       const response = await registerJson(app, { client_name: "Ok", redirect_uris: [uri] });
@@ -89,8 +97,9 @@ describe("POST /oauth/register", () => {
 
   const refused = [
     "http://localhost.evil.com/cb",
-    "http://127.0.0.1/cb",
-    "http://[::1]/cb",
+    "http://127.1/cb",
+    "http://127.0.0.1.evil.com/cb",
+    "http://0.0.0.0/cb",
     "https://user@evil.com/cb",
     "https://user:pass@evil.com/cb",
     "https://app.example@evil.com/cb",

@@ -6,6 +6,7 @@ import { InvalidRequestError, InvalidTargetError, OAuthEndpointError, Unsupporte
 import { PKCE_VALUE } from "./pkce";
 import { formatScope, parseScope } from "./scope";
 import { redirectUrisOf } from "./clients";
+import { redirectUriRegistered } from "./redirect-uri";
 
 /** How long a person has to decide on the consent screen. */
 const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
@@ -34,8 +35,8 @@ function single(params: URLSearchParams, name: string): string | null {
 }
 
 /**
- * Validates an authorization request (docs/product.md §5). Only a known client with an
- * exactly registered redirect URI earns a redirect; every other error is a page.
+ * Validates an authorization request (docs/product.md §5). Only a known client with a registered
+ * redirect URI (exact, but for a loopback IP's port) earns a redirect; every other error is a page.
  */
 export async function startAuthorization(params: URLSearchParams, clock: Clock = systemClock): Promise<AuthorizeOutcome> {
   const clientIds = params.getAll("client_id");
@@ -54,7 +55,7 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
       message: "This application's access was revoked. It has to register again.",
     };
   }
-  if (redirectUris.length !== 1 || !redirectUrisOf(client).includes(redirectUris[0])) {
+  if (redirectUris.length !== 1 || !redirectUriRegistered(redirectUris[0], redirectUrisOf(client))) {
     return {
       kind: "error_page",
       title: "Redirect address not registered",
