@@ -2,11 +2,12 @@ import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { randomSecret } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
-import { InvalidRequestError, InvalidTargetError, OAuthEndpointError, UnsupportedResponseTypeError } from "./errors";
+import { InvalidRequestError, OAuthEndpointError, UnsupportedResponseTypeError } from "./errors";
 import { PKCE_VALUE } from "./pkce";
 import { formatScope, parseScope } from "./scope";
 import { redirectUrisOf } from "./clients";
 import { redirectUriRegistered } from "./redirect-uri";
+import { checkResource } from "./resource";
 
 /** How long a person has to decide on the consent screen. */
 const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
@@ -85,10 +86,7 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     const refreshAllowed = !registeredGrants || registeredGrants.includes("refresh_token");
     const scope = formatScope(parseScope(single(params, "scope")).filter((entry) => entry !== "offline_access" || refreshAllowed));
     const resources = params.getAll("resource");
-    if (resources.length > 1) throw new InvalidTargetError("Only one resource may be requested");
-    if (resources.length === 1 && resources[0] !== config().mcpResource) {
-      throw new InvalidTargetError(`resource must be ${config().mcpResource}`);
-    }
+    checkResource(resources);
     const now = clock();
     const request = await db().authorizationRequest.create({
       data: {

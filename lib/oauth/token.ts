@@ -5,6 +5,7 @@ import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "./access-token";
 import { claimAuthorizationCode } from "./authorization-code";
 import { InvalidClientError, InvalidRequestError, UnsupportedGrantTypeError } from "./errors";
 import { mintRefreshToken, rotateRefreshToken } from "./refresh-token";
+import { checkResource } from "./resource";
 import { hasScope } from "./scope";
 import type { ActiveGrant } from "./single-use";
 
@@ -35,6 +36,8 @@ export async function exchangeToken(form: URLSearchParams, clock: Clock = system
   const clientId = param(form, "client_id")!;
   const client = await db().client.findUnique({ where: { id: clientId } });
   if (!client || client.kind !== "oauth") throw new InvalidClientError();
+  // Checked before the code or refresh token is looked at: a refused request spends nothing.
+  checkResource(form.getAll("resource"));
   return grantType === "authorization_code" ? exchangeCode(client.id, form, clock) : refresh(client.id, form, clock);
 }
 
