@@ -234,12 +234,29 @@ describe("POST /oauth/register", () => {
     const body = (await response.json()) as Record<string, unknown>;
     assert.equal(body.client_name, "MCP Inspector");
     assert.equal(body.some_vendor_extension, undefined, "unknown fields are not echoed");
-    assert.equal(body.application_type, undefined);
+    assert.equal(body.application_type, "native", "application_type is echoed");
     const row = await db().client.findUniqueOrThrow({ where: { id: body.client_id as string } });
     const stored = JSON.parse(row.metadata) as Record<string, unknown>;
     assert.equal(stored.software_id, "mcp-inspector");
+    assert.equal(stored.application_type, "native");
     assert.equal(stored.client_uri, "https://inspector.example");
     assert.equal(stored.some_vendor_extension, undefined);
+  });
+
+  it("accepts application_type web or native, and refuses any other with invalid_client_metadata", async () => {
+    for (const applicationType of ["web", "native"]) {
+      const response = await registerJson(app, {
+        redirect_uris: ["http://127.0.0.1:33418/"],
+        application_type: applicationType,
+      });
+      assert.equal(response.status, 201, await response.clone().text());
+      assert.equal(((await response.json()) as Record<string, unknown>).application_type, applicationType);
+    }
+    for (const applicationType of ["desktop", "", 1]) {
+      const response = await registerJson(app, { redirect_uris: ["https://app.example/cb"], application_type: applicationType });
+      const body = await expectOAuthError(response, 400, "invalid_client_metadata");
+      assert.match(body.error_description as string, /application_type/);
+    }
   });
 
   it("treats optional fields sent as null as absent", async () => {
