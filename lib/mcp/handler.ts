@@ -5,6 +5,7 @@ import { InsufficientScopeError, InvalidTokenError, oauthErrorResponse } from "@
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
 import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
+import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
 
 /** Scopes the 401 challenge suggests, so MCP clients can ask to stay connected (docs/product.md §5). */
@@ -26,8 +27,10 @@ function bearerChallenge(error: InvalidTokenError | InsufficientScopeError): str
   return `Bearer ${(error.tokenPresented ? [...described, ...parts] : parts).join(", ")}`;
 }
 
-/** POST /mcp (and the other methods): bearer check, then the stateless MCP transport. */
+/** POST /mcp (and the other methods): origin and host check, bearer check, then the stateless MCP transport. */
 export async function handleMcpRequest(request: Request): Promise<Response> {
+  const refused = refusedRequest(request.headers);
+  if (refused) return json(jsonRpcError(-32000, refused), { status: 403, headers: PUBLIC_CORS });
   let agent;
   try {
     agent = await resolveBearer(request.headers.get("authorization"));
