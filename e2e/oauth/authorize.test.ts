@@ -6,6 +6,8 @@ import {
   authorize,
   clockShiftedBy,
   createUser,
+  exchangeCode,
+  expectOAuthError,
   pkcePair,
   register,
   startValidAuthorization,
@@ -93,6 +95,38 @@ describe("GET /oauth/authorize", () => {
     assert.equal(row.resource, null);
   });
 
+  it("a loopback IP redirect registered on one port is accepted on another (RFC 8252 §7.3), through to the token", async () => {
+    const native = await register(app, { redirect_uris: ["http://127.0.0.1:33418/callback", "http://[::1]/callback"] });
+    for (const presented of ["http://127.0.0.1:50123/callback", "http://[::1]:50124/callback"]) {
+      const user = await createUser();
+      const { requestId, pkce: pair } = await startValidAuthorization(app, native, { redirect_uri: presented });
+      const { redirect, code } = await approve(requestId, user.id);
+      assert.equal(`${redirect.origin}${redirect.pathname}`, presented, "the code goes to the port the client listens on");
+      assert.equal(redirect.searchParams.get("iss"), app.baseUrl);
+      // the token request names the redirect URI of the authorization request, port included
+      const registeredPort = await exchangeCode(app, native, code, pair.verifier, { redirect_uri: native.redirect_uris[0] });
+      await expectOAuthError(registeredPort, 400, "invalid_grant");
+    }
+    const user = await createUser();
+    const { requestId, pkce: pair } = await startValidAuthorization(app, native, { redirect_uri: "http://127.0.0.1:50125/callback" });
+    const { code } = await approve(requestId, user.id);
+    const response = await exchangeCode(app, native, code, pair.verifier, { redirect_uri: "http://127.0.0.1:50125/callback" });
+    assert.equal(response.status, 200, await response.clone().text());
+  });
+
+  it("a loopback IP redirect with another path, query or host than registered is refused with a page", async () => {
+    const native = await register(app, { redirect_uris: ["http://127.0.0.1:33418/callback"] });
+    for (const variant of [
+      "http://127.0.0.1:50123/callback/",
+      "http://127.0.0.1:50123/other",
+      "http://127.0.0.1:50123/callback?x=1",
+      "http://[::1]:50123/callback",
+      "http://localhost:33418/callback",
+    ]) {
+      await expectErrorPage(await authorize(app, valid({ client_id: native.client_id, redirect_uri: variant })));
+    }
+  });
+
   it("defaults scope to mcp, keeps offline_access, ignores unknown parameters like prompt=consent", async () => {
     for (const [scope, stored] of [
       [undefined, "mcp"],
@@ -131,6 +165,8 @@ describe("GET /oauth/authorize", () => {
       "https://evil.example/callback",
       "http://localhost:8977/callback",
       "http://localhost/callback",
+      "http://127.0.0.1:8976/callback",
+      "http://[::1]:8976/callback",
       "not a url",
     ]) {
       it(`redirect_uri not registered: ${variant}`, async () => {

@@ -9,7 +9,7 @@ describe("discovery documents", () => {
   });
   after(() => app.stop());
 
-  it("serves the RFC 8414 metadata with exactly the seed's fields, built from BASE_URL", async () => {
+  it("serves the RFC 8414 metadata: the seed's fields, revocation and RFC 9207, built from BASE_URL", async () => {
     const response = await fetch(`${app.baseUrl}/.well-known/oauth-authorization-server`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get("content-type")!, /application\/json/);
@@ -20,11 +20,14 @@ describe("discovery documents", () => {
       authorization_endpoint: `${app.baseUrl}/oauth/authorize`,
       token_endpoint: `${app.baseUrl}/oauth/token`,
       registration_endpoint: `${app.baseUrl}/oauth/register`,
+      revocation_endpoint: `${app.baseUrl}/oauth/revoke`,
       response_types_supported: ["code"],
       grant_types_supported: ["authorization_code", "refresh_token"],
       code_challenge_methods_supported: ["S256"],
       token_endpoint_auth_methods_supported: ["none"],
+      revocation_endpoint_auth_methods_supported: ["none"],
       scopes_supported: ["mcp", "offline_access"],
+      authorization_response_iss_parameter_supported: true,
     });
   });
 
@@ -43,7 +46,7 @@ describe("discovery documents", () => {
   }
 
   it("answers CORS preflights on the public endpoints", async () => {
-    for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token", "/mcp"]) {
+    for (const path of ["/.well-known/oauth-authorization-server", "/oauth/register", "/oauth/token", "/oauth/revoke", "/mcp"]) {
       const response = await fetch(`${app.baseUrl}${path}`, {
         method: "OPTIONS",
         headers: {

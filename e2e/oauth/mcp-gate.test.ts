@@ -141,8 +141,22 @@ describe("POST /mcp bearer gate", () => {
   it("a well-signed token whose claims do not match the grant → 401", async () => {
     await expectChallenge(await mcp(app, await forge({ payload: { grant_id: "g_nope" } }), "initialize", INITIALIZE_PARAMS), true);
     await expectChallenge(await mcp(app, await forge({ payload: { client_id: "c_other" } }), "initialize", INITIALIZE_PARAMS), true);
-    await expectChallenge(await mcp(app, await forge({ payload: { scope: "offline_access" } }), "initialize", INITIALIZE_PARAMS), true);
     await expectChallenge(await mcp(app, await forge({ payload: { grant_id: undefined } }), "initialize", INITIALIZE_PARAMS), true);
+  });
+
+  it("a valid token without the mcp scope → 403 insufficient_scope, challenge naming the scope (RFC 6750 §3.1)", async () => {
+    for (const scope of ["offline_access", ""]) {
+      const response = await mcp(app, await forge({ payload: { scope } }), "initialize", INITIALIZE_PARAMS);
+      assert.equal(response.status, 403, await response.clone().text());
+      assert.equal(
+        response.headers.get("www-authenticate"),
+        `Bearer error="insufficient_scope", error_description="The access token lacks the mcp scope", scope="mcp", ` +
+          `resource_metadata="${resourceMetadata}"`,
+      );
+      assert.deepEqual(await response.json(), { error: "insufficient_scope", error_description: "The access token lacks the mcp scope" });
+      assert.equal(response.headers.get("access-control-allow-origin"), "*");
+      assert.match(response.headers.get("access-control-expose-headers") ?? "", /WWW-Authenticate/i);
+    }
   });
 
   it("a valid token: initialize succeeds and tools/list lists list_credentials", async () => {

@@ -78,7 +78,15 @@ describe("POST /oauth/register", () => {
     }
   });
 
-  const accepted = ["https://app.example/cb", "http://localhost/cb", "http://localhost:8080/cb", "https://app.example/cb?x=1"];
+  const accepted = [
+    "https://app.example/cb",
+    "http://localhost/cb",
+    "http://localhost:8080/cb",
+    "https://app.example/cb?x=1",
+    "http://127.0.0.1/cb",
+    "http://127.0.0.1:33418/",
+    "http://[::1]:8080/cb",
+  ];
   for (const uri of accepted) {
     it(`accepts the redirect URI ${uri}`, async () => {
       const response = await registerJson(app, { client_name: "Ok", redirect_uris: [uri] });
@@ -89,8 +97,9 @@ describe("POST /oauth/register", () => {
 
   const refused = [
     "http://localhost.evil.com/cb",
-    "http://127.0.0.1/cb",
-    "http://[::1]/cb",
+    "http://127.1/cb",
+    "http://127.0.0.1.evil.com/cb",
+    "http://0.0.0.0/cb",
     "https://user@evil.com/cb",
     "https://user:pass@evil.com/cb",
     "https://app.example@evil.com/cb",
@@ -225,12 +234,29 @@ describe("POST /oauth/register", () => {
     const body = (await response.json()) as Record<string, unknown>;
     assert.equal(body.client_name, "MCP Inspector");
     assert.equal(body.some_vendor_extension, undefined, "unknown fields are not echoed");
-    assert.equal(body.application_type, undefined);
+    assert.equal(body.application_type, "native", "application_type is echoed");
     const row = await db().client.findUniqueOrThrow({ where: { id: body.client_id as string } });
     const stored = JSON.parse(row.metadata) as Record<string, unknown>;
     assert.equal(stored.software_id, "mcp-inspector");
+    assert.equal(stored.application_type, "native");
     assert.equal(stored.client_uri, "https://inspector.example");
     assert.equal(stored.some_vendor_extension, undefined);
+  });
+
+  it("accepts application_type web or native, and refuses any other with invalid_client_metadata", async () => {
+    for (const applicationType of ["web", "native"]) {
+      const response = await registerJson(app, {
+        redirect_uris: ["http://127.0.0.1:33418/"],
+        application_type: applicationType,
+      });
+      assert.equal(response.status, 201, await response.clone().text());
+      assert.equal(((await response.json()) as Record<string, unknown>).application_type, applicationType);
+    }
+    for (const applicationType of ["desktop", "", 1]) {
+      const response = await registerJson(app, { redirect_uris: ["https://app.example/cb"], application_type: applicationType });
+      const body = await expectOAuthError(response, 400, "invalid_client_metadata");
+      assert.match(body.error_description as string, /application_type/);
+    }
   });
 
   it("treats optional fields sent as null as absent", async () => {

@@ -127,6 +127,38 @@ describe("POST /oauth/token", () => {
       );
     });
 
+    it("resource = {base_url}/mcp is accepted (RFC 8707)", async () => {
+      const { client, code, verifier } = await approvedCode(app);
+      const tokens = await tokensOf(await exchangeCode(app, client, code, verifier, { resource: `${app.baseUrl}/mcp` }));
+      assert.equal(decodeJwt(tokens.access_token).aud, `${app.baseUrl}/mcp`);
+    });
+
+    it("another resource → 400 invalid_target, and the refused request spends nothing", async () => {
+      const { client, code, verifier } = await approvedCode(app, { scope: "mcp offline_access" });
+      for (const resource of ["https://other.example/mcp", app.baseUrl, `${app.baseUrl}/mcp/`, ""]) {
+        await expectOAuthError(await exchangeCode(app, client, code, verifier, { resource }), 400, "invalid_target");
+      }
+      const twice = new URLSearchParams({ grant_type: "authorization_code", client_id: client.client_id, code, code_verifier: verifier });
+      twice.set("redirect_uri", client.redirect_uris[0]);
+      twice.append("resource", `${app.baseUrl}/mcp`);
+      twice.append("resource", "https://other.example/mcp");
+      const repeated = await fetch(`${app.baseUrl}/oauth/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: twice,
+      });
+      await expectOAuthError(repeated, 400, "invalid_target");
+      // the code still works once, and the client was not treated as compromised
+      const tokens = await tokensOf(await exchangeCode(app, client, code, verifier));
+      await expectOAuthError(
+        await refreshTokens(app, client, tokens.refresh_token!, { resource: "https://other.example/mcp" }),
+        400,
+        "invalid_target",
+      );
+      await tokensOf(await refreshTokens(app, client, tokens.refresh_token!, { resource: `${app.baseUrl}/mcp` }));
+      assert.equal(await clientStatus(client.client_id), "active");
+    });
+
     it("a code issued to another client → invalid_grant", async () => {
       const { code, verifier } = await approvedCode(app);
       const thief = await register(app);

@@ -88,6 +88,8 @@ export function summarizeEvent(
       return "Access denied";
     case "grant.revoked":
       return "Access revoked by you";
+    case "token.revoked":
+      return `Access ended by the application (it revoked its ${data.presented === "access_token" ? "access token" : "refresh token"})`;
     case "token.issued":
       return `Access token issued${scope ? ` (${scope})` : ""}${data.withRefresh ? " with a refresh token" : ""}`;
     case "token.refreshed":

@@ -19,6 +19,7 @@ export const AUDIT_EVENT_TYPES = [
   "grant.approved",
   "grant.denied",
   "grant.revoked",
+  "token.revoked",
   "token.issued",
   "token.refreshed",
   "oauth.replay_detected",

@@ -72,6 +72,25 @@ describe("parseConfig", () => {
     expectConfigError({ DATABASE_URL: "mysql://x" }, "DATABASE_URL"));
   it("a short SESSION_SECRET throws naming SESSION_SECRET", () => expectConfigError({ SESSION_SECRET: "short" }, "SESSION_SECRET"));
 
+  it("MCP_ALLOWED_ORIGINS defaults to the BASE_URL and APP_URL origins, once each", () => {
+    assert.deepEqual(parseConfig({ DATA_DIR: tempDir() }).mcpAllowedOrigins, ["http://localhost:3000"]);
+    const split = parseConfig({ DATA_DIR: tempDir(), BASE_URL: "https://api.example.com", APP_URL: "https://app.example.com" });
+    assert.deepEqual(split.mcpAllowedOrigins, ["https://api.example.com", "https://app.example.com"]);
+  });
+  it("reads MCP_ALLOWED_ORIGINS as comma-separated origins, normalized, replacing the default", () => {
+    const settings = parseConfig({ DATA_DIR: tempDir(), MCP_ALLOWED_ORIGINS: " https://Agent.Example/ , http://localhost:6274,," });
+    assert.deepEqual(settings.mcpAllowedOrigins, ["https://agent.example", "http://localhost:6274"]);
+  });
+  for (const [label, value] of [
+    ["a non-URL entry", "https://agent.example,not-a-url"],
+    ["an entry with a path", "https://agent.example/app"],
+    ["a wildcard", "*"],
+    ["an empty list", " , "],
+  ] as const) {
+    it(`refuses MCP_ALLOWED_ORIGINS with ${label}, naming it`, () =>
+      expectConfigError({ MCP_ALLOWED_ORIGINS: value }, "MCP_ALLOWED_ORIGINS"));
+  }
+
   it("reads CHAINS", () => {
     const chains = [{ id: 8453, name: "Base", rpcUrl: "https://mainnet.base.org", symbol: "ETH" }];
     assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), CHAINS: JSON.stringify(chains) }).chains, chains);

@@ -33,28 +33,28 @@ const origin = z
   }, "must be an origin, without path, query, fragment or user information")
   .transform((value) => new URL(value).origin);
 
+/** A comma-separated list, blanks dropped. */
+const commaList = z.string().transform((value) =>
+  value
+    .split(",")
+    .map((entry) => entry.trim())
+    .filter(Boolean),
+);
+
 /** `kid:secret` pairs separated by commas; the first signs, all verify. */
-const signingKeys = z
-  .string()
-  .transform((value) =>
-    value
-      .split(",")
-      .map((pair) => pair.trim())
-      .filter(Boolean),
-  )
-  .pipe(
-    z
-      .array(
-        z
-          .string()
-          .regex(/^[A-Za-z0-9_-]{1,64}:[A-Za-z0-9_-]{43,}$/, "each key must be kid:secret with a base64url secret of at least 32 bytes")
-          .transform((pair) => {
-            const [kid, secret] = pair.split(":");
-            return { kid, secret };
-          }),
-      )
-      .min(1),
-  );
+const signingKeys = commaList.pipe(
+  z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_-]{1,64}:[A-Za-z0-9_-]{43,}$/, "each key must be kid:secret with a base64url secret of at least 32 bytes")
+        .transform((pair) => {
+          const [kid, secret] = pair.split(":");
+          return { kid, secret };
+        }),
+    )
+    .min(1),
+);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
@@ -68,6 +68,7 @@ const envSchema = z.object({
     .optional(),
   JWT_SIGNING_KEYS: signingKeys.optional(),
   SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  MCP_ALLOWED_ORIGINS: commaList.pipe(z.array(origin).min(1, "must list at least one origin")).optional(),
   CHAINS: z
     .string()
     .transform((value, ctx) => {
@@ -93,6 +94,8 @@ export type Config = {
   jwtKeys: { kid: string; secret: string }[];
   sessionSecret: string;
   chains: Chain[];
+  /** Origins whose browser pages may call /mcp (DNS-rebinding protection); default BASE_URL's and APP_URL's. */
+  mcpAllowedOrigins: string[];
   /** WebAuthn relying party: the app origin and its host. */
   rpId: string;
 };
@@ -127,6 +130,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     jwtKeys: values.JWT_SIGNING_KEYS ?? secrets.jwtKeys,
     sessionSecret: values.SESSION_SECRET ?? secrets.sessionSecret,
     chains: values.CHAINS ?? DEFAULT_CHAINS,
+    mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS ?? [...new Set([values.BASE_URL, values.APP_URL])],
     rpId: new URL(values.APP_URL).hostname,
   };
 }

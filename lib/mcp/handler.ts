@@ -1,10 +1,11 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { config } from "@/lib/config";
 import { resolveBearer } from "@/lib/oauth/bearer";
-import { InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
+import { InsufficientScopeError, InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
 import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
+import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
 
 /** Scopes the 401 challenge suggests, so MCP clients can ask to stay connected (docs/product.md §5). */
@@ -14,15 +15,22 @@ function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, "")}"`;
 }
 
-/** The RFC 6750 / RFC 9728 challenge for a missing or unusable bearer. */
-function bearerChallenge(error: InvalidTokenError): string {
-  const parts = [`resource_metadata=${quoted(protectedResourceMetadataUrl(config()))}`, `scope=${quoted(CHALLENGE_SCOPE)}`];
-  if (error.tokenPresented) parts.unshift(`error="invalid_token"`, `error_description=${quoted(error.message)}`);
-  return `Bearer ${parts.join(", ")}`;
+/**
+ * The RFC 6750 / RFC 9728 challenge for a missing or unusable bearer (401), or for one without the scope
+ * /mcp needs (403, RFC 6750 §3.1: the scope named is the one to re-authorize with).
+ */
+function bearerChallenge(error: InvalidTokenError | InsufficientScopeError): string {
+  const metadata = `resource_metadata=${quoted(protectedResourceMetadataUrl(config()))}`;
+  const described = [`error="${error.code}"`, `error_description=${quoted(error.message)}`];
+  if (error instanceof InsufficientScopeError) return `Bearer ${[...described, `scope=${quoted(error.scope)}`, metadata].join(", ")}`;
+  const parts = [metadata, `scope=${quoted(CHALLENGE_SCOPE)}`];
+  return `Bearer ${(error.tokenPresented ? [...described, ...parts] : parts).join(", ")}`;
 }
 
-/** POST /mcp (and the other methods): bearer check, then the stateless MCP transport. */
+/** POST /mcp (and the other methods): origin and host check, bearer check, then the stateless MCP transport. */
 export async function handleMcpRequest(request: Request): Promise<Response> {
+  const refused = refusedRequest(request.headers);
+  if (refused) return json(jsonRpcError(-32000, refused), { status: 403, headers: PUBLIC_CORS });
   let agent;
   try {
     agent = await resolveBearer(request.headers.get("authorization"));
@@ -33,7 +41,8 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
         headers: { ...PUBLIC_CORS, "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
       });
     }
-    return oauthErrorResponse(error, error instanceof InvalidTokenError ? { "WWW-Authenticate": bearerChallenge(error) } : {});
+    const challenged = error instanceof InvalidTokenError || error instanceof InsufficientScopeError;
+    return oauthErrorResponse(error, challenged ? { "WWW-Authenticate": bearerChallenge(error) } : {});
   }
   if (request.method !== "POST") {
     return json(

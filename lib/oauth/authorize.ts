@@ -2,10 +2,12 @@ import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { randomSecret } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
-import { InvalidRequestError, InvalidTargetError, OAuthEndpointError, UnsupportedResponseTypeError } from "./errors";
+import { InvalidRequestError, OAuthEndpointError, UnsupportedResponseTypeError } from "./errors";
 import { PKCE_VALUE } from "./pkce";
 import { formatScope, parseScope } from "./scope";
 import { redirectUrisOf } from "./clients";
+import { redirectUriRegistered } from "./redirect-uri";
+import { checkResource } from "./resource";
 
 /** How long a person has to decide on the consent screen. */
 const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
@@ -34,8 +36,8 @@ function single(params: URLSearchParams, name: string): string | null {
 }
 
 /**
- * Validates an authorization request (docs/product.md §5). Only a known client with an
- * exactly registered redirect URI earns a redirect; every other error is a page.
+ * Validates an authorization request (docs/product.md §5). Only a known client with a registered
+ * redirect URI (exact, but for a loopback IP's port) earns a redirect; every other error is a page.
  */
 export async function startAuthorization(params: URLSearchParams, clock: Clock = systemClock): Promise<AuthorizeOutcome> {
   const clientIds = params.getAll("client_id");
@@ -54,7 +56,7 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
       message: "This application's access was revoked. It has to register again.",
     };
   }
-  if (redirectUris.length !== 1 || !redirectUrisOf(client).includes(redirectUris[0])) {
+  if (redirectUris.length !== 1 || !redirectUriRegistered(redirectUris[0], redirectUrisOf(client))) {
     return {
       kind: "error_page",
       title: "Redirect address not registered",
@@ -84,10 +86,7 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     const refreshAllowed = !registeredGrants || registeredGrants.includes("refresh_token");
     const scope = formatScope(parseScope(single(params, "scope")).filter((entry) => entry !== "offline_access" || refreshAllowed));
     const resources = params.getAll("resource");
-    if (resources.length > 1) throw new InvalidTargetError("Only one resource may be requested");
-    if (resources.length === 1 && resources[0] !== config().mcpResource) {
-      throw new InvalidTargetError(`resource must be ${config().mcpResource}`);
-    }
+    checkResource(resources);
     const now = clock();
     const request = await db().authorizationRequest.create({
       data: {

@@ -3,7 +3,7 @@ import { Prisma } from "@/lib/generated/prisma/client";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { verifyAccessToken } from "./access-token";
-import { InvalidTokenError } from "./errors";
+import { InsufficientScopeError, InvalidTokenError } from "./errors";
 import { hasScope } from "./scope";
 import { API_KEY_PREFIX, type ApprovalMode, type CredentialKind } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
@@ -90,7 +90,7 @@ export async function resolveBearer(header: string | null, clock: Clock = system
 
 async function resolveAccessToken(token: string, clock: Clock): Promise<AgentContext> {
   const claims = await verifyAccessToken(token, clock);
-  if (!hasScope(claims.scope, "mcp")) throw new InvalidTokenError("The access token lacks the mcp scope");
+  if (!hasScope(claims.scope, "mcp")) throw new InsufficientScopeError("mcp");
   const grant = await loadGrant(Prisma.sql`g."id" = ${claims.grant_id}`);
   if (!grant || grant.clientId !== claims.client_id || grant.userId !== claims.sub)
     throw new InvalidTokenError("The access token's grant does not exist");

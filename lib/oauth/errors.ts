@@ -79,6 +79,13 @@ export class InvalidTokenError extends OAuthEndpointError {
   }
 }
 
+/** A valid bearer that lacks a scope the resource needs (RFC 6750 §3.1): 403, naming the scope to ask for. */
+export class InsufficientScopeError extends OAuthEndpointError {
+  constructor(readonly scope: string) {
+    super("insufficient_scope", `The access token lacks the ${scope} scope`, 403);
+  }
+}
+
 /** RFC 6749 §4.1.2.1's code for a server that cannot answer for now, with Retry-After. */
 class TemporarilyUnavailableError extends OAuthEndpointError {
   readonly headers = { "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS) };

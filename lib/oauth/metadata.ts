@@ -3,18 +3,24 @@ import type { Config } from "@/lib/config";
 export const SCOPES = ["mcp", "offline_access"] as const;
 export type Scope = (typeof SCOPES)[number];
 
-/** RFC 8414 authorization-server metadata, exactly the seed's fields. */
+/**
+ * RFC 8414 authorization-server metadata: the seed's fields, the RFC 7009 revocation endpoint (its auth
+ * methods too, since omitting them means client_secret_basic) and RFC 9207's `iss` on authorization responses.
+ */
 export function authorizationServerMetadata(config: Config) {
   return {
     issuer: config.baseUrl,
     authorization_endpoint: `${config.baseUrl}/oauth/authorize`,
     token_endpoint: `${config.baseUrl}/oauth/token`,
     registration_endpoint: `${config.baseUrl}/oauth/register`,
+    revocation_endpoint: `${config.baseUrl}/oauth/revoke`,
     response_types_supported: ["code"],
     grant_types_supported: ["authorization_code", "refresh_token"],
     code_challenge_methods_supported: ["S256"],
     token_endpoint_auth_methods_supported: ["none"],
+    revocation_endpoint_auth_methods_supported: ["none"],
     scopes_supported: [...SCOPES],
+    authorization_response_iss_parameter_supported: true,
   };
 }
 

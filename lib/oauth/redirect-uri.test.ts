@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { redirectUriProblem } from "./redirect-uri";
+import { redirectUriProblem, redirectUriRegistered } from "./redirect-uri";
 
 describe("redirectUriProblem", () => {
   const accepted = [
@@ -10,6 +10,11 @@ describe("redirectUriProblem", () => {
     "http://localhost/cb",
     "http://localhost:8080/cb",
     "http://localhost:6274/oauth/callback",
+    "http://127.0.0.1/cb",
+    "http://127.0.0.1:33418",
+    "http://127.0.0.1:33418/",
+    "http://[::1]:8080/cb?x=1",
+    "HTTP://LOCALHOST:8080/cb",
     "HTTPS://APP.EXAMPLE/cb",
   ];
   for (const uri of accepted) {
@@ -17,11 +22,15 @@ describe("redirectUriProblem", () => {
   }
 
   const refused: [string, RegExp][] = [
-    ["http://localhost.evil.com/cb", /https|localhost/],
+    ["http://localhost.evil.com/cb", /https|loopback/],
     ["http://localhost@evil.com/cb", /user information/],
-    ["http://127.0.0.1/cb", /https|localhost/],
-    ["http://[::1]/cb", /https|localhost/],
-    ["http://0.0.0.0/cb", /https|localhost/],
+    ["http://0.0.0.0/cb", /https|loopback/],
+    ["http://127.1/cb", /https|loopback/],
+    ["http://0x7f000001/cb", /https|loopback/],
+    ["http://[0:0:0:0:0:0:0:1]/cb", /https|loopback/],
+    ["http://127.0.0.2/cb", /https|loopback/],
+    ["http://127.0.0.1.evil.com/cb", /https|loopback/],
+    ["http://[::1].evil.com/cb", /https|loopback|absolute/],
     ["https://user@evil.com/cb", /user information/],
     ["https://user:pw@evil.com/cb", /user information/],
     ["https://:pw@evil.com/cb", /user information/],
@@ -33,7 +42,7 @@ describe("redirectUriProblem", () => {
     ["ftp://x/", /https/],
     ["custom-scheme:/cb", /https/],
     ["com.example.app:/oauth", /https/],
-    ["http://example.com/cb", /localhost/],
+    ["http://example.com/cb", /loopback/],
     ["/cb", /absolute/],
     ["cb", /absolute/],
     ["//evil.com/cb", /absolute/],
@@ -51,4 +60,34 @@ describe("redirectUriProblem", () => {
       assert.match(problem, reason);
     });
   }
+});
+
+describe("redirectUriRegistered", () => {
+  const registered = ["https://app.example/cb", "http://127.0.0.1:33418/cb", "http://[::1]/cb?x=1", "http://localhost:8976/callback"];
+  const matching = [
+    "https://app.example/cb",
+    "http://127.0.0.1:33418/cb",
+    "http://127.0.0.1:50123/cb",
+    "http://127.0.0.1/cb",
+    "http://[::1]:9/cb?x=1",
+    "http://[::1]/cb?x=1",
+    "http://localhost:8976/callback",
+  ];
+  for (const uri of matching) it(`matches ${uri}`, () => assert.equal(redirectUriRegistered(uri, registered), true));
+
+  const different = [
+    "https://app.example:8443/cb",
+    "https://app.example/cb/",
+    "http://127.0.0.1:50123/cb/",
+    "http://127.0.0.1:50123/cbx",
+    "http://127.0.0.1:50123/cb?y=1",
+    "http://127.0.0.1:99999/cb",
+    "http://[::1]:9/cb",
+    "http://localhost:33418/cb",
+    "http://localhost:8977/callback",
+    "http://127.0.0.1:8976/callback",
+    "http://127.0.0.1:1@evil.example/cb",
+    "HTTP://127.0.0.1:50123/cb",
+  ];
+  for (const uri of different) it(`does not match ${uri}`, () => assert.equal(redirectUriRegistered(uri, registered), false));
 });

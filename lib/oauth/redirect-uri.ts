@@ -1,9 +1,17 @@
+import { isLoopbackHostname } from "@/lib/http/loopback";
+
 const MAX_LENGTH = 2000;
 
+/** http on a loopback host written literally (no 127.1, no 0x7f000001), with an optional port. */
+const LOOPBACK_REDIRECT = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?(?=[/?]|$)/i;
+
+/** A loopback IP literal's redirect URI and its port; the port is free at authorize (RFC 8252 §7.3). */
+const LOOPBACK_IP_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d{1,5})?(?=[/?]|$)/;
+
 /**
- * Why a redirect URI cannot be registered, or null when it can: HTTPS, or
- * http://localhost (any port) for local development. Anything that could send
- * a code somewhere other than what a person reads is refused.
+ * Why a redirect URI cannot be registered, or null when it can: HTTPS, or http on a loopback host
+ * (localhost, 127.0.0.1, [::1]; any port) for native and local clients. Anything that could send a
+ * code somewhere other than what a person reads is refused.
  */
 export function redirectUriProblem(value: string): string | null {
   if (value.length > MAX_LENGTH) return `is longer than ${MAX_LENGTH} characters`;
@@ -17,6 +25,26 @@ export function redirectUriProblem(value: string): string | null {
   }
   if (url.username || url.password || /^[a-z]+:\/\/[^/?]*@/i.test(value)) return "must not contain user information";
   if (url.protocol === "https:") return url.hostname ? null : "has no host";
-  if (url.protocol === "http:") return url.hostname === "localhost" ? null : "must use https, or http only on localhost";
-  return "must use https, or http://localhost";
+  if (url.protocol === "http:")
+    return isLoopbackHostname(url.hostname) && LOOPBACK_REDIRECT.test(value)
+      ? null
+      : "must use https, or http only on a loopback host (localhost, 127.0.0.1, [::1])";
+  return "must use https, or http on a loopback host";
+}
+
+function withoutLoopbackIpPort(uri: string): string | null {
+  const match = LOOPBACK_IP_REDIRECT.exec(uri);
+  return match ? `http://${match[1]}${uri.slice(match[0].length)}` : null;
+}
+
+/**
+ * Whether an authorization request's redirect URI is one the client registered: exactly, or for a
+ * loopback IP literal (127.0.0.1, [::1]) exactly but for the port, which a native client picks when it
+ * starts listening (RFC 8252 §7.3). `http://localhost` stays exact, as docs/product.md fixes it.
+ */
+export function redirectUriRegistered(presented: string, registered: readonly string[]): boolean {
+  if (registered.includes(presented)) return true;
+  const portless = withoutLoopbackIpPort(presented);
+  if (portless === null || redirectUriProblem(presented) !== null) return false;
+  return registered.some((uri) => withoutLoopbackIpPort(uri) === portless);
 }

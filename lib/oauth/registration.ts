@@ -36,6 +36,8 @@ const registrationSchema = z.object({
     .optional(),
   grant_types: z.array(z.enum(GRANT_TYPES, { error: "grant_types may contain only authorization_code and refresh_token" })).optional(),
   response_types: z.array(z.enum(RESPONSE_TYPES, { error: "response_types may contain only code" })).optional(),
+  // OpenID Connect Dynamic Client Registration §2; VS Code and other native clients send it.
+  application_type: z.enum(["web", "native"], { error: "application_type must be web or native" }).optional(),
   scope: text(500).optional(),
   client_uri: text(2000).optional(),
   logo_uri: text(2000).optional(),
@@ -47,6 +49,7 @@ const registrationSchema = z.object({
 });
 
 const OPTIONAL_FIELDS = [
+  "application_type",
   "scope",
   "client_uri",
   "logo_uri",

@@ -3,12 +3,12 @@ import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "./access-token";
 import { claimAuthorizationCode } from "./authorization-code";
-import { InvalidClientError, InvalidRequestError, UnsupportedGrantTypeError } from "./errors";
+import { UnsupportedGrantTypeError } from "./errors";
+import { authenticateClient, formParam } from "./form";
 import { mintRefreshToken, rotateRefreshToken } from "./refresh-token";
+import { checkResource } from "./resource";
 import { hasScope } from "./scope";
 import type { ActiveGrant } from "./single-use";
-
-export const TOKEN_BODY_LIMIT = 16 * 1024;
 
 export type TokenResponse = {
   access_token: string;
@@ -18,39 +18,29 @@ export type TokenResponse = {
   scope: string;
 };
 
-function param(form: URLSearchParams, name: string, required = true): string | null {
-  const values = form.getAll(name);
-  if (values.length > 1) throw new InvalidRequestError(`${name} must not be repeated`);
-  if (!values[0]) {
-    if (required) throw new InvalidRequestError(`${name} is required`);
-    return null;
-  }
-  return values[0];
-}
-
 /** POST /oauth/token: both grants of the seed, from a parsed form body. */
 export async function exchangeToken(form: URLSearchParams, clock: Clock = systemClock): Promise<TokenResponse> {
-  const grantType = param(form, "grant_type")!;
+  const grantType = formParam(form, "grant_type")!;
   if (grantType !== "authorization_code" && grantType !== "refresh_token") throw new UnsupportedGrantTypeError(grantType);
-  const clientId = param(form, "client_id")!;
-  const client = await db().client.findUnique({ where: { id: clientId } });
-  if (!client || client.kind !== "oauth") throw new InvalidClientError();
-  return grantType === "authorization_code" ? exchangeCode(client.id, form, clock) : refresh(client.id, form, clock);
+  const clientId = await authenticateClient(form);
+  // Checked before the code or refresh token is looked at: a refused request spends nothing.
+  checkResource(form.getAll("resource"));
+  return grantType === "authorization_code" ? exchangeCode(clientId, form, clock) : refresh(clientId, form, clock);
 }
 
 async function exchangeCode(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {
-  const code = param(form, "code")!;
-  const redirectUri = param(form, "redirect_uri")!;
+  const code = formParam(form, "code")!;
+  const redirectUri = formParam(form, "redirect_uri")!;
   // A malformed verifier is a failed PKCE check (invalid_grant, the code spent as failed), not a syntax error:
   // whoever holds the code must not learn anything more than with a wrong verifier.
-  const verifier = param(form, "code_verifier")!;
+  const verifier = formParam(form, "code_verifier")!;
   const { grant, scope } = await claimAuthorizationCode({ clientId, code, redirectUri, verifier }, clock);
   return issueTokens({ grant, scope, event: "token.issued", clock });
 }
 
 async function refresh(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {
-  const token = param(form, "refresh_token")!;
-  const requestedScope = param(form, "scope", false);
+  const token = formParam(form, "refresh_token")!;
+  const requestedScope = formParam(form, "scope", false);
   const { grant, scope, refreshToken } = await rotateRefreshToken({ clientId, token, requestedScope }, clock);
   return issueTokens({ grant, scope, event: "token.refreshed", clock, refreshToken });
 }

@@ -110,9 +110,9 @@ export async function currentRequest(row: RequestRow, clock: Clock = systemClock
   return row;
 }
 
-/** Ends the pending requests that can no longer be approved: their wallet was removed or their client's access revoked. */
+/** Ends the pending requests that can no longer be approved: their wallet was removed, or their client's access or grant revoked. */
 export async function cancelPendingRequests(
-  where: { credentialId: string } | { clientId: string; userId?: string },
+  where: { credentialId: string } | { clientId: string; userId?: string } | { grantId: string },
   reason: string,
   clock: Clock = systemClock,
 ): Promise<void> {

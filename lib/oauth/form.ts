@@ -1,0 +1,38 @@
+import { readBody } from "@/lib/http/respond";
+import { db } from "@/lib/db";
+import { InvalidClientError, InvalidRequestError } from "./errors";
+
+const FORM_BODY_LIMIT = 16 * 1024;
+
+/** The body of the token and revocation endpoints: application/x-www-form-urlencoded, at most 16 KiB. */
+export async function readOAuthForm(request: Request): Promise<URLSearchParams> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {
+    throw new InvalidRequestError("The request body must be application/x-www-form-urlencoded");
+  }
+  const body = await readBody(request, FORM_BODY_LIMIT);
+  if (body === null) throw new InvalidRequestError(`The request body may be at most ${FORM_BODY_LIMIT} bytes`);
+  return new URLSearchParams(body);
+}
+
+/** One form parameter: repeated is invalid_request, and so is a missing required one. */
+export function formParam(form: URLSearchParams, name: string, required = true): string | null {
+  const values = form.getAll(name);
+  if (values.length > 1) throw new InvalidRequestError(`${name} must not be repeated`);
+  if (!values[0]) {
+    if (required) throw new InvalidRequestError(`${name} is required`);
+    return null;
+  }
+  return values[0];
+}
+
+/**
+ * Client authentication of a public client (token_endpoint_auth_method `none`): `client_id` must name
+ * a registered OAuth client. Returns its id.
+ */
+export async function authenticateClient(form: URLSearchParams): Promise<string> {
+  const clientId = formParam(form, "client_id")!;
+  const client = await db().client.findUnique({ where: { id: clientId } });
+  if (!client || client.kind !== "oauth") throw new InvalidClientError();
+  return client.id;
+}
