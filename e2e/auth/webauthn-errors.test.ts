@@ -98,6 +98,25 @@ describe("WebAuthn with a software authenticator", () => {
       assert.ok((await challengeRow(creation.challenge)).usedAt, "the sign-up challenge is spent");
     });
 
+    it("sign-up does not reveal whether an email has an account", async () => {
+      const email = nextEmail("taken");
+      const first = new SoftAuthenticator({ origin: APP_URL });
+      await passkeys.completeSignUp(first.register(await passkeys.signUpOptions(email)));
+      // Step 1 answers a taken email exactly as a new one: options of the same shape, for a fresh user id.
+      const taken = await passkeys.signUpOptions(email);
+      const fresh = await passkeys.signUpOptions(nextEmail("fresh"));
+      assert.deepEqual(Object.keys(taken).sort(), Object.keys(fresh).sort());
+      assert.notEqual(taken.user.id, (await db().user.findUniqueOrThrow({ where: { email } })).id);
+      // Step 2 refuses with the message any refused registration gets, and stores nothing.
+      const before = await snapshot();
+      await rejectsWith(
+        passkeys.completeSignUp(new SoftAuthenticator({ origin: APP_URL }).register(taken)),
+        "sign_up_refused",
+        /^This passkey could not create an account\. If you already have one, sign in with its passkey instead\.$/,
+      );
+      assert.deepEqual(await snapshot(), before);
+    });
+
     it("signs up without PRF: the passkey is stored as not PRF-capable", async () => {
       const { user } = await signUp("noprf", { prf: false });
       const [passkey] = await db().passkey.findMany({ where: { userId: user.id } });

@@ -91,13 +91,20 @@ async function verifyCreation(response: RegistrationResponseJSON, consumed: Cons
   };
 }
 
-/** Step 1 of sign-up: a new user id is reserved in the challenge, nothing is stored yet. */
+/**
+ * Step 1 of sign-up: a new user id is reserved in the challenge, nothing is stored yet. Whether the email has
+ * an account is not looked up here, so these options cannot be used to find out (docs/security.md).
+ */
 export async function signUpOptions(rawEmail: string, clock: Clock = systemClock) {
   const email = emailSchema.parse(rawEmail);
-  if (await db().user.findUnique({ where: { email } }))
-    throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
   const userId = randomId("u_");
   return creationOptions({ id: userId, email }, "sign-up", { email, userId }, clock);
+}
+
+class SignUpRefusedError extends AppError {
+  constructor() {
+    super("sign_up_refused", "This passkey could not create an account. If you already have one, sign in with its passkey instead.", 400);
+  }
 }
 
 /** Step 2 of sign-up: verify the new passkey and create the user with it. */
@@ -111,8 +118,8 @@ export async function completeSignUp(response: RegistrationResponseJSON, clock: 
       data: { id: userId, email, createdAt: now, passkeys: { create: { ...passkey, name: "Passkey 1", createdAt: now, lastUsedAt: now } } },
     });
   } catch (error) {
-    if ((error as { code?: string }).code === "P2002")
-      throw new AppError("email_taken", "An account with this email exists. Sign in with its passkey.", 409);
+    // The same answer as any other refused registration: it does not say that this email has an account.
+    if ((error as { code?: string }).code === "P2002") throw new SignUpRefusedError();
     throw error;
   }
   await recordAudit({ type: "user.signed_up", userId, data: { passkey: passkey.id, canSealKeys: passkey.prfCapable } }, clock);
