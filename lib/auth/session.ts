@@ -25,6 +25,9 @@ export function authOptions(): NextAuthOptions {
   return {
     secret: config().sessionSecret,
     session: { strategy: "jwt", maxAge: SESSION_MAX_AGE_SECONDS },
+    cookies: {
+      sessionToken: { name: sessionCookie().name, options: { httpOnly: true, sameSite: "lax", path: "/", secure: sessionCookie().secure } },
+    },
     pages: { signIn: "/" },
     providers: [
       CredentialsProvider({
@@ -88,10 +91,13 @@ async function bumpSessionVersion(userId: string): Promise<number> {
   return updated.sessionVersion;
 }
 
-/** The cookie next-auth keeps the session in (the __Secure- prefix on https, as next-auth names it). */
+/**
+ * The cookie the session lives in. On https it is a __Host- cookie: secure, for this host only and the whole
+ * path, so no sibling subdomain can set or shadow it.
+ */
 function sessionCookie() {
   const secure = config().appUrl.startsWith("https://");
-  return { name: `${secure ? "__Secure-" : ""}next-auth.session-token`, secure };
+  return { name: `${secure ? "__Host-" : ""}next-auth.session-token`, secure };
 }
 
 /** "Sign out everywhere": every session of the account ends, this one included. */

@@ -63,6 +63,13 @@ describe("parseConfig", () => {
   it("BASE_URL with a path throws naming BASE_URL", () => expectConfigError({ BASE_URL: "https://api.example.com/v1" }, "BASE_URL"));
   it("BASE_URL with another scheme throws naming BASE_URL", () => expectConfigError({ BASE_URL: "ftp://api.example.com" }, "BASE_URL"));
   it("APP_URL=nope throws naming APP_URL", () => expectConfigError({ APP_URL: "nope" }, "APP_URL"));
+  it("plain http on a public host throws in production, naming the variable; loopback and development may use it", () => {
+    expectConfigError({ APP_URL: "http://wallet.example.com" }, "APP_URL");
+    expectConfigError({ BASE_URL: "http://api.example.com" }, "BASE_URL");
+    for (const local of ["http://localhost:3000", "http://127.0.0.1:8080", "http://[::1]:3000"])
+      assert.equal(parseConfig({ DATA_DIR: tempDir(), APP_URL: local, BASE_URL: local }).appUrl, local);
+    assert.equal(parseConfig({ DATA_DIR: tempDir(), NODE_ENV: "development", APP_URL: "http://wallet.lan" }).appUrl, "http://wallet.lan");
+  });
   it("PORT=abc throws naming PORT", () => expectConfigError({ PORT: "abc" }, "PORT"));
   it("CHAINS that is not JSON throws naming CHAINS", () => expectConfigError({ CHAINS: "[{not json" }, "CHAINS"));
   it("CHAINS with a bad chain throws naming CHAINS", () =>

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { databaseUrl, dataDir } from "./database";
 import { loadOrCreateSecrets } from "./secrets";
+import { isLoopbackHostname } from "@/lib/http/loopback";
 
 /** A chain the wallet can read and send on (docs/product.md §3). */
 export const chainSchema = z.object({
@@ -56,32 +57,47 @@ const signingKeys = commaList.pipe(
     .min(1),
 );
 
-const envSchema = z.object({
-  NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
-  PORT: z.coerce.number().int().min(1).max(65535).default(3000),
-  BASE_URL: origin.default("http://localhost:3000"),
-  APP_URL: origin.default("http://localhost:3000"),
-  DATA_DIR: z.string().min(1).optional(),
-  DATABASE_URL: z
-    .string()
-    .regex(/^(file:|postgres(ql)?:\/\/)/, "must be file:<path> (SQLite) or postgresql://…")
-    .optional(),
-  JWT_SIGNING_KEYS: signingKeys.optional(),
-  SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
-  MCP_ALLOWED_ORIGINS: commaList.pipe(z.array(origin).min(1, "must list at least one origin")).optional(),
-  CHAINS: z
-    .string()
-    .transform((value, ctx) => {
-      try {
-        return JSON.parse(value) as unknown;
-      } catch {
-        ctx.addIssue({ code: "custom", message: "must be a JSON array of chains" });
-        return z.NEVER;
+const envSchema = z
+  .object({
+    NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
+    PORT: z.coerce.number().int().min(1).max(65535).default(3000),
+    BASE_URL: origin.default("http://localhost:3000"),
+    APP_URL: origin.default("http://localhost:3000"),
+    DATA_DIR: z.string().min(1).optional(),
+    DATABASE_URL: z
+      .string()
+      .regex(/^(file:|postgres(ql)?:\/\/)/, "must be file:<path> (SQLite) or postgresql://…")
+      .optional(),
+    JWT_SIGNING_KEYS: signingKeys.optional(),
+    SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    MCP_ALLOWED_ORIGINS: commaList.pipe(z.array(origin).min(1, "must list at least one origin")).optional(),
+    CHAINS: z
+      .string()
+      .transform((value, ctx) => {
+        try {
+          return JSON.parse(value) as unknown;
+        } catch {
+          ctx.addIssue({ code: "custom", message: "must be a JSON array of chains" });
+          return z.NEVER;
+        }
+      })
+      .pipe(z.array(chainSchema).min(1))
+      .optional(),
+  })
+  .superRefine((values, ctx) => {
+    // In production the session cookie, passkeys and tokens must not travel in the clear; loopback is this machine.
+    if (values.NODE_ENV !== "production") return;
+    for (const key of ["BASE_URL", "APP_URL"] as const) {
+      const url = parsedUrl(values[key]);
+      if (url?.protocol === "http:" && !isLoopbackHostname(url.hostname)) {
+        ctx.addIssue({
+          code: "custom",
+          path: [key],
+          message: "must be https in production (plain http only for localhost, 127.0.0.1 or [::1])",
+        });
       }
-    })
-    .pipe(z.array(chainSchema).min(1))
-    .optional(),
-});
+    }
+  });
 
 export type Config = {
   port: number;
