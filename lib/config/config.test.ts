@@ -64,6 +64,11 @@ describe("parseConfig", () => {
   it("BASE_URL with another scheme throws naming BASE_URL", () => expectConfigError({ BASE_URL: "ftp://api.example.com" }, "BASE_URL"));
   it("APP_URL=nope throws naming APP_URL", () => expectConfigError({ APP_URL: "nope" }, "APP_URL"));
   it("PORT=abc throws naming PORT", () => expectConfigError({ PORT: "abc" }, "PORT"));
+  it("client metadata documents come only from public hosts unless CLIENT_METADATA_ALLOW_PRIVATE_HOSTS=true", () => {
+    assert.equal(parseConfig({ DATA_DIR: tempDir() }).clientMetadataAllowPrivateHosts, false);
+    assert.equal(parseConfig({ DATA_DIR: tempDir(), CLIENT_METADATA_ALLOW_PRIVATE_HOSTS: "true" }).clientMetadataAllowPrivateHosts, true);
+    expectConfigError({ CLIENT_METADATA_ALLOW_PRIVATE_HOSTS: "yes" }, "CLIENT_METADATA_ALLOW_PRIVATE_HOSTS");
+  });
   it("CHAINS that is not JSON throws naming CHAINS", () => expectConfigError({ CHAINS: "[{not json" }, "CHAINS"));
   it("CHAINS with a bad chain throws naming CHAINS", () =>
     expectConfigError({ CHAINS: JSON.stringify([{ id: -1, name: "", rpcUrl: "x", symbol: "E" }]) }, "CHAINS"));
