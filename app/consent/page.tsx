@@ -53,6 +53,12 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
       <dd>
         calls itself “{request.clientName}” <span className="muted small">(a name it chose; Agent Wallet cannot verify it)</span>
       </dd>
+      {request.metadataHost && (
+        <>
+          <dt>Client metadata from</dt>
+          <dd className="mono">{request.metadataHost}</dd>
+        </>
+      )}
       <dt>Sends you back to</dt>
       <dd className="mono">{request.redirectHost}</dd>
       <dt>Asks for</dt>

@@ -39,6 +39,11 @@ export function ClientsList({ clients, contacts, emptyText }: { clients: ClientR
               </span>
               {client.kind === "oauth" ? (
                 <div className="small">
+                  {client.metadataHost && (
+                    <>
+                      Client metadata from <span className="mono">{client.metadataHost}</span> ·{" "}
+                    </>
+                  )}
                   Sends you back to <span className="mono">{client.redirectHosts.join(", ")}</span>
                   {client.staysConnected ? " · stays connected" : ""}
                 </div>

@@ -9,7 +9,7 @@ describe("discovery documents", () => {
   });
   after(() => app.stop());
 
-  it("serves the RFC 8414 metadata: the seed's fields, revocation and RFC 9207, built from BASE_URL", async () => {
+  it("serves the RFC 8414 metadata: the seed's fields, revocation, RFC 9207 and CIMD, built from BASE_URL", async () => {
     const response = await fetch(`${app.baseUrl}/.well-known/oauth-authorization-server`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get("content-type")!, /application\/json/);
@@ -28,6 +28,7 @@ describe("discovery documents", () => {
       revocation_endpoint_auth_methods_supported: ["none"],
       scopes_supported: ["mcp", "offline_access"],
       authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
     });
   });
 

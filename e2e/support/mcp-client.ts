@@ -14,6 +14,8 @@ export class MemoryOAuthProvider implements OAuthClientProvider {
   verifier = "";
   authorizationUrl?: URL;
   tokenHistory: OAuthTokens[] = [];
+  /** Set to a client metadata document's URL to use it as client_id instead of registering (CIMD). */
+  clientMetadataUrl?: string;
 
   constructor(
     readonly callbackUrl: string,

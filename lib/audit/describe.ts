@@ -80,7 +80,8 @@ export function summarizeEvent(
       return `Wallet removed${text(data.address) ? `: ${text(data.address)}` : ""}`;
     case "client.registered": {
       const hosts = Array.isArray(data.redirectHosts) ? data.redirectHosts.map(text).filter(Boolean) : [];
-      return `Client${quoted(data.name)} registered${hosts.length ? `, redirecting to ${hosts.join(", ")}` : ""}`;
+      const from = text(data.metadataDocument) ? ` from its client metadata at ${text(data.metadataDocument)}` : "";
+      return `Client${quoted(data.name)} registered${from}${hosts.length ? `, redirecting to ${hosts.join(", ")}` : ""}`;
     }
     case "grant.approved":
       return `Access approved${scope ? ` (${scope})` : ""} to ${grantSet(data.credentials, names)}`;

@@ -71,6 +71,11 @@ describe("parseConfig", () => {
     assert.equal(parseConfig({ DATA_DIR: tempDir(), NODE_ENV: "development", APP_URL: "http://wallet.lan" }).appUrl, "http://wallet.lan");
   });
   it("PORT=abc throws naming PORT", () => expectConfigError({ PORT: "abc" }, "PORT"));
+  it("client metadata documents come only from public hosts unless CLIENT_METADATA_ALLOW_PRIVATE_HOSTS=true", () => {
+    assert.equal(parseConfig({ DATA_DIR: tempDir() }).clientMetadataAllowPrivateHosts, false);
+    assert.equal(parseConfig({ DATA_DIR: tempDir(), CLIENT_METADATA_ALLOW_PRIVATE_HOSTS: "true" }).clientMetadataAllowPrivateHosts, true);
+    expectConfigError({ CLIENT_METADATA_ALLOW_PRIVATE_HOSTS: "yes" }, "CLIENT_METADATA_ALLOW_PRIVATE_HOSTS");
+  });
   it("CHAINS that is not JSON throws naming CHAINS", () => expectConfigError({ CHAINS: "[{not json" }, "CHAINS"));
   it("CHAINS with a bad chain throws naming CHAINS", () =>
     expectConfigError({ CHAINS: JSON.stringify([{ id: -1, name: "", rpcUrl: "x", symbol: "E" }]) }, "CHAINS"));

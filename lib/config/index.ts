@@ -70,6 +70,11 @@ const envSchema = z
       .optional(),
     JWT_SIGNING_KEYS: signingKeys.optional(),
     SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+    // Development and tests only: fetch client metadata documents from loopback and private hosts, over http too.
+    CLIENT_METADATA_ALLOW_PRIVATE_HOSTS: z
+      .enum(["true", "false"], { error: "must be true or false" })
+      .default("false")
+      .transform((value) => value === "true"),
     MCP_ALLOWED_ORIGINS: commaList.pipe(z.array(origin).min(1, "must list at least one origin")).optional(),
     CHAINS: z
       .string()
@@ -112,6 +117,8 @@ export type Config = {
   chains: Chain[];
   /** Origins whose browser pages may call /mcp (DNS-rebinding protection); default BASE_URL's and APP_URL's. */
   mcpAllowedOrigins: string[];
+  /** Development and tests only: client metadata documents may come from loopback and private hosts, and over http. */
+  clientMetadataAllowPrivateHosts: boolean;
   /** WebAuthn relying party: the app origin and its host. */
   rpId: string;
 };
@@ -147,6 +154,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     sessionSecret: values.SESSION_SECRET ?? secrets.sessionSecret,
     chains: values.CHAINS ?? DEFAULT_CHAINS,
     mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS ?? [...new Set([values.BASE_URL, values.APP_URL])],
+    clientMetadataAllowPrivateHosts: values.CLIENT_METADATA_ALLOW_PRIVATE_HOSTS,
     rpId: new URL(values.APP_URL).hostname,
   };
 }

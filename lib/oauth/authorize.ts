@@ -5,7 +5,8 @@ import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { InvalidRequestError, OAuthEndpointError, UnsupportedResponseTypeError } from "./errors";
 import { PKCE_VALUE } from "./pkce";
 import { formatScope, parseScope } from "./scope";
-import { redirectUrisOf } from "./clients";
+import { ClientMetadataDocumentError } from "./client-metadata-document";
+import { findOAuthClient, redirectUrisOf } from "./clients";
 import { redirectUriRegistered } from "./redirect-uri";
 import { checkResource } from "./resource";
 
@@ -45,8 +46,14 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
   if (clientIds.length !== 1 || !clientIds[0]) {
     return { kind: "error_page", title: "Missing client", message: "The request must name exactly one client_id." };
   }
-  const client = await db().client.findUnique({ where: { id: clientIds[0] } });
-  if (!client || client.kind !== "oauth") {
+  let client;
+  try {
+    client = await findOAuthClient(clientIds[0], clock);
+  } catch (error) {
+    if (!(error instanceof ClientMetadataDocumentError)) throw error;
+    return { kind: "error_page", title: "Application not verified", message: error.message };
+  }
+  if (!client) {
     return { kind: "error_page", title: "Unknown application", message: "This application is not registered with Agent Wallet." };
   }
   if (client.status !== "active") {

@@ -5,6 +5,7 @@ import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
 import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
 import { redirectUrisOf } from "./clients";
+import { metadataDocumentHost } from "./client-metadata-document";
 
 /** A granted credential's spending limits and what is left of them now (approve mode in an active grant only). */
 type Limits = Awaited<ReturnType<typeof policyStanding>>;
@@ -17,6 +18,8 @@ export type ConnectedClient = {
   name: string;
   status: "active" | "revoked";
   redirectHosts: string[];
+  /** For a client described by a client metadata document: the host it was fetched from. */
+  metadataHost: string | null;
   keyHint: string | null;
   connectedAt: Date;
   lastUsedAt: Date | null;
@@ -56,6 +59,7 @@ export async function listConnectedClients(userId: string, clock: Clock = system
       name: grant.client.name,
       status: active ? "active" : "revoked",
       redirectHosts: [...new Set(redirectUrisOf(grant.client).map((uri) => new URL(uri).host))],
+      metadataHost: metadataDocumentHost(grant.client),
       keyHint: grant.client.keyHint,
       connectedAt: grant.createdAt,
       lastUsedAt: grant.lastUsedAt,

@@ -7,6 +7,7 @@ import { mintAuthorizationCode } from "./authorization-code";
 import { redirectWith } from "./authorize";
 import { createGrant, describeGrantSet, grantSetSchema, type GrantSet } from "./grants";
 import { formatScope } from "./scope";
+import { metadataDocumentHost } from "./client-metadata-document";
 
 export class ConsentRequestError extends AppError {}
 
@@ -21,6 +22,7 @@ export async function loadAuthorizationRequest(requestId: string, clock: Clock =
     status: status as "pending" | "approved" | "denied" | "expired" | "client_revoked",
     clientName: client.name,
     redirectHost: new URL(request.redirectUri).host,
+    metadataHost: metadataDocumentHost(client),
     scopes: request.scope.split(" "),
     expiresAt: request.expiresAt,
   };

@@ -1,5 +1,6 @@
 import { readBody } from "@/lib/http/respond";
-import { db } from "@/lib/db";
+import { systemClock, type Clock } from "@/lib/clock";
+import { findOAuthClient } from "./clients";
 import { InvalidClientError, InvalidRequestError } from "./errors";
 
 const FORM_BODY_LIMIT = 16 * 1024;
@@ -28,11 +29,11 @@ export function formParam(form: URLSearchParams, name: string, required = true):
 
 /**
  * Client authentication of a public client (token_endpoint_auth_method `none`): `client_id` must name
- * a registered OAuth client. Returns its id.
+ * a registered OAuth client or a usable client metadata document. Returns its id.
  */
-export async function authenticateClient(form: URLSearchParams): Promise<string> {
+export async function authenticateClient(form: URLSearchParams, clock: Clock = systemClock): Promise<string> {
   const clientId = formParam(form, "client_id")!;
-  const client = await db().client.findUnique({ where: { id: clientId } });
-  if (!client || client.kind !== "oauth") throw new InvalidClientError();
+  const client = await findOAuthClient(clientId, clock);
+  if (!client) throw new InvalidClientError();
   return client.id;
 }

@@ -5,7 +5,8 @@ export type Scope = (typeof SCOPES)[number];
 
 /**
  * RFC 8414 authorization-server metadata: the seed's fields, the RFC 7009 revocation endpoint (its auth
- * methods too, since omitting them means client_secret_basic) and RFC 9207's `iss` on authorization responses.
+ * methods too, since omitting them means client_secret_basic), RFC 9207's `iss` on authorization responses, and
+ * client_ids that are URLs of client metadata documents (lib/oauth/client-metadata-document.ts).
  */
 export function authorizationServerMetadata(config: Config) {
   return {
@@ -21,6 +22,7 @@ export function authorizationServerMetadata(config: Config) {
     revocation_endpoint_auth_methods_supported: ["none"],
     scopes_supported: [...SCOPES],
     authorization_response_iss_parameter_supported: true,
+    client_id_metadata_document_supported: true,
   };
 }
 

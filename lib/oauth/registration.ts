@@ -78,7 +78,15 @@ export function parseRegistration(body: string) {
   } catch {
     throw new InvalidClientMetadataError("The request body must be a JSON object");
   }
-  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new InvalidClientMetadataError("The request body must be a JSON object");
+  return parseClientMetadata(raw, "The request body");
+}
+
+/**
+ * Checks client metadata by the registration rules: a registration body, or a client metadata
+ * document (lib/oauth/client-metadata-document.ts). `what` names the JSON in the error.
+ */
+export function parseClientMetadata(raw: unknown, what: string) {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw new InvalidClientMetadataError(`${what} must be a JSON object`);
   // Some clients serialize unset optional fields as null: null means absent.
   const present = Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null));
   const result = registrationSchema.safeParse(present);
@@ -99,24 +107,29 @@ export function parseRegistration(body: string) {
 
 export type ValidatedRegistration = ReturnType<typeof parseRegistration>;
 
-/** Registers a public client and returns the RFC 7591 response body. */
-export async function registerClient(metadata: ValidatedRegistration, clock: Clock = systemClock): Promise<RegistrationResponse> {
-  const now = clock();
+/**
+ * The Client row's fields that checked metadata decides. Without a client_name the client is named
+ * after `fallbackHost`.
+ */
+export function clientFields(metadata: ValidatedRegistration, fallbackHost: string) {
   const redirectUris = [...new Set(metadata.redirect_uris)];
-  const name = metadata.client_name ?? new URL(redirectUris[0]).host;
   const extra = Object.fromEntries(
     OPTIONAL_FIELDS.filter((field) => metadata[field] !== undefined).map((field) => [field, metadata[field]]),
   );
-  const client = await db().client.create({
-    data: {
-      id: randomId("c_"),
-      kind: "oauth",
-      name,
-      redirectUris: JSON.stringify(redirectUris),
-      metadata: JSON.stringify({ ...extra, grant_types: metadata.grant_types ?? [...GRANT_TYPES] }),
-      createdAt: now,
-    },
-  });
+  const row = {
+    name: metadata.client_name ?? fallbackHost,
+    redirectUris: JSON.stringify(redirectUris),
+    metadata: JSON.stringify({ ...extra, grant_types: metadata.grant_types ?? [...GRANT_TYPES] }),
+  };
+  return { row, redirectUris, extra };
+}
+
+/** Registers a public client and returns the RFC 7591 response body. */
+export async function registerClient(metadata: ValidatedRegistration, clock: Clock = systemClock): Promise<RegistrationResponse> {
+  const now = clock();
+  const { row, redirectUris, extra } = clientFields(metadata, new URL(metadata.redirect_uris[0]).host);
+  const { name } = row;
+  const client = await db().client.create({ data: { id: randomId("c_"), kind: "oauth", ...row, createdAt: now } });
   await recordAudit(
     { type: "client.registered", clientId: client.id, data: { name, redirectHosts: redirectUris.map((uri) => new URL(uri).host) } },
     clock,

@@ -35,7 +35,7 @@ async function presentedToken(token: string, clock: Clock): Promise<PresentedTok
  * An unknown, expired or already revoked token changes nothing and is not an error.
  */
 export async function revokeToken(form: URLSearchParams, clock: Clock = systemClock): Promise<void> {
-  const clientId = await authenticateClient(form);
+  const clientId = await authenticateClient(form, clock);
   const token = formParam(form, "token")!;
   const found = await presentedToken(token, clock);
   if (!found) return;

@@ -22,7 +22,7 @@ export type TokenResponse = {
 export async function exchangeToken(form: URLSearchParams, clock: Clock = systemClock): Promise<TokenResponse> {
   const grantType = formParam(form, "grant_type")!;
   if (grantType !== "authorization_code" && grantType !== "refresh_token") throw new UnsupportedGrantTypeError(grantType);
-  const clientId = await authenticateClient(form);
+  const clientId = await authenticateClient(form, clock);
   // Checked before the code or refresh token is looked at: a refused request spends nothing.
   checkResource(form.getAll("resource"));
   return grantType === "authorization_code" ? exchangeCode(clientId, form, clock) : refresh(clientId, form, clock);
