@@ -2,6 +2,7 @@ import { formatEther, formatGwei } from "viem";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
 import { AddressText, DescribedFields, Field } from "./fields";
+import { CopyButton } from "./copy-button";
 
 /** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee. */
 export function TransactionDetails({
@@ -30,7 +31,8 @@ export function TransactionDetails({
         {chain.name} ({chain.id})
       </Field>
       <Field label={plain ? "Recipient" : "Contract"}>
-        <AddressText address={transaction.to} names={names} />
+        <AddressText address={transaction.to} names={names} />{" "}
+        <CopyButton text={transaction.to} what={plain ? "recipient address" : "contract address"} />
       </Field>
       <Field label={plain ? "Amount" : `${chain.symbol} sent with the call`}>
         <strong>

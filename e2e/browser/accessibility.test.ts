@@ -41,7 +41,7 @@ describe("accessibility (axe-core)", { timeout: 300_000 }, () => {
       const asked = (await client.callTool({
         name: "sign_message",
         arguments: { credential_id: credentials.credentials[0].id, message: "Accessible?" },
-      })) as { structuredContent: { approval_url: string } };
+      })) as unknown as { structuredContent: { approval_url: string } };
       await page.goto(asked.structuredContent.approval_url);
       await page.getByRole("button", { name: "Approve with passkey" }).waitFor();
       found["/approvals/[id]"] = await seriousViolations(page);

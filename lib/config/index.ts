@@ -9,6 +9,8 @@ export const chainSchema = z.object({
   name: z.string().min(1),
   rpcUrl: z.url({ protocol: /^https?$/ }),
   symbol: z.string().min(1).max(12),
+  /** A block explorer's base URL; a sent transaction links to `{explorerUrl}/tx/{hash}`. */
+  explorerUrl: z.url({ protocol: /^https?$/ }).optional(),
 });
 export type Chain = z.infer<typeof chainSchema>;
 

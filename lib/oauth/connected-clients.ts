@@ -27,6 +27,18 @@ export type ConnectedClient = {
   credentials: { id: string; name: string; address: string; mode: string; limits: Limits | null }[];
 };
 
+/** Who asks, for the approval page: the client's claimed name, where it sends people back, since when it is connected. */
+export async function requestingClient(userId: string, grantId: string) {
+  const grant = await db().grant.findFirst({ where: { id: grantId, userId }, include: { client: true } });
+  if (!grant) return null;
+  return {
+    kind: grant.client.kind as ConnectedClient["kind"],
+    redirectHosts: [...new Set(redirectUrisOf(grant.client).map((uri) => new URL(uri).host))],
+    metadataHost: metadataDocumentHost(grant.client),
+    connectedAt: grant.createdAt,
+  };
+}
+
 /**
  * Every client the person granted and every personal API key, newest first.
  * A client is shown revoked when the person's grants to it, or the client

@@ -43,6 +43,8 @@ export async function loadApproval(userId: string, requestId: string, clock: Clo
   const payload = payloadOf(row);
   return {
     view: toView(row),
+    grantId: row.grantId,
+    credentialId: row.credentialId,
     payload,
     clientName: client?.name ?? "Unknown client",
     clientKind: client?.kind ?? "oauth",

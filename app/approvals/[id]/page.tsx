@@ -1,14 +1,66 @@
+import { formatEther } from "viem";
 import { requireUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
 import { loadApproval } from "@/lib/wallet/approvals";
 import { describeRequest } from "@/lib/wallet/request-description";
 import { contactNames } from "@/lib/wallet/address-book";
+import { policyStanding } from "@/lib/wallet/policy";
+import { requestingClient } from "@/lib/oauth/connected-clients";
+import type { Chain } from "@/lib/config";
+import type { RequestView } from "@/contract";
 import { AppHeader } from "@/components/nav/app-header";
 import { ApprovalActions } from "@/components/approvals/approval-actions";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
+import { CopyButton } from "@/components/approvals/copy-button";
 import { Field } from "@/components/approvals/fields";
+import { headlineOf } from "@/components/approvals/headline";
+import { PhoneHandoff } from "@/components/approvals/phone-handoff";
 import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
+
+const TITLES = { sign_message: "Sign a message", sign_typed_data: "Sign typed data", send_transaction: "Send a transaction" };
+
+/** "3 days ago", "just now": how long a client has been connected. */
+function since(date: Date, now = new Date()): string {
+  const seconds = Math.round((date.getTime() - now.getTime()) / 1000);
+  const format = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  for (const [unit, size] of [
+    ["day", 86_400],
+    ["hour", 3_600],
+    ["minute", 60],
+  ] as const) {
+    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
+  }
+  return "just now";
+}
+
+/** Where the request stands, in a sentence, with the transaction on the chain's explorer when it has one. */
+function Outcome({ view, chain }: { view: RequestView; chain: Chain | null }) {
+  const explorer = view.tx_hash && chain?.explorerUrl ? `${chain.explorerUrl.replace(/\/$/, "")}/tx/${view.tx_hash}` : null;
+  const sentence: Record<RequestView["status"], string> = {
+    pending: `Waiting for you until ${new Date(view.expires_at).toLocaleString()}.`,
+    approved: "Approved and signed. The agent receives the signature.",
+    submitted: "Approved and sent to the network; waiting for it to be included in a block.",
+    completed: view.tx_hash ? "Done: the transaction is included in a block." : "Done: the agent has the signature.",
+    failed: `Failed${view.reason ? `: ${view.reason}` : "."}`,
+    rejected: "You rejected this request. Nothing was signed.",
+    expired: "This request expired before it was decided. Nothing was signed; the agent has to ask again.",
+    cancelled: `The request was cancelled${view.reason ? ` (${view.reason})` : ""}. Nothing was signed.`,
+  };
+  return (
+    <p className={`outcome ${view.status}`}>
+      <span className="badge">{view.status}</span> {sentence[view.status]}
+      {explorer && (
+        <>
+          {" "}
+          <a href={explorer} rel="noreferrer" target="_blank">
+            View on the explorer
+          </a>
+        </>
+      )}
+    </p>
+  );
+}
 
 export default async function ApprovalPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
@@ -29,28 +81,46 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
     );
   }
   const { view } = approval;
-  const [description, names] = await Promise.all([describeRequest(approval.payload), contactNames(user.id)]);
-  const title =
-    description.kind === "sign_message"
-      ? "Sign a message"
-      : description.kind === "sign_typed_data"
-        ? "Sign typed data"
-        : "Send a transaction";
+  const pending = view.status === "pending";
+  const [description, names, client, limits] = await Promise.all([
+    describeRequest(approval.payload),
+    contactNames(user.id),
+    requestingClient(user.id, approval.grantId),
+    pending ? policyStanding(approval.grantId, approval.credentialId, new Date()) : null,
+  ]);
+  const chain = description.kind === "send_transaction" ? description.chain : null;
+  const today = limits?.remaining.native_per_day;
   return (
     <>
       <AppHeader email={user.email} />
-      <main>
-        {view.status === "pending" || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
-        <h1>{title}</h1>
-        <p>
-          <strong>{approval.clientName}</strong> asks to use <strong>{approval.credentialName}</strong>.
+      <main className="approval">
+        {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
+        <h1>{TITLES[description.kind]}</h1>
+        <p className="headline">{headlineOf(description, approval.credentialName, names)}</p>
+        <p className="asker small">
+          {client?.kind === "api_key" ? (
+            <>
+              Asked with your API key <strong>{approval.clientName}</strong>
+            </>
+          ) : (
+            <>
+              Asked by an application that calls itself <strong>“{approval.clientName}”</strong>
+              {client?.metadataHost ? ` · client metadata from ${client.metadataHost}` : ""}
+              {client?.redirectHosts.length ? ` · sends you back to ${client.redirectHosts.join(", ")}` : ""}
+            </>
+          )}
+          {client ? ` · connected ${since(client.connectedAt)}` : ""}
         </p>
+        <Outcome view={view} chain={chain} />
+        {/* Right after the sentence, so a phone reaches the decision without scrolling; mounted whatever the status, so
+            the outcome of a decision stays on screen after the refresh. */}
+        <ApprovalActions requestId={view.request_id} pending={pending} />
+        {pending && <PhoneHandoff url={view.approval_url} />}
+        <h2>Details</h2>
         <dl className="summary">
-          <Field label="Status">
-            <span className="badge">{view.status}</span> {view.reason && <span className="muted">{view.reason}</span>}
-          </Field>
           <Field label="Wallet">
-            {approval.credentialName} <span className="mono small">{approval.address}</span>
+            {approval.credentialName} <span className="mono small">{approval.address}</span>{" "}
+            <CopyButton text={approval.address} what="wallet address" />
           </Field>
           {description.kind === "sign_message" && (
             <Field label="Message">
@@ -59,6 +129,12 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
           )}
           {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
           {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
+          {today && chain && (
+            <Field label="Spending limit today">
+              {formatEther(BigInt(today.remaining))} {chain.symbol} left of {formatEther(BigInt(today.limit))} {chain.symbol}, this request
+              counted
+            </Field>
+          )}
           {view.signature && (
             <Field label="Signature">
               <span className="mono small">{view.signature}</span>
@@ -66,13 +142,11 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
           )}
           {view.tx_hash && (
             <Field label="Transaction hash">
-              <span className="mono small">{view.tx_hash}</span>
+              <span className="mono small">{view.tx_hash}</span> <CopyButton text={view.tx_hash} what="transaction hash" />
             </Field>
           )}
           <Field label="Expires">{new Date(view.expires_at).toLocaleString()}</Field>
         </dl>
-        {/* Mounted whatever the status, so the outcome of a decision stays on screen after the refresh. */}
-        <ApprovalActions requestId={view.request_id} pending={view.status === "pending"} />
       </main>
     </>
   );

@@ -1,0 +1,42 @@
+import { formatEther } from "viem";
+import type { ContactNames } from "@/lib/wallet/address-book";
+import type { Described, RequestDescription } from "@/lib/wallet/request-description";
+
+/** An address as a person reads it at a glance: their name for it, or its start and end. */
+function shortAddress(address: string, names: ContactNames): string {
+  return names[address.toLowerCase()] ?? `${address.slice(0, 6)}…${address.slice(-4)}`;
+}
+
+const COUNTERPARTY: Record<string, string> = { Recipient: "to", Spender: "for", Operator: "for" };
+
+/** A decoded call's or permit's action with whom it benefits: "Transfer 5 USDC to Alice". */
+function actionWithParty(described: Described, names: ContactNames): string {
+  const party = described.details.find((detail) => detail.address && COUNTERPARTY[detail.label]);
+  return party?.address ? `${described.action} ${COUNTERPARTY[party.label]} ${shortAddress(party.address, names)}` : described.action;
+}
+
+/**
+ * What approving does, in one sentence ("Send 0.05 ETH to Alice on Base"). Derived from the same description
+ * as the details below it, which show every address in full.
+ */
+export function headlineOf(description: RequestDescription, credentialName: string, names: ContactNames): string {
+  switch (description.kind) {
+    case "sign_message":
+      return `Sign a message with ${credentialName}`;
+    case "sign_typed_data": {
+      if (description.permit) return `${actionWithParty(description.permit, names)} — by signature, no transaction`;
+      const app = description.domain.find((field) => field.name === "name");
+      return `Sign ${description.primaryType} data${app && "value" in app ? ` for ${app.value}` : ""} with ${credentialName}`;
+    }
+    case "send_transaction": {
+      const { chain, transaction, call } = description;
+      const value = BigInt(transaction.value);
+      const native = `${formatEther(value)} ${chain.symbol}`;
+      const to = shortAddress(transaction.to, names);
+      if (call.kind === "none") return `Send ${native} to ${to} on ${chain.name}`;
+      const withValue = value === 0n ? "" : `, sending ${native} with it`;
+      if (call.kind === "unknown") return `Call an unknown function of ${to} on ${chain.name}${withValue}`;
+      return `${actionWithParty(call, names)} on ${chain.name}${withValue}`;
+    }
+  }
+}

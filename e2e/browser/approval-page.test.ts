@@ -1,0 +1,179 @@
+// The approval page as a person on a phone or a desktop meets it, in Chromium with a virtual passkey: one
+// sentence says what approving does, who asks and since when, the decision is on the first screen at
+// 375×812 and at 1280×800, it works by keyboard alone, a desktop offers a QR code that decodes to the
+// page's own address, and the outcome reads in words. Each screen is written to test-results/screenshots.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import jsQR from "jsqr";
+import { PNG } from "pngjs";
+import type { Browser, Page } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
+import { startApp, type RunningApp } from "../support/app";
+import { launchBrowser } from "../support/browser";
+import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { connectAgent, newPerson, type Person } from "../support/consent";
+import { deployErc20 } from "../support/contracts";
+import { db } from "@/lib/db";
+import type { RequestView } from "@/contract";
+
+const SCREENSHOTS = path.resolve("test-results", "screenshots");
+const FRIEND = "0x000000000000000000000000000000000000bEEF";
+const VIEWPORTS = [
+  { name: "phone", width: 375, height: 812 },
+  { name: "desktop", width: 1280, height: 800 },
+];
+
+/** The element lies entirely within the first screen: reachable without scrolling. */
+async function onFirstScreen(page: Page, name: string) {
+  const box = await page.getByRole("button", { name }).boundingBox();
+  const viewport = page.viewportSize()!;
+  assert.ok(box && box.y >= 0 && box.y + box.height <= viewport.height, `${name} at ${JSON.stringify(box)} in ${viewport.height}px`);
+}
+
+describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () => {
+  let chain: LocalChain;
+  let app: RunningApp;
+  let browser: Browser;
+  let person: Person;
+  let agent: Client;
+  let wallet: { id: string; address: Address };
+  let token: Address;
+
+  async function ask(name: string, args: Record<string, unknown>): Promise<RequestView> {
+    const result = (await agent.callTool({ name, arguments: { credential_id: wallet.id, ...args } })) as {
+      isError?: boolean;
+      structuredContent?: unknown;
+    };
+    assert.ok(!result.isError, JSON.stringify(result));
+    return result.structuredContent as RequestView;
+  }
+
+  before(async () => {
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    chain = await startChain();
+    app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
+    browser = await launchBrowser();
+    person = await newPerson(browser, app, "phone@example.com", ["Main"]);
+    const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
+    wallet = { id: main.id, address: main.address as Address };
+    await chain.fund(wallet.address, "10");
+    token = await deployErc20(chain, { name: "Test Token", symbol: "TST", supply: parseUnits("100", 18), holder: wallet.address });
+    agent = (await connectAgent(app, person.page, "Pocket Agent", [{ name: "Main", mode: "approve" }])).client;
+  });
+  after(async () => {
+    await agent?.close().catch(() => {});
+    await browser?.close();
+    await app?.stop();
+    await chain?.stop();
+  });
+
+  const cases = [
+    {
+      what: "message",
+      request: () => ask("sign_message", { message: "Log in to Example" }),
+      headline: "Sign a message with Main",
+    },
+    {
+      what: "transaction",
+      request: () => ask("send_transaction", { chain_id: 31337, to: FRIEND, value: String(parseEther("0.05")) }),
+      headline: "Send 0.05 ETH to 0x0000…bEEF on Local dev chain",
+    },
+    {
+      what: "contract call",
+      request: () =>
+        ask("send_transaction", {
+          chain_id: 31337,
+          to: token,
+          value: "0",
+          data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [FRIEND, parseUnits("2.5", 18)] }),
+        }),
+      headline: "Transfer 2.5 TST to 0x0000…bEEF on Local dev chain",
+    },
+  ];
+
+  for (const viewport of VIEWPORTS) {
+    for (const example of cases) {
+      it(`${example.what} at ${viewport.width}×${viewport.height}: the sentence, who asks, the decision on the first screen`, async () => {
+        const { page } = person;
+        await page.setViewportSize(viewport);
+        const request = await example.request();
+        await page.goto(request.approval_url);
+        await page.getByText(example.headline, { exact: true }).waitFor();
+        await page.getByText(/Asked by an application that calls itself “Pocket Agent” · sends you back to \S+ · connected/).waitFor();
+        await page.getByText(/Waiting for you until/).waitFor();
+        await onFirstScreen(page, "Approve with passkey");
+        await onFirstScreen(page, "Reject");
+        const handoff = page.getByText("Approve on your phone");
+        assert.equal(await handoff.isVisible(), viewport.name === "desktop", "the QR hand-off is offered on a desktop only");
+        await page.screenshot({
+          path: path.join(SCREENSHOTS, `approval-${example.what.replace(" ", "-")}-${viewport.name}.png`),
+          fullPage: true,
+        });
+        await page.getByRole("button", { name: "Reject" }).click();
+        await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+      });
+    }
+  }
+
+  it("the QR code on a desktop decodes to the page's own address", async () => {
+    const { page } = person;
+    await page.setViewportSize(VIEWPORTS[1]);
+    const request = await ask("sign_message", { message: "Scan me" });
+    await page.goto(request.approval_url);
+    await page.getByText("Approve on your phone").click();
+    const image = PNG.sync.read(await page.getByRole("img", { name: "QR code of this approval page's address" }).screenshot());
+    const decoded = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
+    assert.equal(decoded?.data, request.approval_url);
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+  });
+
+  it("a request is approved by keyboard alone, and the outcome says what happened", async () => {
+    const { page } = person;
+    await page.setViewportSize(VIEWPORTS[0]);
+    const request = await ask("send_transaction", { chain_id: 31337, to: FRIEND, value: String(parseEther("0.01")) });
+    await page.goto(request.approval_url);
+    await page.getByText(/Waiting for you until/).waitFor();
+    // Tab from the top of the page to the decision: the first focusable control after the header's links.
+    for (let presses = 0; presses < 30; presses++) {
+      await page.keyboard.press("Tab");
+      const focused = await page.evaluate(() => document.activeElement?.textContent ?? "");
+      if (focused === "Approve with passkey") break;
+    }
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent), "Approve with passkey");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Approved and sent" }).waitFor();
+    await page.reload();
+    await page.getByText(/Done: the transaction is included in a block\.|Approved and sent to the network/).waitFor();
+    await page.screenshot({ path: path.join(SCREENSHOTS, "approval-completed-phone.png"), fullPage: true });
+  });
+
+  it("the Approvals screen counts waiting requests in its title and announces a new one with a notification", async () => {
+    const { context, page } = person;
+    await context.grantPermissions(["notifications"], { origin: app.appUrl });
+    // Record each notification the page shows, passing it on to the browser's own.
+    await context.addInitScript(() => {
+      const Native = window.Notification;
+      const shown: string[] = [];
+      (window as unknown as { shownNotifications: string[] }).shownNotifications = shown;
+      window.Notification = class extends Native {
+        constructor(title: string, options?: NotificationOptions) {
+          super(title, options);
+          shown.push(`${title}: ${options?.body ?? ""}`);
+        }
+      } as typeof Notification;
+    });
+    await page.goto(`${app.appUrl}/approvals`);
+    await page.getByRole("heading", { name: "Waiting for you (0)" }).waitFor();
+    assert.equal(await page.title(), "Approvals · Agent Wallet");
+    await ask("sign_message", { message: "Ring ring" });
+    await page.getByRole("heading", { name: "Waiting for you (1)" }).waitFor();
+    await page.waitForFunction(() => document.title === "(1) Approvals · Agent Wallet");
+    const shown = await page.waitForFunction(() => (window as unknown as { shownNotifications: string[] }).shownNotifications[0]);
+    assert.equal(await shown.jsonValue(), "A request waits for your approval: Pocket Agent · Sign a message: Ring ring");
+    await page.screenshot({ path: path.join(SCREENSHOTS, "approvals-phone.png"), fullPage: true });
+  });
+});
