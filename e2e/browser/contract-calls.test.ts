@@ -1,6 +1,6 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256, parseAbi, parseUnits, type Address } from "viem";
@@ -19,6 +19,9 @@ const erc1155Abi = parseAbi([
   "function balanceOf(address account, uint256 id) view returns (uint256)",
 ]);
 const newAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+
+/** The approval page's details: every field of what is signed, apart from the one-sentence summary. */
+const details = (page: Page) => page.getByRole("region", { name: "Details" });
 
 describe(
   "contract calls: the approval page shows the call in the person's terms, and it runs on a real chain",
@@ -84,10 +87,10 @@ describe(
       );
       const { page } = person;
       await page.goto(request.approval_url);
-      await page.getByText("Transfer 12.5 TST").waitFor();
-      await page.getByText(`(raw integer ${amount})`).waitFor();
-      await page.getByText(recipient).waitFor();
-      await page.getByText("Local dev chain (31337)").waitFor();
+      await details(page).getByText("Transfer 12.5 TST").waitFor();
+      await details(page).getByText(`(raw integer ${amount})`).waitFor();
+      await details(page).getByText(recipient).waitFor();
+      await details(page).getByText("Local dev chain (31337)").waitFor();
       assert.equal(await page.getByRole("alert").filter({ hasText: "Unlimited" }).count(), 0, "a plain amount carries no warning");
       await approveAndSettle(request);
       assert.equal(
@@ -104,7 +107,7 @@ describe(
       );
       const { page } = person;
       await page.goto(request.approval_url);
-      await page.getByText("Allow spending of unlimited TST").waitFor();
+      await details(page).getByText("Allow spending of unlimited TST").waitFor();
       await page
         .getByRole("alert")
         .filter({ hasText: `Unlimited approval: ${spender} could take all your TST` })
@@ -123,8 +126,8 @@ describe(
       const recipient = newAddress();
       const request = await sendTransaction(recipient);
       await person.page.goto(request.approval_url);
-      await person.page.getByText("none (a plain transfer)").waitFor();
-      await person.page.getByText("0 ETH", { exact: true }).waitFor();
+      await details(person.page).getByText("none (a plain transfer)").waitFor();
+      await details(person.page).getByText("0 ETH", { exact: true }).waitFor();
       await approveAndSettle(request);
     });
 
@@ -134,7 +137,7 @@ describe(
       const request = await sendTransaction(pets, data);
       const { page } = person;
       await page.goto(request.approval_url);
-      await page.getByText("Transfer Test Pets (PET) #1").waitFor();
+      await details(page).getByText("Transfer Test Pets (PET) #1").waitFor();
       const summary = page.locator("dl.summary");
       assert.equal(await summary.locator("dt", { hasText: "Collection" }).locator("+ dd").innerText(), `Test Pets (PET) ${pets}`);
       assert.equal(await summary.locator("dt", { hasText: "Token id" }).locator("+ dd").innerText(), "1");
@@ -152,7 +155,7 @@ describe(
       });
       const request = await sendTransaction(items, data);
       await person.page.goto(request.approval_url);
-      await person.page.getByText("Transfer 4 of an ERC-1155 collection #3").waitFor();
+      await details(person.page).getByText("Transfer 4 of an ERC-1155 collection #3").waitFor();
       await approveAndSettle(request);
       assert.equal(
         await chain.client.readContract({ address: items, abi: erc1155Abi, functionName: "balanceOf", args: [recipient, 3n] }),
@@ -166,7 +169,7 @@ describe(
       const request = await sendTransaction(pets, data);
       const { page } = person;
       await page.goto(request.approval_url);
-      await page.getByText("Give an operator control of all your Test Pets (PET)").waitFor();
+      await details(page).getByText("Give an operator control of all your Test Pets (PET)").waitFor();
       await page
         .getByRole("alert")
         .filter({ hasText: `Full access: ${operator} could move every token you hold in Test Pets (PET)` })
@@ -180,9 +183,9 @@ describe(
       const request = await sendTransaction(newAddress(), data);
       const { page } = person;
       await page.goto(request.approval_url);
-      await page.getByText("Unknown contract call.").waitFor();
+      await details(page).getByText("Unknown contract call.").waitFor();
       assert.equal(await page.locator("dt", { hasText: "Function selector" }).locator("+ dd").innerText(), "0xdeadbeef");
-      await page.getByText(data).waitFor();
+      await details(page).getByText(data).waitFor();
       await page.getByRole("button", { name: "Reject" }).click();
       await page.getByRole("status").filter({ hasText: "Rejected" }).waitFor();
     });
@@ -206,12 +209,12 @@ describe(
       const { page } = person;
       const request = await ask("sign_typed_data", { typed_data: permit(31337) });
       await page.goto(request.approval_url);
-      await page.getByText("Allow spending of unlimited TST").waitFor();
+      await details(page).getByText("Allow spending of unlimited TST").waitFor();
       await page
         .getByRole("alert")
         .filter({ hasText: `Unlimited approval: ${spender} could take all your TST` })
         .waitFor();
-      await page.getByText("2030-03-17 17:46:40 UTC").waitFor();
+      await details(page).getByText("2030-03-17 17:46:40 UTC").waitFor();
       // Only the declared fields are listed, each once, under the primary type.
       const fields = page.locator("dt", { hasText: "Permit fields" }).locator("+ dd > dl > dt");
       assert.deepEqual(await fields.allInnerTexts(), [
@@ -227,8 +230,8 @@ describe(
       // The same permit for a chain that is not configured: the token cannot be asked, so it is not named.
       const elsewhere = await ask("sign_typed_data", { typed_data: permit(1) });
       await page.goto(elsewhere.approval_url);
-      await page.getByText("Allow spending of an unlimited amount of an unknown token").waitFor();
-      await page.getByText(`unknown token ${token}`).waitFor();
+      await details(page).getByText("Allow spending of an unlimited amount of an unknown token").waitFor();
+      await details(page).getByText(`unknown token ${token}`).waitFor();
     });
   },
 );

@@ -39,6 +39,9 @@ async function approveInBrowser(page: Page, request: RequestView) {
 
 const TYPED_DATA = orderTypedData("Agent Wallet Test", "two coffees");
 
+/** The approval page's details: every field of what is signed, apart from the one-sentence summary. */
+const details = (page: Page) => page.getByRole("region", { name: "Details" });
+
 describe("agent requests approved with a passkey, signed in the browser", { timeout: 300_000 }, () => {
   let chain: LocalChain;
   let app: RunningApp;
@@ -113,9 +116,9 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     assert.equal(request.approval_url, `${app.appUrl}/approvals/${request.request_id}`);
 
     await person.page.goto(request.approval_url);
-    await person.page.getByText("0.01 ETH").waitFor();
-    await person.page.getByText(recipient).waitFor();
-    await person.page.getByText("Local dev chain (31337)").waitFor();
+    await details(person.page).getByText("0.01 ETH").waitFor();
+    await details(person.page).getByText(recipient).waitFor();
+    await details(person.page).getByText("Local dev chain (31337)").waitFor();
     await person.page.getByRole("button", { name: "Approve with passkey" }).click();
     await person.page.getByRole("status").filter({ hasText: "Approved and sent" }).waitFor();
 
@@ -151,7 +154,7 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     })();
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await person.page.goto(`${app.appUrl}/approvals/${pending.id}`);
-    await person.page.getByText("Pay invoice #42").waitFor();
+    await details(person.page).getByText("Pay invoice #42").waitFor();
     await person.page.getByRole("button", { name: "Approve with passkey" }).click();
     const result = (await waiting) as ToolResult;
     const done = result.structuredContent as RequestView;
@@ -171,8 +174,8 @@ describe("agent requests approved with a passkey, signed in the browser", { time
   it("sign_typed_data shows the domain and fields, and the signature recovers to the wallet", async () => {
     const request = await view(agent, "sign_typed_data", { credential_id: ids.Imported, typed_data: TYPED_DATA });
     await person.page.goto(request.approval_url);
-    await person.page.getByText("Agent Wallet Test").waitFor();
-    await person.page.getByText("two coffees").waitFor();
+    await details(person.page).getByText("Agent Wallet Test").waitFor();
+    await details(person.page).getByText("two coffees").waitFor();
     await person.page.getByRole("button", { name: "Approve with passkey" }).click();
     await person.page.getByRole("status").waitFor();
     const done = await view(agent, "get_request", { request_id: request.request_id, wait_seconds: 5 });

@@ -116,37 +116,39 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             the outcome of a decision stays on screen after the refresh. */}
         <ApprovalActions requestId={view.request_id} pending={pending} />
         {pending && <PhoneHandoff url={view.approval_url} />}
-        <h2>Details</h2>
-        <dl className="summary">
-          <Field label="Wallet">
-            {approval.credentialName} <span className="mono small">{approval.address}</span>{" "}
-            <CopyButton text={approval.address} what="wallet address" />
-          </Field>
-          {description.kind === "sign_message" && (
-            <Field label="Message">
-              <pre className="message">{description.message}</pre>
+        <section aria-labelledby="details-heading">
+          <h2 id="details-heading">Details</h2>
+          <dl className="summary">
+            <Field label="Wallet">
+              {approval.credentialName} <span className="mono small">{approval.address}</span>{" "}
+              <CopyButton text={approval.address} what="wallet address" />
             </Field>
-          )}
-          {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
-          {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
-          {today && chain && (
-            <Field label="Spending limit today">
-              {formatEther(BigInt(today.remaining))} {chain.symbol} left of {formatEther(BigInt(today.limit))} {chain.symbol}, this request
-              counted
-            </Field>
-          )}
-          {view.signature && (
-            <Field label="Signature">
-              <span className="mono small">{view.signature}</span>
-            </Field>
-          )}
-          {view.tx_hash && (
-            <Field label="Transaction hash">
-              <span className="mono small">{view.tx_hash}</span> <CopyButton text={view.tx_hash} what="transaction hash" />
-            </Field>
-          )}
-          <Field label="Expires">{new Date(view.expires_at).toLocaleString()}</Field>
-        </dl>
+            {description.kind === "sign_message" && (
+              <Field label="Message">
+                <pre className="message">{description.message}</pre>
+              </Field>
+            )}
+            {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
+            {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
+            {today && chain && (
+              <Field label="Spending limit today">
+                {formatEther(BigInt(today.remaining))} {chain.symbol} left of {formatEther(BigInt(today.limit))} {chain.symbol}, this
+                request counted
+              </Field>
+            )}
+            {view.signature && (
+              <Field label="Signature">
+                <span className="mono small">{view.signature}</span>
+              </Field>
+            )}
+            {view.tx_hash && (
+              <Field label="Transaction hash">
+                <span className="mono small">{view.tx_hash}</span> <CopyButton text={view.tx_hash} what="transaction hash" />
+              </Field>
+            )}
+            <Field label="Expires">{new Date(view.expires_at).toLocaleString()}</Field>
+          </dl>
+        </section>
       </main>
     </>
   );
