@@ -27,19 +27,40 @@ type Credential = { id: string; name: string; mode: string };
 /** An environment of its own for a client: a fresh HOME, and no desktop to open a browser on. */
 function clientEnv(home: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, ".config"), ...extra };
-  for (const name of ["DISPLAY", "WAYLAND_DISPLAY", "XDG_CURRENT_DESKTOP", "DESKTOP_SESSION", "DBUS_SESSION_BUS_ADDRESS"]) delete env[name];
+  for (const name of [
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XDG_CURRENT_DESKTOP",
+    "XDG_SESSION_DESKTOP",
+    "DESKTOP_SESSION",
+    "GNOME_DESKTOP_SESSION_ID",
+    "KDE_FULL_SESSION",
+    "MATE_DESKTOP_SESSION_ID",
+    "LXQT_SESSION_CONFIG",
+    "DBUS_SESSION_BUS_ADDRESS",
+  ])
+    delete env[name];
   return env;
 }
 
 /**
- * A "browser" for mcp-remote to open: it records the URL instead of opening anything (xdg-open runs
- * $BROWSER when no desktop is found), so the test's own Chromium is the person's browser.
+ * A "browser" for mcp-remote to open: it records the URL instead of opening anything, so the test's
+ * own Chromium is the person's browser. xdg-open runs $BROWSER when no desktop is found; the helpers
+ * mcp-remote falls back to (xdg-open, gio, x-www-browser, sensible-browser) are the same recorder,
+ * first on PATH, so no real browser can start.
  */
-function recordingBrowser(dir: string): { command: string; opened: () => string[] } {
+function recordingBrowser(dir: string): { env: Record<string, string>; opened: () => string[] } {
+  const bin = path.join(dir, "bin");
+  fs.mkdirSync(bin);
   const log = path.join(dir, "opened.txt");
-  const command = path.join(dir, "record-url");
-  fs.writeFileSync(command, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${log}'\n`, { mode: 0o755 });
-  return { command, opened: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : []) };
+  const command = path.join(bin, "record-url");
+  fs.writeFileSync(command, `#!/bin/sh\nfor arg; do url=$arg; done\nprintf '%s\\n' "$url" >> '${log}'\n`, { mode: 0o755 });
+  for (const helper of ["xdg-open", "gio", "x-www-browser", "sensible-browser", "www-browser"])
+    fs.symlinkSync(command, path.join(bin, helper));
+  return {
+    env: { BROWSER: command, PATH: `${bin}${path.delimiter}${process.env.PATH}` },
+    opened: () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").split("\n").filter(Boolean) : []),
+  };
 }
 
 /** JSON-RPC over a child's stdio, one message per line, as an MCP host speaks to a stdio server. */
@@ -131,7 +152,7 @@ describe("the client guides (docs/clients.md), with the real client packages", {
     // What the guide's config runs: `npx mcp-remote <base>/mcp` (here the installed package, and a fixed
     // callback port so the test knows it; without one mcp-remote picks its own).
     const child = spawn(process.execPath, [MCP_REMOTE, `${suite.app.baseUrl}/mcp`, String(callbackPort)], {
-      env: clientEnv(home, { BROWSER: browser.command }),
+      env: clientEnv(home, browser.env),
       stdio: ["pipe", "pipe", "pipe"],
     });
     children.push(child);
