@@ -1,0 +1,188 @@
+// The official MCP conformance suite (@modelcontextprotocol/conformance) against the started app: its
+// server scenarios on /mcp with a bearer, and its authorization-server scenarios on the OAuth endpoints.
+// The suite needs Node 22 (tools/node22); the app stays on Node 20. Each applicable scenario is named
+// below, and each of its checks must pass: a scenario that is skipped, missing or silent fails the test.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { freePort, startApp, type RunningApp } from "../support/app";
+import { approve, createUser, createWatchCredential, obtainTokens, register } from "../support/oauth";
+import { node22 } from "../support/node22";
+
+const require = createRequire(import.meta.url);
+const SUITE = require.resolve("@modelcontextprotocol/conformance/dist/index.js");
+/** The protocol revision our MCP SDK (1.x) speaks; the suite runs each scenario at that revision's wire. */
+const SPEC_VERSION = "2025-11-25";
+
+/**
+ * The server scenarios that apply to a wallet server, with the checks each must pass.
+ *
+ * Left out, because they do not apply:
+ * - tools-call-simple-text, -image, -audio, -embedded-resource, -mixed-content, -with-logging,
+ *   -with-progress, -sampling, -elicitation, elicitation-sep1034-defaults, elicitation-sep1330-enums,
+ *   json-schema-2020-12: they call fixture tools of the suite's reference server (test_simple_text, …)
+ *   that a wallet does not have. (tools-call-simple-text even "passes" on the "tool not found" result,
+ *   which would prove nothing.) Progress notifications of our own tools are tested in e2e/browser/requests.test.ts.
+ * - resources-*, prompts-*, completion-complete, logging-set-level: the server offers none of these
+ *   capabilities and does not declare them (logging/setLevel answers "Method not found", as it must).
+ * - server-session-lifecycle, server-sse-polling, server-sse-multiple-streams: about sessions and SSE
+ *   streams; /mcp is stateless Streamable HTTP with JSON responses (the suite itself reports them as
+ *   not applicable to a stateless server, with no check run).
+ * - server-stateless, caching, http-header-validation and the other 2026-07-28 scenarios: that revision's
+ *   stateless protocol (server/discover, per-request _meta) is not implemented by the MCP SDK 1.x the server
+ *   is built on, which answers "Unsupported protocol version: 2026-07-28".
+ * - tasks-*, sep-2640-*: extensions the server does not offer.
+ */
+const SERVER_SCENARIOS: Record<string, string[]> = {
+  "server-initialize": ["server-initialize", "wire-schema-valid"],
+  ping: ["ping", "wire-schema-valid"],
+  "tools-list": ["tools-list", "tools-name-format", "wire-schema-valid"],
+  // The suite calls its fixture tool test_error_handling; here that is an unknown tool, so this checks
+  // that a failing tools/call is a result with isError (what our refusals are), not a JSON-RPC error.
+  "tools-call-error": ["tools-call-error", "wire-schema-valid"],
+  "dns-rebinding-protection": ["localhost-host-rebinding-rejected", "localhost-host-valid-accepted"],
+};
+
+const AUTHORIZATION_SCENARIOS: Record<string, string[]> = {
+  "authorization-server-metadata-endpoint": ["authorization-server-metadata"],
+  "authorization-code-grant": ["authorization-code-grant"],
+};
+
+/**
+ * Warnings the suite may give, each for a SHOULD the server knowingly does not follow. Any other warning fails.
+ * - authorization-server-metadata-cimd: clients register by RFC 7591 dynamic registration (the seed's
+ *   contract); Client ID Metadata Documents (URL client ids the server fetches) are not offered.
+ */
+const ALLOWED_WARNINGS = new Set(["authorization-server-metadata-cimd"]);
+
+type Check = { id: string; status: string; errorMessage?: string };
+type Run = { code: number | null; output: string; checks: Check[] };
+
+/** Runs the suite's CLI with Node 22; `onOutput` sees its output as it comes. */
+function runSuite(args: string[], onOutput?: (output: string) => void): Promise<Run> {
+  const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-conformance-"));
+  const child = spawn(node22(), [SUITE, ...args, "--output-dir", outputDir], { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output += chunk;
+    onOutput?.(output);
+  };
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
+  return new Promise((resolve) =>
+    child.on("exit", (code) => {
+      const checks = fs
+        .readdirSync(outputDir, { recursive: true, encoding: "utf8" })
+        .filter((file) => path.basename(file) === "checks.json")
+        .flatMap((file) => JSON.parse(fs.readFileSync(path.join(outputDir, file), "utf8")) as Check[]);
+      fs.rmSync(outputDir, { recursive: true, force: true });
+      resolve({ code, output, checks });
+    }),
+  );
+}
+
+function assertPassed(scenario: string, expected: string[], run: Run) {
+  const failed = run.checks.filter(
+    (check) => check.status === "FAILURE" || (check.status === "WARNING" && !ALLOWED_WARNINGS.has(check.id)),
+  );
+  assert.deepEqual(failed, [], `${scenario}: checks that did not pass\n${run.output}`);
+  const ran = run.checks.map((check) => `${check.id} ${check.status}`).join(", ");
+  for (const id of expected) {
+    assert.ok(
+      run.checks.some((check) => check.id === id && check.status === "SUCCESS"),
+      `${scenario}: check ${id} did not run and pass (checks: ${ran})\n${run.output}`,
+    );
+  }
+  assert.equal(run.code, 0, `${scenario}: the suite exited with ${run.code}\n${run.output}`);
+}
+
+/** Lets the suite reach /mcp with a bearer: it has no option for an Authorization header. */
+async function bearerProxy(port: number, app: RunningApp, bearer: string) {
+  const target = new URL(app.baseUrl);
+  const server = http.createServer((request, response) => {
+    // Everything else is passed on as it came, Host and Origin included, so the DNS-rebinding checks
+    // see what the suite sent.
+    const upstream = http.request(
+      {
+        host: "127.0.0.1",
+        port: target.port,
+        method: request.method,
+        path: request.url,
+        headers: { ...request.headers, authorization: `Bearer ${bearer}` },
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    upstream.on("error", () => response.destroy());
+    request.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return { url: `http://localhost:${port}/mcp`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe("the official MCP conformance suite", { timeout: 110_000 }, () => {
+  let app: RunningApp;
+  let proxy: Awaited<ReturnType<typeof bearerProxy>>;
+
+  before(async () => {
+    const proxyPort = await freePort();
+    // The suite reaches the server at the proxy's origin, so that is the origin a browser page would have.
+    app = await startApp({ env: { MCP_ALLOWED_ORIGINS: `http://localhost:${proxyPort}` } });
+    const { tokens } = await obtainTokens(app, {
+      credentials: async (userId) => [{ credentialId: (await createWatchCredential(userId)).id, mode: "read" }],
+    });
+    proxy = await bearerProxy(proxyPort, app, tokens.access_token);
+  });
+  after(async () => {
+    await proxy?.close();
+    await app?.stop();
+  });
+
+  it(`passes every server scenario that applies to a wallet server (${SPEC_VERSION})`, async () => {
+    const scenarios = Object.entries(SERVER_SCENARIOS);
+    const runs = new Map<string, Run>();
+    // Two at a time: the machines have two cores.
+    for (let i = 0; i < scenarios.length; i += 2) {
+      await Promise.all(
+        scenarios.slice(i, i + 2).map(async ([scenario]) => {
+          runs.set(scenario, await runSuite(["server", "--url", proxy.url, "--scenario", scenario, "--spec-version", SPEC_VERSION]));
+        }),
+      );
+    }
+    for (const [scenario, expected] of scenarios) assertPassed(scenario, expected, runs.get(scenario)!);
+  });
+
+  it("passes the authorization-server scenarios: metadata, and the authorization-code grant with PKCE", async () => {
+    const port = await freePort();
+    const client = await register(app, { client_name: "MCP conformance suite", redirect_uris: [`http://127.0.0.1:${port}/callback`] });
+    const user = await createUser();
+    const credential = await createWatchCredential(user.id);
+    let approving: Promise<void> | undefined;
+    const run = await runSuite(
+      ["authorization", "--url", app.baseUrl, "--client-id", client.client_id, "--resource", `${app.baseUrl}/mcp`, "--port", String(port)],
+      (output) => {
+        // The suite prints the authorization URL for a person to open; the person approves on the
+        // consent screen (here through the function that screen calls), and the browser follows the redirect.
+        const url = output.match(/^(http\S+\/oauth\/authorize\?\S+)$/m)?.[1];
+        if (!url || approving) return;
+        approving = (async () => {
+          const toConsent = await fetch(url, { redirect: "manual" });
+          const requestId = new URL(toConsent.headers.get("location")!).searchParams.get("request");
+          assert.ok(requestId, `authorize did not send the person to the consent screen: ${toConsent.status}`);
+          const { redirect } = await approve(requestId, user.id, [{ credentialId: credential.id, mode: "read" }]);
+          await fetch(redirect);
+        })();
+      },
+    );
+    assert.ok(approving, `the suite printed no authorization URL\n${run.output}`);
+    await approving;
+    for (const [scenario, expected] of Object.entries(AUTHORIZATION_SCENARIOS)) assertPassed(scenario, expected, run);
+  });
+});
