@@ -8,6 +8,14 @@ import { getBalance } from "@/lib/wallet/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
 import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
+import {
+  APPROVAL_ROUND_SECONDS,
+  ApprovalPrompt,
+  askForApproval,
+  canApproveByUrl,
+  resumeApproval,
+  verifyApprovalState,
+} from "./elicited-approval";
 
 const DESCRIPTIONS: Record<ToolName, string> = {
   list_credentials:
@@ -82,13 +90,18 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
   appended.catch((error: unknown) => console.error(`audit append failed: ${(error as Error).message}`));
 }
 
+type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
+
 /** A server for one request, whose tools see exactly the caller's grant. */
 export function createMcpServer(agent: AgentContext): McpServer {
-  const server = new McpServer({ name: "agent-wallet", version: "0.1.0" }, { capabilities: { tools: {} } });
+  const server = new McpServer(
+    { name: "agent-wallet", version: "0.1.0" },
+    { capabilities: { tools: {} }, requestState: { verify: verifyApprovalState } },
+  );
 
   function tool<N extends ToolName>(
     name: N,
-    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => Promise<Record<string, unknown>>,
+    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => Promise<ToolOutcome>,
   ) {
     const spec = TOOLS[name];
     const registered = server.registerTool(
@@ -99,12 +112,13 @@ export function createMcpServer(agent: AgentContext): McpServer {
         const audited = { type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, credentialId } as const;
         try {
           const result = await run(input, ctx);
+          const prompt = result instanceof ApprovalPrompt;
           await audit(spec.sensitive, {
             ...audited,
-            requestId: (result as { request_id?: string }).request_id,
-            data: { tool: name, outcome: "ok" },
+            requestId: (prompt ? result.requestId : result.request_id) as string | undefined,
+            data: { tool: name, outcome: prompt ? "input_required" : "ok" },
           });
-          return ok(result);
+          return prompt ? result.result : ok(result);
         } catch (error) {
           const message = error instanceof HttpError ? error.message : "The tool failed unexpectedly";
           if (!(error instanceof HttpError)) console.error(`tool ${name} failed:`, (error as Error).message);
@@ -127,16 +141,32 @@ export function createMcpServer(agent: AgentContext): McpServer {
     return seconds ? waitForDecision(agent, view.request_id, seconds, progressReporter(view, ctx)) : Promise.resolve(view);
   }
 
+  /**
+   * A sensitive tool: re-entered with its approval state, it reports on that request; a client that can open
+   * a URL is asked to send the person to the approval page; any other client gets the pending request.
+   */
+  async function sensitive(
+    name: "sign_message" | "sign_typed_data" | "send_transaction",
+    create: () => Promise<RequestView>,
+    seconds: number | undefined,
+    ctx: ServerContext,
+  ): Promise<ToolOutcome> {
+    const hold = (view: RequestView) => waited(view, seconds ?? APPROVAL_ROUND_SECONDS, ctx);
+    if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, name, ctx, hold);
+    const view = await create();
+    return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
+  }
+
   tool("list_credentials", async () => ({ credentials: await listGrantedCredentials(agent) }));
   tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id));
-  tool("sign_message", async (input, ctx) =>
-    waited(await createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, ctx),
+  tool("sign_message", (input, ctx) =>
+    sensitive("sign_message", () => createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, ctx),
   );
-  tool("sign_typed_data", async (input, ctx) =>
-    waited(await createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, ctx),
+  tool("sign_typed_data", (input, ctx) =>
+    sensitive("sign_typed_data", () => createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, ctx),
   );
-  tool("send_transaction", async (input, ctx) =>
-    waited(await createRequest(agent, { kind: "send_transaction", ...input }), input.wait_seconds, ctx),
+  tool("send_transaction", (input, ctx) =>
+    sensitive("send_transaction", () => createRequest(agent, { kind: "send_transaction", ...input }), input.wait_seconds, ctx),
   );
   tool("get_request", async (input, ctx) => waited(await getRequest(agent, input.request_id), input.wait_seconds, ctx));
   tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
