@@ -26,8 +26,8 @@ type ApprovalState = { request_id: string; round: number };
 const APPROVAL = "approval";
 
 /**
- * input_required answers per call before a still-pending request ends the flow with its plain pending view:
- * under the SDK client's default cap (10 rounds, after which it throws) and the legacy shim's (8).
+ * input_required answers per call before a still-pending request ends the flow with its plain pending view,
+ * under the SDK client's default cap (10 rounds, after which it throws instead of returning a result).
  */
 const MAX_ROUNDS = 8;
 
