@@ -91,6 +91,49 @@ describe("2026-07-28 clients beside 2025-11-25 ones on /mcp", { timeout: 120_000
     assert.equal(polled.status, "pending");
   });
 
+  it("a modern call without a progress token is answered with plain JSON", async () => {
+    const response = await fetch(`${app.baseUrl}/mcp`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${grant.bearer}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "list_credentials",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: {
+          name: "list_credentials",
+          arguments: {},
+          _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} },
+        },
+      }),
+    });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
+    const body = (await response.json()) as { result: { resultType: string; structuredContent: { credentials: unknown[] } } };
+    assert.equal(body.result.resultType, "complete");
+    assert.equal(body.result.structuredContent.credentials.length, 1);
+  });
+
+  it("a modern call that asks for progress gets it while it waits (an event stream)", async () => {
+    const client = await modern();
+    const view = requestView(await client.callTool({ name: "sign_message", arguments: message("progress") }));
+    const progress: number[] = [];
+    const waited = requestView(
+      await client.callTool(
+        { name: "get_request", arguments: { request_id: view.request_id, wait_seconds: 2 } },
+        { onprogress: ({ progress: elapsed }) => progress.push(elapsed) },
+      ),
+    );
+    assert.equal(waited.status, "pending");
+    assert.ok(progress.length >= 1, "progress notifications while waiting");
+  });
+
   it("a URL-elicitation client is sent to the approval page; still pending after its rounds, it ends with the pending view", async () => {
     const asked: UrlElicitation[] = [];
     const client = await modern({ onUrlElicitation: async (request) => (asked.push(request), "accept") });
