@@ -179,6 +179,17 @@ async function startPeer(app: RunningApp): Promise<{ url: string; pid: number; s
 
 const mcpBody = (method: string, params: Record<string, unknown> = {}) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
 const toolCall = (name: string, args: Record<string, unknown> = {}) => mcpBody("tools/call", { name, arguments: args });
+/** The same call as a 2026-07-28 client sends it: the per-request _meta envelope and the standard headers. */
+const modernToolCall = (name: string) =>
+  mcpBody("tools/call", {
+    name,
+    arguments: {},
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+      "io.modelcontextprotocol/clientCapabilities": {},
+      "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1.0.0" },
+    },
+  });
 
 async function run(scale: number): Promise<Result[]> {
   const chain = await startChain();
@@ -231,6 +242,18 @@ async function run(scale: number): Promise<Result[]> {
         url: mcpUrl,
         headers: mcpHeaders(tokens.access_token),
         body: toolCall("list_credentials"),
+        pid: app.pid,
+      },
+      {
+        name: "/mcp list_credentials (2026-07-28)",
+        url: mcpUrl,
+        headers: {
+          ...mcpHeaders(tokens.access_token),
+          "MCP-Protocol-Version": "2026-07-28",
+          "Mcp-Method": "tools/call",
+          "Mcp-Name": "list_credentials",
+        },
+        body: modernToolCall("list_credentials"),
         pid: app.pid,
       },
       {

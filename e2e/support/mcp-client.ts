@@ -1,10 +1,12 @@
-// The real MCP client (the SDK's StreamableHTTPClientTransport with an
-// OAuthClientProvider), as agents use it, plus a loopback callback listener.
+// The real MCP clients, as agents use them: the SDK's v1 (2025-11-25) StreamableHTTPClientTransport with an
+// OAuthClientProvider, and its v2 Client speaking 2026-07-28; plus a loopback callback listener.
 import http from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { freePort } from "./app";
 
 /** An in-memory OAuthClientProvider: what a desktop MCP client keeps on disk. */
@@ -121,10 +123,43 @@ export async function finishAndConnect(baseUrl: string, provider: OAuthClientPro
 }
 
 /** A client holding a fixed bearer (a personal API key), no OAuth. */
-export async function connectWithBearer(baseUrl: string, bearer: string): Promise<Client> {
-  const client = new Client({ name: "e2e-script", version: "1.0.0" });
+export async function connectWithBearer(baseUrl: string, bearer: string, capabilities: ClientCapabilities = {}): Promise<Client> {
+  const client = new Client({ name: "e2e-script", version: "1.0.0" }, { capabilities });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }),
   );
+  return client;
+}
+
+/** What a modern client's elicitation handler was asked, and how it answered. */
+export type UrlElicitation = { url: string; message: string };
+
+/**
+ * A 2026-07-28 client (the SDK's v2, negotiating with server/discover) holding a fixed bearer. With
+ * `onUrlElicitation` it declares URL-mode elicitation and answers through it, as a host that opens the
+ * browser would; without, it declares no elicitation at all.
+ */
+export async function connectModern(
+  baseUrl: string,
+  bearer: string,
+  options: { onUrlElicitation?: (request: UrlElicitation) => Promise<"accept" | "decline" | "cancel">; manual?: boolean } = {},
+): Promise<ModernClient> {
+  const client = new ModernClient(
+    { name: "e2e-modern-agent", version: "1.0.0" },
+    {
+      versionNegotiation: { mode: { pin: "2026-07-28" } },
+      capabilities: options.onUrlElicitation ? { elicitation: { url: {} } } : {},
+      ...(options.manual ? { inputRequired: { autoFulfill: false } } : {}),
+    },
+  );
+  const answer = options.onUrlElicitation;
+  if (answer) {
+    client.setRequestHandler("elicitation/create", async (request) => {
+      const params = request.params as { mode?: string; url?: string; message: string };
+      if (params.mode !== "url" || !params.url) return { action: "decline" };
+      return { action: await answer({ url: params.url, message: params.message }) };
+    });
+  }
+  await client.connect(new ModernTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
   return client;
 }

@@ -32,11 +32,14 @@ export function errorResponse(
   return json(known.toResponseObject(), { status: known.status, headers });
 }
 
-/** Open CORS for the public surface that browser-based MCP clients call. */
+/**
+ * Open CORS for the public surface that browser-based MCP clients call. Mcp-Method and Mcp-Name are the
+ * standard headers 2026-07-28 clients send on every request.
+ */
 export const PUBLIC_CORS = {
   "Access-Control-Allow-Origin": "*",
   "Access-Control-Allow-Methods": "GET, POST, OPTIONS",
-  "Access-Control-Allow-Headers": "Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Session-Id, Last-Event-ID",
+  "Access-Control-Allow-Headers": "Authorization, Content-Type, Mcp-Protocol-Version, Mcp-Method, Mcp-Name, Mcp-Session-Id, Last-Event-ID",
   "Access-Control-Expose-Headers": "WWW-Authenticate, Mcp-Session-Id, Mcp-Protocol-Version",
   "Access-Control-Max-Age": "86400",
 } as const;

@@ -1,10 +1,17 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpHttpHandler,
+} from "@modelcontextprotocol/server";
 import { config } from "@/lib/config";
 import { resolveBearer } from "@/lib/oauth/bearer";
 import { InsufficientScopeError, InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
 import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
+import { agentOf, authInfoOf } from "./caller";
 import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
 
@@ -27,7 +34,11 @@ function bearerChallenge(error: InvalidTokenError | InsufficientScopeError): str
   return `Bearer ${(error.tokenPresented ? [...described, ...parts] : parts).join(", ")}`;
 }
 
-/** POST /mcp (and the other methods): origin and host check, bearer check, then the stateless MCP transport. */
+/**
+ * POST /mcp (and the other methods): origin and host check, bearer check, method, body limit; then a 2025-era
+ * request (no per-request _meta envelope) is served statelessly as before, and a 2026-07-28 one by the SDK's
+ * per-request handler. Both build the same server around the caller's grant.
+ */
 export async function handleMcpRequest(request: Request): Promise<Response> {
   const refused = refusedRequest(request.headers);
   if (refused) return json(jsonRpcError(-32000, refused), { status: 403, headers: PUBLIC_CORS });
@@ -59,15 +70,41 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   } catch {
     return json(jsonRpcError(-32700, "Parse error: the body is not JSON"), { status: 400, headers: PUBLIC_CORS });
   }
-  // A call that asked for progress gets an event stream, so notifications can
-  // flow while it waits for the person; every other call gets plain JSON.
+  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length));
+  const response = (await isLegacyRequest(request, parsed))
+    ? await serveLegacy(request, parsed, authInfo)
+    : await modernHandler().fetch(request, { authInfo, parsedBody: parsed });
+  return withHeaders(response, PUBLIC_CORS);
+}
+
+let modern: McpHttpHandler | undefined;
+
+/**
+ * 2026-07-28: stateless by design; it answers JSON and streams only when a tool sends a notification
+ * (progress) before its result. 2025-era requests never reach it (serveLegacy).
+ */
+function modernHandler(): McpHttpHandler {
+  modern ??= createMcpHandler(({ authInfo }) => createMcpServer(agentOf(authInfo)), {
+    legacy: "reject",
+    maxRequestBodySize: MCP_BODY_LIMIT,
+    onerror: (error) => console.error(`mcp: ${error.message}`),
+  });
+  return modern;
+}
+
+/**
+ * 2025-11-25 and earlier, as before the SDK's v2: a fresh stateless transport per request, JSON unless the
+ * call asked for progress (then an event stream, so notifications flow while it waits for the person). The
+ * SDK's own stateless fallback would always stream.
+ */
+async function serveLegacy(request: Request, parsed: unknown, authInfo: AuthInfo): Promise<Response> {
   const streaming = wantsProgress(parsed);
-  const server = createMcpServer(agent);
+  const server = createMcpServer(agentOf(authInfo));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
   await server.connect(transport);
-  const response = await transport.handleRequest(request, { parsedBody: parsed });
+  const response = await transport.handleRequest(request, { parsedBody: parsed, authInfo });
   if (!streaming) void server.close();
-  return withHeaders(response, PUBLIC_CORS);
+  return response;
 }
 
 const MCP_BODY_LIMIT = 1024 * 1024;

@@ -1,8 +1,5 @@
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
-import { toJsonSchemaCompat } from "@modelcontextprotocol/sdk/server/zod-json-schema-compat.js";
-import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
-import { ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { z } from "zod";
+import { McpServer, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import { z } from "zod";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { recordAudit, type AuditInput } from "@/lib/audit";
 import { HttpError } from "@/lib/http/errors";
@@ -11,6 +8,14 @@ import { getBalance } from "@/lib/wallet/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
 import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
+import {
+  APPROVAL_ROUND_SECONDS,
+  ApprovalPrompt,
+  askForApproval,
+  canApproveByUrl,
+  resumeApproval,
+  verifyApprovalState,
+} from "./elicited-approval";
 
 const DESCRIPTIONS: Record<ToolName, string> = {
   list_credentials:
@@ -35,14 +40,6 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "so an agent can plan instead of guessing. A request that breaks a rule is refused before it reaches the person.",
 };
 
-type Extra = {
-  _meta?: { progressToken?: string | number };
-  sendNotification: (notification: {
-    method: "notifications/progress";
-    params: { progressToken: string | number; progress: number; total: number; message?: string };
-  }) => Promise<void>;
-};
-
 function annotationsOf(name: ToolName) {
   const spec = TOOLS[name];
   return {
@@ -51,36 +48,37 @@ function annotationsOf(name: ToolName) {
   };
 }
 
-let toolList: Tool[] | undefined;
-let sharedValidator: AjvJsonSchemaValidator | undefined;
-
-/** One JSON Schema validator per process: the SDK would build an Ajv instance for every server. */
-function validator(): AjvJsonSchemaValidator {
-  sharedValidator ??= new AjvJsonSchemaValidator();
-  return sharedValidator;
+/** The SDK's conversion (zod's Standard JSON Schema, draft 2020-12), applied once per process instead of per server. */
+function jsonSchemaOf(schema: z.ZodObject, io: "input" | "output"): Tool["inputSchema"] {
+  return { type: "object", ...z.toJSONSchema(schema, { target: "draft-2020-12", io }) } as Tool["inputSchema"];
 }
 
+let definitions: Record<ToolName, Tool> | undefined;
+
 /**
- * tools/list is the same for every caller, so its JSON Schemas are converted
- * once per process (the SDK would convert all of them on every request), with
- * the SDK's own converter and options.
+ * tools/list is the same for every caller, and a server lives for one request: its JSON Schemas are converted
+ * once per process here, where the SDK would convert them on every tools/list and every tools/call.
  */
-function toolDefinitions(): Tool[] {
-  toolList ??= (Object.keys(TOOLS) as ToolName[]).map((name) => ({
-    name,
-    description: DESCRIPTIONS[name],
-    inputSchema: toJsonSchemaCompat(TOOLS[name].input, { strictUnions: true, pipeStrategy: "input" }) as Tool["inputSchema"],
-    outputSchema: toJsonSchemaCompat(TOOLS[name].output, { strictUnions: true, pipeStrategy: "output" }) as Tool["outputSchema"],
-    annotations: annotationsOf(name),
-  }));
-  return toolList;
+function toolDefinitions(): Record<ToolName, Tool> {
+  definitions ??= Object.fromEntries(
+    (Object.keys(TOOLS) as ToolName[]).map((name): [ToolName, Tool] => [
+      name,
+      {
+        name,
+        description: DESCRIPTIONS[name],
+        inputSchema: jsonSchemaOf(TOOLS[name].input, "input"),
+        outputSchema: jsonSchemaOf(TOOLS[name].output, "output"),
+        annotations: annotationsOf(name),
+      },
+    ]),
+  ) as Record<ToolName, Tool>;
+  return definitions;
 }
 
 function ok<T extends Record<string, unknown>>(result: T): CallToolResult {
   return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
 }
 
-/** A fresh MCP server whose tools see exactly the caller's grant. */
 /**
  * A sensitive tool's call is answered only once its event is committed. A read tool's event is committed
  * with the next group of appends, after the answer: the read changed nothing, and waiting for the audit
@@ -92,36 +90,35 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
   appended.catch((error: unknown) => console.error(`audit append failed: ${(error as Error).message}`));
 }
 
+type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
+
+/** A server for one request, whose tools see exactly the caller's grant. */
 export function createMcpServer(agent: AgentContext): McpServer {
   const server = new McpServer(
     { name: "agent-wallet", version: "0.1.0" },
-    { capabilities: { tools: {} }, jsonSchemaValidator: validator() },
+    { capabilities: { tools: {} }, requestState: { verify: verifyApprovalState } },
   );
 
   function tool<N extends ToolName>(
     name: N,
-    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, extra: Extra) => Promise<Record<string, unknown>>,
+    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => Promise<ToolOutcome>,
   ) {
     const spec = TOOLS[name];
-    server.registerTool(
+    const registered = server.registerTool(
       name,
-      {
-        description: DESCRIPTIONS[name],
-        inputSchema: spec.input.shape,
-        outputSchema: spec.output.shape,
-        annotations: annotationsOf(name),
-      } as never,
-      (async (input: z.infer<(typeof TOOLS)[N]["input"]>, extra: Extra) => {
+      { description: DESCRIPTIONS[name], inputSchema: spec.input, outputSchema: spec.output, annotations: annotationsOf(name) },
+      (async (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => {
         const credentialId = (input as { credential_id?: string }).credential_id ?? null;
         const audited = { type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, credentialId } as const;
         try {
-          const result = await run(input, extra);
+          const result = await run(input, ctx);
+          const prompt = result instanceof ApprovalPrompt;
           await audit(spec.sensitive, {
             ...audited,
-            requestId: (result as { request_id?: string }).request_id,
-            data: { tool: name, outcome: "ok" },
+            requestId: (prompt ? result.requestId : result.request_id) as string | undefined,
+            data: { tool: name, outcome: prompt ? "input_required" : "ok" },
           });
-          return ok(result);
+          return prompt ? result.result : ok(result);
         } catch (error) {
           const message = error instanceof HttpError ? error.message : "The tool failed unexpectedly";
           if (!(error instanceof HttpError)) console.error(`tool ${name} failed:`, (error as Error).message);
@@ -135,42 +132,58 @@ export function createMcpServer(agent: AgentContext): McpServer {
         }
       }) as never,
     );
+    // Served with the JSON Schema converted once per process (see toolDefinitions).
+    registered.outputSchemaJson = toolDefinitions()[name].outputSchema;
   }
 
   /** With wait_seconds, hold the call until the person decides, with progress notifications. */
-  async function waited(view: RequestView, seconds: number | undefined, extra: Extra): Promise<RequestView> {
-    if (!seconds) return view;
-    const token = extra._meta?.progressToken;
-    return waitForDecision(
-      agent,
-      view.request_id,
-      seconds,
-      token === undefined
-        ? undefined
-        : (elapsed, total) =>
-            extra.sendNotification({
-              method: "notifications/progress",
-              params: { progressToken: token, progress: elapsed, total, message: `Waiting for approval at ${view.approval_url}` },
-            }),
-    );
+  function waited(view: RequestView, seconds: number | undefined, ctx: ServerContext): Promise<RequestView> {
+    return seconds ? waitForDecision(agent, view.request_id, seconds, progressReporter(view, ctx)) : Promise.resolve(view);
+  }
+
+  /**
+   * A sensitive tool: re-entered with its approval state, it reports on that request; a client that can open
+   * a URL is asked to send the person to the approval page; any other client gets the pending request.
+   */
+  async function sensitive(
+    name: "sign_message" | "sign_typed_data" | "send_transaction",
+    create: () => Promise<RequestView>,
+    seconds: number | undefined,
+    ctx: ServerContext,
+  ): Promise<ToolOutcome> {
+    const hold = (view: RequestView) => waited(view, seconds ?? APPROVAL_ROUND_SECONDS, ctx);
+    if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, name, ctx, hold);
+    const view = await create();
+    return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
   }
 
   tool("list_credentials", async () => ({ credentials: await listGrantedCredentials(agent) }));
   tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id));
-  tool("sign_message", async (input, extra) =>
-    waited(await createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, extra),
+  tool("sign_message", (input, ctx) =>
+    sensitive("sign_message", () => createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, ctx),
   );
-  tool("sign_typed_data", async (input, extra) =>
-    waited(await createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, extra),
+  tool("sign_typed_data", (input, ctx) =>
+    sensitive("sign_typed_data", () => createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, ctx),
   );
-  tool("send_transaction", async (input, extra) =>
-    waited(await createRequest(agent, { kind: "send_transaction", ...input }), input.wait_seconds, extra),
+  tool("send_transaction", (input, ctx) =>
+    sensitive("send_transaction", () => createRequest(agent, { kind: "send_transaction", ...input }), input.wait_seconds, ctx),
   );
-  tool("get_request", async (input, extra) => waited(await getRequest(agent, input.request_id), input.wait_seconds, extra));
+  tool("get_request", async (input, ctx) => waited(await getRequest(agent, input.request_id), input.wait_seconds, ctx));
   tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => policyView(agent, input.credential_id));
-  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolDefinitions() }));
+  server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
 
   return server;
+}
+
+/** Progress notifications while a call waits for the person, when the client gave a progress token. */
+function progressReporter(view: RequestView, ctx: ServerContext) {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
+  return (elapsed: number, total: number) =>
+    ctx.mcpReq.notify({
+      method: "notifications/progress",
+      params: { progressToken: token, progress: elapsed, total, message: `Waiting for approval at ${view.approval_url}` },
+    });
 }
