@@ -46,10 +46,18 @@ describe("GET /oauth/authorize", () => {
     assert.ok(!html.includes(pkce.challenge), "the page does not echo request parameters");
   }
 
+  /**
+   * The error a client elsewhere gets: a page with a link back that carries the error, never an automatic
+   * redirect (RFC 9700 §4.11.2: anyone can register a redirect URI). Returns the link's target.
+   */
   async function expectErrorRedirect(response: Response, error: string, state: string | null = "opaque state/with+chars=") {
-    assert.equal(response.status, 302, await response.clone().text());
-    const location = new URL(response.headers.get("location")!);
-    assert.equal(`${location.origin}${location.pathname}`, redirectUri);
+    assert.equal(response.status, 400, await response.clone().text());
+    assert.equal(response.headers.get("location"), null, "no automatic redirect to a client elsewhere");
+    const html = await response.text();
+    const link = /<a href="([^"]+)" rel="noreferrer">Return to ([^<]+)<\/a>/.exec(html);
+    assert.ok(link, html);
+    const location = new URL(link[1].replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code))));
+    assert.equal(link[2], location.host);
     assert.equal(location.searchParams.get("error"), error);
     assert.ok(location.searchParams.get("error_description"), "error_description is present");
     assert.equal(location.searchParams.get("state"), state);
@@ -234,9 +242,21 @@ describe("GET /oauth/authorize", () => {
         app,
         valid({ client_id: withQuery.client_id, redirect_uri: "https://agent.example/cb?tenant=7", scope: "admin" }),
       );
-      const location = new URL(response.headers.get("location")!);
+      const location = await expectErrorRedirect(response, "invalid_scope");
+      assert.equal(`${location.origin}${location.pathname}`, "https://agent.example/cb");
       assert.equal(location.searchParams.get("tenant"), "7");
+    });
+    it("a client on this machine (a loopback redirect URI) gets its error by an automatic redirect", async () => {
+      const local = await register(app, { redirect_uris: ["http://127.0.0.1:7777/callback"] });
+      const response = await authorize(
+        app,
+        valid({ client_id: local.client_id, redirect_uri: "http://127.0.0.1:7777/callback", scope: "admin" }),
+      );
+      assert.equal(response.status, 302);
+      const location = new URL(response.headers.get("location")!);
+      assert.equal(`${location.origin}${location.pathname}`, "http://127.0.0.1:7777/callback");
       assert.equal(location.searchParams.get("error"), "invalid_scope");
+      assert.equal(location.searchParams.get("iss"), app.baseUrl);
     });
   });
 

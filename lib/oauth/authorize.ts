@@ -9,6 +9,7 @@ import { ClientMetadataDocumentError } from "./client-metadata-document";
 import { findOAuthClient, redirectUrisOf } from "./clients";
 import { redirectUriRegistered } from "./redirect-uri";
 import { checkResource } from "./resource";
+import { isLoopbackHostname } from "@/lib/http/loopback";
 
 /** How long a person has to decide on the consent screen. */
 const AUTHORIZATION_REQUEST_TTL_SECONDS = 10 * 60;
@@ -18,8 +19,14 @@ const MAX_STATE = 2000;
 export type AuthorizeOutcome =
   /** client or redirect URI cannot be trusted: show a page, never redirect */
   | { kind: "error_page"; title: string; message: string }
-  /** an error told to the client on its verified redirect URI */
+  /** an error told to a client on this machine (a loopback redirect URI): sent at once */
   | { kind: "redirect"; location: string }
+  /**
+   * an error for a client elsewhere: shown on a page with a link back, never an automatic redirect — anyone can
+   * register a redirect URI, and an automatic error redirect would make this server an open redirector
+   * (RFC 9700 §4.11.2, docs/decisions/0009-authorization-error-redirects.md)
+   */
+  | { kind: "error_return"; title: string; message: string; location: string; host: string }
   /** a valid request, stored and waiting for the person on the consent screen */
   | { kind: "consent"; location: string; requestId: string };
 
@@ -113,9 +120,9 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     return { kind: "consent", location: consent.toString(), requestId: request.id };
   } catch (error) {
     if (!(error instanceof OAuthEndpointError)) throw error;
-    return {
-      kind: "redirect",
-      location: redirectWith(redirectUri, { error: error.code, error_description: error.message, state, iss: baseUrl }),
-    };
+    const location = redirectWith(redirectUri, { error: error.code, error_description: error.message, state, iss: baseUrl });
+    const target = new URL(redirectUri);
+    if (isLoopbackHostname(target.hostname)) return { kind: "redirect", location };
+    return { kind: "error_return", title: "This request cannot be accepted", message: error.message, location, host: target.host };
   }
 }
