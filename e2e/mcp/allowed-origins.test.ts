@@ -11,6 +11,7 @@ describe("/mcp with MCP_ALLOWED_ORIGINS and a non-loopback BASE_URL", () => {
     app = await startApp({
       baseHost: "wallet.test",
       appHost: "wallet.test",
+      behindTls: true,
       env: { MCP_ALLOWED_ORIGINS: "https://inspector.example, http://localhost:6274" },
     });
   });

@@ -79,6 +79,11 @@ export type StartOptions = {
   baseHost?: string;
   /** hostname for APP_URL (default localhost) */
   appHost?: string;
+  /**
+   * https BASE_URL and APP_URL, as behind a TLS-terminating proxy (production refuses plain http on a host that
+   * is not loopback); the app itself still listens on plain http at its port.
+   */
+  behindTls?: boolean;
   env?: Record<string, string>;
   /** "postgres": a fresh database on the local PostgreSQL (dropped in stop()); default a SQLite file */
   database?: "sqlite" | "postgres";
@@ -99,8 +104,9 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const dataDir = shared?.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "aw-app-"));
   const postgres: PostgresDatabase | null = !shared && options.database === "postgres" ? await createPostgresDatabase() : null;
   const databaseUrl = shared?.databaseUrl ?? options.databaseUrl ?? postgres?.url ?? `file:${path.join(dataDir, "agent-wallet.db")}`;
-  const baseUrl = `http://${options.baseHost ?? "localhost"}:${port}`;
-  const appUrl = `http://${options.appHost ?? "localhost"}:${port}`;
+  const scheme = options.behindTls ? "https" : "http";
+  const baseUrl = `${scheme}://${options.baseHost ?? "localhost"}:${port}`;
+  const appUrl = `${scheme}://${options.appHost ?? "localhost"}:${port}`;
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,

@@ -96,7 +96,8 @@ type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
 export function createMcpServer(agent: AgentContext): McpServer {
   const server = new McpServer(
     { name: "agent-wallet", version: "0.1.0" },
-    { capabilities: { tools: {} }, requestState: { verify: verifyApprovalState } },
+    // The tool list never changes while the server runs: no list_changed notifications to promise.
+    { capabilities: { tools: { listChanged: false } }, requestState: { verify: verifyApprovalState } },
   );
 
   function tool<N extends ToolName>(
