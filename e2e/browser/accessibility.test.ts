@@ -17,20 +17,22 @@ async function seriousViolations(page: Page) {
 describe("accessibility (axe-core)", { timeout: 300_000 }, () => {
   const suite = appAndBrowser();
 
-  for (const viewport of [
-    { name: "phone", width: 375, height: 812 },
-    { name: "desktop", width: 1280, height: 800 },
+  for (const { colorScheme, ...viewport } of [
+    { name: "phone", width: 375, height: 812, colorScheme: "light" as const },
+    { name: "desktop", width: 1280, height: 800, colorScheme: "light" as const },
+    { name: "phone in dark mode", width: 375, height: 812, colorScheme: "dark" as const },
   ]) {
     it(`every screen has no serious or critical violation (${viewport.name})`, async () => {
-      const signedOut = await suite.browser.newContext({ viewport });
+      const signedOut = await suite.browser.newContext({ viewport, colorScheme });
       const visitor = await signedOut.newPage();
       await visitor.goto(suite.app.appUrl);
       const found: Record<string, string[]> = { "/ (signed out)": await seriousViolations(visitor) };
       await signedOut.close();
 
-      const person = await newPerson(suite.browser, suite.app, `a11y-${viewport.name}@example.com`);
+      const person = await newPerson(suite.browser, suite.app, `a11y-${viewport.name.replaceAll(" ", "-")}@example.com`);
       const { page } = person;
       await page.setViewportSize(viewport);
+      await page.emulateMedia({ colorScheme });
       const { callback } = await agentAsks(suite.app, page, "Reader");
       found["/consent"] = await seriousViolations(page);
       await callback.close();
