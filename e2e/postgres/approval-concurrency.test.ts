@@ -1,0 +1,104 @@
+// An approval happens exactly once under concurrency, on PostgreSQL over real HTTP: 50 parallel approvals of
+// one request — replaying one passkey assertion, or each with an assertion of its own — complete it once,
+// record one transition to approved, and every other attempt is refused without a change.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { startApp, type RunningApp } from "../support/app";
+import { mcp } from "../support/oauth";
+import { signedUpSession } from "../support/session";
+import { db } from "@/lib/db";
+import { randomId } from "@/lib/crypto";
+import { verifyAuditChain } from "@/lib/audit";
+
+const PARALLEL = 50;
+
+describe("an approval happens exactly once (PostgreSQL)", { timeout: 180_000 }, () => {
+  let app: RunningApp;
+  let person: Awaited<ReturnType<typeof signedUpSession>>;
+  let apiKey: string;
+  let credentialId: string;
+  const signer = privateKeyToAccount(generatePrivateKey());
+
+  /** The person's passkey answers the challenge of `optionsPath`. */
+  async function assertion(optionsPath: string, body: unknown = {}) {
+    const { status, body: answer } = await person.session.json<{ challenge?: string; options?: { challenge: string } }>(optionsPath, body);
+    assert.equal(status, 200, JSON.stringify(answer));
+    return person.passkey.assert(answer.options ?? (answer as { challenge: string }));
+  }
+
+  async function newRequest(message: string): Promise<string> {
+    const response = await mcp(app, apiKey, "tools/call", { name: "sign_message", arguments: { credential_id: credentialId, message } });
+    const reply = (await response.json()) as { result?: { structuredContent?: { request_id?: string } } };
+    const id = reply.result?.structuredContent?.request_id;
+    assert.ok(id, JSON.stringify(reply));
+    return id;
+  }
+
+  async function expectExactlyOnce(requestId: string, attempts: Promise<{ status: number; body: Record<string, unknown> }>[]) {
+    const results = await Promise.all(attempts);
+    const statuses = results.map((result) => result.status);
+    assert.equal(statuses.filter((status) => status === 200).length, 1, `exactly one approval, got ${JSON.stringify(statuses)}`);
+    for (const result of results.filter((entry) => entry.status !== 200)) {
+      assert.ok(result.status >= 400 && result.status < 500, JSON.stringify(result));
+      assert.equal(typeof result.body.error, "string");
+    }
+    const row = await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
+    assert.equal(row.status, "completed");
+    const approvals = await db().auditEvent.findMany({ where: { requestId, type: "request.transition" } });
+    assert.equal(approvals.filter((event) => JSON.parse(event.data).to === "approved").length, 1, "one transition to approved");
+    assert.equal(approvals.filter((event) => JSON.parse(event.data).to === "completed").length, 1, "one completion");
+  }
+
+  before(async () => {
+    app = await startApp({ database: "postgres" });
+    person = await signedUpSession(app, "concurrent@example.com");
+    credentialId = (
+      await db().credential.create({
+        data: {
+          id: randomId("cr_"),
+          userId: person.userId,
+          name: "Main",
+          kind: "evm",
+          address: signer.address,
+          // The browser would unseal the key; here the test holds it, and the server only needs the seal to exist.
+          seals: { create: { passkeyId: person.passkey.id, ciphertext: "c".repeat(64), iv: "i".repeat(16), prfSalt: "s".repeat(43) } },
+        },
+      })
+    ).id;
+    const key = { name: "Load bot", credentials: [{ credentialId, mode: "approve" }] };
+    const issued = await person.session.json<{ key: string }>("/api/api-keys", {
+      ...key,
+      assertion: await assertion("/api/api-keys/options", key),
+    });
+    assert.equal(issued.status, 200, JSON.stringify(issued.body));
+    apiKey = issued.body.key;
+  });
+  after(() => app?.stop());
+
+  it(`${PARALLEL} parallel approvals replaying one assertion: one completes the request, the rest are refused`, async () => {
+    const message = "Replay me";
+    const requestId = await newRequest(message);
+    const path = `/api/approvals/${requestId}`;
+    const body = { assertion: await assertion(`${path}/options`), signature: await signer.signMessage({ message }) };
+    await expectExactlyOnce(
+      requestId,
+      Array.from({ length: PARALLEL }, () => person.session.json(`${path}/approve`, body)),
+    );
+  });
+
+  it(`${PARALLEL} parallel approvals, each with its own valid assertion: still exactly one`, async () => {
+    const message = "Race me";
+    const requestId = await newRequest(message);
+    const path = `/api/approvals/${requestId}`;
+    const signature = await signer.signMessage({ message });
+    const assertions = [];
+    for (let i = 0; i < PARALLEL; i++) assertions.push(await assertion(`${path}/options`));
+    await expectExactlyOnce(
+      requestId,
+      assertions.map((answer) => person.session.json(`${path}/approve`, { assertion: answer, signature })),
+    );
+    const verification = await verifyAuditChain();
+    assert.ok(verification.ok, JSON.stringify(verification));
+  });
+});
