@@ -62,6 +62,12 @@ export const COMMANDS = [
     },
   },
   { name: "logout", args: [], summary: "Forget the stored session", options: {} },
+  {
+    name: "status",
+    args: [],
+    summary: "Show the connection, each credential's mode and limits, and the pending requests",
+    options: {},
+  },
   { name: "whoami", args: [], summary: "Show the service, how you are signed in, and what you were granted", options: {} },
   { name: "credentials", args: [], summary: "List the credentials granted to this client", options: {} },
   {

@@ -8,10 +8,22 @@ import path from "node:path";
 import { AmountError, formatUnits, parseAmount } from "./amount";
 import { COMMANDS, commandHelp, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
 import { configDir, configFile, deleteSession, loadSession, saveSession, withSessionLock } from "./config";
-import { clean, keyValues, table } from "./format";
+import { clean, keyValues, policySummary, relativeTime, table } from "./format";
 import { EXIT, EXIT_CODES } from "./exit-codes";
 import { describeError } from "./main";
-import { AuthenticationError, NetworkError, OAuthError, ServerError, SignInRequiredError, ToolError } from "../sdk";
+import { CliToolError, RequestNotCompletedError } from "./commands/shared";
+import { LoginError } from "./login";
+import {
+  AuthenticationError,
+  InvalidInputError,
+  NetworkError,
+  OAuthError,
+  ServerError,
+  SignInRequiredError,
+  ToolError,
+  type PolicyView,
+  type RequestView,
+} from "../sdk";
 
 describe("amounts", () => {
   it("a plain integer is wei; a unit converts exactly", () => {
@@ -108,6 +120,112 @@ describe("the command line", () => {
     assert.equal(describeError(new NetworkError("down")).code, EXIT.network);
     assert.equal(describeError(new ServerError("500", 500)).code, EXIT.network);
     assert.equal(describeError(Object.assign(new Error("Interrupted"), { name: "AbortError" })).code, EXIT.interrupted);
+  });
+  it("every error message ends with the next step", () => {
+    const pending: RequestView = {
+      request_id: "rq_1",
+      kind: "sign_message",
+      status: "pending",
+      credential_id: "cr_1",
+      chain_id: null,
+      approval_url: "https://app.example/approvals/rq_1",
+      created_at: "2026-01-01T00:00:00.000Z",
+      expires_at: "2026-01-01T00:10:00.000Z",
+      signature: null,
+      tx_hash: null,
+      reason: null,
+    };
+    const messages = {
+      revoked: describeError(new SignInRequiredError("x", "The client was revoked.")).message,
+      expired: describeError(new SignInRequiredError("x")).message,
+      badKey: describeError(new AuthenticationError("x", "The API key is invalid")).message,
+      denied: describeError(new OAuthError("access_denied", "no")).message,
+      loginFailed: describeError(new LoginError("No answer from the browser within 600 s")).message,
+      stillPending: describeError(new RequestNotCompletedError(pending)).message,
+      rejected: describeError(new RequestNotCompletedError({ ...pending, status: "rejected", reason: "Rejected by the user." })).message,
+      refused: describeError(new ToolError("sign_message", "Credential Main is read-only in this grant")).message,
+      noCredential: describeError(new CliToolError("No credential. Run `agent-wallet status` to see your grant.")).message,
+      unreachable: describeError(new NetworkError("Could not reach http://127.0.0.1:9 (ECONNREFUSED)")).message,
+      serverError: describeError(new ServerError("tools/call: the server answered HTTP 502", 502)).message,
+      interrupted: describeError(Object.assign(new Error("Interrupted"), { name: "AbortError" })).message,
+      unexpected: describeError(new TypeError("boom")).message,
+    };
+    assert.equal(
+      messages.revoked,
+      "This client's access was revoked (The client was revoked.). Run `agent-wallet login` to sign in again.",
+    );
+    assert.equal(messages.expired, "Your session has expired and could not be renewed. Run `agent-wallet login` to sign in again.");
+    assert.equal(messages.denied, "Sign-in was denied on the consent screen. Run `agent-wallet login` to try again.");
+    assert.equal(messages.loginFailed, "Sign-in failed: No answer from the browser within 600 s. Run `agent-wallet login` to try again.");
+    assert.equal(
+      messages.stillPending,
+      "Request rq_1 is still pending. Approve it at https://app.example/approvals/rq_1, then run `agent-wallet request wait rq_1`.",
+    );
+    assert.equal(messages.rejected, "Request rq_1 was rejected: Rejected by the user. Run the command again to ask anew.");
+    assert.equal(
+      messages.refused,
+      "Credential Main is read-only in this grant. Run `agent-wallet status` to see your grant, limits and requests.",
+    );
+    assert.match(
+      messages.unreachable,
+      /^Could not reach .*\. Check the URL \(--base-url or \$AGENT_WALLET_URL\) and your connection, then try again\.$/,
+    );
+    // Each one ends in an instruction (run, check, issue, approve, try).
+    for (const [name, message] of Object.entries(messages)) {
+      assert.match(message, /[.:] (run|check|issue|approve|try)\b[^]*\.$/i, `${name}: ${message}`);
+      assert.doesNotMatch(message, /\.\./, `${name}: ${message}`);
+    }
+    assert.equal(describeError(new InvalidInputError("sign_message", "x")).code, EXIT.usage, "usage errors get `--help` from main");
+  });
+});
+
+describe("status", () => {
+  const view = (mode: "read" | "approve", policy: PolicyView["policy"], remaining: Partial<PolicyView["remaining"]> = {}): PolicyView => ({
+    credential_id: "cr_1",
+    mode,
+    policy,
+    remaining: {
+      native_per_transaction: null,
+      native_per_day: null,
+      native_per_week: null,
+      tokens: [],
+      requests_this_hour: null,
+      ...remaining,
+    },
+  });
+  it("a credential's mode and limits in a few words, with what is left of the rolling caps", () => {
+    assert.equal(policySummary(view("read", {})), "read only: no signatures");
+    assert.equal(policySummary(view("approve", {})), "no limits: you approve each request");
+    assert.equal(
+      policySummary(
+        view(
+          "approve",
+          {
+            native: { per_transaction: "50000000000000000", per_day: "200000000000000000" },
+            recipients: ["0x000000000000000000000000000000000000bEEF"],
+            sign_message: false,
+            requests_per_hour: 10,
+          },
+          {
+            native_per_day: { limit: "200000000000000000", used: "50000000000000000", remaining: "150000000000000000", frees_at: null },
+            requests_this_hour: { limit: 10, used: 1, remaining: 9 },
+          },
+        ),
+      ),
+      [
+        "up to 0.05 ETH a transaction",
+        "0.2 ETH a day (0.15 ETH left)",
+        "only to 1 recipient",
+        "no message signing",
+        "10 requests an hour (9 left)",
+      ].join(" · "),
+    );
+  });
+  it("a token's expiry relative to now", () => {
+    const now = new Date("2026-01-01T12:00:00Z");
+    assert.equal(relativeTime("2026-01-01T12:59:30Z", now), "in 60 min");
+    assert.equal(relativeTime("2026-01-01T11:30:00Z", now), "30 min ago");
+    assert.equal(relativeTime("2026-01-02T12:00:00Z", now), "in 24 h");
   });
 });
 

@@ -2,29 +2,34 @@
 // (cli-unit.test.ts fails when the two differ). Scripts branch on these numbers: never renumber.
 export const EXIT_CODES = [
   { code: 0, name: "ok", meaning: "success (also: `--no-wait` returned a pending request)" },
-  { code: 1, name: "usage", meaning: "usage error: unknown command or option, missing or malformed argument or amount" },
+  {
+    code: 1,
+    name: "usage",
+    meaning: "usage error: unknown command or option, missing or malformed argument or amount. See `agent-wallet <command> --help`",
+  },
   {
     code: 2,
     name: "auth",
     meaning:
       "not signed in, or authentication failed: session expired and could not be refreshed, client or key revoked, login denied. " +
-      "Sign in again",
+      "Run `agent-wallet login`, or issue a new API key on the Clients screen",
   },
   {
     code: 3,
     name: "request",
     meaning:
       "the request did not complete: rejected, expired, cancelled or failed, or still pending when the wait " +
-      "(`--wait`, `request wait --timeout`) ran out (the request is printed on stdout, and stderr says which)",
+      "(`--wait`, `request wait --timeout`) ran out (the request is printed on stdout, and stderr says which). " +
+      "Approve it and run `agent-wallet request wait <id>`, or ask again",
   },
   {
     code: 4,
     name: "tool",
     meaning:
       "the tool refused (e.g. a `read` credential asked to sign, a credential not in the grant, " +
-      "`request cancel` of a request that is no longer pending)",
+      "`request cancel` of a request that is no longer pending). `agent-wallet status` shows your grant, limits and requests",
   },
-  { code: 5, name: "network", meaning: "network or server error" },
+  { code: 5, name: "network", meaning: "network or server error. Check `--base-url` and your connection, then try again" },
   {
     code: 130,
     name: "interrupted",

@@ -1,6 +1,7 @@
 // Human output: aligned tables and key/value blocks (plain text, no colours, so
 // it reads the same in a terminal, a log and a pipe).
-import type { RequestView } from "../sdk";
+import type { PolicyView, RequestView } from "../sdk";
+import { formatUnits } from "./amount";
 
 export type Column<T> = { header: string; value: (row: T) => string };
 
@@ -55,4 +56,35 @@ export function requestsTable(requests: RequestView[]): string {
     { header: "CREDENTIAL", value: (r) => r.credential_id },
     { header: "CREATED", value: (r) => r.created_at },
   ]);
+}
+
+const eth = (wei: string) => `${formatUnits(wei)} ETH`;
+const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/** A credential's grant in a few words: its mode, each rule of its policy, and what is left of the rolling caps. */
+export function policySummary({ mode, policy, remaining }: PolicyView): string {
+  if (mode === "read") return "read only: no signatures";
+  const left = (allowance: { remaining: string } | null) => (allowance ? ` (${eth(allowance.remaining)} left)` : "");
+  const hour = remaining.requests_this_hour;
+  const rules = [
+    policy.native?.per_transaction && `up to ${eth(policy.native.per_transaction)} a transaction`,
+    policy.native?.per_day && `${eth(policy.native.per_day)} a day${left(remaining.native_per_day)}`,
+    policy.native?.per_week && `${eth(policy.native.per_week)} a week${left(remaining.native_per_week)}`,
+    policy.tokens?.length && count(policy.tokens.length, "token cap"),
+    policy.recipients && `only to ${count(policy.recipients.length, "recipient")}`,
+    policy.chains && `chains ${policy.chains.join(", ")}`,
+    policy.contracts && count(policy.contracts.length, "allowed contract"),
+    policy.no_unlimited_approvals && "no unlimited approvals",
+    policy.typed_data && "typed data limited",
+    policy.sign_message === false && "no message signing",
+    policy.requests_per_hour !== undefined && `${policy.requests_per_hour} requests an hour${hour ? ` (${hour.remaining} left)` : ""}`,
+  ].filter(Boolean);
+  return rules.length ? rules.join(" · ") : "no limits: you approve each request";
+}
+
+/** "in 59 min", "2 h ago": how far `iso` is from `now`, for a token's expiry at a glance. */
+export function relativeTime(iso: string, now: Date): string {
+  const minutes = Math.round((new Date(iso).getTime() - now.getTime()) / 60_000);
+  const span = Math.abs(minutes) < 120 ? `${Math.abs(minutes)} min` : `${Math.round(Math.abs(minutes) / 60)} h`;
+  return minutes >= 0 ? `in ${span}` : `${span} ago`;
 }

@@ -4,6 +4,8 @@
 import { spawn } from "node:child_process";
 import http from "node:http";
 import type net from "node:net";
+import readline from "node:readline";
+import QRCode from "qrcode";
 import { buildAuthorizationUrl, discover, exchangeCode, parseCallback, register, SDK_VERSION, type TokenSet } from "../sdk";
 import { saveSession, type StoredSession } from "./config";
 
@@ -97,6 +99,26 @@ function openBrowser(url: string): boolean {
   }
 }
 
+/**
+ * Sign-in on another device (the QR code): that device's browser cannot reach this computer's loopback
+ * callback, so the person pastes the address it was sent to (it carries the code and our state) here.
+ */
+function pastedCallback(input: NodeJS.ReadableStream, state: string): { received: Promise<URLSearchParams>; stop: () => void } {
+  const lines = readline.createInterface({ input, terminal: false });
+  const received = new Promise<URLSearchParams>((resolve) =>
+    lines.on("line", (line) => {
+      const query = URL.canParse(line.trim()) ? new URL(line.trim()).searchParams : undefined;
+      if (query?.get("state") === state) resolve(query);
+    }),
+  );
+  return { received, stop: () => lines.close() };
+}
+
+/** The URL as a QR code of block characters, for a phone's camera. */
+function terminalQr(url: string): Promise<string> {
+  return QRCode.toString(url, { type: "terminal", small: true });
+}
+
 export type LoginOptions = {
   baseUrl: string;
   port: number;
@@ -104,6 +126,8 @@ export type LoginOptions = {
   timeoutSeconds: number;
   /** where the URL and progress go (stdout for people, stderr with --json) */
   say: (line: string) => void;
+  /** where a person signing in on another device pastes the callback address */
+  input?: NodeJS.ReadableStream;
   env?: NodeJS.ProcessEnv;
   signal?: AbortSignal;
 };
@@ -140,13 +164,18 @@ export async function login(options: LoginOptions): Promise<StoredSession> {
     options.say("");
     options.say(`  ${authorization.url}`);
     options.say("");
+    options.say("Or scan this code to sign in on your phone:");
+    options.say("");
+    options.say(await terminalQr(authorization.url));
+    options.say(`On another device, the last page cannot load (it is ${callback.redirectUri}): paste its address here.`);
     if (options.openBrowser && openBrowser(authorization.url)) options.say("(Opening your browser…)");
     options.say(`Waiting for the approval on ${callback.redirectUri} …`);
+    const pasted = options.input ? pastedCallback(options.input, authorization.state) : undefined;
 
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new LoginError(`No answer from the browser within ${options.timeoutSeconds} s; run agent-wallet login again`)),
+        () => reject(new LoginError(`No answer from the browser within ${options.timeoutSeconds} s`)),
         options.timeoutSeconds * 1000,
       );
     });
@@ -155,9 +184,10 @@ export async function login(options: LoginOptions): Promise<StoredSession> {
     );
     let query: URLSearchParams;
     try {
-      query = await Promise.race([callback.received, timedOut, aborted]);
+      query = await Promise.race([callback.received, ...(pasted ? [pasted.received] : []), timedOut, aborted]);
     } finally {
       clearTimeout(timer);
+      pasted?.stop();
     }
     const code = parseCallback(query, { state: authorization.state, issuer: discovery.issuer });
     const tokens: TokenSet = await exchangeCode(

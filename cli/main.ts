@@ -13,9 +13,20 @@ import * as requestGet from "./commands/request-get";
 import * as requestWait from "./commands/request-wait";
 import * as requests from "./commands/requests";
 import * as send from "./commands/send";
-import { CliToolError, NotSignedInError, print, RequestNotCompletedError, type Context, type Io, type Run } from "./commands/shared";
+import {
+  CliToolError,
+  NotSignedInError,
+  print,
+  RequestNotCompletedError,
+  SIGN_IN_AGAIN,
+  withNextStep,
+  type Context,
+  type Io,
+  type Run,
+} from "./commands/shared";
 import * as signMessage from "./commands/sign-message";
 import * as signTypedData from "./commands/sign-typed-data";
+import * as status from "./commands/status";
 import * as whoami from "./commands/whoami";
 import { EXIT } from "./exit-codes";
 import { requestDetails } from "./format";
@@ -25,6 +36,7 @@ import { LoginError } from "./login";
 const RUN: Record<Command["name"], Run> = {
   login: login.run,
   logout: logout.run,
+  status: status.run,
   whoami: whoami.run,
   credentials: credentials.run,
   balance: balance.run,
@@ -37,7 +49,7 @@ const RUN: Record<Command["name"], Run> = {
   requests: requests.run,
 };
 
-/** The exit code and the message for an error (messages say what to do next). */
+/** The exit code and the message for an error; every message ends with what to do next. */
 export function describeError(error: unknown): { code: number; message: string } {
   if (error instanceof UsageError || error instanceof AmountError || error instanceof InvalidInputError)
     return { code: EXIT.usage, message: error.message };
@@ -47,26 +59,42 @@ export function describeError(error: unknown): { code: number; message: string }
     const detail = error.description ? ` (${error.description})` : "";
     return {
       code: EXIT.auth,
-      message: revoked
-        ? `This client's access was revoked${detail}. Sign in again: agent-wallet login`
-        : `Your session has expired and could not be renewed${detail}. Sign in again: agent-wallet login`,
+      message: withNextStep(
+        `${revoked ? "This client's access was revoked" : "Your session has expired and could not be renewed"}${detail}`,
+        SIGN_IN_AGAIN,
+      ),
     };
   }
   if (error instanceof AuthenticationError) {
     const detail = error.description ? ` (${error.description})` : "";
-    return { code: EXIT.auth, message: `The API key was refused${detail}. Issue a new key on the Clients screen of the app.` };
+    return {
+      code: EXIT.auth,
+      message: withNextStep(`The API key was refused${detail}`, "Issue a new key on the Clients screen of the app."),
+    };
   }
   if (error instanceof OAuthError || error instanceof LoginError) {
     const denied = error instanceof OAuthError && error.code === "access_denied";
-    return { code: EXIT.auth, message: denied ? "Sign-in was denied on the consent screen." : `Sign-in failed: ${error.message}` };
+    const what = denied ? "Sign-in was denied on the consent screen" : `Sign-in failed: ${error.message}`;
+    return { code: EXIT.auth, message: withNextStep(what, "Run `agent-wallet login` to try again.") };
   }
   if (error instanceof RequestNotCompletedError) return { code: EXIT.request, message: error.message };
-  if (error instanceof ToolError || error instanceof CliToolError) return { code: EXIT.tool, message: error.message };
-  if (error instanceof NetworkError || error instanceof ServerError) return { code: EXIT.network, message: error.message };
-  if (error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")) {
-    return { code: EXIT.interrupted, message: "Interrupted" };
+  if (error instanceof ToolError) {
+    return { code: EXIT.tool, message: withNextStep(error.message, "Run `agent-wallet status` to see your grant, limits and requests.") };
   }
-  return { code: EXIT.network, message: `Unexpected error: ${error instanceof Error ? error.message : String(error)}` };
+  if (error instanceof CliToolError) return { code: EXIT.tool, message: error.message };
+  if (error instanceof NetworkError) {
+    const next = "Check the URL (--base-url or $AGENT_WALLET_URL) and your connection, then try again.";
+    return { code: EXIT.network, message: withNextStep(error.message, next) };
+  }
+  if (error instanceof ServerError) return { code: EXIT.network, message: withNextStep(error.message, "Try again in a moment.") };
+  if (error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")) {
+    return { code: EXIT.interrupted, message: "Interrupted. Run the command again to continue." };
+  }
+  const detail = error instanceof Error ? error.message : String(error);
+  return {
+    code: EXIT.network,
+    message: withNextStep(`Unexpected error: ${detail}`, "Try again; if it persists, report it with the command you ran."),
+  };
 }
 
 export async function main(argv: string[], io: Io, signal: AbortSignal = new AbortController().signal): Promise<number> {
@@ -94,9 +122,10 @@ export async function main(argv: string[], io: Io, signal: AbortSignal = new Abo
       print(ctx, error.request, requestDetails(error.request));
     }
     const { code, message } = describeError(error);
-    if (json) io.stderr.write(`${JSON.stringify({ error: { exitCode: code, message } })}\n`);
-    else io.stderr.write(`agent-wallet: ${message}\n`);
-    if (code === EXIT.usage && error instanceof UsageError) io.stderr.write(`Run \`agent-wallet ${ctx.command.name} --help\` for usage.\n`);
+    const usage = code === EXIT.usage ? `Run \`agent-wallet ${ctx.command.name} --help\` for usage.` : null;
+    if (json)
+      io.stderr.write(`${JSON.stringify({ error: { exitCode: code, message: usage ? withNextStep(message, usage) : message } })}\n`);
+    else io.stderr.write(`agent-wallet: ${message}\n${usage ? `${usage}\n` : ""}`);
     return code;
   }
 }

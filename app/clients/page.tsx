@@ -1,3 +1,4 @@
+import Link from "next/link";
 import { requireUser } from "@/lib/auth/session";
 import { listConnectedClients } from "@/lib/oauth/connected-clients";
 import { listCredentials } from "@/lib/wallet/credentials";
@@ -22,6 +23,10 @@ export default async function ClientsPage() {
       <AppHeader email={user.email} />
       <main>
         <h1>Clients</h1>
+        <p>
+          <Link href="/connect">Connect an agent</Link>: setup for Claude, VS Code, Cursor, Codex and the CLI with this wallet&apos;s
+          address.
+        </p>
         <h2>Connected applications</h2>
         <ClientsList clients={rows.filter((row) => row.kind === "oauth")} contacts={contacts} emptyText="No application is connected." />
         <h2>Personal API keys</h2>

@@ -20,6 +20,7 @@ export async function run(ctx: Context): Promise<number> {
     openBrowser: !values["no-browser"],
     timeoutSeconds: secondsOption(values, "timeout", 600, ctx.command),
     say,
+    input: ctx.io.stdin,
     env: ctx.io.env,
     signal: ctx.signal,
   });

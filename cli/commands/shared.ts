@@ -11,13 +11,25 @@ import { Spinner } from "../spinner";
 const DEFAULT_BASE_URL = "http://localhost:3000";
 const CLIENT_INFO = { name: "agent-wallet-cli", version: "0.1.0" };
 
+export const SIGN_IN_AGAIN = "Run `agent-wallet login` to sign in again.";
+
+/** A message and the next step, as one text: "What happened. What to do." */
+export function withNextStep(message: string, next: string): string {
+  return `${message.replace(/[.\s]+$/, "")}. ${next}`;
+}
+
 /** Not signed in at all (no session, no key). */
 export class NotSignedInError extends Error {}
 /** A request ended in another state than completed (or is still pending when the wait ran out). */
 export class RequestNotCompletedError extends Error {
   constructor(readonly request: RequestView) {
+    const id = request.request_id;
     const state = request.status === "pending" ? "is still pending" : `was ${request.status}`;
-    super(`Request ${request.request_id} ${state}${request.reason ? `: ${request.reason}` : ""}`);
+    const next =
+      request.status === "pending"
+        ? `Approve it at ${request.approval_url}, then run \`agent-wallet request wait ${id}\`.`
+        : "Run the command again to ask anew.";
+    super(withNextStep(`Request ${id} ${state}${request.reason ? `: ${request.reason}` : ""}`, next));
   }
 }
 /** A tool-level refusal found by the CLI itself (e.g. no such credential in the grant). */
@@ -85,10 +97,16 @@ export async function connect(ctx: Context): Promise<Connection> {
     const baseUrl = baseUrlOf(ctx, session);
     return { client: new AgentWalletClient({ baseUrl, apiKey, clientInfo: CLIENT_INFO }), via: "api_key", baseUrl, apiKey };
   }
-  if (!session) throw new NotSignedInError("Not signed in: run `agent-wallet login` (or set AGENT_WALLET_API_KEY to a personal key)");
+  if (!session) {
+    throw new NotSignedInError(
+      "Not signed in: run `agent-wallet login` to sign in, or set AGENT_WALLET_API_KEY to a personal API key from the Clients screen.",
+    );
+  }
   const baseUrl = baseUrlOf(ctx, session);
   if (baseUrl !== session.baseUrl.replace(/\/+$/, "")) {
-    throw new NotSignedInError(`Signed in to ${session.baseUrl}, not ${baseUrl}: run \`agent-wallet login --base-url ${baseUrl}\``);
+    throw new NotSignedInError(
+      `Signed in to ${session.baseUrl}, not ${baseUrl}: run \`agent-wallet login --base-url ${baseUrl}\` to sign in there.`,
+    );
   }
   let current = session;
   const env = ctx.io.env;
@@ -128,7 +146,9 @@ export async function connectWithCredential(ctx: Context) {
     credentials.find((candidate) => candidate.name.toLowerCase() === lower || candidate.address.toLowerCase() === lower);
   if (!credential) {
     const known = credentials.map((candidate) => candidate.name).join(", ") || "none";
-    throw new CliToolError(`No credential ${JSON.stringify(ref)} in this grant (granted: ${known}); see \`agent-wallet credentials\``);
+    throw new CliToolError(
+      `No credential ${JSON.stringify(ref)} in this grant (granted: ${known}). Run \`agent-wallet status\` to see your grant.`,
+    );
   }
   return { client, credential };
 }

@@ -2,7 +2,7 @@ import { formatEther, formatGwei } from "viem";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
 import { AddressText, DescribedFields, Field } from "./fields";
-import { CopyButton } from "./copy-button";
+import { CopyButton } from "@/components/shared/copy-button";
 
 /** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee. */
 export function TransactionDetails({

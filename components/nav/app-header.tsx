@@ -5,6 +5,7 @@ const LINKS = [
   ["/wallets", "Wallets"],
   ["/approvals", "Approvals"],
   ["/clients", "Clients"],
+  ["/connect", "Connect"],
   ["/audit", "Audit"],
   ["/settings", "Settings"],
 ] as const;

@@ -47,7 +47,7 @@ describe("accessibility (axe-core)", { timeout: 300_000 }, () => {
       await page.goto(asked.structuredContent.approval_url);
       await page.getByRole("button", { name: "Approve with passkey" }).waitFor();
       found["/approvals/[id]"] = await seriousViolations(page);
-      for (const path of ["/", "/approvals", "/clients", "/settings", "/audit"]) {
+      for (const path of ["/", "/approvals", "/clients", "/connect", "/settings", "/audit"]) {
         await page.goto(`${suite.app.appUrl}${path}`);
         found[path] = await seriousViolations(page);
       }

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { appAndBrowser } from "../support/browser";
 import { newPerson } from "../support/consent";
 
-const PAGES = ["/", "/clients", "/settings", "/audit", "/approvals"];
+const PAGES = ["/", "/clients", "/connect", "/settings", "/audit", "/approvals"];
 
 describe("page security headers and CSP", { timeout: 180_000 }, () => {
   const suite = appAndBrowser();

@@ -79,7 +79,10 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
     assert.equal(usage.code, 1);
     const down = await runCli(["credentials", "--api-key", "svc_live_x"], { ...env, AGENT_WALLET_URL: "http://127.0.0.1:9" });
     assert.equal(down.code, 5, down.stderr);
-    assert.match(down.stderr, /Could not reach http:\/\/127\.0\.0\.1:9/);
+    assert.match(
+      down.stderr,
+      /Could not reach http:\/\/127\.0\.0\.1:9 .*\. Check the URL \(--base-url or \$AGENT_WALLET_URL\) and your connection, then try again/,
+    );
   });
 
   it("login through the browser, whoami, credentials, the file's mode; revoked on the Clients screen: exit 2; logout", async () => {
@@ -112,7 +115,10 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
     await revokeOnClientsScreen(app, page, "Agent Wallet CLI");
     const revoked = await runCli(["credentials"], env);
     assert.equal(revoked.code, 2, revoked.stderr);
-    assert.match(revoked.stderr, /This client's access was revoked \(The (client|grant) was revoked\)\. Sign in again: agent-wallet login/);
+    assert.match(
+      revoked.stderr,
+      /This client's access was revoked \(The (client|grant) was revoked\)\. Run `agent-wallet login` to sign in again\./,
+    );
 
     const logout = await runCli(["logout"], env);
     assert.equal(logout.code, 0);
@@ -161,7 +167,7 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
 
     const bad = await runCli(["credentials", "--api-key", "svc_live_notakey", "--base-url", app.baseUrl], flagged);
     assert.equal(bad.code, 2);
-    assert.match(bad.stderr, /The API key was refused \(The API key is invalid\)/);
+    assert.match(bad.stderr, /The API key was refused \(The API key is invalid\)\. Issue a new key on the Clients screen of the app\./);
   });
 
   it("the SDK refreshes a refused token, saving the rotated one first; the spent one revokes the client: CLI exit 2", async () => {
@@ -207,7 +213,7 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
     );
     const revoked = await runCli(["whoami"], env);
     assert.equal(revoked.code, 2, revoked.stderr);
-    assert.match(revoked.stderr, /revoked.*Sign in again: agent-wallet login/);
+    assert.match(revoked.stderr, /revoked.*Run `agent-wallet login` to sign in again\./);
     await assert.rejects(client.listCredentials(), /sign in again/i);
   });
 });

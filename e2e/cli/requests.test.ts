@@ -273,7 +273,10 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
       it("a sensitive command on a read-only credential exits 4 with the tool's message", async () => {
         const human = await runCli(["sign-message", "Spare", "hi", "--no-wait"], env());
         assert.equal(human.code, 4, `${human.stdout}\n${human.stderr}`);
-        assert.match(human.stderr, /^agent-wallet: Credential \S+ is granted read-only: this client may not ask for signatures with it$/m);
+        assert.match(
+          human.stderr,
+          /^agent-wallet: Credential \S+ is granted read-only: this client may not ask for signatures with it\. Run `agent-wallet status`/m,
+        );
         const machine = await runCli(["send", "Spare", "--chain", "31337", "--to", mainAddress, "--value", "1", "--json"], env());
         assert.equal(machine.code, 4, `${machine.stdout}\n${machine.stderr}`);
         assert.match(JSON.parse(machine.stderr).error.message, /is granted read-only/);

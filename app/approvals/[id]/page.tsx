@@ -11,7 +11,7 @@ import type { RequestView } from "@/contract";
 import { AppHeader } from "@/components/nav/app-header";
 import { ApprovalActions } from "@/components/approvals/approval-actions";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
-import { CopyButton } from "@/components/approvals/copy-button";
+import { CopyButton } from "@/components/shared/copy-button";
 import { Field } from "@/components/approvals/fields";
 import { headlineOf } from "@/components/approvals/headline";
 import { PhoneHandoff } from "@/components/approvals/phone-handoff";

@@ -2,7 +2,7 @@
 
 import { useState } from "react";
 
-/** Copies `text` (an address, a hash) and says so; the name says what is copied. */
+/** Copies `text` (an address, a hash, a setup snippet) and says so; the name says what is copied. */
 export function CopyButton({ text, what }: { text: string; what: string }) {
   const [copied, setCopied] = useState(false);
   return (
