@@ -2,22 +2,16 @@
 // sentence says what approving does, who asks and since when, the decision is on the first screen at
 // 375×812 and at 1280×800, it works by keyboard alone, a desktop offers a QR code that decodes to the
 // page's own address, and the outcome reads in words. Each screen is written to test-results/screenshots.
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import jsQR from "jsqr";
 import { PNG } from "pngjs";
-import type { Browser, Page } from "playwright-core";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Page } from "playwright-core";
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
-import { startApp, type RunningApp } from "../support/app";
-import { launchBrowser } from "../support/browser";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { connectAgent, newPerson, type Person } from "../support/consent";
 import { deployErc20 } from "../support/contracts";
-import { db } from "@/lib/db";
-import type { RequestView } from "@/contract";
+import { signingAgent } from "../support/signing-agent";
 
 const SCREENSHOTS = path.resolve("test-results", "screenshots");
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
@@ -34,40 +28,18 @@ async function onFirstScreen(page: Page, name: string) {
 }
 
 describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () => {
-  let chain: LocalChain;
-  let app: RunningApp;
-  let browser: Browser;
-  let person: Person;
-  let agent: Client;
-  let wallet: { id: string; address: Address };
+  const suite = signingAgent({ email: "phone@example.com", agentName: "Pocket Agent" });
+  const ask = (tool: string, args: Record<string, unknown>) => suite.ask(tool, args);
   let token: Address;
-
-  async function ask(name: string, args: Record<string, unknown>): Promise<RequestView> {
-    const result = (await agent.callTool({ name, arguments: { credential_id: wallet.id, ...args } })) as {
-      isError?: boolean;
-      structuredContent?: unknown;
-    };
-    assert.ok(!result.isError, JSON.stringify(result));
-    return result.structuredContent as RequestView;
-  }
 
   before(async () => {
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
-    chain = await startChain();
-    app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
-    browser = await launchBrowser();
-    person = await newPerson(browser, app, "phone@example.com", ["Main"]);
-    const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
-    wallet = { id: main.id, address: main.address as Address };
-    await chain.fund(wallet.address, "10");
-    token = await deployErc20(chain, { name: "Test Token", symbol: "TST", supply: parseUnits("100", 18), holder: wallet.address });
-    agent = (await connectAgent(app, person.page, "Pocket Agent", [{ name: "Main", mode: "approve" }])).client;
-  });
-  after(async () => {
-    await agent?.close().catch(() => {});
-    await browser?.close();
-    await app?.stop();
-    await chain?.stop();
+    token = await deployErc20(suite.chain, {
+      name: "Test Token",
+      symbol: "TST",
+      supply: parseUnits("100", 18),
+      holder: suite.wallet.address,
+    });
   });
 
   const cases = [
@@ -97,7 +69,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
   for (const viewport of VIEWPORTS) {
     for (const example of cases) {
       it(`${example.what} at ${viewport.width}×${viewport.height}: the sentence, who asks, the decision on the first screen`, async () => {
-        const { page } = person;
+        const { page } = suite.person;
         await page.setViewportSize(viewport);
         const request = await example.request();
         await page.goto(request.approval_url);
@@ -119,7 +91,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
   }
 
   it("the QR code on a desktop decodes to the page's own address", async () => {
-    const { page } = person;
+    const { page } = suite.person;
     await page.setViewportSize(VIEWPORTS[1]);
     const request = await ask("sign_message", { message: "Scan me" });
     await page.goto(request.approval_url);
@@ -132,7 +104,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
   });
 
   it("a request is approved by keyboard alone, and the outcome says what happened", async () => {
-    const { page } = person;
+    const { page } = suite.person;
     await page.setViewportSize(VIEWPORTS[0]);
     const request = await ask("send_transaction", { chain_id: 31337, to: FRIEND, value: String(parseEther("0.01")) });
     await page.goto(request.approval_url);
@@ -152,8 +124,8 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
   });
 
   it("the Approvals screen counts waiting requests in its title and announces a new one with a notification", async () => {
-    const { context, page } = person;
-    await context.grantPermissions(["notifications"], { origin: app.appUrl });
+    const { context, page } = suite.person;
+    await context.grantPermissions(["notifications"], { origin: suite.app.appUrl });
     // Record each notification the page shows, passing it on to the browser's own.
     await context.addInitScript(() => {
       const Native = window.Notification;
@@ -166,7 +138,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
         }
       } as typeof Notification;
     });
-    await page.goto(`${app.appUrl}/approvals`);
+    await page.goto(`${suite.app.appUrl}/approvals`);
     await page.getByRole("heading", { name: "Waiting for you (0)" }).waitFor();
     assert.equal(await page.title(), "Approvals · Agent Wallet");
     await ask("sign_message", { message: "Ring ring" });

@@ -1,15 +1,13 @@
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256, parseAbi, parseUnits, type Address } from "viem";
-import { startApp, type RunningApp } from "../support/app";
-import { launchBrowser } from "../support/browser";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { connectAgent, newPerson, type Person } from "../support/consent";
+import type { LocalChain } from "../support/chain";
+import type { Person } from "../support/consent";
 import { deployErc1155, deployErc20, deployErc721 } from "../support/contracts";
-import { db } from "@/lib/db";
+import { signingAgent } from "../support/signing-agent";
 import type { RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: unknown; content?: { type: string; text?: string }[] };
@@ -27,21 +25,15 @@ describe(
   "contract calls: the approval page shows the call in the person's terms, and it runs on a real chain",
   { timeout: 300_000 },
   () => {
+    const suite = signingAgent({ email: "tokens@example.com", agentName: "Token Agent" });
+    const ask = (tool: string, args: Record<string, unknown>) => suite.ask(tool, args);
     let chain: LocalChain;
-    let app: RunningApp;
-    let browser: Browser;
     let person: Person;
     let agent: Client;
     let wallet: { id: string; address: Address };
     let token: Address;
     let pets: Address;
     let items: Address;
-
-    async function ask(name: string, args: Record<string, unknown>): Promise<RequestView> {
-      const result = (await agent.callTool({ name, arguments: { credential_id: wallet.id, ...args } })) as ToolResult;
-      assert.ok(!result.isError, `${name} failed: ${result.content?.[0]?.text}`);
-      return result.structuredContent as RequestView;
-    }
     const sendTransaction = (to: Address, data?: `0x${string}`) =>
       ask("send_transaction", { chain_id: 31337, to, value: "0", ...(data ? { data } : {}) });
 
@@ -59,23 +51,10 @@ describe(
     }
 
     before(async () => {
-      chain = await startChain();
-      app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
-      browser = await launchBrowser();
-      person = await newPerson(browser, app, "tokens@example.com", ["Main"]);
-      const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
-      wallet = { id: main.id, address: main.address as Address };
-      await chain.fund(wallet.address, "10");
+      ({ chain, person, agent, wallet } = suite);
       token = await deployErc20(chain, { name: "Test Token", symbol: "TST", supply: parseUnits("1000", 18), holder: wallet.address });
       pets = await deployErc721(chain, { name: "Test Pets", symbol: "PET", holders: [wallet.address, wallet.address] });
       items = await deployErc1155(chain, { id: 3n, amount: 10n, holder: wallet.address });
-      agent = (await connectAgent(app, person.page, "Token Agent", [{ name: "Main", mode: "approve" }])).client;
-    });
-    after(async () => {
-      await agent?.close().catch(() => {});
-      await browser?.close();
-      await app?.stop();
-      await chain?.stop();
     });
 
     it("an ERC-20 transfer (value 0) is shown in tokens, approved with the passkey, and moves exactly that amount", async () => {

@@ -35,7 +35,7 @@ describe("clientIdUrlProblem", () => {
     ["https://app.example.com/client json", /whitespace/],
     ["https://app.example.com/\\client", /backslash/],
     [`https://app.example.com/${"a".repeat(2000)}`, /longer than/],
-    ["https://", /not a URL/],
+    ["https://", /not an absolute URL/],
   ] as const) {
     it(`refuses ${url.slice(0, 60)}`, () => assert.match(clientIdUrlProblem(url, false) ?? "accepted", reason));
   }

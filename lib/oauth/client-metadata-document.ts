@@ -5,6 +5,7 @@ import { addSeconds, type Clock } from "@/lib/clock";
 import { fetchPublicJson, PublicFetchError } from "@/lib/net/public-fetch";
 import { InvalidClientError, OAuthEndpointError } from "./errors";
 import { clientFields, parseClientMetadata } from "./registration";
+import { clientChosenUrl } from "./redirect-uri";
 
 /** How long a document is used without fetching it again: its max-age, else the default, at most the cap. */
 const DEFAULT_CACHE_SECONDS = 5 * 60;
@@ -31,17 +32,10 @@ export function isClientIdUrl(clientId: string): boolean {
  * it normalizes, so that one document has exactly one client_id.
  */
 export function clientIdUrlProblem(value: string, allowHttp: boolean): string | null {
-  if (value.length > MAX_CLIENT_ID_LENGTH) return `is longer than ${MAX_CLIENT_ID_LENGTH} characters`;
-  if (/[\s\u0000-\u001f\u007f\\]/.test(value)) return "contains whitespace, control characters or backslashes";
-  if (value.includes("#")) return "must not contain a fragment";
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return "is not a URL";
-  }
+  const checked = clientChosenUrl(value, MAX_CLIENT_ID_LENGTH);
+  if ("problem" in checked) return checked.problem;
+  const { url } = checked;
   if (url.protocol !== "https:" && !(allowHttp && url.protocol === "http:")) return "must use https";
-  if (url.username || url.password || /^[a-z]+:\/\/[^/?]*@/i.test(value)) return "must not contain a user name or password";
   const rawPath = value.replace(/^[a-z]+:\/\/[^/?]*/i, "").split("?")[0];
   if (rawPath.length < 2) return "must contain a path";
   if (rawPath.split("/").some((segment) => /^(\.|%2e){1,2}$/i.test(segment))) return "must not contain . or .. path segments";

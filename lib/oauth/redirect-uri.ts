@@ -9,21 +9,35 @@ const LOOPBACK_REDIRECT = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(:\d{1,5})?
 const LOOPBACK_IP_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(:\d{1,5})?(?=[/?]|$)/;
 
 /**
+ * The checks every URL a client chooses (a redirect URI, a client_id URL) passes first, on its text as
+ * written: a length, no whitespace, control characters or backslashes, no fragment, absolute, and no user
+ * name or password (not even an empty one that URL parsing would drop).
+ */
+export function clientChosenUrl(value: string, maxLength: number): { url: URL } | { problem: string } {
+  if (value.length > maxLength) return { problem: `is longer than ${maxLength} characters` };
+  if (/[\s\u0000-\u001f\u007f\\]/.test(value)) return { problem: "contains whitespace, control characters or backslashes" };
+  if (value.includes("#")) return { problem: "must not contain a fragment" };
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return { problem: "is not an absolute URL" };
+  }
+  if (url.username || url.password || /^[a-z]+:\/\/[^/?]*@/i.test(value)) {
+    return { problem: "must not contain user information (a user name or password)" };
+  }
+  return { url };
+}
+
+/**
  * Why a redirect URI cannot be registered, or null when it can: HTTPS, or http on a loopback host
  * (localhost, 127.0.0.1, [::1]; any port) for native and local clients. Anything that could send a
  * code somewhere other than what a person reads is refused.
  */
 export function redirectUriProblem(value: string): string | null {
-  if (value.length > MAX_LENGTH) return `is longer than ${MAX_LENGTH} characters`;
-  if (/[\s\u0000-\u001f\u007f\\]/.test(value)) return "contains whitespace, control characters or backslashes";
-  if (value.includes("#")) return "must not contain a fragment";
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return "is not an absolute URL";
-  }
-  if (url.username || url.password || /^[a-z]+:\/\/[^/?]*@/i.test(value)) return "must not contain user information";
+  const checked = clientChosenUrl(value, MAX_LENGTH);
+  if ("problem" in checked) return checked.problem;
+  const { url } = checked;
   if (url.protocol === "https:") return url.hostname ? null : "has no host";
   if (url.protocol === "http:")
     return isLoopbackHostname(url.hostname) && LOOPBACK_REDIRECT.test(value)

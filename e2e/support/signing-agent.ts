@@ -1,0 +1,55 @@
+// A suite's person with a funded wallet on a local chain and an MCP agent granted it in approve mode: started
+// before the suite's tests (with the app and a browser), stopped after. Read its fields inside tests.
+import { after, before } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { Address } from "viem";
+import { startApp, type RunningApp } from "./app";
+import { launchBrowser } from "./browser";
+import { chainsSetting, startChain, type LocalChain } from "./chain";
+import { connectAgent, newPerson, type Person } from "./consent";
+import { db } from "@/lib/db";
+import type { RequestView } from "@/contract";
+
+export type SigningAgent = {
+  chain: LocalChain;
+  app: RunningApp;
+  browser: Browser;
+  person: Person;
+  agent: Client;
+  wallet: { id: string; address: Address };
+  /** A sensitive tool call on the wallet that must succeed: the pending request it creates. */
+  ask: (tool: string, args: Record<string, unknown>) => Promise<RequestView>;
+};
+
+export function signingAgent(options: { email: string; agentName: string; fund?: string }): SigningAgent {
+  const suite = {
+    ask: async (tool: string, args: Record<string, unknown>) => {
+      const result = (await suite.agent.callTool({ name: tool, arguments: { credential_id: suite.wallet.id, ...args } })) as {
+        isError?: boolean;
+        structuredContent?: unknown;
+        content?: { text?: string }[];
+      };
+      assert.ok(!result.isError, `${tool} failed: ${result.content?.[0]?.text}`);
+      return result.structuredContent as RequestView;
+    },
+  } as SigningAgent;
+  before(async () => {
+    suite.chain = await startChain();
+    suite.app = await startApp({ env: { CHAINS: chainsSetting(suite.chain) } });
+    suite.browser = await launchBrowser();
+    suite.person = await newPerson(suite.browser, suite.app, options.email, ["Main"]);
+    const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
+    suite.wallet = { id: main.id, address: main.address as Address };
+    await suite.chain.fund(suite.wallet.address, options.fund ?? "10");
+    suite.agent = (await connectAgent(suite.app, suite.person.page, options.agentName, [{ name: "Main", mode: "approve" }])).client;
+  });
+  after(async () => {
+    await suite.agent?.close().catch(() => {});
+    await suite.browser?.close();
+    await suite.app?.stop();
+    await suite.chain?.stop();
+  });
+  return suite;
+}
