@@ -1,5 +1,6 @@
 "use client";
 
+import { CopyButton } from "@/components/shared/copy-button";
 import { useState } from "react";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress, isAddress } from "viem";
@@ -190,7 +191,9 @@ function WalletItem({
     <li className="row">
       <div>
         <strong>{wallet.name}</strong> <span className="badge">{wallet.kind === "evm" ? "key sealed by passkey" : "watch-only"}</span>
-        <div className="mono small">{wallet.address}</div>
+        <div className="small">
+          <span className="mono">{wallet.address}</span> <CopyButton text={wallet.address} what={`address of ${wallet.name}`} />
+        </div>
         {wallet.grantCount > 0 && (
           <div className="muted small">
             Granted to {wallet.grantCount} client{wallet.grantCount === 1 ? "" : "s"}

@@ -80,6 +80,14 @@ describe("wallets: keys sealed under the passkey", () => {
     assert.ok(await db().auditEvent.findFirst({ where: { type: "credential.connected", credentialId: credential.id } }));
   });
 
+  it("copies a wallet's address, exactly, with its copy button", async () => {
+    const credential = await db().credential.findFirstOrThrow({ where: { userId, name: "Main" } });
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: app.appUrl });
+    await page.getByRole("button", { name: "Copy address of Main" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    assert.equal(await page.evaluate(() => navigator.clipboard.readText()), credential.address);
+  });
+
   it("imports a pasted private key without ever sending it", async () => {
     const privateKey = generatePrivateKey();
     const expected = privateKeyToAccount(privateKey).address;
