@@ -3,7 +3,7 @@ function escapeHtml(text: string): string {
 }
 
 /** A small standalone HTML error page, for errors that must not redirect. */
-export function errorPage(title: string, message: string, status: number): Response {
+export function errorPage(title: string, message: string, status: number, headers: Record<string, string> = {}): Response {
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)} · Agent Wallet</title>
@@ -17,6 +17,7 @@ export function errorPage(title: string, message: string, status: number): Respo
       "Cache-Control": "no-store",
       "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
       "X-Frame-Options": "DENY",
+      ...headers,
     },
   });
 }
