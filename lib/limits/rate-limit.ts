@@ -22,7 +22,7 @@ const ROUTES = {
   approve: { ip: "accountPerIp", person: "approvalsPerPerson" },
 } as const satisfies Record<string, Partial<Record<"ip" | "client" | "person", keyof Rules>>>;
 
-export type LimitedRoute = keyof typeof ROUTES;
+type LimitedRoute = keyof typeof ROUTES;
 type Keys = { ip?: string; client?: string; person?: string };
 
 /**
