@@ -2,7 +2,14 @@
 const nextConfig = {
   // A second build folder lets two developers (or helpers) build and test side by side.
   distDir: process.env.NEXT_DIST_DIR || ".next",
-  serverExternalPackages: ["better-sqlite3", "@prisma/adapter-better-sqlite3", "@prisma/adapter-pg", "pg"],
+  serverExternalPackages: [
+    "better-sqlite3",
+    "@prisma/adapter-better-sqlite3",
+    "@prisma/adapter-pg",
+    "pg",
+    "ioredis",
+    "rate-limiter-flexible",
+  ],
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {

@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startApp, type RunningApp } from "../support/app";
-import { createUser } from "../support/oauth";
+import { approve, createUser, createWatchCredential, register, startValidAuthorization } from "../support/oauth";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
 import { RETENTION, sweepExpired } from "@/lib/db/sweep";
@@ -81,15 +81,31 @@ describe("sweeping expired rows", () => {
 
     // At most 2 batches of 2 per kind in one sweep: 4 of the old rows go, the rest wait for the next sweep.
     const first = await sweepExpired({ batchSize: 2, maxBatches: 2, clock });
-    assert.deepEqual(first, { webauthnChallenge: 4, authorizationRequest: 4, authorizationCode: 4, refreshToken: 4, agentRequest: 4 });
+    const nothingElse = { rateLimit: 0, unusedClient: 0 };
+    assert.deepEqual(first, {
+      webauthnChallenge: 4,
+      authorizationRequest: 4,
+      authorizationCode: 4,
+      refreshToken: 4,
+      agentRequest: 4,
+      ...nothingElse,
+    });
     const second = await sweepExpired({ batchSize: 2, maxBatches: 2, clock });
-    assert.deepEqual(second, { webauthnChallenge: 1, authorizationRequest: 1, authorizationCode: 1, refreshToken: 1, agentRequest: 2 });
+    assert.deepEqual(second, {
+      webauthnChallenge: 1,
+      authorizationRequest: 1,
+      authorizationCode: 1,
+      refreshToken: 1,
+      agentRequest: 2,
+      ...nothingElse,
+    });
     assert.deepEqual(await sweepExpired({ clock }), {
       webauthnChallenge: 0,
       authorizationRequest: 0,
       authorizationCode: 0,
       refreshToken: 0,
       agentRequest: 0,
+      ...nothingElse,
     });
 
     const end = await counts();
@@ -99,5 +115,31 @@ describe("sweeping expired rows", () => {
     assert.equal(end.agentRequest, start.agentRequest - 6);
     const left = await db().agentRequest.findMany({ where: { userId }, select: { status: true } });
     assert.deepEqual(left.map((row) => row.status).sort(), ["completed", "submitted"]);
+  });
+
+  it("deletes dynamically registered clients that never got a grant after UNUSED_CLIENT_RETENTION_HOURS, keeps used ones", async () => {
+    const unused = await register(app);
+    const used = await register(app);
+    const { requestId } = await startValidAuthorization(app, used);
+    const credentialId = (await createWatchCredential(userId)).id;
+    await approve(requestId, userId, [{ credentialId, mode: "read" }]);
+    const exists = async (id: string) => (await db().client.count({ where: { id } })) === 1;
+
+    const hours = (count: number) => () => new Date(Date.now() + count * 3_600_000);
+    assert.equal((await sweepExpired({ clock: hours(23) })).unusedClient, 0, "within the retention (24 h by default) it stays");
+    assert.ok(await exists(unused.client_id));
+    await sweepExpired({ clock: hours(25) });
+    assert.equal(await exists(unused.client_id), false, "never granted: swept");
+    assert.ok(await exists(used.client_id), "granted: kept");
+  });
+
+  it("deletes rate-limit counters whose window is over", async () => {
+    await db().rateLimit.create({ data: { key: "old", points: 3, expire: ago(1) } });
+    await db().rateLimit.create({ data: { key: "live", points: 3, expire: new Date(NOW.getTime() + 60_000) } });
+    assert.equal((await sweepExpired({ clock })).rateLimit, 1);
+    assert.deepEqual(
+      (await db().rateLimit.findMany({ where: { key: { in: ["old", "live"] } } })).map((row) => row.key),
+      ["live"],
+    );
   });
 });

@@ -9,11 +9,19 @@ import { db } from "@/lib/db";
 export class Session {
   private readonly cookies = new Map<string, string>();
 
-  constructor(private readonly app: RunningApp) {}
+  /** `headers`: sent on every request too, e.g. X-Forwarded-For as a proxy would add it. */
+  constructor(
+    private readonly app: RunningApp,
+    private readonly headers: Record<string, string> = {},
+  ) {}
 
   /** `raw`: a body sent as JSON's content type exactly as given, for hostile input. */
   async request(path: string, init: { method?: string; body?: unknown; form?: Record<string, string>; raw?: string } = {}) {
-    const headers: Record<string, string> = { Origin: this.app.appUrl, Cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") };
+    const headers: Record<string, string> = {
+      ...this.headers,
+      Origin: this.app.appUrl,
+      Cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
+    };
     let body: string | undefined;
     if (init.form) {
       headers["Content-Type"] = "application/x-www-form-urlencoded";
@@ -63,9 +71,9 @@ export class Session {
 }
 
 /** A new account signed up over HTTP with a software passkey, and its signed-in session. */
-export async function signedUpSession(app: RunningApp, email: string) {
+export async function signedUpSession(app: RunningApp, email: string, headers: Record<string, string> = {}) {
   const passkey = new SoftAuthenticator({ origin: app.appUrl });
-  const session = new Session(app);
+  const session = new Session(app, headers);
   const { body: options } = await session.json<{ challenge: string }>("/api/webauthn/sign-up", { email });
   await session.complete("sign-up", passkey.register(options));
   const { id: userId } = await db().user.findUniqueOrThrow({ where: { email } });

@@ -9,6 +9,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { db } from "@/lib/db";
 import { UnauthenticatedError } from "@/lib/http/errors";
+import { parseJsonBody } from "@/lib/http/input-limits";
 import { authenticationResponseSchema, completeSignIn, completeSignUp, registrationResponseSchema } from "./passkeys";
 
 /** A session lasts 12 hours from sign-in, whatever the activity (docs/product.md §3). */
@@ -36,7 +37,7 @@ export function authOptions(): NextAuthOptions {
         credentials: { mode: { type: "text" }, response: { type: "text" } },
         async authorize(credentials) {
           try {
-            const response = JSON.parse(credentials?.response ?? "null") as unknown;
+            const response = parseJsonBody(credentials?.response ?? "null");
             if (credentials?.mode === "sign-up") return await completeSignUp(registrationResponseSchema.parse(response));
             if (credentials?.mode === "sign-in") return await completeSignIn(authenticationResponseSchema.parse(response));
           } catch (error) {

@@ -103,6 +103,30 @@ describe("parseConfig", () => {
       expectConfigError({ MCP_ALLOWED_ORIGINS: value }, "MCP_ALLOWED_ORIGINS"));
   }
 
+  it("reads rate limits as <requests>/<window>, with defaults, and the other limit settings", () => {
+    const defaults = parseConfig({ DATA_DIR: tempDir() });
+    assert.deepEqual(defaults.rateLimits.mcpPerClient, { points: 1200, seconds: 60 });
+    assert.deepEqual(defaults.rateLimits.registerPerIp, { points: 300, seconds: 3600 });
+    assert.equal(defaults.trustedProxies, 0);
+    assert.equal(defaults.redisUrl, null);
+    assert.equal(defaults.unusedClientRetentionMs, 24 * 3_600_000);
+    const set = parseConfig({
+      DATA_DIR: tempDir(),
+      RATE_LIMIT_OAUTH_PER_IP: "10/30s",
+      TRUSTED_PROXIES: "2",
+      REDIS_URL: "redis://127.0.0.1:6379",
+    });
+    assert.deepEqual(set.rateLimits.oauthPerIp, { points: 10, seconds: 30 });
+    assert.equal(set.trustedProxies, 2);
+    assert.equal(set.redisUrl, "redis://127.0.0.1:6379");
+  });
+  for (const value of ["10", "10/1d", "0/1m", "10/0s", "x/1m"]) {
+    it(`RATE_LIMIT_MCP_PER_CLIENT=${value} throws naming it`, () =>
+      expectConfigError({ RATE_LIMIT_MCP_PER_CLIENT: value }, "RATE_LIMIT_MCP_PER_CLIENT"));
+  }
+  it("REDIS_URL that is not redis:// throws naming it", () => expectConfigError({ REDIS_URL: "http://127.0.0.1:6379" }, "REDIS_URL"));
+  it("TRUSTED_PROXIES=-1 throws naming it", () => expectConfigError({ TRUSTED_PROXIES: "-1" }, "TRUSTED_PROXIES"));
+
   it("reads CHAINS", () => {
     const chains = [{ id: 8453, name: "Base", rpcUrl: "https://mainnet.base.org", symbol: "ETH" }];
     assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), CHAINS: JSON.stringify(chains) }).chains, chains);

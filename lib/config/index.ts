@@ -59,6 +59,19 @@ const signingKeys = commaList.pipe(
     .min(1),
 );
 
+/** A rate limit: `<points>/<window>`, the window in seconds, minutes or hours (`300/1m`, `30/1h`). */
+const rateRule = z
+  .string()
+  .regex(/^\d+\/\d+[smh]$/, "must be <requests>/<window>, e.g. 300/1m (window in s, m or h)")
+  .transform((value) => {
+    const [points, window] = value.split("/");
+    const unit = { s: 1, m: 60, h: 3600 }[window.slice(-1) as "s" | "m" | "h"];
+    return { points: Number(points), seconds: Number(window.slice(0, -1)) * unit };
+  })
+  .refine((rule) => rule.points >= 1 && rule.seconds >= 1, "needs at least 1 request in a window of at least 1 s");
+
+export type RateRule = z.infer<typeof rateRule>;
+
 const envSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
@@ -78,6 +91,17 @@ const envSchema = z
       .default("false")
       .transform((value) => value === "true"),
     MCP_ALLOWED_ORIGINS: commaList.pipe(z.array(origin).min(1, "must list at least one origin")).optional(),
+    RATE_LIMIT_REGISTER_PER_IP: rateRule.prefault("300/1h"),
+    RATE_LIMIT_OAUTH_PER_IP: rateRule.prefault("300/1m"),
+    RATE_LIMIT_OAUTH_PER_CLIENT: rateRule.prefault("300/1m"),
+    RATE_LIMIT_MCP_PER_IP: rateRule.prefault("6000/1m"),
+    RATE_LIMIT_MCP_PER_CLIENT: rateRule.prefault("1200/1m"),
+    RATE_LIMIT_ACCOUNT_PER_IP: rateRule.prefault("60/1m"),
+    RATE_LIMIT_APPROVALS_PER_PERSON: rateRule.prefault("30/1m"),
+    // Reverse proxies in front that append the peer's address to X-Forwarded-For (docs/operations.md).
+    TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).default(0),
+    REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+    UNUSED_CLIENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
     CHAINS: z
       .string()
       .transform((value, ctx) => {
@@ -123,6 +147,22 @@ export type Config = {
   clientMetadataAllowPrivateHosts: boolean;
   /** WebAuthn relying party: the app origin and its host. */
   rpId: string;
+  /** Rate limits per route and key (lib/limits). */
+  rateLimits: {
+    registerPerIp: RateRule;
+    oauthPerIp: RateRule;
+    oauthPerClient: RateRule;
+    mcpPerIp: RateRule;
+    mcpPerClient: RateRule;
+    accountPerIp: RateRule;
+    approvalsPerPerson: RateRule;
+  };
+  /** How many proxies in front append to X-Forwarded-For: the client's address is that many entries from its end. */
+  trustedProxies: number;
+  /** Rate-limit counters live here when set, else in the database. */
+  redisUrl: string | null;
+  /** Dynamically registered clients that never got a grant are swept this long after registration. */
+  unusedClientRetentionMs: number;
 };
 
 export class ConfigError extends Error {
@@ -158,6 +198,18 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS ?? [...new Set([values.BASE_URL, values.APP_URL])],
     clientMetadataAllowPrivateHosts: values.CLIENT_METADATA_ALLOW_PRIVATE_HOSTS,
     rpId: new URL(values.APP_URL).hostname,
+    rateLimits: {
+      registerPerIp: values.RATE_LIMIT_REGISTER_PER_IP,
+      oauthPerIp: values.RATE_LIMIT_OAUTH_PER_IP,
+      oauthPerClient: values.RATE_LIMIT_OAUTH_PER_CLIENT,
+      mcpPerIp: values.RATE_LIMIT_MCP_PER_IP,
+      mcpPerClient: values.RATE_LIMIT_MCP_PER_CLIENT,
+      accountPerIp: values.RATE_LIMIT_ACCOUNT_PER_IP,
+      approvalsPerPerson: values.RATE_LIMIT_APPROVALS_PER_PERSON,
+    },
+    trustedProxies: values.TRUSTED_PROXIES,
+    redisUrl: values.REDIS_URL ?? null,
+    unusedClientRetentionMs: values.UNUSED_CLIENT_RETENTION_HOURS * 3_600_000,
   };
 }
 

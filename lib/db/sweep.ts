@@ -2,6 +2,7 @@
 // and a sweep never holds a long lock. Each kind is kept a while past its expiry where that still serves:
 // a spent code or refresh token presented again within that time is still recognised as a replay.
 import { db } from "@/lib/db";
+import { config } from "@/lib/config";
 import { systemClock, type Clock } from "@/lib/clock";
 import { FINAL_STATUSES } from "@/contract";
 
@@ -16,9 +17,14 @@ export const RETENTION = {
   refreshToken: DAY,
   /** Decided requests stay listable by agents and people this long after they were created. */
   agentRequest: 90 * DAY,
+  /** Rate-limit counters are useless once their window is over. */
+  rateLimit: 0,
 } as const;
 
-export type SweepCounts = Record<keyof typeof RETENTION, number>;
+/** Dynamically registered clients that never got a grant go this long after registration (UNUSED_CLIENT_RETENTION_HOURS). */
+type Kind = keyof typeof RETENTION | "unusedClient";
+
+export type SweepCounts = Record<Kind, number>;
 
 type Options = { batchSize?: number; maxBatches?: number; clock?: Clock };
 
@@ -33,7 +39,7 @@ const keysOf =
   (rows: Record<Key, string>[]) =>
     rows.map((row) => row[key]);
 
-const SWEPT: Record<keyof typeof RETENTION, Swept> = {
+const SWEPT: Record<Kind, Swept> = {
   webauthnChallenge: {
     find: (cutoff, _now, take) =>
       db()
@@ -78,6 +84,27 @@ const SWEPT: Record<keyof typeof RETENTION, Swept> = {
         .then(keysOf("id")),
     remove: (keys) => db().agentRequest.deleteMany({ where: { id: { in: keys } } }),
   },
+  rateLimit: {
+    find: (cutoff, _now, take) =>
+      db()
+        .rateLimit.findMany({ where: { expire: { lt: cutoff } }, select: { key: true }, take })
+        .then(keysOf("key")),
+    remove: (keys) => db().rateLimit.deleteMany({ where: { key: { in: keys } } }),
+  },
+  // Registered by RFC 7591 (not a metadata document's cache, not an API key) and never granted: nothing refers
+  // to it but its audit event, which stays. Its consent requests expire on their own.
+  unusedClient: {
+    find: (cutoff, _now, take) =>
+      db()
+        .client.findMany({
+          where: { kind: "oauth", documentFetchedAt: null, createdAt: { lt: cutoff }, grants: { none: {} } },
+          select: { id: true },
+          take,
+        })
+        .then(keysOf("id")),
+    // Checked again at deletion: a grant approved since the find keeps its client.
+    remove: (keys) => db().client.deleteMany({ where: { id: { in: keys }, grants: { none: {} } } }),
+  },
 };
 
 /**
@@ -89,8 +116,9 @@ export async function sweepExpired(options: Options = {}): Promise<SweepCounts> 
   const maxBatches = options.maxBatches ?? 20;
   const now = (options.clock ?? systemClock)();
   const counts = {} as SweepCounts;
-  for (const kind of Object.keys(SWEPT) as (keyof typeof RETENTION)[]) {
-    const cutoff = new Date(now.getTime() - RETENTION[kind]);
+  const retention: Record<Kind, number> = { ...RETENTION, unusedClient: config().unusedClientRetentionMs };
+  for (const kind of Object.keys(SWEPT) as Kind[]) {
+    const cutoff = new Date(now.getTime() - retention[kind]);
     counts[kind] = 0;
     for (let batch = 0; batch < maxBatches; batch++) {
       const keys = await SWEPT[kind].find(cutoff, now, batchSize);

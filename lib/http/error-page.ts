@@ -4,9 +4,16 @@ function escapeHtml(text: string): string {
 
 /**
  * A small standalone HTML error page, for errors that must not redirect. `back`: a link the person may follow
- * to return to the application, with the error for it — never followed automatically.
+ * to return to the application, with the error for it — never followed automatically. `headers`: extra
+ * response headers (a 429's Retry-After).
  */
-export function errorPage(title: string, message: string, status: number, back?: { href: string; text: string }): Response {
+export function errorPage(
+  title: string,
+  message: string,
+  status: number,
+  options: { back?: { href: string; text: string }; headers?: Record<string, string> } = {},
+): Response {
+  const { back, headers = {} } = options;
   const link = back && `<a href="${escapeHtml(back.href)}" rel="noreferrer">${escapeHtml(back.text)}</a>`;
   const next = link
     ? `<p>Agent Wallet did not send you anywhere. If you came from this application, you can go back: ${link}</p>`
@@ -24,6 +31,7 @@ ${next}</main></body></html>`;
       "Cache-Control": "no-store",
       "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'",
       "X-Frame-Options": "DENY",
+      ...headers,
     },
   });
 }

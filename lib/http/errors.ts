@@ -59,6 +59,17 @@ export class ServiceUnavailableError extends AppError {
   }
 }
 
+/**
+ * A rate limit was spent (lib/limits): 429 with Retry-After. This is the /api form `{error, message}`; the OAuth
+ * endpoints and /mcp answer it in their own formats (lib/oauth/errors.ts, lib/mcp/handler.ts).
+ */
+export class RateLimitedError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super("rate_limited", `Too many requests; try again in ${retryAfterSeconds} s`, 429);
+    this.headers["Retry-After"] = String(retryAfterSeconds);
+  }
+}
+
 // Prisma's "can't reach / timed out / closed" codes, the socket errors of a database that went away, and
 // PostgreSQL's shutdown and starting-up states.
 const UNAVAILABLE_CODES = new Set(["P1001", "P1002", "P1017", "P2024", "ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "57P01", "57P03"]);

@@ -1,5 +1,5 @@
 import { ZodError } from "zod";
-import { HttpError, invalidInput, isDatabaseUnavailable, ServiceUnavailableError, UnexpectedError } from "./errors";
+import { HttpError, invalidInput, isDatabaseUnavailable, RateLimitedError, ServiceUnavailableError, UnexpectedError } from "./errors";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
@@ -11,15 +11,21 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
 
 /**
  * The one place where errors become responses. Deliberate errors keep their
- * protocol format; an unreachable database is `unavailable` (503, Retry-After);
+ * protocol format (a spent rate limit as `limited` makes it); an unreachable database is `unavailable` (503, Retry-After);
  * anything else is logged (name and message only) and answered with `unexpected`,
  * the route's protocol's own 500, whose body says nothing internal.
  */
 export function errorResponse(
   error: unknown,
-  options: { headers?: HeadersInit; unexpected?: HttpError; unavailable?: HttpError } = {},
+  options: {
+    headers?: HeadersInit;
+    unexpected?: HttpError;
+    unavailable?: HttpError;
+    limited?: (error: RateLimitedError) => HttpError;
+  } = {},
 ): Response {
   let known = error instanceof HttpError ? error : error instanceof ZodError ? invalidInput(error) : null;
+  if (known instanceof RateLimitedError && options.limited) known = options.limited(known);
   if (!known && isDatabaseUnavailable(error)) {
     console.error("database unavailable:", error instanceof Error ? error.message.split("\n")[0] : "unknown");
     known = options.unavailable ?? new ServiceUnavailableError();

@@ -9,8 +9,11 @@ import { config } from "@/lib/config";
 import { resolveBearer } from "@/lib/oauth/bearer";
 import { InsufficientScopeError, InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
-import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
+import { isDatabaseUnavailable, RateLimitedError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
+import { type JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
+import { clientIp } from "@/lib/limits/client-ip";
+import { spendRateLimit } from "@/lib/limits/rate-limit";
 import { agentOf, authInfoOf } from "./caller";
 import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
@@ -35,7 +38,8 @@ function bearerChallenge(error: InvalidTokenError | InsufficientScopeError): str
 }
 
 /**
- * POST /mcp (and the other methods): origin and host check, bearer check, method, body limit; then a 2025-era
+ * POST /mcp (and the other methods): origin and host check, rate limits (by address before the bearer check, by
+ * grant after it), method, body limits (size, JSON depth, batch size); then a 2025-era
  * request (no per-request _meta envelope) is served statelessly as before, and a 2026-07-28 one by the SDK's
  * per-request handler. Both build the same server around the caller's grant.
  */
@@ -44,8 +48,13 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   if (refused) return json(jsonRpcError(-32000, refused), { status: 403, headers: PUBLIC_CORS });
   let agent;
   try {
+    await spendRateLimit("mcp", { ip: clientIp(request.headers) });
     agent = await resolveBearer(request.headers.get("authorization"));
+    await spendRateLimit("mcp", { client: agent.grantId });
   } catch (error) {
+    if (error instanceof RateLimitedError) {
+      return json(jsonRpcError(-32000, error.message), { status: 429, headers: { ...PUBLIC_CORS, ...error.headers } });
+    }
     if (isDatabaseUnavailable(error)) {
       return json(jsonRpcError(-32000, "Service unavailable: the database cannot be reached; retry in a few seconds"), {
         status: 503,
@@ -66,10 +75,12 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
     return json(jsonRpcError(-32600, `The request body may be at most ${MCP_BODY_LIMIT} bytes`), { status: 413, headers: PUBLIC_CORS });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
-  } catch {
-    return json(jsonRpcError(-32700, "Parse error: the body is not JSON"), { status: 400, headers: PUBLIC_CORS });
+    parsed = parseJsonBody(body);
+  } catch (error) {
+    return json(jsonRpcError(-32700, `Parse error: ${(error as JsonBodyError).message}`), { status: 400, headers: PUBLIC_CORS });
   }
+  if (Array.isArray(parsed) && parsed.length > MAX_BATCH)
+    return json(jsonRpcError(-32600, `A batch may hold at most ${MAX_BATCH} messages`), { status: 400, headers: PUBLIC_CORS });
   const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length));
   const response = (await isLegacyRequest(request, parsed))
     ? await serveLegacy(request, parsed, authInfo)
@@ -108,6 +119,8 @@ async function serveLegacy(request: Request, parsed: unknown, authInfo: AuthInfo
 }
 
 const MCP_BODY_LIMIT = 1024 * 1024;
+/** 2025-03-26 clients may batch; no client needs more in one POST, and each message is a server's work. */
+const MAX_BATCH = 20;
 
 function jsonRpcError(code: number, message: string) {
   return { jsonrpc: "2.0", id: null, error: { code, message } };

@@ -139,7 +139,8 @@ export function createMcpServer(agent: AgentContext): McpServer {
 
   /** With wait_seconds, hold the call until the person decides, with progress notifications. */
   function waited(view: RequestView, seconds: number | undefined, ctx: ServerContext): Promise<RequestView> {
-    return seconds ? waitForDecision(agent, view.request_id, seconds, progressReporter(view, ctx)) : Promise.resolve(view);
+    if (!seconds) return Promise.resolve(view);
+    return waitForDecision(agent, view.request_id, seconds, { onProgress: progressReporter(view, ctx), signal: hangUpSignal(ctx) });
   }
 
   /**
@@ -176,6 +177,15 @@ export function createMcpServer(agent: AgentContext): McpServer {
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
 
   return server;
+}
+
+/**
+ * Aborts when the call is cancelled or its HTTP request ends (the client hung up). The SDK's own signal covers
+ * cancellation, and the HTTP request only on the 2026-07-28 path; the request's own signal covers both eras.
+ */
+function hangUpSignal(ctx: ServerContext): AbortSignal {
+  const request = ctx.http?.req?.signal;
+  return request ? AbortSignal.any([ctx.mcpReq.signal, request]) : ctx.mcpReq.signal;
 }
 
 /** Progress notifications while a call waits for the person, when the client gave a progress token. */

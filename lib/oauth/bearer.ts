@@ -6,6 +6,7 @@ import { verifyAccessToken } from "./access-token";
 import { InsufficientScopeError, InvalidTokenError } from "./errors";
 import { hasScope } from "./scope";
 import { API_KEY_PREFIX, type ApprovalMode, type CredentialKind } from "@/contract";
+import { MAX_AUTHORIZATION_HEADER } from "@/lib/http/input-limits";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 
 /** A grant with what every /mcp call checks: its client's status and its (credential, mode) pairs. */
@@ -82,6 +83,8 @@ async function loadGrant(where: Prisma.Sql): Promise<BearerGrant | null> {
  */
 export async function resolveBearer(header: string | null, clock: Clock = systemClock): Promise<AgentContext> {
   if (!header) throw new InvalidTokenError("An Authorization: Bearer header is required", false);
+  if (header.length > MAX_AUTHORIZATION_HEADER)
+    throw new InvalidTokenError(`The Authorization header may be at most ${MAX_AUTHORIZATION_HEADER} characters`);
   const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
   if (!match) throw new InvalidTokenError("The Authorization header must be: Bearer <token>");
   const token = match[1];

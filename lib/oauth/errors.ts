@@ -1,4 +1,4 @@
-import { HttpError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
+import { HttpError, RateLimitedError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
 import { errorResponse, PUBLIC_CORS } from "@/lib/http/respond";
 
 /**
@@ -95,11 +95,24 @@ class TemporarilyUnavailableError extends OAuthEndpointError {
   }
 }
 
+/**
+ * A spent rate limit on an OAuth endpoint: 429, Retry-After, and RFC 6749's `temporarily_unavailable` ("unable
+ * to handle the request due to a temporary overloading"). Not RFC 8628's `slow_down`: that one is defined only
+ * for device-code polling, where it means "keep polling, 5 s slower", which a code or refresh client does not do.
+ */
+class OAuthRateLimitedError extends OAuthEndpointError {
+  constructor(limited: RateLimitedError) {
+    super("temporarily_unavailable", limited.message, 429);
+    Object.assign(this.headers, limited.headers);
+  }
+}
+
 /** An error of the OAuth endpoints as a response, open to browser-based clients; the unexpected is `server_error`. */
 export function oauthErrorResponse(error: unknown, headers: Record<string, string> = {}): Response {
   return errorResponse(error, {
     headers: { ...PUBLIC_CORS, ...headers },
     unexpected: new OAuthEndpointError("server_error", "The server could not complete the request", 500),
     unavailable: new TemporarilyUnavailableError(),
+    limited: (limited) => new OAuthRateLimitedError(limited),
   });
 }

@@ -3,6 +3,7 @@ import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
+import { type JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { InvalidClientMetadataError, InvalidRedirectUriError } from "./errors";
 import { redirectUriProblem } from "./redirect-uri";
 
@@ -74,9 +75,9 @@ export type RegistrationResponse = {
 export function parseRegistration(body: string) {
   let raw: unknown;
   try {
-    raw = JSON.parse(body);
-  } catch {
-    throw new InvalidClientMetadataError("The request body must be a JSON object");
+    raw = parseJsonBody(body);
+  } catch (error) {
+    throw new InvalidClientMetadataError(`The request body must be a JSON object: ${(error as JsonBodyError).message}`);
   }
   return parseClientMetadata(raw, "The request body");
 }

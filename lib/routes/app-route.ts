@@ -2,7 +2,10 @@ import { z } from "zod";
 import { config } from "@/lib/config";
 import { requireApiUser, type SessionUser } from "@/lib/auth/session";
 import { AppError, invalidInput } from "@/lib/http/errors";
+import { JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { errorResponse, json, readBody } from "@/lib/http/respond";
+import { clientIp } from "@/lib/limits/client-ip";
+import { spendRateLimit } from "@/lib/limits/rate-limit";
 
 const BODY_LIMIT = 256 * 1024;
 
@@ -35,9 +38,9 @@ async function parseInput<S extends z.ZodType>(request: Request, schema: S): Pro
     const body = await readBody(request, BODY_LIMIT);
     if (body === null) throw new AppError("body_too_large", `The request body may be at most ${BODY_LIMIT} bytes`, 413);
     try {
-      raw = body.trim() ? JSON.parse(body) : {};
-    } catch {
-      throw new AppError("invalid_json", "The request body must be JSON", 400);
+      raw = body.trim() ? parseJsonBody(body) : {};
+    } catch (error) {
+      throw error instanceof JsonBodyError ? new AppError("invalid_json", `The request body must be JSON: ${error.message}`, 400) : error;
     }
   }
   const result = schema.safeParse(raw);
@@ -45,12 +48,20 @@ async function parseInput<S extends z.ZodType>(request: Request, schema: S): Pro
   return result.data;
 }
 
-/** An /api route for the signed-in person: same-origin check, session, zod input, typed errors. */
-export function appRoute<S extends z.ZodType, Params = Record<string, string>>(schema: S, handler: Handler<z.infer<S>, Params>) {
+/**
+ * An /api route for the signed-in person: same-origin check, session, the route's rate limit (by address and
+ * person) when it names one, zod input, typed errors.
+ */
+export function appRoute<S extends z.ZodType, Params = Record<string, string>>(
+  schema: S,
+  handler: Handler<z.infer<S>, Params>,
+  options: { limit?: "approve" } = {},
+) {
   return async (request: Request, context: { params: Promise<Params> }) => {
     try {
       if (request.method !== "GET") assertSameOrigin(request);
       const user = await requireApiUser();
+      if (options.limit) await spendRateLimit(options.limit, { ip: clientIp(request.headers), person: user.id });
       const input = await parseInput(request, schema);
       return json((await handler(input, { user, request, params: await context.params })) ?? { ok: true });
     } catch (error) {
@@ -59,11 +70,12 @@ export function appRoute<S extends z.ZodType, Params = Record<string, string>>(s
   };
 }
 
-/** An /api route open to signed-out visitors (the first step of sign-up and sign-in). */
-export function publicAppRoute<S extends z.ZodType>(schema: S, handler: PublicHandler<z.infer<S>>) {
+/** An /api route open to signed-out visitors (the first step of sign-up and sign-in), limited by address. */
+export function publicAppRoute<S extends z.ZodType>(schema: S, handler: PublicHandler<z.infer<S>>, limit: "signIn" | "signUp") {
   return async (request: Request) => {
     try {
       assertSameOrigin(request);
+      await spendRateLimit(limit, { ip: clientIp(request.headers) });
       const input = await parseInput(request, schema);
       return json((await handler(input, { request })) ?? { ok: true });
     } catch (error) {

@@ -178,19 +178,21 @@ export async function cancelRequest(agent: AgentContext, requestId: string, cloc
 /**
  * Waits up to `seconds` for the request to leave pending/approved/submitted,
  * polling the database (any instance may decide it), and reports progress.
+ * It stops as soon as `signal` aborts (the client hung up): nobody would read the answer.
  */
 export async function waitForDecision(
   agent: AgentContext,
   requestId: string,
   seconds: number,
-  onProgress?: (elapsed: number, total: number) => Promise<void>,
-  clock: Clock = systemClock,
+  options: { onProgress?: (elapsed: number, total: number) => Promise<void>; signal?: AbortSignal; clock?: Clock } = {},
 ): Promise<RequestView> {
+  const { onProgress, signal, clock = systemClock } = options;
   const deadline = Date.now() + seconds * 1000;
   let view = await getRequest(agent, requestId, clock);
   let lastProgress = 0;
-  while (!isFinalStatus(view.status) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(500, Math.max(0, deadline - Date.now()))));
+  while (!isFinalStatus(view.status) && Date.now() < deadline && !signal?.aborted) {
+    await pause(Math.min(500, Math.max(0, deadline - Date.now())), signal);
+    if (signal?.aborted) break;
     const elapsed = Math.round((seconds * 1000 - (deadline - Date.now())) / 1000);
     if (onProgress && elapsed > lastProgress) {
       lastProgress = elapsed;
@@ -199,4 +201,17 @@ export async function waitForDecision(
     view = await getRequest(agent, requestId, clock);
   }
   return view;
+}
+
+/** setTimeout as a promise that also settles when `signal` aborts. */
+function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener("abort", done, { once: true });
+  });
 }

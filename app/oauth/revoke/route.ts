@@ -5,7 +5,7 @@ import { NO_STORE, preflight, PUBLIC_CORS } from "@/lib/http/respond";
 
 export async function POST(request: Request) {
   try {
-    await revokeToken(await readOAuthForm(request));
+    await revokeToken(await readOAuthForm(request, "revoke"));
     return new Response(null, { status: 200, headers: { ...PUBLIC_CORS, ...NO_STORE } });
   } catch (error) {
     return oauthErrorResponse(error);

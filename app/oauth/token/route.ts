@@ -5,7 +5,7 @@ import { json, NO_STORE, preflight, PUBLIC_CORS } from "@/lib/http/respond";
 
 export async function POST(request: Request) {
   try {
-    const tokens = await exchangeToken(await readOAuthForm(request));
+    const tokens = await exchangeToken(await readOAuthForm(request, "token"));
     return json(tokens, { headers: { ...PUBLIC_CORS, ...NO_STORE } });
   } catch (error) {
     return oauthErrorResponse(error);

@@ -3,6 +3,8 @@ import { authenticationResponseSchema } from "@/lib/auth/passkeys";
 import { appRoute } from "@/lib/routes/app-route";
 import { approveRequest, signatureSchema } from "@/lib/wallet/approvals";
 
-export const POST = appRoute(z.object({ assertion: authenticationResponseSchema, signature: signatureSchema }), (input, { user, params }) =>
-  approveRequest(user.id, params.id, input),
+export const POST = appRoute(
+  z.object({ assertion: authenticationResponseSchema, signature: signatureSchema }),
+  (input, { user, params }) => approveRequest(user.id, params.id, input),
+  { limit: "approve" },
 );

@@ -1,0 +1,226 @@
+// Oversized or malformed input over real HTTP: a 4xx in the protocol's own format, never a 500, never a write;
+// and a tool call waiting for the person stops waiting when its client hangs up.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
+import { startApp, type RunningApp } from "../support/app";
+import { INITIALIZE_PARAMS, obtainTokens, register } from "../support/oauth";
+import { db } from "@/lib/db";
+import { randomId } from "@/lib/crypto";
+
+const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+const LONG_AUTHORIZATION = `Bearer ${"a".repeat(5000)}`;
+
+describe("shape limits", { timeout: 120_000 }, () => {
+  let app: RunningApp;
+  let bearer = "";
+  let credentialId = "";
+  before(async () => {
+    app = await startApp();
+    const { tokens } = await obtainTokens(app, {
+      credentials: async (userId) => {
+        const address = `0x${randomBytes(20).toString("hex")}`;
+        credentialId = (await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } })).id;
+        return [{ credentialId, mode: "approve" }];
+      },
+    });
+    bearer = tokens.access_token;
+  });
+  after(() => app?.stop());
+
+  /** Rows any accepted input would add: audit events, clients, consent and agent requests. */
+  const writes = async () =>
+    (await db().auditEvent.count()) +
+    (await db().client.count()) +
+    (await db().authorizationRequest.count()) +
+    (await db().agentRequest.count());
+
+  async function unchanged(run: () => Promise<void>) {
+    const before = await writes();
+    await run();
+    await new Promise((resolve) => setTimeout(resolve, 300)); // a read tool's audit event commits just after its answer
+    assert.equal(await writes(), before, "nothing was written");
+  }
+
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    fetch(`${app.baseUrl}${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...headers },
+      body,
+    });
+  const mcpPost = (body: string, headers: Record<string, string> = {}) =>
+    post("/mcp", body, { Authorization: `Bearer ${bearer}`, "MCP-Protocol-Version": "2025-03-26", ...headers });
+  const listCredentials = (id: number) => ({
+    jsonrpc: "2.0",
+    id,
+    method: "tools/call",
+    params: { name: "list_credentials", arguments: {} },
+  });
+
+  async function jsonRpcError(response: Response, status: number, code: number, message: RegExp) {
+    assert.equal(response.status, status);
+    const body = (await response.json()) as { jsonrpc: string; error: { code: number; message: string } };
+    assert.equal(body.jsonrpc, "2.0");
+    assert.equal(body.error.code, code);
+    assert.match(body.error.message, message);
+  }
+
+  it("/mcp: a batch over 20 messages is a JSON-RPC error, HTTP 400, and runs none of them", async () => {
+    await unchanged(async () => {
+      const batch = Array.from({ length: 21 }, (_, index) => listCredentials(index + 1));
+      await jsonRpcError(await mcpPost(JSON.stringify(batch)), 400, -32600, /at most 20/);
+    });
+  });
+
+  it("/mcp: JSON nested deeper than 32 levels is a parse error, HTTP 400", async () => {
+    await unchanged(async () => {
+      const call = { ...listCredentials(1), params: { name: "list_credentials", arguments: {}, extra: "DEEP" } };
+      const body = JSON.stringify(call).replace('"DEEP"', deep(40));
+      await jsonRpcError(await mcpPost(body), 400, -32700, /at most 32 levels/);
+    });
+  });
+
+  it("/mcp: an over-long Authorization header is a 401 invalid_token challenge", async () => {
+    await unchanged(async () => {
+      const response = await mcpPost(JSON.stringify(listCredentials(1)), { Authorization: LONG_AUTHORIZATION });
+      assert.equal(response.status, 401);
+      assert.match(response.headers.get("www-authenticate") ?? "", /error="invalid_token"/);
+      assert.equal(((await response.json()) as { error: string }).error, "invalid_token");
+    });
+  });
+
+  it("registration: deep JSON and an over-long Authorization header are RFC 7591 / RFC 6749 errors", async () => {
+    await unchanged(async () => {
+      const deepBody = JSON.stringify({ redirect_uris: ["http://localhost:1/cb"], client_uri: "X" }).replace('"X"', deep(40));
+      const response = await post("/oauth/register", deepBody);
+      assert.equal(response.status, 400);
+      assert.equal(((await response.json()) as { error: string }).error, "invalid_client_metadata");
+      const valid = JSON.stringify({ redirect_uris: ["http://localhost:1/cb"] });
+      const long = await post("/oauth/register", valid, { Authorization: LONG_AUTHORIZATION });
+      assert.equal(long.status, 400);
+      assert.equal(((await long.json()) as { error: string }).error, "invalid_request");
+    });
+  });
+
+  it("token and revocation: an over-long Authorization header is invalid_request", async () => {
+    const client = await register(app);
+    await unchanged(async () => {
+      for (const path of ["/oauth/token", "/oauth/revoke"]) {
+        const response = await fetch(`${app.baseUrl}${path}`, {
+          method: "POST",
+          headers: { "Content-Type": "application/x-www-form-urlencoded", Authorization: LONG_AUTHORIZATION },
+          body: new URLSearchParams({ grant_type: "refresh_token", client_id: client.client_id, refresh_token: "x", token: "x" }),
+        });
+        assert.equal(response.status, 400, path);
+        assert.equal(((await response.json()) as { error: string }).error, "invalid_request", path);
+      }
+    });
+  });
+
+  it("authorize: a query over 8 KiB is a 414 page, and no consent request is stored", async () => {
+    const client = await register(app);
+    await unchanged(async () => {
+      const query = new URLSearchParams({ client_id: client.client_id, response_type: "code", state: "s".repeat(9000) });
+      const response = await fetch(`${app.baseUrl}/oauth/authorize?${query}`, { redirect: "manual" });
+      assert.equal(response.status, 414);
+      assert.match(response.headers.get("content-type") ?? "", /text\/html/);
+    });
+  });
+
+  it("/api routes: deep JSON is invalid_json in the {error, message} shape", async () => {
+    await unchanged(async () => {
+      const response = await fetch(`${app.appUrl}/api/webauthn/sign-up`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: app.appUrl },
+        body: JSON.stringify({ email: "X" }).replace('"X"', deep(40)),
+      });
+      assert.equal(response.status, 400);
+      const body = (await response.json()) as { error: string; message: string };
+      assert.deepEqual(Object.keys(body), ["error", "message"]);
+      assert.equal(body.error, "invalid_json");
+    });
+  });
+
+  /** When the tool call of `requestId` that waited was recorded (its audit event is written once the wait ends). */
+  async function waitEndedAt(requestId: string, since: number): Promise<number | null> {
+    const events = await db().auditEvent.findMany({ where: { type: "mcp.tool_called", requestId, at: { gte: new Date(since) } } });
+    const waited = events.find((event) => (JSON.parse(event.data) as { tool?: string }).tool === "get_request");
+    return waited ? waited.at.getTime() : null;
+  }
+
+  for (const era of ["2025-06-18", "2026-07-28"] as const) {
+    it(`a tool call waiting for the person stops when its HTTP request is aborted (${era})`, async () => {
+      const created = (await (
+        await mcpPost(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            method: "tools/call",
+            params: { name: "sign_message", arguments: { credential_id: credentialId, message: "hello" } },
+          }),
+        )
+      ).json()) as {
+        result: { structuredContent: { request_id: string; status: string } };
+      };
+      const requestId = created.result.structuredContent.request_id;
+      assert.equal(created.result.structuredContent.status, "pending");
+
+      const modern =
+        era === "2026-07-28"
+          ? {
+              headers: { "MCP-Protocol-Version": era, "Mcp-Method": "tools/call", "Mcp-Name": "get_request" },
+              meta: {
+                _meta: {
+                  "io.modelcontextprotocol/protocolVersion": era,
+                  "io.modelcontextprotocol/clientCapabilities": {},
+                  "io.modelcontextprotocol/clientInfo": { name: "test", version: "1.0.0" },
+                },
+              },
+            }
+          : { headers: { "MCP-Protocol-Version": era } as Record<string, string>, meta: {} };
+      const body = JSON.stringify({
+        jsonrpc: "2.0",
+        id: 2,
+        method: "tools/call",
+        params: { name: "get_request", arguments: { request_id: requestId, wait_seconds: 30 }, ...modern.meta },
+      });
+      const started = Date.now();
+      const hangUp = new AbortController();
+      const call = fetch(`${app.baseUrl}/mcp`, {
+        method: "POST",
+        signal: hangUp.signal,
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          Authorization: `Bearer ${bearer}`,
+          ...modern.headers,
+        },
+        body,
+      }).catch((error: Error) => error);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.equal(await waitEndedAt(requestId, started), null, "still waiting before the hang-up");
+      hangUp.abort();
+      const abortedAt = Date.now();
+      assert.ok((await call) instanceof Error);
+
+      let ended: number | null = null;
+      for (let tries = 0; tries < 50 && ended === null; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        ended = await waitEndedAt(requestId, started);
+      }
+      assert.ok(
+        ended !== null && ended - abortedAt < 3000,
+        `the wait ended ${ended === null ? "not within 5 s" : `${ended - abortedAt} ms`} after the hang-up, not after 30 s`,
+      );
+      assert.equal(
+        (await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } })).status,
+        "pending",
+        "the request itself is untouched",
+      );
+    });
+  }
+
+  it("the initialize handshake still works beside all this", async () => {
+    assert.equal((await mcpPost(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE_PARAMS }))).status, 200);
+  });
+});

@@ -1,0 +1,116 @@
+// Rate limits on the public surface and the account routes, counted in a store every instance shares (Redis
+// when REDIS_URL is set, else the database), with rate-limiter-flexible. docs/operations.md lists them.
+import { createHash } from "node:crypto";
+import { Redis } from "ioredis";
+import { RateLimiterMemory, RateLimiterPrisma, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { config, type Config, type RateRule } from "@/lib/config";
+import { db } from "@/lib/db";
+import { RateLimitedError } from "@/lib/http/errors";
+
+type Rules = Config["rateLimits"];
+
+/** Each limited route and what it is counted by: the client's address, the OAuth client (or grant), the person. */
+const ROUTES = {
+  register: { ip: "registerPerIp" },
+  authorize: { ip: "oauthPerIp", client: "oauthPerClient" },
+  token: { ip: "oauthPerIp", client: "oauthPerClient" },
+  revoke: { ip: "oauthPerIp", client: "oauthPerClient" },
+  mcp: { ip: "mcpPerIp", client: "mcpPerClient" },
+  signIn: { ip: "accountPerIp" },
+  signUp: { ip: "accountPerIp" },
+  passkey: { ip: "accountPerIp" },
+  approve: { ip: "accountPerIp", person: "approvalsPerPerson" },
+} as const satisfies Record<string, Partial<Record<"ip" | "client" | "person", keyof Rules>>>;
+
+type LimitedRoute = keyof typeof ROUTES;
+type Keys = { ip?: string; client?: string; person?: string };
+
+/**
+ * One limit: an in-memory counter in this process in front of the shared store. The process reports its calls
+ * to the store in batches of `every` (one write per batch, not per call), and blocks a key in memory once the
+ * store says it is spent, so the busiest path (/mcp) mostly costs a map lookup. The batch is 1/20 of the limit,
+ * at most 10: all instances together may overshoot by under 5 % each.
+ */
+class SharedLimit {
+  private readonly local: RateLimiterMemory;
+  private readonly every: number;
+
+  constructor(
+    private readonly shared: RateLimiterAbstract,
+    rule: RateRule,
+  ) {
+    this.local = new RateLimiterMemory({ points: rule.points, duration: rule.seconds });
+    this.every = Math.max(1, Math.min(10, Math.floor(rule.points / 20)));
+  }
+
+  async spend(key: string): Promise<void> {
+    let counted: RateLimiterRes;
+    try {
+      counted = await this.local.consume(key);
+    } catch (refused) {
+      throw limited(refused);
+    }
+    if (counted.consumedPoints % this.every !== 0) return;
+    try {
+      await this.shared.consume(key, this.every);
+    } catch (refused) {
+      if (refused instanceof RateLimiterRes) await this.local.block(key, Math.ceil(refused.msBeforeNext / 1000));
+      throw limited(refused);
+    }
+  }
+}
+
+function limited(refused: unknown): unknown {
+  return refused instanceof RateLimiterRes ? new RateLimitedError(Math.max(1, Math.ceil(refused.msBeforeNext / 1000))) : refused;
+}
+
+let redis: Redis | undefined;
+
+/**
+ * The shared counter for one rule. A store that fails (database or Redis away, a lost race on a new row) hands
+ * over to an in-memory insurance limiter, so limits keep holding per process and a request never fails for it.
+ */
+function sharedStore(name: string, rule: RateRule): RateLimiterAbstract {
+  const { redisUrl, baseUrl } = config();
+  const options = {
+    // One deployment's counters, apart from any other sharing the store.
+    keyPrefix: `rl:${baseUrl}:${name}`,
+    points: rule.points,
+    duration: rule.seconds,
+    insuranceLimiter: new RateLimiterMemory({ points: rule.points, duration: rule.seconds }),
+  };
+  if (redisUrl) {
+    // Commands wait for the first connection; while Redis is away each fails after one reconnection attempt.
+    redis ??= new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+    return new RateLimiterRedis({ ...options, storeClient: redis });
+  }
+  // Expired rows are deleted by the sweep (lib/db/sweep.ts), not by a timer per limiter.
+  return new RateLimiterPrisma({ ...options, storeClient: db(), tableName: "rateLimit", clearExpiredByTimeout: false });
+}
+
+const limits = new Map<string, SharedLimit>();
+
+function limitOf(name: string, rule: RateRule): SharedLimit {
+  let limit = limits.get(name);
+  if (!limit) limits.set(name, (limit = new SharedLimit(sharedStore(name, rule), rule)));
+  return limit;
+}
+
+/** Long keys (a client_id may be a URL) are stored by their digest. */
+function storedKey(value: string): string {
+  return value.length <= 100 ? value : createHash("sha256").update(value).digest("base64url");
+}
+
+/**
+ * Counts one request to `route` against its limits by the keys given (address, client, person: /mcp gives its
+ * address before the bearer check and its grant after); throws a RateLimitedError, carrying Retry-After, when
+ * one of them is spent.
+ */
+export async function spendRateLimit(route: LimitedRoute, keys: Keys): Promise<void> {
+  const rules: Partial<Record<keyof Keys, keyof Rules>> = ROUTES[route];
+  for (const [dimension, key] of Object.entries(keys) as [keyof Keys, string][]) {
+    const rule = rules[dimension];
+    if (!rule) throw new Error(`rate limit ${route} has no ${dimension} limit`);
+    await limitOf(`${route}:${dimension}`, config().rateLimits[rule]).spend(storedKey(key));
+  }
+}
