@@ -51,7 +51,11 @@ describe("an approval happens exactly once (PostgreSQL)", { timeout: 180_000 }, 
   }
 
   before(async () => {
-    app = await startApp({ database: "postgres" });
+    // Limits far above the test's 100 attempts: this suite is about exactly-once, rate limits have their own.
+    app = await startApp({
+      database: "postgres",
+      env: { RATE_LIMIT_APPROVALS_PER_PERSON: "1000/1m", RATE_LIMIT_ACCOUNT_PER_IP: "1000/1m" },
+    });
     person = await signedUpSession(app, "concurrent@example.com");
     credentialId = (
       await db().credential.create({
