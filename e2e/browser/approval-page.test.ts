@@ -28,7 +28,8 @@ async function onFirstScreen(page: Page, name: string) {
 }
 
 describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () => {
-  const suite = signingAgent({ email: "phone@example.com", agentName: "Pocket Agent" });
+  const EXPLORER = "https://explorer.example";
+  const suite = signingAgent({ email: "phone@example.com", agentName: "Pocket Agent", explorerUrl: EXPLORER });
   const ask = (tool: string, args: Record<string, unknown>) => suite.ask(tool, args);
   let token: Address;
 
@@ -120,6 +121,12 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
     await page.getByRole("status").filter({ hasText: "Approved and sent" }).waitFor();
     await page.reload();
     await page.getByText(/Done: the transaction is included in a block\.|Approved and sent to the network/).waitFor();
+    // The chain has an explorer: the sent transaction links to it.
+    const done = (await suite.agent.callTool({ name: "get_request", arguments: { request_id: request.request_id } })) as unknown as {
+      structuredContent: { tx_hash: string };
+    };
+    const link = page.getByRole("link", { name: "View on the explorer" });
+    assert.equal(await link.getAttribute("href"), `${EXPLORER}/tx/${done.structuredContent.tx_hash}`);
     await page.screenshot({ path: path.join(SCREENSHOTS, "approval-completed-phone.png"), fullPage: true });
   });
 

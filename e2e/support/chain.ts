@@ -65,7 +65,7 @@ export async function startChain(): Promise<LocalChain> {
   };
 }
 
-/** The CHAINS setting that points the app at this node. */
-export function chainsSetting(chain: LocalChain): string {
-  return JSON.stringify([{ id: chain.chainId, name: "Local dev chain", rpcUrl: chain.rpcUrl, symbol: "ETH" }]);
+/** The CHAINS setting that points the app at this node (with a block explorer's address when given). */
+export function chainsSetting(chain: LocalChain, options: { explorerUrl?: string } = {}): string {
+  return JSON.stringify([{ id: chain.chainId, name: "Local dev chain", rpcUrl: chain.rpcUrl, symbol: "ETH", ...options }]);
 }

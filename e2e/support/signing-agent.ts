@@ -23,7 +23,7 @@ export type SigningAgent = {
   ask: (tool: string, args: Record<string, unknown>) => Promise<RequestView>;
 };
 
-export function signingAgent(options: { email: string; agentName: string; fund?: string }): SigningAgent {
+export function signingAgent(options: { email: string; agentName: string; fund?: string; explorerUrl?: string }): SigningAgent {
   const suite = {
     ask: async (tool: string, args: Record<string, unknown>) => {
       const result = (await suite.agent.callTool({ name: tool, arguments: { credential_id: suite.wallet.id, ...args } })) as {
@@ -37,7 +37,7 @@ export function signingAgent(options: { email: string; agentName: string; fund?:
   } as SigningAgent;
   before(async () => {
     suite.chain = await startChain();
-    suite.app = await startApp({ env: { CHAINS: chainsSetting(suite.chain) } });
+    suite.app = await startApp({ env: { CHAINS: chainsSetting(suite.chain, { explorerUrl: options.explorerUrl }) } });
     suite.browser = await launchBrowser();
     suite.person = await newPerson(suite.browser, suite.app, options.email, ["Main"]);
     const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
