@@ -2,11 +2,9 @@
 // and a tool call waiting for the person stops waiting when its client hangs up.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { startApp, type RunningApp } from "../support/app";
-import { INITIALIZE_PARAMS, obtainTokens, register } from "../support/oauth";
+import { INITIALIZE_PARAMS, register, signerGrant } from "../support/oauth";
 import { db } from "@/lib/db";
-import { randomId } from "@/lib/crypto";
 
 const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 const LONG_AUTHORIZATION = `Bearer ${"a".repeat(5000)}`;
@@ -17,14 +15,7 @@ describe("shape limits", { timeout: 120_000 }, () => {
   let credentialId = "";
   before(async () => {
     app = await startApp();
-    const { tokens } = await obtainTokens(app, {
-      credentials: async (userId) => {
-        const address = `0x${randomBytes(20).toString("hex")}`;
-        credentialId = (await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } })).id;
-        return [{ credentialId, mode: "approve" }];
-      },
-    });
-    bearer = tokens.access_token;
+    ({ bearer, credentialId } = await signerGrant(app));
   });
   after(() => app?.stop());
 

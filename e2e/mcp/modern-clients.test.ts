@@ -1,28 +1,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { ProtocolError, type CallToolResult, type Client, type InputRequiredResult } from "@modelcontextprotocol/client";
 import type { ServerContext } from "@modelcontextprotocol/server";
 import { startApp, type RunningApp } from "../support/app";
 import { connectModern, connectWithBearer, type UrlElicitation } from "../support/mcp-client";
-import { obtainTokens } from "../support/oauth";
+import { signerGrant } from "../support/oauth";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
 import { approvalStateCodec } from "@/lib/mcp/elicited-approval";
 import type { RequestView } from "@/contract";
-
-/** A grant with one approve-mode signing credential (no sealed key: nobody approves in this suite). */
-async function signerGrant(app: RunningApp) {
-  let credentialId = "";
-  const flow = await obtainTokens(app, {
-    credentials: async (userId) => {
-      const address = `0x${randomBytes(20).toString("hex")}`;
-      credentialId = (await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } })).id;
-      return [{ credentialId, mode: "approve" }];
-    },
-  });
-  return { bearer: flow.tokens.access_token, grantId: flow.grantId, clientId: flow.client.client_id, credentialId };
-}
 
 function requestView(result: CallToolResult): RequestView {
   assert.ok(!result.isError, JSON.stringify(result.content));

@@ -1,11 +1,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { startApp, type RunningApp } from "../support/app";
 import { orderTypedData } from "../support/fixtures";
-import { INITIALIZE_PARAMS, mcp, obtainTokens } from "../support/oauth";
+import { INITIALIZE_PARAMS, mcp, signerGrant } from "../support/oauth";
 import { db } from "@/lib/db";
-import { randomId } from "@/lib/crypto";
 
 type ToolCallReply = { result?: { isError?: boolean; content?: { text: string }[] } };
 
@@ -15,14 +13,7 @@ describe("sign_typed_data refuses what the person could not review", { timeout: 
   let credentialId = "";
   before(async () => {
     app = await startApp();
-    const { tokens } = await obtainTokens(app, {
-      credentials: async (userId) => {
-        const address = `0x${randomBytes(20).toString("hex")}`;
-        credentialId = (await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } })).id;
-        return [{ credentialId, mode: "approve" }];
-      },
-    });
-    bearer = tokens.access_token;
+    ({ bearer, credentialId } = await signerGrant(app));
     assert.equal((await mcp(app, bearer, "initialize", INITIALIZE_PARAMS)).status, 200);
   });
   after(() => app?.stop());

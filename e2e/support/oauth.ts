@@ -118,6 +118,19 @@ export async function obtainTokens(
   return { client, user, grantId, tokens };
 }
 
+/** A grant with one approve-mode signing credential (no sealed key: for requests nobody approves). */
+export async function signerGrant(app: RunningApp) {
+  let credentialId = "";
+  const flow = await obtainTokens(app, {
+    credentials: async (userId) => {
+      const address = `0x${randomBytes(20).toString("hex")}`;
+      credentialId = (await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } })).id;
+      return [{ credentialId, mode: "approve" }];
+    },
+  });
+  return { bearer: flow.tokens.access_token, grantId: flow.grantId, clientId: flow.client.client_id, credentialId };
+}
+
 let rpcId = 0;
 /** One JSON-RPC call on /mcp (stateless Streamable HTTP, JSON responses). */
 export async function mcp(app: RunningApp, bearer: string | null, method: string, params: Record<string, unknown> = {}): Promise<Response> {

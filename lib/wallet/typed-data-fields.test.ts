@@ -1,28 +1,14 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { TypedDataDefinition } from "viem";
+import { etherMail } from "./ether-mail.fixture";
 import { declaredFields, domainFields } from "./typed-data-fields";
 
+// With fields the types do not declare, which must never be shown.
+const base = etherMail();
 const mail = {
-  domain: { name: "Ether Mail", version: "1", chainId: 1, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },
-  types: {
-    Person: [
-      { name: "name", type: "string" },
-      { name: "wallets", type: "address[]" },
-    ],
-    Mail: [
-      { name: "from", type: "Person" },
-      { name: "to", type: "Person[]" },
-      { name: "contents", type: "string" },
-    ],
-  },
-  primaryType: "Mail",
-  message: {
-    from: { name: "Cow", wallets: ["0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"], nickname: "not declared" },
-    to: [{ name: "Bob", wallets: [] }],
-    contents: "Hello, Bob!",
-    hidden: "not declared either",
-  },
+  ...base,
+  message: { ...base.message, from: { ...base.message.from, nickname: "not declared" }, hidden: "not declared either" },
 } as unknown as TypedDataDefinition;
 
 describe("declaredFields", () => {

@@ -1,34 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { hashTypedData } from "viem";
+import { etherMail } from "./ether-mail.fixture";
 import { checkedTypedData, MAX_TYPED_DATA_DEPTH, TypedDataError, type TypedDataInput } from "./typed-data";
 
-const mail = (): TypedDataInput => ({
-  domain: { name: "Ether Mail", version: "1", chainId: 1, verifyingContract: "0xCcCCccccCCCCcCCCCCCcCcCccCcCCCcCcccccccC" },
-  types: {
-    EIP712Domain: [
-      { name: "name", type: "string" },
-      { name: "version", type: "string" },
-      { name: "chainId", type: "uint256" },
-      { name: "verifyingContract", type: "address" },
-    ],
-    Person: [
-      { name: "name", type: "string" },
-      { name: "wallets", type: "address[]" },
-    ],
-    Mail: [
-      { name: "from", type: "Person" },
-      { name: "to", type: "Person[]" },
-      { name: "contents", type: "string" },
-    ],
-  },
-  primaryType: "Mail",
-  message: {
-    from: { name: "Cow", wallets: ["0xCD2a3d9F938E13CD947Ec05AbC7FE734Df8DD826"] },
-    to: [{ name: "Bob", wallets: [] }],
-    contents: "Hello, Bob!",
-  },
-});
+const mail = (): TypedDataInput => etherMail();
 
 function refused(input: TypedDataInput, message: RegExp) {
   assert.throws(
