@@ -14,14 +14,18 @@ export type AccessTokenClaims = {
   grant_id: string;
 };
 
-const keyCache = new Map<string, Uint8Array>();
-function keyBytes(secret: string): Uint8Array {
-  let bytes = keyCache.get(secret);
-  if (!bytes) {
-    bytes = new Uint8Array(Buffer.from(secret, "base64url"));
-    keyCache.set(secret, bytes);
+/**
+ * Each configured secret imported once as a WebCrypto HMAC key: jose would otherwise import raw key bytes on
+ * every sign and verify, which cost as much as the verification itself on the /mcp hot path.
+ */
+const keyCache = new Map<string, Promise<CryptoKey>>();
+function hmacKey(secret: string): Promise<CryptoKey> {
+  let key = keyCache.get(secret);
+  if (!key) {
+    key = crypto.subtle.importKey("raw", Buffer.from(secret, "base64url"), { name: "HMAC", hash: "SHA-256" }, false, ["sign", "verify"]);
+    keyCache.set(secret, key);
   }
-  return bytes;
+  return key;
 }
 
 /** Signs an access token with the first configured key (HS256, with its kid). */
@@ -37,7 +41,7 @@ export async function signAccessToken(claims: AccessTokenClaims, clock: Clock): 
     .setJti(randomId())
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + ACCESS_TOKEN_TTL_SECONDS)
-    .sign(keyBytes(current.secret));
+    .sign(await hmacKey(current.secret));
 }
 
 /**
@@ -52,7 +56,7 @@ export async function verifyAccessToken(token: string, clock: Clock): Promise<Ac
       (header) => {
         const key = jwtKeys.find((candidate) => candidate.kid === header.kid);
         if (!key) throw new InvalidTokenError("The access token was signed with an unknown key");
-        return keyBytes(key.secret);
+        return hmacKey(key.secret);
       },
       { algorithms: ["HS256"], issuer: baseUrl, audience: mcpResource, currentDate: clock(), requiredClaims: ["sub", "exp", "iat"] },
     );
