@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { db, usesPostgres } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { canonicalJson, jsonValue } from "@/lib/crypto";
+import { onShutdown } from "@/lib/runtime/shutdown";
 
 /** Every kind of event the log records (docs/product.md §6). */
 export const AUDIT_EVENT_TYPES = [
@@ -103,13 +104,22 @@ function lostTheRace(error: unknown): boolean {
 /** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
 const AUDIT_LOCK = 7_100_423;
 
-/** An event waiting in this process's queue for the next append. */
-type Queued = { event: Omit<StoredEvent, "seq" | "prevHash">; settle: (error?: unknown) => void };
+/** An event waiting in this process's queue for the next append; `urgent` when its recorder awaits the commit. */
+type Queued = { event: Omit<StoredEvent, "seq" | "prevHash">; urgent: boolean; settle: (error?: unknown) => void };
 
 const queue: Queued[] = [];
+/** How many queued events are urgent. */
+let urgentQueued = 0;
 let appending: Promise<void> | null = null;
 /** At most this many events go into one append transaction. */
 const MAX_BATCH = 200;
+/**
+ * How long an event recorded with recordAuditSoon may wait for others to share its transaction. An append costs
+ * a transaction whatever its size: at hundreds of read calls a second this turns one transaction per call into
+ * one per tens of calls (docs/performance.md).
+ */
+const SOON_MS = 50;
+let soon: NodeJS.Timeout | null = null;
 
 /**
  * Appends the queued events in order, in one transaction, chained to the current head. Appends are
@@ -144,18 +154,41 @@ async function appendBatch(batch: Queued[]): Promise<void> {
   }
 }
 
-/** Drains the queue, a batch at a time, until it is empty. */
+/** Appends batches while an urgent event or a full batch waits; what is left waits for the timer. */
 async function drain(): Promise<void> {
-  while (queue.length) {
+  do {
     const batch = queue.splice(0, MAX_BATCH);
+    urgentQueued -= batch.filter((queued) => queued.urgent).length;
     try {
       await appendBatch(batch);
       for (const queued of batch) queued.settle();
     } catch (error) {
       for (const queued of batch) queued.settle(error);
     }
-  }
+  } while (urgentQueued > 0 || queue.length >= MAX_BATCH);
   appending = null;
+  wake();
+}
+
+/** Starts an append when one is due, or the timer for events that can wait. */
+function wake(): void {
+  if (appending || !queue.length) return;
+  if (urgentQueued > 0 || queue.length >= MAX_BATCH) {
+    if (soon) clearTimeout(soon);
+    soon = null;
+    appending = drain();
+  } else {
+    soon ??= setTimeout(() => {
+      soon = null;
+      appending ??= drain();
+    }, SOON_MS).unref();
+  }
+}
+
+function enqueue(input: AuditInput, clock: Clock, urgent: boolean, settle: Queued["settle"]): void {
+  queue.push({ event: queuedEvent(input, clock), urgent, settle });
+  if (urgent) urgentQueued++;
+  wake();
 }
 
 /**
@@ -164,7 +197,31 @@ async function drain(): Promise<void> {
  * acquisition serve many tool calls, and the chain keeps the order in which events were recorded.
  */
 export async function recordAudit(input: AuditInput, clock: Clock = systemClock): Promise<void> {
-  const event = {
+  return new Promise((resolve, reject) => enqueue(input, clock, true, (error) => (error === undefined ? resolve() : reject(error))));
+}
+
+/**
+ * Appends one event within SOON_MS, with whatever else is recorded meanwhile, and does not wait for it: for calls
+ * that change nothing (read tools), whose answer need not wait for the log. A failed append is logged. An urgent
+ * event takes the waiting ones along at once, in order; the server commits them before it stops (flushAudit).
+ */
+export function recordAuditSoon(input: AuditInput, clock: Clock = systemClock): void {
+  enqueue(input, clock, false, (error) => error && console.error(`audit append failed: ${(error as Error).message}`));
+}
+
+/** Commits every queued event now: the server is stopping. */
+async function flushAudit(): Promise<void> {
+  while (queue.length || appending) {
+    if (soon) clearTimeout(soon);
+    soon = null;
+    appending ??= drain();
+    await appending;
+  }
+}
+onShutdown(flushAudit);
+
+function queuedEvent(input: AuditInput, clock: Clock): Queued["event"] {
+  return {
     at: clock(),
     type: input.type,
     userId: input.userId ?? null,
@@ -173,10 +230,6 @@ export async function recordAudit(input: AuditInput, clock: Clock = systemClock)
     requestId: input.requestId ?? null,
     data: canonicalJson(redact(input.data ?? {})),
   };
-  return new Promise((resolve, reject) => {
-    queue.push({ event, settle: (error) => (error === undefined ? resolve() : reject(error)) });
-    appending ??= drain();
-  });
 }
 
 export type ChainVerification =

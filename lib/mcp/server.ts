@@ -1,7 +1,7 @@
 import { McpServer, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { AgentContext } from "@/lib/wallet/agent-context";
-import { recordAudit, type AuditInput } from "@/lib/audit";
+import { recordAudit, recordAuditSoon, type AuditInput } from "@/lib/audit";
 import { HttpError } from "@/lib/http/errors";
 import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/wallet/balance";
@@ -81,13 +81,12 @@ function ok<T extends Record<string, unknown>>(result: T): CallToolResult {
 
 /**
  * A sensitive tool's call is answered only once its event is committed. A read tool's event is committed
- * with the next group of appends, after the answer: the read changed nothing, and waiting for the audit
- * lock halved read throughput (docs/performance.md).
+ * within moments, with others, after the answer: the read changed nothing, and a transaction per read call
+ * halved read throughput (docs/performance.md).
  */
 async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
-  const appended = recordAudit(event);
-  if (sensitive) return appended;
-  appended.catch((error: unknown) => console.error(`audit append failed: ${(error as Error).message}`));
+  if (sensitive) return recordAudit(event);
+  recordAuditSoon(event);
 }
 
 type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
