@@ -32,10 +32,12 @@ if (!fs.existsSync(`${process.env.NEXT_DIST_DIR || ".next"}/BUILD_ID`)) {
   if (build.status !== 0) fail("next build failed");
 }
 
-const server = spawn(process.execPath, [nextBin, "start", "-p", String(settings.port)], {
+// server.ts: Next.js, with /mcp served past its routing layer (docs/decisions/0011-mcp-beside-next.md).
+const server = spawn(process.execPath, ["--import", "tsx", "server.ts"], {
   stdio: "inherit",
   env: {
     ...process.env,
+    PORT: String(settings.port),
     DATA_DIR: settings.dataDir,
     DATABASE_URL: settings.databaseUrl,
     NEXTAUTH_URL: settings.appUrl,

@@ -1,4 +1,4 @@
-// Two `next start` processes on one PostgreSQL, as behind a load balancer: nothing that correctness needs
+// Two server processes (`npm start`'s server.ts) on one PostgreSQL, as behind a load balancer: nothing that correctness needs
 // may live in one process. The person's side runs in this process, a third one on the same database.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";

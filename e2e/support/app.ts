@@ -1,15 +1,15 @@
-// Starts the built app (`next start`) on a free port with its own data folder
+// Starts the built app (server.ts, as `npm start` does) on a free port with its own data folder
 // and SQLite file (or, with `database: "postgres"`, a fresh PostgreSQL database),
 // the way `npm start` does, and points this test process's
 // environment at the same database and secrets so that lib/ can be called
 // in-process (for the approval step and the injectable clock).
+import { createRequire } from "node:module";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
 import { migrateDatabase } from "@/lib/db/migrate";
 import pg from "pg";
 
@@ -91,6 +91,8 @@ export type StartOptions = {
   databaseUrl?: string;
   /** Node options for the server process, e.g. `--cpu-prof` (not allowed in NODE_OPTIONS) */
   nodeArgs?: string[];
+  /** `next start` instead of server.ts: /mcp through Next's routing, for the benchmark's comparison */
+  nextStart?: boolean;
   /**
    * Another instance of that app, as behind a load balancer: the same database, data folder (secrets) and
    * configured URLs; reached at its own port (its `baseUrl`). Stopping it leaves the shared data alone.
@@ -119,8 +121,10 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   migrateDatabase(databaseUrl);
   const { config } = await import("@/lib/config");
   const settings = config();
-  const nextBin = createRequire(import.meta.url).resolve("next/dist/bin/next");
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), nextBin, "start", "-p", String(port)], {
+  const server = options.nextStart
+    ? [createRequire(import.meta.url).resolve("next/dist/bin/next"), "start", "-p", String(port)]
+    : ["--import", "tsx", "server.ts"];
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), ...server], {
     env: { ...process.env, ...env, NEXTAUTH_SECRET: settings.sessionSecret, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
   });

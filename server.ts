@@ -1,0 +1,48 @@
+// The production server (`npm start`): Next.js for everything, except that once app/mcp/route.ts has been
+// loaded, /mcp — the agents' hot path — goes from node:http straight to that route's handlers, past Next's
+// routing layer, which cost more than the rest of a read call (docs/decisions/0011-mcp-beside-next.md).
+import http from "node:http";
+import { directHandler } from "@/lib/http/direct-routes";
+import { sendWebResponse, webRequestOf } from "@/lib/http/node-bridge";
+import { runShutdownHooks } from "@/lib/runtime/shutdown";
+import { SECURITY_HEADERS } from "@/lib/http/security-headers";
+
+// As `next start` does, before Next is loaded.
+Object.assign(process.env, { NODE_ENV: "production" });
+const { default: next } = await import("next");
+const port = Number(process.env.PORT ?? 3000);
+const app = next({ dev: false, dir: process.cwd(), port });
+
+async function serveDirect(
+  route: NonNullable<ReturnType<typeof directHandler>>,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+): Promise<void> {
+  try {
+    for (const { key, value } of SECURITY_HEADERS) res.setHeader(key, value);
+    await sendWebResponse(await route(webRequestOf(req, res, `http://${req.headers.host ?? `localhost:${port}`}`)), res);
+  } catch (error) {
+    // The handlers answer their own errors; this is a failure to write the answer (the client went away).
+    console.error(`${req.method} ${req.url}: ${(error as Error).message}`);
+    if (!res.headersSent) res.writeHead(500);
+    res.end();
+  }
+}
+
+await app.prepare();
+const handle = app.getRequestHandler();
+const server = http.createServer((req, res) => {
+  const pathname = (req.url ?? "/").split("?", 1)[0];
+  const route = directHandler(pathname, req.method ?? "GET");
+  void (route ? serveDirect(route, req, res) : handle(req, res));
+});
+server.listen(port, () => console.log(`Agent Wallet listening on port ${port}`));
+
+/** Stop taking requests, let those under way end, finish what must not be lost (audit events), then exit. */
+async function stop(): Promise<void> {
+  server.close();
+  server.closeIdleConnections();
+  await runShutdownHooks(5_000);
+  process.exit(0);
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => void stop());
