@@ -1,8 +1,8 @@
-// npm run bench: load from this process (autocannon) against the production build (`next start`) on a fresh
+// npm run bench: load from this process (autocannon) against the production build (server.ts, as `npm start` runs it) on a fresh
 // database with seeded people, grants, credentials, audit events and requests, beside a peer (the MCP SDK's
 // stateless pattern on bare node:http doing the same list_credentials work, scripts/bench-peer.ts).
 // Prints a table and writes bench/results/latest.json.
-//   npm run bench -- [--scale 1,10,100] [--postgres] [--duration 10] [--connections 16]
+//   npm run bench -- [--scale 1,10,100] [--postgres] [--duration 10] [--connections 16] [--only mcp,peer] [--next-start]
 //   BENCH_PROFILE=<folder> also writes a V8 CPU profile of the app's server when it stops.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
@@ -24,6 +24,10 @@ const { values } = parseArgs({
     postgres: { type: "boolean", default: false },
     duration: { type: "string", default: "10" },
     connections: { type: "string", default: "16" },
+    /** comma-separated parts of scenario names: run only those (the peer always runs, for the ratio) */
+    only: { type: "string" },
+    /** serve the app with `next start` (/mcp through Next's routing) instead of server.ts */
+    "next-start": { type: "boolean", default: false },
   },
 });
 const SCALES = values.scale.split(",").map(Number);
@@ -44,12 +48,24 @@ type Scenario = {
   requests?: autocannon.Request[];
   /** the server whose memory is sampled (the app unless the peer) */
   pid: number;
+  /** also measured at a steady half of the rate it reached: the latency at a load the server keeps up with */
+  halfLoad?: boolean;
 };
 
 /** A refresh token and its client: one rotation chain. */
 type RefreshChain = { clientId: string; token: string };
 
-type Result = { scenario: string; scale: number; rps: number; p50: number; p99: number; max: number; errors: number; peakRssMb: number };
+type Result = {
+  scenario: string;
+  scale: number;
+  rate?: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  errors: number;
+  peakRssMb: number;
+};
 
 /** Resident memory of a process (Linux), sampled while a scenario runs; the peak is reported. */
 function rssMb(pid: number): number {
@@ -61,30 +77,79 @@ function rssMb(pid: number): number {
   }
 }
 
-async function measure(scenario: Scenario, scale: number): Promise<Result> {
+async function measure(scenario: Scenario, scale: number, rate?: number): Promise<Result> {
   let peak = rssMb(scenario.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(scenario.pid))), 200);
-  const result = await autocannon({
+  const measured = rate ? await steady(scenario, rate) : await saturated(scenario);
+  clearInterval(sampler);
+  return {
+    scenario: rate ? `${scenario.name} at ${rate}/s` : scenario.name,
+    scale,
+    ...(rate ? { rate } : {}),
+    ...measured,
+    peakRssMb: Math.round(peak),
+  };
+}
+
+const WARM_UP_SECONDS = 1;
+
+type Measured = Pick<Result, "rps" | "p50" | "p99" | "max" | "errors">;
+
+/** As fast as the server answers, CONNECTIONS requests at a time (autocannon). */
+async function saturated(scenario: Scenario): Promise<Measured> {
+  const load = {
     url: scenario.url,
     method: scenario.method ?? "POST",
     headers: scenario.headers,
     body: scenario.body,
     requests: scenario.requests,
     connections: CONNECTIONS,
-    duration: DURATION,
-  });
-  clearInterval(sampler);
+  } as const;
+  // Unmeasured: the first calls of a path load its modules and warm the JIT.
+  await autocannon({ ...load, duration: WARM_UP_SECONDS });
+  const result = await autocannon({ ...load, duration: DURATION });
   const expectedFailures = scenario.name.includes("401");
   return {
-    scenario: scenario.name,
-    scale,
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
     max: result.latency.max,
     errors: result.errors + result.timeouts + (expectedFailures ? result["2xx"] : result.non2xx),
-    peakRssMb: Math.round(peak),
   };
+}
+
+/**
+ * One request every 1/rate s whatever the answers do (an open loop), for the latency at a steady load.
+ * autocannon's own rate limit sends each second's requests in a burst at its start, which measures the queue.
+ */
+async function steady(scenario: Scenario, rate: number): Promise<Measured> {
+  const latencies: number[] = [];
+  let errors = 0;
+  const calls: Promise<void>[] = [];
+  const start = performance.now();
+  const total = rate * DURATION;
+  for (let index = 0; index < total; index++) {
+    const due = start + (index * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    calls.push(
+      (async () => {
+        const sent = performance.now();
+        try {
+          const response = await fetch(scenario.url, { method: scenario.method ?? "POST", headers: scenario.headers, body: scenario.body });
+          await response.arrayBuffer();
+          if (!response.ok) errors++;
+          latencies.push(performance.now() - sent);
+        } catch {
+          errors++;
+        }
+      })(),
+    );
+  }
+  await Promise.all(calls);
+  latencies.sort((a, b) => a - b);
+  const at = (quantile: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? 0);
+  return { rps: Math.round(latencies.length / ((performance.now() - start) / 1000)), p50: at(0.5), p99: at(0.99), max: at(1), errors };
 }
 
 /** PEOPLE × scale people with a wallet, a grant to one client, audit events and decided requests. */
@@ -198,6 +263,7 @@ async function run(scale: number): Promise<Result[]> {
   const profileDir = process.env.BENCH_PROFILE;
   const app = await startApp({
     database: values.postgres ? "postgres" : "sqlite",
+    nextStart: values["next-start"],
     // Limits far above the load, so every request still runs the limiter (same batching as the defaults) and none is refused.
     env: { CHAINS: chainsSetting(chain), ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])) },
     ...(profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {}),
@@ -246,6 +312,7 @@ async function run(scale: number): Promise<Result[]> {
         headers: mcpHeaders(tokens.access_token),
         body: toolCall("list_credentials"),
         pid: app.pid,
+        halfLoad: true,
       },
       {
         name: "/mcp list_credentials (2026-07-28)",
@@ -272,6 +339,7 @@ async function run(scale: number): Promise<Result[]> {
         headers: mcpHeaders(tokens.access_token),
         body: toolCall("list_credentials"),
         pid: peer.pid,
+        halfLoad: true,
       },
       {
         name: "/mcp get_balance (local chain)",
@@ -310,8 +378,16 @@ async function run(scale: number): Promise<Result[]> {
         ],
       },
     ];
+    const wanted = values.only?.split(",");
+    const chosen = scenarios.filter(
+      (scenario) => !wanted || scenario.name.startsWith("peer") || wanted.some((part) => scenario.name.includes(part)),
+    );
     const results: Result[] = [];
-    for (const scenario of scenarios) results.push(await measure(scenario, scale));
+    for (const scenario of chosen) {
+      const full = await measure(scenario, scale);
+      results.push(full);
+      if (scenario.halfLoad) results.push(await measure(scenario, scale, Math.max(1, Math.round(full.rps / 2))));
+    }
     return results;
   } finally {
     peer.stop();
@@ -327,6 +403,8 @@ async function runScales(): Promise<Result[]> {
   const tsx = createRequire(import.meta.url).resolve("tsx/cli");
   for (const scale of SCALES) {
     const flags = ["--scale", String(scale), "--duration", String(DURATION), "--connections", String(CONNECTIONS)];
+    if (values.only) flags.push("--only", values.only);
+    if (values["next-start"]) flags.push("--next-start");
     const child = spawnSync(process.execPath, [tsx, "scripts/bench.ts", ...flags, ...(values.postgres ? ["--postgres"] : [])], {
       stdio: "inherit",
     });
@@ -341,9 +419,11 @@ function printed(scale: number, results: Result[]): Result[] {
   const peer = results.find((result) => result.scenario.startsWith("peer"))!.rps;
   console.log("scenario                                  req/s   p50 ms   p99 ms   max ms  errors  peak RSS MB  vs peer");
   for (const r of results) {
+    // A run held at a fixed rate measures latency; its throughput says nothing against the peer's.
+    const ratio = r.rate ? "–" : `${(r.rps / peer).toFixed(2)}×`;
     console.log(
       `${r.scenario.padEnd(40)} ${String(r.rps).padStart(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ` +
-        `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${String(r.peakRssMb).padStart(12)}   ${(r.rps / peer).toFixed(2)}×`,
+        `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${String(r.peakRssMb).padStart(12)}   ${ratio}`,
     );
   }
   return results;
