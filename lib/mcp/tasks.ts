@@ -237,6 +237,13 @@ function registerModernTasks(server: McpServer, agent: AgentContext) {
       return { resultType: "complete" };
     },
   );
+  // A request's task never asks for input (the approval happens on the approval page), so no update is expected;
+  // only its id is read, so that a client without the extension hears -32021 whatever the responses it sent.
+  server.server.setRequestHandler("tasks/update", { params: GetTaskRequestV2Schema.shape.params }, async ({ taskId }, ctx) => {
+    requireTasksExtension(ctx);
+    await taskRecord(agent, taskId);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Task ${taskId} asks for no input`);
+  });
 }
 
 // ---------- both ----------
