@@ -50,7 +50,7 @@ import { isFinalStatus, REQUEST_STATUSES, type RequestView } from "@/contract";
 import { hangUpSignal } from "./caller";
 
 /** A task lives as long as its request stays readable: the sweep deletes decided requests this long after creation. */
-export const TASK_TTL_MS = RETENTION.agentRequest;
+const TASK_TTL_MS = RETENTION.agentRequest;
 
 /** How often a client should poll: a person takes seconds to approve; faster polling only costs. */
 const POLL_INTERVAL_MS = 2_000;
@@ -89,7 +89,7 @@ function statusMessage(view: RequestView): string {
  * The tool's answer for the request's view, as a call waiting for the decision would have returned it: the
  * view as structured content, and a tool error when the request ended without its signature or transaction.
  */
-export function toolResultOf(view: RequestView): CallToolResult {
+function toolResultOf(view: RequestView): CallToolResult {
   const result: CallToolResult = { content: [{ type: "text", text: JSON.stringify(view) }], structuredContent: view };
   return view.status === "completed" ? result : { ...result, isError: true, content: [{ type: "text", text: statusMessage(view) }] };
 }
@@ -203,7 +203,7 @@ export function createdTask(record: RequestRecord): CreateTaskResultV2 {
  * A rejected, expired or failed request is the tool's outcome, not a protocol failure: the task completed with
  * that tool error inlined. `failed` (with an error) is left for protocol errors, which a request never has.
  */
-export function detailedTask(record: RequestRecord): DetailedTaskV2 {
+function detailedTask(record: RequestRecord): DetailedTaskV2 {
   const base = modernTaskBase(record);
   const { status } = record.view;
   if (status === "cancelled") return { ...base, status: "cancelled" };
