@@ -34,7 +34,8 @@ const SPEC_VERSION = "2025-11-25";
  *   streams; /mcp is stateless Streamable HTTP with JSON responses (the suite itself reports them as
  *   not applicable to a stateless server, with no check run).
  * - The 2026-07-28 scenarios run at their own revision below.
- * - tasks-*, sep-2640-*: extensions the server does not offer.
+ * - tasks-*: the tasks extension runs at 2026-07-28 below (TASKS_SCENARIOS).
+ * - sep-2640-*: an extension the server does not offer.
  */
 const SERVER_SCENARIOS: Record<string, string[]> = {
   "server-initialize": ["server-initialize", "wire-schema-valid"],
@@ -71,6 +72,26 @@ const MODERN_SCENARIOS: Record<string, string[]> = {
 };
 
 /**
+ * The tasks extension (SEP-2663, docs/decisions/0010), whose scenarios the suite lists as [extension] and runs
+ * only when forced. Most of their checks create tasks with the suite's fixture tools (slow_compute, failing_job,
+ * greet, …): those are named in NOT_APPLICABLE_CHECKS; what applies without them is the advertisement, the
+ * gating of tasks/* on the declared extension, the routing headers, the removed methods and unknown task ids.
+ * Left out: tasks-wire-fields, tasks-request-state-removal, tasks-lifecycle, tasks-required-task-error,
+ * tasks-mrtr-*, tasks-status-notifications — every check of theirs needs a fixture tool. Our own tasks are
+ * tested in e2e/mcp/tasks.test.ts and e2e/browser/task-approval.test.ts.
+ */
+const TASKS_SCENARIOS: Record<string, string[]> = {
+  "tasks-capability-negotiation": ["tasks-extension-advertised", "sep-2663-tasks-methods-non-declaring", "wire-schema-valid"],
+  "tasks-request-headers": ["tasks-headers-reject-mismatched-method", "wire-schema-valid"],
+  "tasks-dispatch-and-envelope": [
+    "sep-2663-tasks-result-removed-method-not-found",
+    "tasks-removed-tasks-list",
+    "sep-2663-tasks-get-invalid-task-id-32602",
+    "wire-schema-valid",
+  ],
+};
+
+/**
  * Checks inside an applicable scenario that cannot apply to a wallet server; each is still reported by the
  * suite, and any check not named here must pass.
  */
@@ -86,6 +107,17 @@ const NOT_APPLICABLE_CHECKS = new Set([
   "sep-2549-resources-templates-list-caching-hints",
   "sep-2549-resources-read-caching-hints",
   "sep-2575-server-sends-prompts-list-changed-on-subscription",
+  // The tasks extension's checks that create a task with a fixture tool (slow_compute, failing_job, greet).
+  "sep-2663-server-rejects-undeclared-client",
+  "tasks-per-request-meta-opt-in",
+  "tasks-headers-tolerate-mcp-method-on-tools-call",
+  "sep-2663-routing-headers-accepted-on-tasks-get",
+  "sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get",
+  "tasks-server-directed-creation-no-hint",
+  "sep-2663-legacy-task-param-ignored",
+  "tasks-immediate-result-shortcut",
+  "tasks-result-type-complete-on-non-task-responses",
+  "sep-2663-durable-create-strong-consistency",
 ]);
 
 const AUTHORIZATION_SCENARIOS: Record<string, string[]> = {
@@ -186,13 +218,16 @@ describe("the official MCP conformance suite", { timeout: 110_000 }, () => {
   });
 
   /** Runs each scenario at `specVersion`, two at a time (the machines have two cores), and checks each passed. */
-  async function expectScenariosPass(scenarios: Record<string, string[]>, specVersion: string) {
+  async function expectScenariosPass(scenarios: Record<string, string[]>, specVersion: string, options: string[] = []) {
     const entries = Object.entries(scenarios);
     const runs = new Map<string, Run>();
     for (let i = 0; i < entries.length; i += 2) {
       await Promise.all(
         entries.slice(i, i + 2).map(async ([scenario]) => {
-          runs.set(scenario, await runSuite(["server", "--url", proxy.url, "--scenario", scenario, "--spec-version", specVersion]));
+          runs.set(
+            scenario,
+            await runSuite(["server", "--url", proxy.url, "--scenario", scenario, "--spec-version", specVersion, ...options]),
+          );
         }),
       );
     }
@@ -203,6 +238,9 @@ describe("the official MCP conformance suite", { timeout: 110_000 }, () => {
     expectScenariosPass(SERVER_SCENARIOS, SPEC_VERSION));
 
   it("passes every 2026-07-28 server scenario that applies to a wallet server", () => expectScenariosPass(MODERN_SCENARIOS, "2026-07-28"));
+
+  it("passes the checks of the tasks extension's scenarios that need no fixture tools", () =>
+    expectScenariosPass(TASKS_SCENARIOS, "2026-07-28", ["--force"]));
 
   it("passes the authorization-server scenarios: metadata, and the authorization-code grant with PKCE", async () => {
     const port = await freePort();

@@ -17,6 +17,7 @@ import { spendRateLimit } from "@/lib/limits/rate-limit";
 import { agentOf, authInfoOf } from "./caller";
 import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
+import { serveAsTask } from "./task-calls";
 
 /** Scopes the 401 challenge suggests, so MCP clients can ask to stay connected (docs/product.md §5). */
 const CHALLENGE_SCOPE = "mcp offline_access";
@@ -82,9 +83,10 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   if (Array.isArray(parsed) && parsed.length > MAX_BATCH)
     return json(jsonRpcError(-32600, `A batch may hold at most ${MAX_BATCH} messages`), { status: 400, headers: PUBLIC_CORS });
   const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length));
-  const response = (await isLegacyRequest(request, parsed))
-    ? await serveLegacy(request, parsed, authInfo)
-    : await modernHandler().fetch(request, { authInfo, parsedBody: parsed });
+  const legacy = await isLegacyRequest(request, parsed);
+  const serve = (message: unknown, info: AuthInfo) =>
+    legacy ? serveLegacy(request, message, info) : modernHandler().fetch(request, { authInfo: info, parsedBody: message });
+  const response = (await serveAsTask(parsed, legacy, authInfo, serve)) ?? (await serve(parsed, authInfo));
   return withHeaders(response, PUBLIC_CORS);
 }
 
@@ -95,7 +97,7 @@ let modern: McpHttpHandler | undefined;
  * (progress) before its result. 2025-era requests never reach it (serveLegacy).
  */
 function modernHandler(): McpHttpHandler {
-  modern ??= createMcpHandler(({ authInfo }) => createMcpServer(agentOf(authInfo)), {
+  modern ??= createMcpHandler(({ authInfo }) => createMcpServer(agentOf(authInfo), "modern"), {
     legacy: "reject",
     maxRequestBodySize: MCP_BODY_LIMIT,
     onerror: (error) => console.error(`mcp: ${error.message}`),
@@ -110,7 +112,7 @@ function modernHandler(): McpHttpHandler {
  */
 async function serveLegacy(request: Request, parsed: unknown, authInfo: AuthInfo): Promise<Response> {
   const streaming = wantsProgress(parsed);
-  const server = createMcpServer(agentOf(authInfo));
+  const server = createMcpServer(agentOf(authInfo), "legacy");
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: parsed, authInfo });

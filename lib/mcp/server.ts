@@ -1,4 +1,4 @@
-import { McpServer, type CallToolResult, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import { McpServer, type CallToolResult, type ProtocolEra, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { recordAudit, recordAuditSoon, type AuditInput } from "@/lib/audit";
@@ -16,6 +16,9 @@ import {
   resumeApproval,
   verifyApprovalState,
 } from "./elicited-approval";
+import { hangUpSignal } from "./caller";
+import { isTaskCall } from "./task-calls";
+import { registerTasks } from "./tasks";
 
 const DESCRIPTIONS: Record<ToolName, string> = {
   list_credentials:
@@ -69,6 +72,8 @@ function toolDefinitions(): Record<ToolName, Tool> {
         inputSchema: jsonSchemaOf(TOOLS[name].input, "input"),
         outputSchema: jsonSchemaOf(TOOLS[name].output, "output"),
         annotations: annotationsOf(name),
+        // 2025-11-25 tasks: a signature may be asked for as a task (lib/mcp/tasks.ts); 2026-07-28 clients ignore it.
+        ...(TOOLS[name].sensitive && { execution: { taskSupport: "optional" as const } }),
       },
     ]),
   ) as Record<ToolName, Tool>;
@@ -91,8 +96,8 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
 
 type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
 
-/** A server for one request, whose tools see exactly the caller's grant. */
-export function createMcpServer(agent: AgentContext): McpServer {
+/** A server for one request of that era, whose tools see exactly the caller's grant. */
+export function createMcpServer(agent: AgentContext, era: ProtocolEra): McpServer {
   const server = new McpServer(
     { name: "agent-wallet", version: "0.1.0" },
     // The tool list never changes while the server runs: no list_changed notifications to promise.
@@ -144,7 +149,8 @@ export function createMcpServer(agent: AgentContext): McpServer {
 
   /**
    * A sensitive tool: re-entered with its approval state, it reports on that request; a client that can open
-   * a URL is asked to send the person to the approval page; any other client gets the pending request.
+   * a URL is asked to send the person to the approval page; any other client gets the pending request, and
+   * so does a call answered as a task (the task then follows the request).
    */
   async function sensitive(
     name: "sign_message" | "sign_typed_data" | "send_transaction",
@@ -155,6 +161,7 @@ export function createMcpServer(agent: AgentContext): McpServer {
     const hold = (view: RequestView) => waited(view, seconds ?? APPROVAL_ROUND_SECONDS, ctx);
     if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, name, ctx, hold);
     const view = await create();
+    if (isTaskCall(ctx)) return view;
     return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
   }
 
@@ -174,17 +181,9 @@ export function createMcpServer(agent: AgentContext): McpServer {
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => policyView(agent, input.credential_id));
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
+  registerTasks(server, agent, era);
 
   return server;
-}
-
-/**
- * Aborts when the call is cancelled or its HTTP request ends (the client hung up). The SDK's own signal covers
- * cancellation, and the HTTP request only on the 2026-07-28 path; the request's own signal covers both eras.
- */
-function hangUpSignal(ctx: ServerContext): AbortSignal {
-  const request = ctx.http?.req?.signal;
-  return request ? AbortSignal.any([ctx.mcpReq.signal, request]) : ctx.mcpReq.signal;
 }
 
 /** Progress notifications while a call waits for the person, when the client gave a progress token. */

@@ -153,6 +153,46 @@ export async function getRequest(agent: AgentContext, requestId: string, clock: 
   return toView(await currentRequest(await agentRequest(agent, requestId), clock));
 }
 
+/** A request's view and when it last changed (its creation, decision or end): what an MCP task mirrors. */
+export type RequestRecord = { view: RequestView; changedAt: Date };
+
+function recordOf(row: RequestRow): RequestRecord {
+  return { view: toView(row), changedAt: row.completedAt ?? row.decidedAt ?? row.createdAt };
+}
+
+export async function getRequestRecord(agent: AgentContext, requestId: string, clock: Clock = systemClock): Promise<RequestRecord> {
+  return recordOf(await currentRequest(await agentRequest(agent, requestId), clock));
+}
+
+/** Where a page of requests starts: after this one, newest first. */
+export type RequestPosition = { createdAt: Date; id: string };
+
+/**
+ * One page of the grant's requests, newest first, after `position` (keyset on creation time and id, so a
+ * request created meanwhile neither shifts nor repeats a page); `next` is where the following page starts.
+ */
+export async function pageRequests(
+  agent: AgentContext,
+  position: RequestPosition | undefined,
+  size: number,
+  clock: Clock = systemClock,
+): Promise<{ records: RequestRecord[]; next?: RequestPosition }> {
+  const rows = await db().agentRequest.findMany({
+    where: {
+      grantId: agent.grantId,
+      ...(position && {
+        OR: [{ createdAt: { lt: position.createdAt } }, { createdAt: position.createdAt, id: { lt: position.id } }],
+      }),
+    },
+    orderBy: [{ createdAt: "desc" }, { id: "desc" }],
+    take: size + 1,
+  });
+  const page = rows.slice(0, size);
+  const last = page.at(-1);
+  const records = await Promise.all(page.map(async (row) => recordOf(await currentRequest(row, clock))));
+  return { records, ...(rows.length > size && last && { next: { createdAt: last.createdAt, id: last.id } }) };
+}
+
 export async function listRequests(
   agent: AgentContext,
   input: ToolInput<"list_requests">,
