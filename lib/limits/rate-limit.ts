@@ -29,8 +29,11 @@ type Keys = { ip?: string; client?: string; person?: string };
  * One limit: an in-memory counter in this process in front of the shared store. The process reports its calls
  * to the store in batches of `every` (one write per batch, not per call), and blocks a key in memory once the
  * store says it is spent, so the busiest path (/mcp) mostly costs a map lookup. The batch is 1/20 of the limit,
- * at most 10: all instances together may overshoot by under 5 % each.
+ * at most REPORT_BATCH_MAX: all instances together may overshoot by under 5 % each.
  */
+/** A report costs a store write (an upsert); at 50 calls a report, /mcp's two limits cost one write per 25 calls. */
+const REPORT_BATCH_MAX = 50;
+
 class SharedLimit {
   private readonly local: RateLimiterMemory;
   private readonly every: number;
@@ -40,7 +43,7 @@ class SharedLimit {
     rule: RateRule,
   ) {
     this.local = new RateLimiterMemory({ points: rule.points, duration: rule.seconds });
-    this.every = Math.max(1, Math.min(10, Math.floor(rule.points / 20)));
+    this.every = Math.max(1, Math.min(REPORT_BATCH_MAX, Math.floor(rule.points / 20)));
   }
 
   async spend(key: string): Promise<void> {
