@@ -3,13 +3,13 @@ import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { createTaskSessionFromClient, resultFromTaskOutcome, type JsonRpcResponse } from "@modelcontextprotocol/ext-tasks/client";
-import type { JsonValue } from "@modelcontextprotocol/ext-tasks/core";
+import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
 import { verifyMessage } from "viem";
 import { startApp, type RunningApp } from "../support/app";
 import { launchBrowser } from "../support/browser";
 import { connectAgent, newPerson, type Person } from "../support/consent";
 import { connectWithBearer } from "../support/mcp-client";
+import { rawDispatch } from "../support/task-dispatch";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
 
@@ -87,23 +87,7 @@ describe("a sensitive call run as a task completes once the person approves with
     );
     const session = createTaskSessionFromClient(client, {
       endpointId: "task-approval",
-      rawDispatch: async (request: JsonValue): Promise<JsonRpcResponse> => {
-        const { method, params } = request as { method: string; params: { name?: string; taskId?: string } };
-        const response = await fetch(`${app.baseUrl}/mcp`, {
-          method: "POST",
-          headers: {
-            Authorization: `Bearer ${bearer}`,
-            "Content-Type": "application/json",
-            Accept: "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2026-07-28",
-            "Mcp-Method": method,
-            "Mcp-Name": params.taskId ?? params.name ?? "",
-          },
-          body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...(request as object) }),
-        });
-        const body = (await response.json()) as { result?: JsonValue; error?: { code: number; message: string } };
-        return body.error ? { kind: "error", error: body.error } : { kind: "result", result: body.result! };
-      },
+      rawDispatch: rawDispatch(app, bearer),
       v2RequestFraming: { protocolVersion: "2026-07-28", clientInfo: { name: "e2e-task-agent", version: "1.0.0" }, clientCapabilities: {} },
     });
     closers.push(session, client);

@@ -5,15 +5,11 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import {
-  createTaskSessionFromClient,
-  type JsonRpcResponse,
-  type TaskEnabledSession,
-  type ToolExecution,
-} from "@modelcontextprotocol/ext-tasks/client";
+import { createTaskSessionFromClient, type TaskEnabledSession, type ToolExecution } from "@modelcontextprotocol/ext-tasks/client";
 import type { JsonValue } from "@modelcontextprotocol/ext-tasks/core";
 import { startApp, type RunningApp } from "../support/app";
 import { connectModern, connectWithBearer } from "../support/mcp-client";
+import { rawDispatch } from "../support/task-dispatch";
 import { signerGrant } from "../support/oauth";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
@@ -32,32 +28,6 @@ async function sdkClient(app: RunningApp, bearer: string, version: "2025-11-25" 
     new ModernTransport(new URL(`${app.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }),
   );
   return client;
-}
-
-let rpcId = 0;
-/**
- * The host's raw request path the ext-tasks client needs for 2026-07-28 task wire shapes (the SDK client's
- * codecs refuse them): one stateless POST with the routing headers that revision requires.
- */
-function rawDispatch(app: RunningApp, bearer: string) {
-  return async (request: JsonValue): Promise<JsonRpcResponse> => {
-    const message = request as { method: string; params?: { name?: string; taskId?: string } };
-    const name = message.params?.taskId ?? message.params?.name;
-    const response = await fetch(`${app.baseUrl}/mcp`, {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${bearer}`,
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": message.method,
-        ...(name !== undefined && { "Mcp-Name": name }),
-      },
-      body: JSON.stringify({ jsonrpc: "2.0", id: ++rpcId, ...message }),
-    });
-    const body = (await response.json()) as { result?: JsonValue; error?: { code: number; message: string } };
-    return body.error ? { kind: "error", error: body.error } : { kind: "result", result: body.result! };
-  };
 }
 
 /** One raw 2026-07-28 JSON-RPC call, for what no client sends on purpose (a request without the extension). */
