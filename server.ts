@@ -5,7 +5,7 @@ import http from "node:http";
 import { directHandler } from "@/lib/http/direct-routes";
 import { sendWebResponse, webRequestOf } from "@/lib/http/node-bridge";
 import { runShutdownHooks } from "@/lib/runtime/shutdown";
-import { SECURITY_HEADERS } from "@/lib/http/security-headers";
+import { SECURITY_HEADERS } from "@/lib/http/security-headers.mjs";
 
 // As `next start` does, before Next is loaded.
 Object.assign(process.env, { NODE_ENV: "production" });

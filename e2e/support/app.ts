@@ -11,6 +11,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { bundleServer } from "@/scripts/server-bundle";
 import pg from "pg";
 
 export type RunningApp = {
@@ -123,7 +124,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const settings = config();
   const server = options.nextStart
     ? [createRequire(import.meta.url).resolve("next/dist/bin/next"), "start", "-p", String(port)]
-    : ["--import", "tsx", "server.ts"];
+    : [bundleServer()];
   const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), ...server], {
     env: { ...process.env, ...env, NEXTAUTH_SECRET: settings.sessionSecret, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
@@ -162,8 +163,8 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
         await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
         if (child.exitCode === null) child.kill("SIGKILL");
       }
-      const { db } = await import("@/lib/db");
-      await db().$disconnect();
+      const { disconnectDatabase } = await import("@/lib/db");
+      await disconnectDatabase();
       if (shared) return;
       await postgres?.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });

@@ -1,7 +1,8 @@
-import type { NextConfig } from "next";
-import { SECURITY_HEADERS } from "./lib/http/security-headers";
+// JavaScript, not TypeScript: a next.config.ts makes every server process load Next's compiler to read it.
+import { SECURITY_HEADERS } from "./lib/http/security-headers.mjs";
 
-const nextConfig: NextConfig = {
+/** @type {import("next").NextConfig} */
+const nextConfig = {
   // A second build folder lets two developers (or helpers) build and test side by side.
   distDir: process.env.NEXT_DIST_DIR || ".next",
   serverExternalPackages: [
