@@ -1,9 +1,26 @@
 import type { AuthInfo, ServerContext } from "@modelcontextprotocol/server";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 
-/** The caller's grant rides the SDK's pass-through auth info: to the server factory, and to requestState binding. */
-export function authInfoOf(agent: AgentContext, token: string): AuthInfo {
-  return { token, clientId: agent.clientId, scopes: ["mcp"], extra: { agent } };
+/**
+ * The caller's grant rides the SDK's pass-through auth info: to the server factory, and to requestState binding;
+ * so do the tools the request calls, the only ones its server registers (lib/mcp/server.ts).
+ */
+export function authInfoOf(agent: AgentContext, token: string, calledTools: ReadonlySet<string>): AuthInfo {
+  return { token, clientId: agent.clientId, scopes: ["mcp"], extra: { agent, calledTools } };
+}
+
+/** The names of the tools a request (one message or a batch) calls. */
+export function toolsCalledBy(message: unknown): Set<string> {
+  const messages = Array.isArray(message) ? message : [message];
+  const names = messages.map((entry) => {
+    const call = entry as { method?: unknown; params?: { name?: unknown } } | null;
+    return call?.method === "tools/call" && typeof call.params?.name === "string" ? call.params.name : undefined;
+  });
+  return new Set(names.filter((name) => name !== undefined));
+}
+
+export function calledToolsOf(authInfo: AuthInfo | undefined): ReadonlySet<string> {
+  return (authInfo?.extra?.calledTools as ReadonlySet<string> | undefined) ?? new Set();
 }
 
 /** The caller's grant, as the bearer check resolved it (lib/mcp/handler.ts). */

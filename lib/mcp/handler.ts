@@ -14,7 +14,7 @@ import { type JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
 import { clientIp } from "@/lib/limits/client-ip";
 import { spendRateLimit } from "@/lib/limits/rate-limit";
-import { agentOf, authInfoOf } from "./caller";
+import { agentOf, authInfoOf, calledToolsOf, toolsCalledBy } from "./caller";
 import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
 import { serveAsTask } from "./task-calls";
@@ -82,7 +82,7 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   }
   if (Array.isArray(parsed) && parsed.length > MAX_BATCH)
     return json(jsonRpcError(-32600, `A batch may hold at most ${MAX_BATCH} messages`), { status: 400, headers: PUBLIC_CORS });
-  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length));
+  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length), toolsCalledBy(parsed));
   const legacy = await isLegacyRequest(request, parsed);
   const serve = (message: unknown, info: AuthInfo) =>
     legacy ? serveLegacy(request, message, info) : modernHandler().fetch(request, { authInfo: info, parsedBody: message });
@@ -97,7 +97,7 @@ let modern: McpHttpHandler | undefined;
  * (progress) before its result. 2025-era requests never reach it (serveLegacy).
  */
 function modernHandler(): McpHttpHandler {
-  modern ??= createMcpHandler(({ authInfo }) => createMcpServer(agentOf(authInfo), "modern"), {
+  modern ??= createMcpHandler(({ authInfo }) => createMcpServer(agentOf(authInfo), "modern", calledToolsOf(authInfo)), {
     legacy: "reject",
     maxRequestBodySize: MCP_BODY_LIMIT,
     onerror: (error) => console.error(`mcp: ${error.message}`),
@@ -112,7 +112,7 @@ function modernHandler(): McpHttpHandler {
  */
 async function serveLegacy(request: Request, parsed: unknown, authInfo: AuthInfo): Promise<Response> {
   const streaming = wantsProgress(parsed);
-  const server = createMcpServer(agentOf(authInfo), "legacy");
+  const server = createMcpServer(agentOf(authInfo), "legacy", calledToolsOf(authInfo));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
   await server.connect(transport);
   const response = await transport.handleRequest(request, { parsedBody: parsed, authInfo });

@@ -96,8 +96,12 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
 
 type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
 
-/** A server for one request of that era, whose tools see exactly the caller's grant. */
-export function createMcpServer(agent: AgentContext, era: ProtocolEra): McpServer {
+/**
+ * A server for one request of that era, whose tools see exactly the caller's grant. It registers only the tools
+ * the request calls: tools/list is answered from the definitions, and registering all nine for every call was a
+ * tenth of a read call's allocations (docs/performance.md).
+ */
+export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledTools: ReadonlySet<string>): McpServer {
   const server = new McpServer(
     { name: "agent-wallet", version: "0.1.0" },
     // The tool list never changes while the server runs: no list_changed notifications to promise.
@@ -108,6 +112,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra): McpServe
     name: N,
     run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => Promise<ToolOutcome>,
   ) {
+    if (!calledTools.has(name)) return;
     const spec = TOOLS[name];
     const registered = server.registerTool(
       name,
