@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { verifyAuditChain } from "@/lib/audit";
 import { config, ConfigError } from "@/lib/config";
 import { databaseFile, databaseUrl as configuredUrl, isPostgres } from "@/lib/config/database";
-import { db } from "@/lib/db";
+import { disconnectDatabase } from "@/lib/db";
 
 function fail(message: string): never {
   console.error(`audit:verify: ${message}`);
@@ -47,7 +47,7 @@ try {
 let result;
 try {
   result = await verifyAuditChain();
-  await db().$disconnect();
+  await disconnectDatabase();
 } catch (error) {
   fail(`cannot read the audit log from the ${isPostgres(databaseUrl) ? "PostgreSQL" : "SQLite"} database: ${reason(error, databaseUrl)}`);
 }

@@ -11,7 +11,7 @@ export type TestDatabase = {
   dataDir: string;
   databaseUrl: string;
   appUrl: string;
-  /** disconnects Prisma and deletes the data folder */
+  /** closes the database connections and deletes the data folder */
   cleanup: () => Promise<void>;
 };
 
@@ -33,8 +33,8 @@ export async function useTestDatabase(options: { appUrl?: string; env?: Record<s
     databaseUrl,
     appUrl,
     cleanup: async () => {
-      const { db } = await import("@/lib/db");
-      await db().$disconnect();
+      const { disconnectDatabase } = await import("@/lib/db");
+      await disconnectDatabase();
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };

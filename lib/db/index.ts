@@ -4,21 +4,35 @@ import { PrismaClient } from "@/lib/generated/prisma/client";
 import { PrismaClient as PostgresPrismaClient } from "@/lib/generated/prisma-pg/client";
 import { config } from "@/lib/config";
 import { databaseFile, isPostgres } from "@/lib/config/database";
+import pg from "pg";
+import { postgresSelects, sqliteSelects, type PreparedSelect, type SelectConnection } from "./prepared";
 
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-const globalForDb = globalThis as unknown as { agentWalletDb?: PrismaClient };
+type Connections = { prisma: PrismaClient; selects: SelectConnection };
 
-function connect(): PrismaClient {
+const globalForDb = globalThis as unknown as { agentWalletDb?: Connections };
+
+function connect(): Connections {
   const { databaseUrl } = config();
   if (isPostgres(databaseUrl)) {
+    const pool = new pg.Pool({ connectionString: databaseUrl });
+    // A pooled connection that PostgreSQL drops (a restart) is discarded by the pool, and the next query opens
+    // another; without a listener the event would end the process.
+    pool.on("error", () => {});
     // The PostgreSQL client is generated from the same models (prisma/postgresql/schema.prisma),
     // so its model API is the SQLite client's; callers see one type, the portable one.
-    const client = new PostgresPrismaClient({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
-    return client as unknown as PrismaClient;
+    const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
+    return { prisma, selects: postgresSelects(pool) };
   }
-  const adapter = new PrismaBetterSQLite3({ url: databaseFile({ DATABASE_URL: databaseUrl }), timeout: 10_000 });
-  return new PrismaClient({ adapter });
+  const file = databaseFile({ DATABASE_URL: databaseUrl });
+  const prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: file, timeout: 10_000 }) });
+  return { prisma, selects: sqliteSelects(file) };
+}
+
+function connections(): Connections {
+  globalForDb.agentWalletDb ??= connect();
+  return globalForDb.agentWalletDb;
 }
 
 /** Whether the configured database is PostgreSQL (several instances may share it). */
@@ -28,6 +42,19 @@ export function usesPostgres(): boolean {
 
 /** The process's one database client (kept on globalThis across dev reloads). */
 export function db(): PrismaClient {
-  globalForDb.agentWalletDb ??= connect();
-  return globalForDb.agentWalletDb;
+  return connections().prisma;
+}
+
+/** Rows of a hot-path SELECT, prepared once (lib/db/prepared.ts). */
+export function selectRows<Row>(statement: PreparedSelect<Row>, ...params: (string | number)[]): Promise<Row[]> {
+  return connections().selects.select(statement, params);
+}
+
+/** Closes every connection of the process; the next use opens new ones. */
+export async function disconnectDatabase(): Promise<void> {
+  const open = globalForDb.agentWalletDb;
+  if (!open) return;
+  globalForDb.agentWalletDb = undefined;
+  await open.prisma.$disconnect();
+  await open.selects.close();
 }

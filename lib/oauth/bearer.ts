@@ -1,5 +1,5 @@
-import { db } from "@/lib/db";
-import { Prisma } from "@/lib/generated/prisma/client";
+import { db, selectRows } from "@/lib/db";
+import { PreparedSelect } from "@/lib/db/prepared";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { verifyAccessToken } from "./access-token";
@@ -35,22 +35,29 @@ type BearerRow = {
   address: string | null;
 };
 
-/**
- * The grant, its client and its credentials in one query: this runs on every /mcp call, and one plain
- * join costs a fraction of the ORM's relation loading (separate queries per relation). A credential
- * counts only while it belongs to the grant's person.
- */
-async function loadGrant(where: Prisma.Sql): Promise<BearerGrant | null> {
-  const rows = await db().$queryRaw<BearerRow[]>`
+const SELECT_GRANT = `
     SELECT g."id", g."userId", g."clientId", g."status", g."lastUsedAt",
            c."status" AS "clientStatus", c."name" AS "clientName", gc."credentialId", gc."mode",
            cr."name" AS "credentialName", cr."kind" AS "credentialKind", cr."address"
     FROM "Grant" g
     JOIN "Client" c ON c."id" = g."clientId"
     LEFT JOIN "GrantCredential" gc ON gc."grantId" = g."id"
-    LEFT JOIN "Credential" cr ON cr."id" = gc."credentialId" AND cr."userId" = g."userId"
-    WHERE ${where}
-    ORDER BY cr."createdAt", cr."id"`;
+    LEFT JOIN "Credential" cr ON cr."id" = gc."credentialId" AND cr."userId" = g."userId"`;
+const ORDER_CREDENTIALS = `ORDER BY cr."createdAt", cr."id"`;
+
+/**
+ * The grant, its client and its credentials in one query: this runs on every /mcp call, and one plain
+ * join costs a fraction of the ORM's relation loading (separate queries per relation). A credential
+ * counts only while it belongs to the grant's person.
+ */
+const GRANT_BY_ID = new PreparedSelect<BearerRow>("bearer_grant_by_id", `${SELECT_GRANT} WHERE g."id" = ? ${ORDER_CREDENTIALS}`);
+const GRANT_BY_API_KEY = new PreparedSelect<BearerRow>(
+  "bearer_grant_by_api_key",
+  `${SELECT_GRANT} WHERE c."keyHash" = ? AND c."kind" = 'api_key' ${ORDER_CREDENTIALS}`,
+);
+
+async function loadGrant(statement: PreparedSelect<BearerRow>, key: string): Promise<BearerGrant | null> {
+  const rows = await selectRows(statement, key);
   if (rows.length === 0) return null;
   const [first] = rows;
   return {
@@ -94,7 +101,7 @@ export async function resolveBearer(header: string | null, clock: Clock = system
 async function resolveAccessToken(token: string, clock: Clock): Promise<AgentContext> {
   const claims = await verifyAccessToken(token, clock);
   if (!hasScope(claims.scope, "mcp")) throw new InsufficientScopeError("mcp");
-  const grant = await loadGrant(Prisma.sql`g."id" = ${claims.grant_id}`);
+  const grant = await loadGrant(GRANT_BY_ID, claims.grant_id);
   if (!grant || grant.clientId !== claims.client_id || grant.userId !== claims.sub)
     throw new InvalidTokenError("The access token's grant does not exist");
   return contextOf(grant, "access_token", clock);
@@ -105,7 +112,7 @@ async function resolveAccessToken(token: string, clock: Clock): Promise<AgentCon
  * digests, so the lookup's timing says nothing about the key itself.
  */
 async function resolveApiKey(key: string, clock: Clock): Promise<AgentContext> {
-  const grant = await loadGrant(Prisma.sql`c."keyHash" = ${sha256Hex(key)} AND c."kind" = 'api_key'`);
+  const grant = await loadGrant(GRANT_BY_API_KEY, sha256Hex(key));
   if (!grant) throw new InvalidTokenError("The API key is invalid");
   return contextOf(grant, "api_key", clock);
 }

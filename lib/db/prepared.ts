@@ -1,0 +1,68 @@
+import Database from "better-sqlite3";
+import type pg from "pg";
+
+/**
+ * A fixed SELECT that the /mcp hot path runs on every call, written once with `?` placeholders. It runs past the
+ * ORM as a statement prepared once per connection: Prisma compiles a raw query and prepares its statement again
+ * on every call, which was a third of a read call's CPU time and allocations (docs/performance.md). Writes stay
+ * in Prisma, in its transactions.
+ */
+export class PreparedSelect<Row> {
+  readonly postgresText: string;
+
+  constructor(
+    /** the statement's name on each PostgreSQL connection */
+    readonly name: string,
+    readonly sql: string,
+  ) {
+    let index = 0;
+    this.postgresText = sql.replace(/\?/g, () => `$${++index}`);
+  }
+
+  /** Never called: it carries the row type to `select`. */
+  declare readonly row: Row;
+}
+
+type Parameter = string | number;
+
+/** Runs prepared selects on the configured database. */
+export type SelectConnection = {
+  select<Row>(statement: PreparedSelect<Row>, params: Parameter[]): Promise<Row[]>;
+  close(): Promise<void>;
+};
+
+/**
+ * SQLite: a connection of its own that only reads (WAL lets it read beside Prisma's writing connection, and each
+ * read sees every committed write), with each statement prepared once.
+ */
+export function sqliteSelects(file: string): SelectConnection {
+  let connection: Database.Database | undefined;
+  const prepared = new Map<string, Database.Statement>();
+  function open(): Database.Database {
+    if (connection) return connection;
+    connection = new Database(file, { fileMustExist: true, timeout: 10_000 });
+    connection.pragma("query_only = ON");
+    return connection;
+  }
+  return {
+    async select<Row>(statement: PreparedSelect<Row>, params: Parameter[]): Promise<Row[]> {
+      let compiled = prepared.get(statement.name);
+      if (!compiled) prepared.set(statement.name, (compiled = open().prepare(statement.sql)));
+      return compiled.all(...params) as Row[];
+    },
+    async close() {
+      connection?.close();
+    },
+  };
+}
+
+/** PostgreSQL: on the pool Prisma uses, as named statements, which each connection prepares on first use. */
+export function postgresSelects(pool: pg.Pool): SelectConnection {
+  return {
+    async select<Row>(statement: PreparedSelect<Row>, params: Parameter[]): Promise<Row[]> {
+      const result = await pool.query({ name: statement.name, text: statement.postgresText, values: params });
+      return result.rows as Row[];
+    },
+    close: () => pool.end(),
+  };
+}
