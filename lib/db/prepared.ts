@@ -33,14 +33,15 @@ export type SelectConnection = {
 
 /**
  * SQLite: a connection of its own that only reads (WAL lets it read beside Prisma's writing connection, and each
- * read sees every committed write), with each statement prepared once.
+ * read sees every committed write), with each statement prepared once. A WAL reader takes no lock a writer holds,
+ * so its synchronous busy wait (short, in case) cannot stall the event loop behind Prisma's open transaction.
  */
 export function sqliteSelects(file: string): SelectConnection {
   let connection: Database.Database | undefined;
   const prepared = new Map<string, Database.Statement>();
   function open(): Database.Database {
     if (connection) return connection;
-    connection = new Database(file, { fileMustExist: true, timeout: 10_000 });
+    connection = new Database(file, { fileMustExist: true, timeout: 1_000 });
     connection.pragma("query_only = ON");
     return connection;
   }
