@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import { ConfigError, parseConfig } from "@/lib/config";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { bundleServer } from "./server-bundle";
+import { serverArguments } from "./server-bundle";
 
 function fail(message: string): never {
   console.error(message);
@@ -34,7 +34,7 @@ if (!fs.existsSync(`${process.env.NEXT_DIST_DIR || ".next"}/BUILD_ID`)) {
 }
 
 // server.ts: Next.js, with /mcp served past its routing layer (docs/decisions/0011-mcp-beside-next.md).
-const server = spawn(process.execPath, [bundleServer()], {
+const server = spawn(process.execPath, serverArguments(), {
   stdio: "inherit",
   env: {
     ...process.env,

@@ -5,12 +5,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-/** npm start (scripts/start.ts) with a bad setting: it must stop before migrating or building. */
+/** npm start (scripts/start.mjs running scripts/start.ts) with a bad setting: it must stop before migrating or building. */
 function start(env: Record<string, string>) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-start-"));
   const distDir = `.next-start-test-${process.pid}`;
   try {
-    const result = spawnSync("npx", ["tsx", "scripts/start.ts"], {
+    const result = spawnSync(process.execPath, ["scripts/start.mjs"], {
       env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: "", NEXT_DIST_DIR: distDir, ...env },
       encoding: "utf8",
       timeout: 60_000,

@@ -11,7 +11,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { bundleServer } from "@/scripts/server-bundle";
+import { serverArguments } from "@/scripts/server-bundle";
 import pg from "pg";
 
 export type RunningApp = {
@@ -124,7 +124,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const settings = config();
   const server = options.nextStart
     ? [createRequire(import.meta.url).resolve("next/dist/bin/next"), "start", "-p", String(port)]
-    : [bundleServer()];
+    : serverArguments();
   const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), ...server], {
     env: { ...process.env, ...env, NEXTAUTH_SECRET: settings.sessionSecret, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port) },
     stdio: ["ignore", "pipe", "pipe"],
