@@ -7,8 +7,10 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { createRequire } from "node:module";
 import { parseArgs } from "node:util";
+import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { freePort, startApp, type RunningApp } from "../e2e/support/app";
 import { chainsSetting, startChain } from "../e2e/support/chain";
@@ -52,6 +54,13 @@ type Scenario = {
   halfLoad?: boolean;
 };
 
+/**
+ * Both servers load scripts/bench-request-timing.mjs, which appends each request's time inside the server here: at a
+ * steady load the table gives it beside the time the load generator saw, which includes waiting for a CPU it shares.
+ */
+const TIMING_FILE = path.join(os.tmpdir(), `agent-wallet-bench-${process.pid}.log`);
+const TIMING_IMPORT = ["--import", path.resolve("scripts/bench-request-timing.mjs")];
+
 /** A refresh token and its client: one rotation chain. */
 type RefreshChain = { clientId: string; token: string };
 
@@ -65,6 +74,8 @@ type Result = {
   max: number;
   errors: number;
   peakRssMb: number;
+  /** the server's own time for the requests of the steady run above it (p50, p99, max) */
+  inServer?: boolean;
 };
 
 /** Resident memory of a process (Linux), sampled while a scenario runs; the peak is reported. */
@@ -77,18 +88,37 @@ function rssMb(pid: number): number {
   }
 }
 
-async function measure(scenario: Scenario, scale: number, rate?: number): Promise<Result> {
+async function measure(scenario: Scenario, scale: number, rate?: number): Promise<Result[]> {
   let peak = rssMb(scenario.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(scenario.pid))), 200);
+  const started = Date.now();
   const measured = rate ? await steady(scenario, rate) : await saturated(scenario);
+  const ended = Date.now();
   clearInterval(sampler);
-  return {
-    scenario: rate ? `${scenario.name} at ${rate}/s` : scenario.name,
-    scale,
-    ...(rate ? { rate } : {}),
-    ...measured,
-    peakRssMb: Math.round(peak),
-  };
+  const name = rate ? `${scenario.name} at ${rate}/s` : scenario.name;
+  const result: Result = { scenario: name, scale, ...(rate ? { rate } : {}), ...measured, peakRssMb: Math.round(peak) };
+  if (!rate) return [result];
+  const inServer = await timeInServer(started, ended);
+  return [result, { ...result, scenario: `${name} (in the server)`, ...inServer, inServer: true }];
+}
+
+/** Latency quantiles of sorted milliseconds, rounded. */
+function quantiles(sorted: number[]): Pick<Result, "p50" | "p99" | "max"> {
+  const at = (quantile: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? 0);
+  return { p50: at(0.5), p99: at(0.99), max: at(1) };
+}
+
+/** The servers' own times for the requests that arrived between two instants (only one server is loaded at a time). */
+async function timeInServer(from: number, to: number): Promise<Pick<Result, "p50" | "p99" | "max">> {
+  await new Promise((resolve) => setTimeout(resolve, 500)); // the servers write every 200 ms
+  const times = fs
+    .readFileSync(TIMING_FILE, "utf8")
+    .split("\n")
+    .map((line) => line.split(" ").map(Number))
+    .filter(([arrived]) => arrived >= from && arrived <= to)
+    .map(([, milliseconds]) => milliseconds)
+    .sort((a, b) => a - b);
+  return quantiles(times);
 }
 
 const WARM_UP_SECONDS = 1;
@@ -149,8 +179,7 @@ async function steady(scenario: Scenario, rate: number): Promise<Measured> {
   }
   await Promise.all(calls);
   latencies.sort((a, b) => a - b);
-  const at = (quantile: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))] ?? 0);
-  return { rps: Math.round(latencies.length / ((performance.now() - start) / 1000)), p50: at(0.5), p99: at(0.99), max: at(1), errors };
+  return { rps: Math.round(latencies.length / ((performance.now() - start) / 1000)), ...quantiles(latencies), errors };
 }
 
 /** PEOPLE × scale people with a wallet, a grant to one client, audit events and decided requests. */
@@ -231,9 +260,11 @@ async function apiKeyFor(userId: string, credentialId: string): Promise<string> 
 
 async function startPeer(app: RunningApp): Promise<{ url: string; pid: number; stop: () => void }> {
   const port = await freePort();
-  const tsx = createRequire(import.meta.url).resolve("tsx/cli");
-  const child: ChildProcess = spawn(process.execPath, [tsx, "scripts/bench-peer.ts"], {
-    env: { ...process.env, PEER_PORT: String(port), DATABASE_URL: app.databaseUrl, DATA_DIR: app.dataDir },
+  // tsx as a loader in the peer's own process (not its CLI, which serves from a child): the pid sampled for memory
+  // is the server's.
+  const tsx = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+  const child: ChildProcess = spawn(process.execPath, ["--import", tsx, ...TIMING_IMPORT, "scripts/bench-peer.ts"], {
+    env: { ...process.env, PEER_PORT: String(port), DATABASE_URL: app.databaseUrl, DATA_DIR: app.dataDir, BENCH_TIMING_FILE: TIMING_FILE },
     stdio: ["ignore", "pipe", "inherit"],
   });
   await new Promise<void>((resolve, reject) => {
@@ -266,8 +297,12 @@ async function run(scale: number): Promise<Result[]> {
     database: values.postgres ? "postgres" : "sqlite",
     nextStart: values["next-start"],
     // Limits far above the load, so every request still runs the limiter (same batching as the defaults) and none is refused.
-    env: { CHAINS: chainsSetting(chain), ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])) },
-    ...(profileDir ? { nodeArgs: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {}),
+    env: {
+      CHAINS: chainsSetting(chain),
+      ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
+      BENCH_TIMING_FILE: TIMING_FILE,
+    },
+    nodeArgs: [...TIMING_IMPORT, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])],
   });
   const peer = await startPeer(app);
   try {
@@ -385,15 +420,16 @@ async function run(scale: number): Promise<Result[]> {
     );
     const results: Result[] = [];
     for (const scenario of chosen) {
-      const full = await measure(scenario, scale);
+      const [full] = await measure(scenario, scale);
       results.push(full);
-      if (scenario.halfLoad) results.push(await measure(scenario, scale, Math.max(1, Math.round(full.rps / 2))));
+      if (scenario.halfLoad) results.push(...(await measure(scenario, scale, Math.max(1, Math.round(full.rps / 2)))));
     }
     return results;
   } finally {
     peer.stop();
     await app.stop();
     await chain.stop();
+    fs.rmSync(TIMING_FILE, { force: true });
   }
 }
 
@@ -422,8 +458,9 @@ function printed(scale: number, results: Result[]): Result[] {
   for (const r of results) {
     // A run held at a fixed rate measures latency; its throughput says nothing against the peer's.
     const ratio = r.rate ? "–" : `${(r.rps / peer).toFixed(2)}×`;
+    const name = r.inServer ? "  ↳ the same, in the server" : r.scenario;
     console.log(
-      `${r.scenario.padEnd(40)} ${String(r.rps).padStart(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ` +
+      `${name.padEnd(40)} ${String(r.rps).padStart(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ` +
         `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${String(r.peakRssMb).padStart(12)}   ${ratio}`,
     );
   }
