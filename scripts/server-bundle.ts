@@ -1,30 +1,10 @@
 // server.ts as plain JavaScript beside Next's build, so that the production server runs on bare Node: under
 // tsx it would carry tsx's loader thread, a second V8 isolate of about 38 MB (docs/performance.md).
-import fs from "node:fs";
 import path from "node:path";
-import { buildSync } from "esbuild";
+import { bundleForNode } from "./node-bundle.mjs";
 
-/**
- * Compiles server.ts with the modules it imports (not packages) and returns the file to run. Milliseconds, so
- * it runs at every start; the file is replaced atomically, since test processes start apps side by side.
- */
 function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
-  const outfile = path.resolve(distDir, "agent-wallet-server.mjs");
-  const [output] = buildSync({
-    entryPoints: ["server.ts"],
-    bundle: true,
-    packages: "external",
-    platform: "node",
-    format: "esm",
-    target: "node20",
-    outfile,
-    write: false,
-    logLevel: "silent",
-  }).outputFiles;
-  const staged = `${outfile}.${process.pid}`;
-  fs.writeFileSync(staged, output.contents);
-  fs.renameSync(staged, outfile);
-  return outfile;
+  return bundleForNode("server.ts", path.resolve(distDir, "agent-wallet-server.mjs"));
 }
 
 /**

@@ -1,0 +1,1 @@
+export function bundleForNode(entry: string, outfile: string): string;
