@@ -74,7 +74,7 @@ type Result = {
   max: number;
   errors: number;
   peakRssMb: number;
-  /** the server's own time for the requests of the steady run above it (p50, p99, max) */
+  /** set when p50, p99 and max are the server's own times for the requests of the steady run before it */
   inServer?: boolean;
 };
 
