@@ -82,8 +82,8 @@ export async function spend(count: number, call: () => Promise<Response>): Promi
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 
-/** Two instances of one deployment, as behind a load balancer, counting in the database or in Redis. */
-export function sharedCountersSuite(name: string, store: "postgres" | "redis") {
+/** Two instances of one deployment, as behind a load balancer, counting in the database (SQLite or PostgreSQL) or in Redis. */
+export function sharedCountersSuite(name: string, store: "sqlite" | "postgres" | "redis") {
   describe(name, { timeout: 120_000 }, () => {
     let first: RunningApp;
     let second: RunningApp;

@@ -2,10 +2,10 @@
 // when REDIS_URL is set, else the database), with rate-limiter-flexible. docs/operations.md lists them.
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
-import { RateLimiterMemory, RateLimiterPrisma, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { config, type Config, type RateRule } from "@/lib/config";
-import { db } from "@/lib/db";
 import { RateLimitedError } from "@/lib/http/errors";
+import { DatabaseRateLimitStore } from "./database-store";
 
 type Rules = Config["rateLimits"];
 
@@ -87,8 +87,7 @@ function sharedStore(name: string, rule: RateRule): RateLimiterAbstract {
     redis ??= new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
     return new RateLimiterRedis({ ...options, storeClient: redis });
   }
-  // Expired rows are deleted by the sweep (lib/db/sweep.ts), not by a timer per limiter.
-  return new RateLimiterPrisma({ ...options, storeClient: db(), tableName: "rateLimit", clearExpiredByTimeout: false });
+  return new DatabaseRateLimitStore(options);
 }
 
 const limits = new Map<string, SharedLimit>();
