@@ -20,9 +20,10 @@ async function serveDirect(
 ): Promise<void> {
   try {
     for (const { key, value } of SECURITY_HEADERS) res.setHeader(key, value);
-    await sendWebResponse(await route(webRequestOf(req, res, `http://${req.headers.host ?? `localhost:${port}`}`)), res);
+    await sendWebResponse(await route(await webRequestOf(req, res, `http://${req.headers.host ?? `localhost:${port}`}`)), res);
   } catch (error) {
-    // The handlers answer their own errors; this is a failure to write the answer (the client went away).
+    // The handlers answer their own errors; this is a failure to read the request or write the answer (the client
+    // went away).
     console.error(`${req.method} ${req.url}: ${(error as Error).message}`);
     if (!res.headersSent) res.writeHead(500);
     res.end();

@@ -115,9 +115,9 @@ async function serveLegacy(request: Request, parsed: unknown, authInfo: AuthInfo
   const server = createMcpServer(agentOf(authInfo), "legacy", calledToolsOf(authInfo));
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !streaming });
   await server.connect(transport);
-  const response = await transport.handleRequest(request, { parsedBody: parsed, authInfo });
-  if (!streaming) void server.close();
-  return response;
+  // A JSON answer is complete when it returns, and the server and transport are garbage once it is sent; closing
+  // them would only build the SDK's "connection closed" error (a stack trace per call on the hot path).
+  return transport.handleRequest(request, { parsedBody: parsed, authInfo });
 }
 
 const MCP_BODY_LIMIT = 1024 * 1024;
