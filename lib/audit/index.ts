@@ -1,8 +1,9 @@
 import { createHash } from "node:crypto";
-import { db, usesPostgres } from "@/lib/db";
+import { db } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { canonicalJson, jsonValue } from "@/lib/crypto";
 import { onShutdown } from "@/lib/runtime/shutdown";
+import { appendChained } from "./append";
 
 /** Every kind of event the log records (docs/product.md §6). */
 export const AUDIT_EVENT_TYPES = [
@@ -91,19 +92,6 @@ export function eventHash(event: StoredEvent): string {
   return createHash("sha256").update(event.prevHash).update("\n").update(body).digest("hex");
 }
 
-/**
- * Errors after which an append chains again to the new head: another process appended first (a unique seq
- * violation), or, on SQLite in WAL mode, committed after this transaction read the head (SQLITE_BUSY_SNAPSHOT,
- * which the busy timeout does not wait out).
- */
-function lostTheRace(error: unknown): boolean {
-  const code = typeof error === "object" && error !== null ? (error as { code?: string }).code : undefined;
-  return code === "P2002" || code === "SQLITE_BUSY_SNAPSHOT";
-}
-
-/** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
-const AUDIT_LOCK = 7_100_423;
-
 /** An event waiting in this process's queue for the next append; `urgent` when its recorder awaits the commit. */
 type Queued = { event: Omit<StoredEvent, "seq" | "prevHash">; urgent: boolean; settle: (error?: unknown) => void };
 
@@ -122,56 +110,20 @@ const SOON_MS = 50;
 let soon: NodeJS.Timeout | null = null;
 
 /**
- * Appends the queued events in order, in one transaction, chained to the current head. Appends are
- * serialized — one batch at a time in this process, an advisory lock across instances (PostgreSQL) — and
- * seq, the primary key, is the previous one + 1, so the chain can never fork: a batch that still races
- * (another process on the same SQLite file) gets a unique violation and chains again to the new head.
+ * Appends the queued events in order, in one transaction, chained to the current head. Appends are serialized —
+ * one batch at a time in this process, and a lock across processes and instances (lib/audit/append.ts) — so the
+ * chain can never fork.
  */
 async function appendBatch(batch: Queued[]): Promise<void> {
-  const postgres = usesPostgres();
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await db().$transaction(
-        async (tx) => {
-          if (postgres) await tx.$queryRawUnsafe(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${AUDIT_LOCK})) AS lock`);
-          const last = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
-          let seq = last?.seq ?? 0;
-          let prevHash = last?.hash ?? GENESIS_HASH;
-          const rows = batch.map(({ event }) => {
-            const stored: StoredEvent = { ...event, seq: ++seq, prevHash };
-            prevHash = eventHash(stored);
-            return { ...stored, hash: prevHash };
-          });
-          await tx.$executeRawUnsafe(insertEvents(rows.length, postgres), ...rows.flatMap(eventValues));
-        },
-        { maxWait: 10_000, timeout: 20_000 },
-      );
-      return;
-    } catch (error) {
-      if (!lostTheRace(error) || attempt >= 50) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
-    }
-  }
-}
-
-const EVENT_COLUMNS = ["seq", "at", "type", "userId", "clientId", "credentialId", "requestId", "data", "prevHash", "hash"] as const;
-
-type EventRow = StoredEvent & { hash: string };
-
-function eventValues(row: EventRow): unknown[] {
-  return EVENT_COLUMNS.map((column) => row[column]);
-}
-
-/**
- * One INSERT of `count` events. The ORM's createMany mapped every field of every row through its query compiler,
- * which cost a seventh of read throughput (docs/performance.md); the values stay bound parameters.
- */
-function insertEvents(count: number, postgres: boolean): string {
-  const placeholder = (index: number) => (postgres ? `$${index + 1}` : "?");
-  const placeholders = (row: number) =>
-    `(${EVENT_COLUMNS.map((_, column) => placeholder(row * EVENT_COLUMNS.length + column)).join(", ")})`;
-  const columns = EVENT_COLUMNS.map((column) => `"${column}"`).join(", ");
-  return `INSERT INTO "AuditEvent" (${columns}) VALUES ${Array.from({ length: count }, (_, row) => placeholders(row)).join(", ")}`;
+  await appendChained((head) => {
+    let seq = head?.seq ?? 0;
+    let prevHash = head?.hash ?? GENESIS_HASH;
+    return batch.map(({ event }) => {
+      const stored: StoredEvent = { ...event, seq: ++seq, prevHash };
+      prevHash = eventHash(stored);
+      return { ...stored, hash: prevHash };
+    });
+  });
 }
 
 /** Appends batches while an urgent event or a full batch waits; what is left waits for the timer. */

@@ -4,12 +4,19 @@ import { PrismaClient } from "@/lib/generated/prisma/client";
 import { PrismaClient as PostgresPrismaClient } from "@/lib/generated/prisma-pg/client";
 import { config } from "@/lib/config";
 import { databaseFile, isPostgres } from "@/lib/config/database";
+import type Database from "better-sqlite3";
 import pg from "pg";
-import { postgresSelects, sqliteSelects, type PreparedSelect, type SelectConnection } from "./prepared";
+import { postgresSelects, sqliteSelects, sqliteWriter, type PreparedSelect, type SelectConnection } from "./prepared";
 
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
-type Connections = { prisma: PrismaClient; selects: SelectConnection };
+/**
+ * Where the audit append writes past the ORM (lib/audit/append.ts): on SQLite a connection of its own, opened on
+ * first use; on PostgreSQL the pool Prisma uses.
+ */
+export type DirectWriter = { kind: "sqlite"; connection: () => Database.Database } | { kind: "postgres"; pool: pg.Pool };
+
+type Connections = { prisma: PrismaClient; selects: SelectConnection; writer: DirectWriter; close: () => void };
 
 const globalForDb = globalThis as unknown as { agentWalletDb?: Connections };
 
@@ -23,11 +30,12 @@ function connect(): Connections {
     // The PostgreSQL client is generated from the same models (prisma/postgresql/schema.prisma),
     // so its model API is the SQLite client's; callers see one type, the portable one.
     const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
-    return { prisma, selects: postgresSelects(pool) };
+    return { prisma, selects: postgresSelects(pool), writer: { kind: "postgres", pool }, close: () => {} };
   }
   const file = databaseFile({ DATABASE_URL: databaseUrl });
   const prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: file, timeout: 10_000 }) });
-  return { prisma, selects: sqliteSelects(file) };
+  const writer = sqliteWriter(file);
+  return { prisma, selects: sqliteSelects(file), writer: { kind: "sqlite", connection: writer.open }, close: writer.close };
 }
 
 function connections(): Connections {
@@ -50,11 +58,17 @@ export function selectRows<Row>(statement: PreparedSelect<Row>, ...params: (stri
   return connections().selects.select(statement, params);
 }
 
+/** The audit append's connection, past the ORM. */
+export function directWriter(): DirectWriter {
+  return connections().writer;
+}
+
 /** Closes every connection of the process; the next use opens new ones. */
 export async function disconnectDatabase(): Promise<void> {
   const open = globalForDb.agentWalletDb;
   if (!open) return;
   globalForDb.agentWalletDb = undefined;
   await open.prisma.$disconnect();
+  open.close();
   await open.selects.close();
 }

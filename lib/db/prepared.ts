@@ -5,7 +5,7 @@ import type pg from "pg";
  * A fixed SELECT that the /mcp hot path runs on every call, written once with `?` placeholders. It runs past the
  * ORM as a statement prepared once per connection: Prisma compiles a raw query and prepares its statement again
  * on every call, which was a third of a read call's CPU time and allocations (docs/performance.md). Writes stay
- * in Prisma, in its transactions.
+ * in Prisma, in its transactions, except the audit append (sqliteWriter below).
  */
 export class PreparedSelect<Row> {
   readonly postgresText: string;
@@ -53,6 +53,30 @@ export function sqliteSelects(file: string): SelectConnection {
     },
     async close() {
       connection?.close();
+    },
+  };
+}
+
+/**
+ * SQLite: the connection the audit append writes on, past the ORM. It never waits for the write lock (busy timeout
+ * 0): its transactions run synchronously from BEGIN IMMEDIATE to COMMIT, so no other connection of this process
+ * can find the lock taken by it, and when Prisma's connection holds the lock across an await the append fails at
+ * once with SQLITE_BUSY and tries again later. A busy wait here would block the event loop that Prisma's
+ * transaction needs to finish (decision 0011). synchronous=NORMAL: in WAL mode a commit is durable once the
+ * operating system has it, so a crashed process loses nothing; only a power cut can lose the last commits.
+ */
+export function sqliteWriter(file: string): { open: () => Database.Database; close: () => void } {
+  let connection: Database.Database | undefined;
+  return {
+    open() {
+      if (connection) return connection;
+      connection = new Database(file, { fileMustExist: true, timeout: 0 });
+      connection.pragma("synchronous = NORMAL");
+      return connection;
+    },
+    close() {
+      connection?.close();
+      connection = undefined;
     },
   };
 }

@@ -1,0 +1,90 @@
+// The audit append's one transaction, past the ORM (docs/decisions/0012-hot-path-sql-past-prisma.md): Prisma's
+// interactive transaction and its per-field mapping of raw parameters cost about 100 µs an event, most of a read
+// call's audit cost; these statements cost a tenth of that.
+import type Database from "better-sqlite3";
+import type pg from "pg";
+import { directWriter } from "@/lib/db";
+import type { ChainPoint, StoredEvent } from "./index";
+
+export type EventRow = StoredEvent & { hash: string };
+
+/** The rows to insert after the chain's head (null: the log is empty). */
+export type Chain = (head: ChainPoint | null) => EventRow[];
+
+const EVENT_COLUMNS = ["seq", "at", "type", "userId", "clientId", "credentialId", "requestId", "data", "prevHash", "hash"] as const;
+const COLUMN_LIST = EVENT_COLUMNS.map((column) => `"${column}"`).join(", ");
+const HEAD = `SELECT "seq", "hash" FROM "AuditEvent" ORDER BY "seq" DESC LIMIT 1`;
+
+/** How long an append may wait for the write lock before it fails, as Prisma's transactions did. */
+const LOCK_WAIT_MS = 20_000;
+
+/**
+ * Inserts the rows `chain` gives for the current head, in one transaction that holds the log's write lock from
+ * reading the head to the commit, so the chain cannot fork: SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock
+ * (several instances). seq, the primary key, is still the last check.
+ */
+export async function appendChained(chain: Chain): Promise<void> {
+  const writer = directWriter();
+  if (writer.kind === "postgres") return appendOnPostgres(writer.pool, chain);
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return appendOnSqlite(writer.connection(), chain);
+    } catch (error) {
+      // Another connection holds the write lock (Prisma's, across an await, or another process): try again soon.
+      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1 + attempt, 20)));
+    }
+  }
+}
+
+type SqliteAppend = (chain: Chain) => void;
+const sqliteAppends = new WeakMap<Database.Database, SqliteAppend>();
+
+/** Synchronous from BEGIN to COMMIT: see sqliteWriter (lib/db/prepared.ts) for why it must be. */
+function appendOnSqlite(connection: Database.Database, chain: Chain): void {
+  let append = sqliteAppends.get(connection);
+  if (!append) {
+    const head = connection.prepare<[], ChainPoint>(HEAD);
+    const insert = connection.prepare(`INSERT INTO "AuditEvent" (${COLUMN_LIST}) VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")})`);
+    const transaction = connection.transaction((rowsOf: Chain) => {
+      for (const row of rowsOf(head.get() ?? null)) insert.run(...sqliteValues(row));
+    });
+    append = (rowsOf) => transaction.immediate(rowsOf);
+    sqliteAppends.set(connection, append);
+  }
+  append(chain);
+}
+
+/** `at` as Prisma's SQLite adapter stores a DateTime, so the ORM reads these rows back as it wrote its own. */
+function sqliteValues(row: EventRow): unknown[] {
+  return EVENT_COLUMNS.map((column) => (column === "at" ? row.at.toISOString().replace("Z", "+00:00") : row[column]));
+}
+
+/** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
+const AUDIT_LOCK = 7_100_423;
+
+async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
+  const client = await pool.connect();
+  let failure: Error | undefined;
+  try {
+    await client.query("BEGIN");
+    await client.query(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
+    const { rows: heads } = await client.query<ChainPoint>({ name: "audit-head", text: HEAD });
+    const rows = chain(heads[0] ?? null);
+    const placeholders = rows.map(
+      (_, row) => `(${EVENT_COLUMNS.map((__, column) => `$${row * EVENT_COLUMNS.length + column + 1}`).join(", ")})`,
+    );
+    // `at` in UTC, as Prisma stores it: a timestamp column ignores the zone an ISO string names.
+    const values = rows.flatMap((row) => EVENT_COLUMNS.map((column) => (column === "at" ? row.at.toISOString() : row[column])));
+    await client.query(`INSERT INTO "AuditEvent" (${COLUMN_LIST}) VALUES ${placeholders.join(", ")}`, values);
+    await client.query("COMMIT");
+  } catch (error) {
+    failure = error as Error;
+    await client.query("ROLLBACK").catch(() => {});
+    throw error;
+  } finally {
+    // A connection that failed (PostgreSQL restarting, say) is closed rather than handed to the next caller.
+    client.release(failure);
+  }
+}
