@@ -1,6 +1,6 @@
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from "jose";
 import { config } from "@/lib/config";
-import { randomId } from "@/lib/crypto";
+import { randomId, sha256Hex } from "@/lib/crypto";
 import type { Clock } from "@/lib/clock";
 import { InvalidTokenError } from "./errors";
 
@@ -44,11 +44,36 @@ export async function signAccessToken(claims: AccessTokenClaims, clock: Clock): 
     .sign(await hmacKey(current.secret));
 }
 
+/** Verified claims, as every /mcp call reads them. */
+type VerifiedClaims = Readonly<AccessTokenClaims & JWTPayload>;
+
+/**
+ * Tokens this process has verified, by their SHA-256, until they expire. An agent sends the same token on every
+ * call for an hour, and a WebCrypto verification (a round trip through libuv's thread pool, with every async
+ * hook the process has) cost a quarter of a read call (docs/performance.md). Nothing that can change is cached:
+ * the keys are fixed for the process's life, and whether the grant and its client are still active is checked
+ * on every call (lib/oauth/bearer.ts). Keyed by digest, so the map's lookups compare digests, never tokens.
+ */
+const verified = new Map<string, VerifiedClaims>();
+const VERIFIED_CACHE_SIZE = 5_000;
+
 /**
  * Verifies signature (any configured key, chosen by kid), issuer, audience and
  * expiry. Whether the grant and client are still active is the caller's check.
  */
-export async function verifyAccessToken(token: string, clock: Clock): Promise<AccessTokenClaims & JWTPayload> {
+export async function verifyAccessToken(token: string, clock: Clock): Promise<VerifiedClaims> {
+  const digest = sha256Hex(token);
+  const known = verified.get(digest);
+  if (known && (known.exp as number) > Math.floor(clock().getTime() / 1000)) return known;
+  verified.delete(digest);
+  const claims = Object.freeze(await verifyAccessTokenSignature(token, clock));
+  // The oldest entry makes room: a bound on memory whatever tokens arrive.
+  if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
+  verified.set(digest, claims);
+  return claims;
+}
+
+async function verifyAccessTokenSignature(token: string, clock: Clock): Promise<AccessTokenClaims & JWTPayload> {
   const { baseUrl, mcpResource, jwtKeys } = config();
   try {
     const { payload } = await jwtVerify(
