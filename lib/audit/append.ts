@@ -4,6 +4,7 @@
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import { directWriter } from "@/lib/db";
+import { numberedPlaceholders } from "@/lib/db/prepared";
 import type { ChainPoint, StoredEvent } from "./index";
 
 export type EventRow = StoredEvent & { hash: string };
@@ -12,7 +13,9 @@ export type EventRow = StoredEvent & { hash: string };
 export type Chain = (head: ChainPoint | null) => EventRow[];
 
 const EVENT_COLUMNS = ["seq", "at", "type", "userId", "clientId", "credentialId", "requestId", "data", "prevHash", "hash"] as const;
-const COLUMN_LIST = EVENT_COLUMNS.map((column) => `"${column}"`).join(", ");
+const INSERT = `INSERT INTO "AuditEvent" (${EVENT_COLUMNS.map((column) => `"${column}"`).join(", ")}) VALUES`;
+/** One row's placeholders. */
+const ROW = `(${EVENT_COLUMNS.map(() => "?").join(", ")})`;
 const HEAD = `SELECT "seq", "hash" FROM "AuditEvent" ORDER BY "seq" DESC LIMIT 1`;
 
 /** How long an append may wait for the write lock before it fails, as Prisma's transactions did. */
@@ -46,7 +49,7 @@ function appendOnSqlite(connection: Database.Database, chain: Chain): void {
   let append = sqliteAppends.get(connection);
   if (!append) {
     const head = connection.prepare<[], ChainPoint>(HEAD);
-    const insert = connection.prepare(`INSERT INTO "AuditEvent" (${COLUMN_LIST}) VALUES (${EVENT_COLUMNS.map(() => "?").join(", ")})`);
+    const insert = connection.prepare(`${INSERT} ${ROW}`);
     const transaction = connection.transaction((rowsOf: Chain) => {
       for (const row of rowsOf(head.get() ?? null)) insert.run(...sqliteValues(row));
     });
@@ -72,12 +75,9 @@ async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
     await client.query(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
     const { rows: heads } = await client.query<ChainPoint>({ name: "audit-head", text: HEAD });
     const rows = chain(heads[0] ?? null);
-    const placeholders = rows.map(
-      (_, row) => `(${EVENT_COLUMNS.map((__, column) => `$${row * EVENT_COLUMNS.length + column + 1}`).join(", ")})`,
-    );
     // `at` in UTC, as Prisma stores it: a timestamp column ignores the zone an ISO string names.
     const values = rows.flatMap((row) => EVENT_COLUMNS.map((column) => (column === "at" ? row.at.toISOString() : row[column])));
-    await client.query(`INSERT INTO "AuditEvent" (${COLUMN_LIST}) VALUES ${placeholders.join(", ")}`, values);
+    await client.query(numberedPlaceholders(`${INSERT} ${rows.map(() => ROW).join(", ")}`), values);
     await client.query("COMMIT");
   } catch (error) {
     failure = error as Error;

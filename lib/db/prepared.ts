@@ -2,6 +2,15 @@ import Database from "better-sqlite3";
 import type pg from "pg";
 
 /**
+ * SQL written past the ORM uses `?` placeholders, as SQLite takes them; PostgreSQL takes `$1, $2, …` in the same
+ * order.
+ */
+export function numberedPlaceholders(sql: string): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => `$${++index}`);
+}
+
+/**
  * A fixed SELECT that the /mcp hot path runs on every call, written once with `?` placeholders. It runs past the
  * ORM as a statement prepared once per connection: Prisma compiles a raw query and prepares its statement again
  * on every call, which was a third of a read call's CPU time and allocations (docs/performance.md). Writes stay
@@ -15,8 +24,7 @@ export class PreparedSelect<Row> {
     readonly name: string,
     readonly sql: string,
   ) {
-    let index = 0;
-    this.postgresText = sql.replace(/\?/g, () => `$${++index}`);
+    this.postgresText = numberedPlaceholders(sql);
   }
 
   /** Never called: it carries the row type to `select`. */

@@ -1,13 +1,13 @@
 import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
 import { db, usesPostgres } from "@/lib/db";
+import { numberedPlaceholders } from "@/lib/db/prepared";
 
 type Counter = { points: number; expire: Date | null };
 type StoreOptions = ConstructorParameters<typeof RateLimiterPrisma>[0];
 
-/** A query written with `?` placeholders, each bound in order, as each database's driver expects it. */
+/** A query written with `?` placeholders, as the configured database takes them. */
 function sql(text: string): string {
-  let index = 0;
-  return usesPostgres() ? text.replace(/\?/g, () => `$${++index}`) : text;
+  return usesPostgres() ? numberedPlaceholders(text) : text;
 }
 
 /**
