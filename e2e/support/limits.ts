@@ -2,10 +2,12 @@
 // that runs two instances of one deployment against a shared store.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import Database from "better-sqlite3";
 import { Redis } from "ioredis";
 import { startApp, type RunningApp } from "./app";
 import { INITIALIZE_PARAMS, obtainTokens } from "./oauth";
 import { db } from "@/lib/db";
+import { databaseFile } from "@/lib/config/database";
 
 /** As a proxy in front would say it (TRUSTED_PROXIES=1): the request came from `ip`. */
 export const from = (ip: string) => ({ "X-Forwarded-For": ip });
@@ -132,5 +134,26 @@ export function sharedCountersSuite(name: string, store: "sqlite" | "postgres" |
         `after 40 calls: ${next.map((response) => response.status)}`,
       );
     });
+
+    if (store === "sqlite")
+      it("a report made while another connection holds the write lock waits for it and counts", async () => {
+        const { client, tokens } = await obtainTokens(first);
+        const grant = await db().grant.findFirstOrThrow({ where: { clientId: client.client_id } });
+        const other = new Database(databaseFile({ DATABASE_URL: first.databaseUrl }));
+        other.exec("BEGIN IMMEDIATE");
+        const released = new Promise((resolve) => setTimeout(resolve, 500)).then(() => other.exec("COMMIT"));
+        try {
+          // Two reports of two calls each (1/20 of 40), both while the lock is held or just after.
+          for (let index = 0; index < 4; index++) assert.equal((await mcpFrom(first, "10.9.3.1", tokens.access_token)).status, 200);
+        } finally {
+          await released;
+          other.close();
+        }
+        const counters = await db().rateLimit.findMany({ where: { key: { endsWith: grant.id } } });
+        assert.deepEqual(
+          counters.map((counter) => counter.points),
+          [4],
+        );
+      });
   });
 }

@@ -4,7 +4,7 @@
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import { directWriter } from "@/lib/db";
-import { numberedPlaceholders } from "@/lib/db/prepared";
+import { numberedPlaceholders, sqliteDateTime } from "@/lib/db/prepared";
 import type { ChainPoint, StoredEvent } from "./index";
 
 export type EventRow = StoredEvent & { hash: string };
@@ -59,9 +59,8 @@ function appendOnSqlite(connection: Database.Database, chain: Chain): void {
   append(chain);
 }
 
-/** `at` as Prisma's SQLite adapter stores a DateTime, so the ORM reads these rows back as it wrote its own. */
 function sqliteValues(row: EventRow): unknown[] {
-  return EVENT_COLUMNS.map((column) => (column === "at" ? row.at.toISOString().replace("Z", "+00:00") : row[column]));
+  return EVENT_COLUMNS.map((column) => (column === "at" ? sqliteDateTime(row.at) : row[column]));
 }
 
 /** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */

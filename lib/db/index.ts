@@ -6,12 +6,20 @@ import { config } from "@/lib/config";
 import { databaseFile, isPostgres } from "@/lib/config/database";
 import type Database from "better-sqlite3";
 import pg from "pg";
-import { postgresSelects, sqliteSelects, sqliteWriter, type PreparedSelect, type SelectConnection } from "./prepared";
+import {
+  numberedPlaceholders,
+  postgresSelects,
+  sqliteDateTime,
+  sqliteSelects,
+  sqliteWriter,
+  type PreparedSelect,
+  type SelectConnection,
+} from "./prepared";
 
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
 /**
- * Where the audit append writes past the ORM (lib/audit/append.ts): on SQLite a connection of its own, opened on
+ * Where writes past the ORM go (the audit append, rate-limit reports): on SQLite a connection of its own, opened on
  * first use; on PostgreSQL the pool Prisma uses.
  */
 export type DirectWriter = { kind: "sqlite"; connection: () => Database.Database } | { kind: "postgres"; pool: pg.Pool };
@@ -61,6 +69,34 @@ export function selectRows<Row>(statement: PreparedSelect<Row>, ...params: (stri
 /** The audit append's connection, past the ORM. */
 export function directWriter(): DirectWriter {
   return connections().writer;
+}
+
+type WriteParameter = string | number | Date | null;
+
+/** Each SQLite writer connection's statements, prepared once. */
+const preparedWrites = new WeakMap<Database.Database, Map<string, Database.Statement>>();
+
+/**
+ * One writing statement with a RETURNING clause, written with `?` placeholders, where Prisma's pipeline costs
+ * several times the statement (rate-limit reports on /mcp). On SQLite it runs synchronously on the audit append's
+ * connection, which never waits for the write lock; when another connection holds it (Prisma's, across an await,
+ * or another process), the statement goes through Prisma, which waits. On PostgreSQL it goes through Prisma.
+ */
+export async function writeReturning<Row>(sql: string, params: WriteParameter[]): Promise<Row[]> {
+  const writer = connections().writer;
+  if (writer.kind === "sqlite") {
+    const connection = writer.connection();
+    let statements = preparedWrites.get(connection);
+    if (!statements) preparedWrites.set(connection, (statements = new Map()));
+    let statement = statements.get(sql);
+    if (!statement) statements.set(sql, (statement = connection.prepare(sql)));
+    try {
+      return statement.all(...params.map((value) => (value instanceof Date ? sqliteDateTime(value) : value))) as Row[];
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY") throw error;
+    }
+  }
+  return db().$queryRawUnsafe<Row[]>(writer.kind === "postgres" ? numberedPlaceholders(sql) : sql, ...params);
 }
 
 /** Closes every connection of the process; the next use opens new ones. */

@@ -66,7 +66,7 @@ export function sqliteSelects(file: string): SelectConnection {
 }
 
 /**
- * SQLite: the connection the audit append writes on, past the ORM. It never waits for the write lock (busy timeout
+ * SQLite: the connection that writes past the ORM (the audit append, rate-limit reports). It never waits for the write lock (busy timeout
  * 0): its transactions run synchronously from BEGIN IMMEDIATE to COMMIT, so no other connection of this process
  * can find the lock taken by it, and when Prisma's connection holds the lock across an await the append fails at
  * once with SQLITE_BUSY and tries again later. A busy wait here would block the event loop that Prisma's
@@ -87,6 +87,11 @@ export function sqliteWriter(file: string): { open: () => Database.Database; clo
       connection = undefined;
     },
   };
+}
+
+/** A DateTime as Prisma's SQLite adapter stores it, so the ORM reads rows written past it as it wrote its own. */
+export function sqliteDateTime(at: Date): string {
+  return at.toISOString().replace("Z", "+00:00");
 }
 
 /** PostgreSQL: on the pool Prisma uses, as named statements, which each connection prepares on first use. */
