@@ -73,10 +73,25 @@ type Result = {
   p99: number;
   max: number;
   errors: number;
+  /** the server's CPU time (all its threads) per answered request */
+  cpuUsPerRequest: number;
   peakRssMb: number;
   /** set when p50, p99 and max are the server's own times for the requests of the steady run before it */
   inServer?: boolean;
 };
+
+/** CPU time a process has used so far, all its threads (Linux: utime + stime in /proc/<pid>/stat). */
+function cpuMs(pid: number): number {
+  try {
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return 0;
+  }
+}
+/** USER_HZ, which Linux fixes at 100 on every architecture it runs Node on. */
+const CLOCK_TICKS_PER_SECOND = 100;
 
 /** Resident memory of a process (Linux), sampled while a scenario runs; the peak is reported. */
 function rssMb(pid: number): number {
@@ -123,7 +138,7 @@ async function timeInServer(from: number, to: number): Promise<Pick<Result, "p50
 
 const WARM_UP_SECONDS = 1;
 
-type Measured = Pick<Result, "rps" | "p50" | "p99" | "max" | "errors">;
+type Measured = Pick<Result, "rps" | "p50" | "p99" | "max" | "errors" | "cpuUsPerRequest">;
 
 /** As fast as the server answers, CONNECTIONS requests at a time (autocannon). */
 async function saturated(scenario: Scenario): Promise<Measured> {
@@ -138,7 +153,9 @@ async function saturated(scenario: Scenario): Promise<Measured> {
   // Unmeasured: the first calls of a path load its modules and warm the JIT. Not for request sequences: their
   // state (the refresh chains) would be left with calls cut off at the end.
   if (!scenario.requests) await autocannon({ ...load, duration: WARM_UP_SECONDS });
+  const cpuBefore = cpuMs(scenario.pid);
   const result = await autocannon({ ...load, duration: DURATION });
+  const cpu = cpuMs(scenario.pid) - cpuBefore;
   const expectedFailures = scenario.name.includes("401");
   return {
     rps: Math.round(result.requests.average),
@@ -146,40 +163,26 @@ async function saturated(scenario: Scenario): Promise<Measured> {
     p99: result.latency.p99,
     max: result.latency.max,
     errors: result.errors + result.timeouts + (expectedFailures ? result["2xx"] : result.non2xx),
+    cpuUsPerRequest: Math.round((cpu * 1000) / Math.max(1, result.requests.total)),
   };
 }
 
-/**
- * One request every 1/rate s whatever the answers do (an open loop), for the latency at a steady load.
- * autocannon's own rate limit sends each second's requests in a burst at its start, which measures the queue.
- */
+/** One request every 1/rate s whatever the answers do (an open loop), from a process of its own (scripts/bench-steady.mjs). */
 async function steady(scenario: Scenario, rate: number): Promise<Measured> {
-  const latencies: number[] = [];
-  let errors = 0;
-  const calls: Promise<void>[] = [];
-  const start = performance.now();
-  const total = rate * DURATION;
-  for (let index = 0; index < total; index++) {
-    const due = start + (index * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    calls.push(
-      (async () => {
-        const sent = performance.now();
-        try {
-          const response = await fetch(scenario.url, { method: scenario.method ?? "POST", headers: scenario.headers, body: scenario.body });
-          await response.arrayBuffer();
-          if (!response.ok) errors++;
-          latencies.push(performance.now() - sent);
-        } catch {
-          errors++;
-        }
-      })(),
-    );
-  }
-  await Promise.all(calls);
+  const load = { url: scenario.url, method: scenario.method, headers: scenario.headers, body: scenario.body, rate, duration: DURATION };
+  const cpuBefore = cpuMs(scenario.pid);
+  const child = spawn(process.execPath, [path.resolve("scripts/bench-steady.mjs"), JSON.stringify(load)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  if (code !== 0) throw new Error(`the steady load generator exited with ${code}`);
+  const cpu = cpuMs(scenario.pid) - cpuBefore;
+  const { latencies, errors, seconds } = JSON.parse(output) as { latencies: number[]; errors: number; seconds: number };
   latencies.sort((a, b) => a - b);
-  return { rps: Math.round(latencies.length / ((performance.now() - start) / 1000)), ...quantiles(latencies), errors };
+  const cpuUsPerRequest = Math.round((cpu * 1000) / Math.max(1, latencies.length));
+  return { rps: Math.round(latencies.length / seconds), ...quantiles(latencies), errors, cpuUsPerRequest };
 }
 
 /** PEOPLE × scale people with a wallet, a grant to one client, audit events and decided requests. */
@@ -454,14 +457,15 @@ async function runScales(): Promise<Result[]> {
 function printed(scale: number, results: Result[]): Result[] {
   console.log(`\nscale ${scale}× (${PEOPLE * scale} people), ${CONNECTIONS} connections, ${DURATION} s a scenario`);
   const peer = results.find((result) => result.scenario.startsWith("peer"))!.rps;
-  console.log("scenario                                  req/s   p50 ms   p99 ms   max ms  errors  peak RSS MB  vs peer");
+  console.log("scenario                                  req/s   p50 ms   p99 ms   max ms  errors  CPU µs/req  peak RSS MB  vs peer");
   for (const r of results) {
     // A run held at a fixed rate measures latency; its throughput says nothing against the peer's.
     const ratio = r.rate ? "–" : `${(r.rps / peer).toFixed(2)}×`;
     const name = r.inServer ? "  ↳ the same, in the server" : r.scenario;
     console.log(
       `${name.padEnd(40)} ${String(r.rps).padStart(6)} ${String(r.p50).padStart(8)} ${String(r.p99).padStart(8)} ` +
-        `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${String(r.peakRssMb).padStart(12)}   ${ratio}`,
+        `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${(r.inServer ? "" : String(r.cpuUsPerRequest)).padStart(11)} ` +
+        `${String(r.peakRssMb).padStart(12)}   ${ratio}`,
     );
   }
   return results;
