@@ -69,9 +69,10 @@ export function sqliteSelects(file: string): SelectConnection {
  * SQLite: the connection that writes past the ORM (the audit append, rate-limit reports). It never waits for the
  * write lock (busy timeout 0): its transactions run synchronously from BEGIN IMMEDIATE to COMMIT, so no other
  * connection of this process can find the lock taken by it, and when Prisma's connection holds the lock across an
- * await a write fails at once with SQLITE_BUSY and is tried again later (or through Prisma). A busy wait here would block the event loop that Prisma's
- * transaction needs to finish (decision 0011). synchronous=NORMAL: in WAL mode a commit is durable once the
- * operating system has it, so a crashed process loses nothing; only a power cut can lose the last commits.
+ * await a write fails at once with SQLITE_BUSY and is tried again later (or through Prisma). A busy wait here would
+ * block the event loop that Prisma's transaction needs to finish (decision 0011). synchronous=NORMAL: in WAL mode a
+ * commit is durable once the operating system has it, so a crashed process loses nothing; only a power cut can
+ * lose the last commits.
  */
 export function sqliteWriter(file: string): { open: () => Database.Database; close: () => void } {
   let connection: Database.Database | undefined;
