@@ -83,8 +83,9 @@ type Result = {
 /** CPU time a process has used so far, all its threads (Linux: utime + stime in /proc/<pid>/stat). */
 function cpuMs(pid: number): number {
   try {
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    // The fields after the command name, which is in parentheses and may hold spaces and parentheses itself.
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
   } catch {
     return 0;

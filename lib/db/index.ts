@@ -71,18 +71,19 @@ export function directWriter(): DirectWriter {
   return connections().writer;
 }
 
-type WriteParameter = string | number | Date | null;
+type QueryParameter = string | number | Date | null;
 
 /** Each SQLite writer connection's statements, prepared once. */
 const preparedWrites = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 
 /**
- * One writing statement with a RETURNING clause, written with `?` placeholders, where Prisma's pipeline costs
- * several times the statement (rate-limit reports on /mcp). On SQLite it runs synchronously on the audit append's
- * connection, which never waits for the write lock; when another connection holds it (Prisma's, across an await,
- * or another process), the statement goes through Prisma, which waits. On PostgreSQL it goes through Prisma.
+ * One statement that returns rows (a SELECT, or a write with RETURNING), written with `?` placeholders, where
+ * Prisma's pipeline costs several times the statement (the rate-limit store, which /mcp writes to every 25th call).
+ * On SQLite it runs synchronously on the audit append's connection, which never waits for the write lock; when
+ * another connection holds it (Prisma's, across an await, or another process), the statement goes through Prisma,
+ * which waits. On PostgreSQL it goes through Prisma.
  */
-export async function writeReturning<Row>(sql: string, params: WriteParameter[]): Promise<Row[]> {
+export async function queryPastOrm<Row>(sql: string, params: QueryParameter[]): Promise<Row[]> {
   const writer = connections().writer;
   if (writer.kind === "sqlite") {
     const connection = writer.connection();

@@ -1,14 +1,8 @@
 import { RateLimiterPrisma, RateLimiterRes } from "rate-limiter-flexible";
-import { db, usesPostgres, writeReturning } from "@/lib/db";
-import { numberedPlaceholders } from "@/lib/db/prepared";
+import { db, queryPastOrm } from "@/lib/db";
 
 type Counter = { points: number; expire: Date | null };
 type StoreOptions = ConstructorParameters<typeof RateLimiterPrisma>[0];
-
-/** A query written with `?` placeholders, as the configured database takes them. */
-function sql(text: string): string {
-  return usesPostgres() ? numberedPlaceholders(text) : text;
-}
 
 const SET_COUNTER = `INSERT INTO "RateLimit" ("key", "points", "expire") VALUES (?, ?, ?)
   ON CONFLICT ("key") DO UPDATE SET "points" = excluded."points", "expire" = excluded."expire"
@@ -22,10 +16,13 @@ const ADD_TO_COUNTER = `INSERT INTO "RateLimit" ("key", "points", "expire") VALU
                THEN "RateLimit"."expire" ELSE excluded."expire" END
   RETURNING "points", "expire"`;
 
+const GET_COUNTER = `SELECT "points", "expire" FROM "RateLimit" WHERE "key" = ? AND ("expire" IS NULL OR "expire" > ?)`;
+const DELETE_COUNTER = `DELETE FROM "RateLimit" WHERE "key" = ? RETURNING "key"`;
+
 /**
  * rate-limiter-flexible's Prisma store on the RateLimit table, with each of its queries one SQL statement. The
  * library's own spends two ORM queries per report (a delete of the expired row, then an upsert), about 650 µs of
- * CPU; the report here is one statement past the ORM (lib/db `writeReturning`): about 20 µs on SQLite against
+ * CPU; the report here is one statement past the ORM (lib/db `queryPastOrm`): about 20 µs on SQLite against
  * 80–300 µs for the same statement through Prisma, and /mcp reports once every 25 calls (docs/performance.md).
  * Concurrent reports from several instances all count. Expired rows are deleted by the sweep (lib/db/sweep.ts),
  * not by a timer per limiter.
@@ -39,22 +36,18 @@ export class DatabaseRateLimitStore extends RateLimiterPrisma {
     const now = new Date();
     const expire = msDuration > 0 ? new Date(now.getTime() + msDuration) : null;
     const [row] = forceExpire
-      ? await writeReturning<Counter>(SET_COUNTER, [key, points, expire])
-      : await writeReturning<Counter>(ADD_TO_COUNTER, [key, points, expire, now, now]);
+      ? await queryPastOrm<Counter>(SET_COUNTER, [key, points, expire])
+      : await queryPastOrm<Counter>(ADD_TO_COUNTER, [key, points, expire, now, now]);
     return row;
   }
 
   async _get(key: string): Promise<Counter | null> {
-    const [row] = await db().$queryRawUnsafe<Counter[]>(
-      sql(`SELECT "points", "expire" FROM "RateLimit" WHERE "key" = ? AND ("expire" IS NULL OR "expire" > ?)`),
-      key,
-      new Date(),
-    );
+    const [row] = await queryPastOrm<Counter>(GET_COUNTER, [key, new Date()]);
     return row ?? null;
   }
 
   async _delete(key: string): Promise<boolean> {
-    return (await db().$executeRawUnsafe(sql(`DELETE FROM "RateLimit" WHERE "key" = ?`), key)) > 0;
+    return (await queryPastOrm(DELETE_COUNTER, [key])).length > 0;
   }
 
   _getRateLimiterRes(_key: string, changedPoints: number, row: Counter): RateLimiterRes {
