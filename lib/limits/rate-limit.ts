@@ -2,7 +2,8 @@
 // when REDIS_URL is set, else the database), with rate-limiter-flexible. docs/operations.md lists them.
 import { createHash } from "node:crypto";
 import { Redis } from "ioredis";
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import { LRUCache } from "lru-cache";
+import { RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { config, type Config, type RateRule } from "@/lib/config";
 import { RateLimitedError } from "@/lib/http/errors";
 import { DatabaseRateLimitStore } from "./database-store";
@@ -25,54 +26,65 @@ const ROUTES = {
 type LimitedRoute = keyof typeof ROUTES;
 type Keys = { ip?: string; client?: string; person?: string };
 
+/** One key's calls in its current window as this process counted them; past the limit, the key is refused. */
+type LocalWindow = { calls: number; endsAt: number };
+
 /**
- * One limit: an in-memory counter in this process in front of the shared store. The process reports its calls
- * to the store in batches of `every` (one write per batch, not per call), and blocks a key in memory once the
- * store says it is spent, so the busiest path (/mcp) mostly costs a map lookup. The batch is 1/20 of the limit,
- * at most REPORT_BATCH_MAX: all instances together may overshoot by under 5 % each.
+ * One limit: a counter per key in this process in front of the shared store. The process reports its calls to
+ * the store in batches of `every` (one write per batch, not per call), and refuses a key here once the store
+ * says it is spent, so the busiest path (/mcp) mostly costs a map lookup. The batch is 1/20 of the limit, at most
+ * REPORT_BATCH_MAX: all instances together may overshoot by under 5 % each.
  */
 /** A report costs a store write (an upsert); at 50 calls a report, /mcp's two limits cost one write per 25 calls. */
 const REPORT_BATCH_MAX = 50;
 
+/**
+ * Keys a process counts in memory, per limit; past this the least recently used is forgotten and starts again
+ * from zero here, so it can gain at most one batch of unreported calls, and only once this many other keys have
+ * been counted since. Unbounded, requests that each claim a new address (X-Forwarded-For is the client's own when
+ * nothing in front of the app sets it) filled the heap until the process died; and a counter that expired by a
+ * timer of its own also kept the whole request that started it (the timer inherits Next's request context).
+ */
+const LOCAL_KEYS_MAX = 10_000;
+
 class SharedLimit {
-  private readonly local: RateLimiterMemory;
+  private readonly local = new LRUCache<string, LocalWindow>({ max: LOCAL_KEYS_MAX });
   private readonly every: number;
 
   constructor(
     private readonly shared: RateLimiterAbstract,
-    rule: RateRule,
+    private readonly rule: RateRule,
   ) {
-    this.local = new RateLimiterMemory({ points: rule.points, duration: rule.seconds });
     this.every = Math.max(1, Math.min(REPORT_BATCH_MAX, Math.floor(rule.points / 20)));
   }
 
   async spend(key: string): Promise<void> {
-    let counted: RateLimiterRes;
-    try {
-      counted = await this.local.consume(key);
-    } catch (refused) {
-      throw limited(refused);
-    }
-    if (counted.consumedPoints % this.every !== 0) return;
+    const now = Date.now();
+    let window = this.local.get(key);
+    if (!window || window.endsAt <= now) this.local.set(key, (window = { calls: 0, endsAt: now + this.rule.seconds * 1000 }));
+    window.calls++;
+    if (window.calls > this.rule.points) throw refusedUntil(window.endsAt, now);
+    if (window.calls % this.every !== 0) return;
     try {
       await this.shared.consume(key, this.every);
     } catch (refused) {
-      if (refused instanceof RateLimiterRes) await this.local.block(key, Math.ceil(refused.msBeforeNext / 1000));
-      throw limited(refused);
+      // A store that fails (the database or Redis away) leaves the count to this process: the limit holds per
+      // process meanwhile, and no request fails for it.
+      if (!(refused instanceof RateLimiterRes)) return;
+      const endsAt = now + Math.max(1000, refused.msBeforeNext);
+      this.local.set(key, { calls: this.rule.points + 1, endsAt });
+      throw refusedUntil(endsAt, now);
     }
   }
 }
 
-function limited(refused: unknown): unknown {
-  return refused instanceof RateLimiterRes ? new RateLimitedError(Math.max(1, Math.ceil(refused.msBeforeNext / 1000))) : refused;
+function refusedUntil(endsAt: number, now: number): RateLimitedError {
+  return new RateLimitedError(Math.max(1, Math.ceil((endsAt - now) / 1000)));
 }
 
 let redis: Redis | undefined;
 
-/**
- * The shared counter for one rule. A store that fails (database or Redis away, a lost race on a new row) hands
- * over to an in-memory insurance limiter, so limits keep holding per process and a request never fails for it.
- */
+/** The shared counter for one rule, in Redis when one is configured, else in the database. */
 function sharedStore(name: string, rule: RateRule): RateLimiterAbstract {
   const { redisUrl, baseUrl } = config();
   const options = {
@@ -80,7 +92,6 @@ function sharedStore(name: string, rule: RateRule): RateLimiterAbstract {
     keyPrefix: `rl:${baseUrl}:${name}`,
     points: rule.points,
     duration: rule.seconds,
-    insuranceLimiter: new RateLimiterMemory({ points: rule.points, duration: rule.seconds }),
   };
   if (redisUrl) {
     // Commands wait for the first connection; while Redis is away each fails after one reconnection attempt.
