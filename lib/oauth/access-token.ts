@@ -1,4 +1,5 @@
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from "jose";
+import { LRUCache } from "lru-cache";
 import { config } from "@/lib/config";
 import { randomId, sha256Hex } from "@/lib/crypto";
 import type { Clock } from "@/lib/clock";
@@ -52,10 +53,10 @@ type VerifiedClaims = Readonly<AccessTokenClaims & JWTPayload>;
  * call for an hour, and a WebCrypto verification (a round trip through libuv's thread pool, with every async
  * hook the process has) cost a quarter of a read call (docs/performance.md). Nothing that can change is cached:
  * the keys are fixed for the process's life, and whether the grant and its client are still active is checked
- * on every call (lib/oauth/bearer.ts). Keyed by digest, so the map's lookups compare digests, never tokens.
+ * on every call (lib/oauth/bearer.ts). Keyed by digest, so the map's lookups compare digests, never tokens; the
+ * least recently used of 5,000 makes room, a bound on memory whatever tokens arrive.
  */
-const verified = new Map<string, VerifiedClaims>();
-const VERIFIED_CACHE_SIZE = 5_000;
+const verified = new LRUCache<string, VerifiedClaims>({ max: 5_000 });
 
 /**
  * Verifies signature (any configured key, chosen by kid), issuer, audience and
@@ -67,8 +68,6 @@ export async function verifyAccessToken(token: string, clock: Clock): Promise<Ve
   if (known && (known.exp as number) > Math.floor(clock().getTime() / 1000)) return known;
   verified.delete(digest);
   const claims = Object.freeze(await verifyAccessTokenSignature(token, clock));
-  // The oldest entry makes room: a bound on memory whatever tokens arrive.
-  if (verified.size >= VERIFIED_CACHE_SIZE) verified.delete(verified.keys().next().value!);
   verified.set(digest, claims);
   return claims;
 }

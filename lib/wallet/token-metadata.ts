@@ -1,5 +1,6 @@
 // What a token contract says it is, read from the chain when a request is shown: an ERC-20's symbol and
 // decimals, or an NFT collection (ERC-165). A contract that does not answer is an unknown token, never a guess.
+import { LRUCache } from "lru-cache";
 import { erc20Abi, parseAbi, type Address, type PublicClient } from "viem";
 import { AppError } from "@/lib/http/errors";
 import { onChain } from "./chains";
@@ -14,8 +15,11 @@ const erc165Abi = parseAbi(["function supportsInterface(bytes4 interfaceId) view
 const ERC721_INTERFACE = "0x80ac58cd";
 const ERC1155_INTERFACE = "0xd9b67a26";
 
-/** Per chain and address. Unknown answers are not kept: the chain may have been unreachable, or the contract not yet there. */
-const known = new Map<string, TokenMetadata>();
+/**
+ * Per chain and address, the most recently used 10,000: agents choose the contracts, and memory must not grow with
+ * them. Unknown answers are not kept: the chain may have been unreachable, or the contract not yet there.
+ */
+const known = new LRUCache<string, TokenMetadata>({ max: 10_000 });
 
 async function readMetadata(client: PublicClient, address: Address): Promise<TokenMetadata> {
   const answer = async <T>(read: Promise<T>): Promise<T | null> => read.catch(() => null);
