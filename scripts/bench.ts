@@ -304,6 +304,8 @@ async function run(scale: number): Promise<Result[]> {
     env: {
       CHAINS: chainsSetting(chain),
       ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
+      // sign_message measures creating a request, every one of which waits for the person.
+      PENDING_REQUESTS_PER_CREDENTIAL: "1000000",
       BENCH_TIMING_FILE: TIMING_FILE,
     },
     nodeArgs: [...TIMING_IMPORT, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])],

@@ -16,6 +16,8 @@ type ToolReply = { result?: { isError?: boolean; structuredContent?: Record<stri
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
 const STRANGER = "0x000000000000000000000000000000000000dEaD";
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+/** This suite's PENDING_REQUESTS_PER_CREDENTIAL: above what its other tests leave waiting, below one burst of 30. */
+const WAITING_AT_MOST = 12;
 
 export function policySuite(database: "sqlite" | "postgres") {
   describe(`spending policies (${database})`, { timeout: 180_000 }, () => {
@@ -27,7 +29,7 @@ export function policySuite(database: "sqlite" | "postgres") {
 
     before(async () => {
       chain = await startChain();
-      app = await startApp({ database, env: { CHAINS: chainsSetting(chain) } });
+      app = await startApp({ database, env: { CHAINS: chainsSetting(chain), PENDING_REQUESTS_PER_CREDENTIAL: String(WAITING_AT_MOST) } });
       const address = privateKeyToAccount(generatePrivateKey()).address;
       await chain.fund(address, "1000");
       const flow = await obtainTokens(app, {
@@ -148,6 +150,23 @@ export function policySuite(database: "sqlite" | "postgres") {
       const refused = replies.filter((reply) => reply.result?.structuredContent?.rule === "native.per_day").length;
       assert.equal(succeeded, 10);
       assert.equal(refused, 40);
+    });
+
+    it(`at most ${WAITING_AT_MOST} requests wait at once, exactly under concurrency; a cancellation frees a place`, async () => {
+      await withPolicy({});
+      const replies = await Promise.all(Array.from({ length: 30 }, (_, index) => call("sign_message", { message: `waiting ${index}` })));
+      const waiting = replies.filter((reply) => !reply.result?.isError).map(allowed);
+      assert.equal(waiting.length, WAITING_AT_MOST);
+      for (const reply of replies.filter((reply) => reply.result?.isError)) {
+        refusedBy(reply, "pending_requests");
+        assert.deepEqual(reply.result?.structuredContent?.allowance, { limit: String(WAITING_AT_MOST), remaining: "0" });
+      }
+      assert.equal(await db().agentRequest.count({ where: { grantId, status: "pending" } }), WAITING_AT_MOST);
+
+      const cancelled = await mcp(app, bearer, "tools/call", { name: "cancel_request", arguments: { request_id: waiting[0] } });
+      assert.equal(((await cancelled.json()) as ToolReply).result?.structuredContent?.status, "cancelled");
+      allowed(await call("sign_message", { message: "in the freed place" }));
+      refusedBy(await call("sign_message", { message: "one too many" }), "pending_requests");
     });
   });
 }

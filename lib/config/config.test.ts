@@ -110,15 +110,18 @@ describe("parseConfig", () => {
     assert.equal(defaults.trustedProxies, 0);
     assert.equal(defaults.redisUrl, null);
     assert.equal(defaults.unusedClientRetentionMs, 24 * 3_600_000);
+    assert.equal(defaults.pendingRequestsPerCredential, 50);
     const set = parseConfig({
       DATA_DIR: tempDir(),
       RATE_LIMIT_OAUTH_PER_IP: "10/30s",
       TRUSTED_PROXIES: "2",
       REDIS_URL: "redis://127.0.0.1:6379",
+      PENDING_REQUESTS_PER_CREDENTIAL: "5",
     });
     assert.deepEqual(set.rateLimits.oauthPerIp, { points: 10, seconds: 30 });
     assert.equal(set.trustedProxies, 2);
     assert.equal(set.redisUrl, "redis://127.0.0.1:6379");
+    assert.equal(set.pendingRequestsPerCredential, 5);
   });
   for (const value of ["10", "10/1d", "0/1m", "10/0s", "x/1m"]) {
     it(`RATE_LIMIT_MCP_PER_CLIENT=${value} throws naming it`, () =>
@@ -126,6 +129,8 @@ describe("parseConfig", () => {
   }
   it("REDIS_URL that is not redis:// throws naming it", () => expectConfigError({ REDIS_URL: "http://127.0.0.1:6379" }, "REDIS_URL"));
   it("TRUSTED_PROXIES=-1 throws naming it", () => expectConfigError({ TRUSTED_PROXIES: "-1" }, "TRUSTED_PROXIES"));
+  it("PENDING_REQUESTS_PER_CREDENTIAL=0 throws naming it", () =>
+    expectConfigError({ PENDING_REQUESTS_PER_CREDENTIAL: "0" }, "PENDING_REQUESTS_PER_CREDENTIAL"));
 
   it("reads CHAINS", () => {
     const chains = [{ id: 8453, name: "Base", rpcUrl: "https://mainnet.base.org", symbol: "ETH" }];

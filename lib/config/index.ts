@@ -102,6 +102,7 @@ const envSchema = z
     TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).default(0),
     REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
     UNUSED_CLIENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
+    PENDING_REQUESTS_PER_CREDENTIAL: z.coerce.number().int().min(1).default(50),
     CHAINS: z
       .string()
       .transform((value, ctx) => {
@@ -163,6 +164,8 @@ export type Config = {
   redisUrl: string | null;
   /** Dynamically registered clients that never got a grant are swept this long after registration. */
   unusedClientRetentionMs: number;
+  /** How many of a grant's requests on one credential may wait for the person at once (lib/wallet/policy.ts). */
+  pendingRequestsPerCredential: number;
 };
 
 export class ConfigError extends Error {
@@ -210,6 +213,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     trustedProxies: values.TRUSTED_PROXIES,
     redisUrl: values.REDIS_URL ?? null,
     unusedClientRetentionMs: values.UNUSED_CLIENT_RETENTION_HOURS * 3_600_000,
+    pendingRequestsPerCredential: values.PENDING_REQUESTS_PER_CREDENTIAL,
   };
 }
 

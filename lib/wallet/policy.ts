@@ -8,6 +8,7 @@ import { getAddress, type Address, type Hex } from "viem";
 import { db, usesPostgres, type Tx } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
+import { config } from "@/lib/config";
 import { canonicalJson } from "@/lib/crypto";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
@@ -229,17 +230,38 @@ export function violationOf(
 
 const HOLDING = ["pending", "approved", "submitted", "completed"];
 
-async function heldRequests(tx: Tx, grantId: string, credentialId: string, now: Date): Promise<{ held: Held[]; thisHour: number }> {
+async function heldRequests(
+  tx: Tx,
+  grantId: string,
+  credentialId: string,
+  now: Date,
+): Promise<{ held: Held[]; thisHour: number; waiting: number }> {
   const rows = await tx.agentRequest.findMany({
     where: { grantId, credentialId, createdAt: { gte: new Date(now.getTime() - WEEK) } },
     select: { createdAt: true, status: true, expiresAt: true, nativeValue: true, tokenAddress: true, tokenAmount: true, chainId: true },
   });
   const hourAgo = new Date(now.getTime() - HOUR);
+  // A pending request past its expiry is expired, whether or not anyone has looked at it since.
+  const expired = (row: (typeof rows)[number]) => row.status === "pending" && row.expiresAt <= now;
   return {
-    // A pending request past its expiry is expired, whether or not anyone has looked at it since.
-    held: rows.filter((row) => HOLDING.includes(row.status) && !(row.status === "pending" && row.expiresAt <= now)),
+    held: rows.filter((row) => HOLDING.includes(row.status) && !expired(row)),
     thisHour: rows.filter((row) => row.createdAt >= hourAgo).length,
+    waiting: rows.filter((row) => row.status === "pending" && !expired(row)).length,
   };
+}
+
+/**
+ * The one rule the server sets for every credential, whatever the person's policy: how many of a grant's requests
+ * may wait for the person at once. Without it an agent could fill the person's approvals with thousands.
+ */
+function tooManyWaiting(waiting: number): PolicyViolation | null {
+  const limit = config().pendingRequestsPerCredential;
+  if (waiting < limit) return null;
+  return new PolicyViolation(
+    "pending_requests",
+    `at most ${limit} requests may wait for the person at once; wait for a decision (get_request) or cancel one (cancel_request)`,
+    { limit: String(limit), remaining: "0" },
+  );
 }
 
 function parsePolicy(stored: string): Policy {
@@ -278,9 +300,9 @@ export async function withinPolicy<T>(
             where: { grantId_credentialId: { grantId: input.grantId, credentialId: input.credentialId } },
             select: { policy: true },
           });
-          const { held, thisHour } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
+          const { held, thisHour, waiting } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
           const policy = parsePolicy(entry?.policy ?? "{}");
-          const violation = violationOf(policy, facts, held, thisHour, input.now);
+          const violation = violationOf(policy, facts, held, thisHour, input.now) ?? tooManyWaiting(waiting);
           if (violation) throw violation;
           return create(tx, holdOf(policy, facts));
         },
