@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { startApp, type RunningApp } from "../support/app";
 import { INITIALIZE_PARAMS, register, signerGrant } from "../support/oauth";
 import { db } from "@/lib/db";
+import { rejectRequest } from "@/lib/wallet/approvals";
 
 const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
 const LONG_AUTHORIZATION = `Bearer ${"a".repeat(5000)}`;
@@ -210,6 +211,38 @@ describe("shape limits", { timeout: 120_000 }, () => {
       );
     });
   }
+
+  it("at most 16 calls of one grant wait for the person at once; the others answer at once with the request as it stands", async () => {
+    const created = (await (
+      await mcpPost(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "sign_message", arguments: { credential_id: credentialId, message: "waited on" } },
+        }),
+      )
+    ).json()) as { result: { structuredContent: { request_id: string } } };
+    const requestId = created.result.structuredContent.request_id;
+
+    const answered: string[] = [];
+    const waits = Array.from({ length: 20 }, async (_, index) => {
+      const call = { name: "get_request", arguments: { request_id: requestId, wait_seconds: 30 } };
+      const reply = (await (
+        await mcpPost(JSON.stringify({ jsonrpc: "2.0", id: index + 2, method: "tools/call", params: call }))
+      ).json()) as {
+        result: { structuredContent: { status: string } };
+      };
+      answered.push(reply.result.structuredContent.status);
+    });
+    for (let tries = 0; tries < 100 && answered.length < 4; tries++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(answered, ["pending", "pending", "pending", "pending"], "four calls past the sixteen answered without waiting");
+
+    const { userId } = await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
+    await rejectRequest(userId, requestId, "Not now");
+    await Promise.all(waits);
+    assert.deepEqual(answered.slice(4), Array(16).fill("rejected"), "the sixteen waiting calls report the decision");
+  });
 
   it("the initialize handshake still works beside all this", async () => {
     assert.equal((await mcpPost(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: INITIALIZE_PARAMS }))).status, 200);

@@ -216,6 +216,14 @@ export async function cancelRequest(agent: AgentContext, requestId: string, cloc
 }
 
 /**
+ * How many calls of one grant may wait for a decision at once in this process. Past it a call answers with the
+ * request as it stands, as `wait_seconds: 0` would, and the agent asks again: each waiting call holds its request
+ * open and reads the database twice a second, and an agent's rate limit alone would let it keep a thousand waiting.
+ */
+const WAITING_CALLS_PER_GRANT = 16;
+const waitingCalls = new Map<string, number>();
+
+/**
  * Waits up to `seconds` for the request to leave pending/approved/submitted,
  * polling the database (any instance may decide it), and reports progress.
  * It stops as soon as `signal` aborts (the client hung up): nobody would read the answer.
@@ -229,18 +237,27 @@ export async function waitForDecision(
   const { onProgress, signal, clock = systemClock } = options;
   const deadline = Date.now() + seconds * 1000;
   let view = await getRequest(agent, requestId, clock);
-  let lastProgress = 0;
-  while (!isFinalStatus(view.status) && Date.now() < deadline && !signal?.aborted) {
-    await pause(Math.min(500, Math.max(0, deadline - Date.now())), signal);
-    if (signal?.aborted) break;
-    const elapsed = Math.round((seconds * 1000 - (deadline - Date.now())) / 1000);
-    if (onProgress && elapsed > lastProgress) {
-      lastProgress = elapsed;
-      await onProgress(elapsed, seconds).catch(() => {});
+  const waiting = waitingCalls.get(agent.grantId) ?? 0;
+  if (isFinalStatus(view.status) || waiting >= WAITING_CALLS_PER_GRANT) return view;
+  waitingCalls.set(agent.grantId, waiting + 1);
+  try {
+    let lastProgress = 0;
+    while (!isFinalStatus(view.status) && Date.now() < deadline && !signal?.aborted) {
+      await pause(Math.min(500, Math.max(0, deadline - Date.now())), signal);
+      if (signal?.aborted) break;
+      const elapsed = Math.round((seconds * 1000 - (deadline - Date.now())) / 1000);
+      if (onProgress && elapsed > lastProgress) {
+        lastProgress = elapsed;
+        await onProgress(elapsed, seconds).catch(() => {});
+      }
+      view = await getRequest(agent, requestId, clock);
     }
-    view = await getRequest(agent, requestId, clock);
+    return view;
+  } finally {
+    const left = waitingCalls.get(agent.grantId)! - 1;
+    if (left) waitingCalls.set(agent.grantId, left);
+    else waitingCalls.delete(agent.grantId);
   }
-  return view;
 }
 
 /** setTimeout as a promise that also settles when `signal` aborts. */
