@@ -140,22 +140,19 @@ describe("shape limits", { timeout: 120_000 }, () => {
     return waited ? waited.at.getTime() : null;
   }
 
+  /** A sign_message request, pending: its id. */
+  async function pendingRequest(message: string): Promise<string> {
+    const call = { name: "sign_message", arguments: { credential_id: credentialId, message } };
+    const created = (await (await mcpPost(JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: call }))).json()) as {
+      result: { structuredContent: { request_id: string; status: string } };
+    };
+    assert.equal(created.result.structuredContent.status, "pending");
+    return created.result.structuredContent.request_id;
+  }
+
   for (const era of ["2025-06-18", "2026-07-28"] as const) {
     it(`a tool call waiting for the person stops when its HTTP request is aborted (${era})`, async () => {
-      const created = (await (
-        await mcpPost(
-          JSON.stringify({
-            jsonrpc: "2.0",
-            id: 1,
-            method: "tools/call",
-            params: { name: "sign_message", arguments: { credential_id: credentialId, message: "hello" } },
-          }),
-        )
-      ).json()) as {
-        result: { structuredContent: { request_id: string; status: string } };
-      };
-      const requestId = created.result.structuredContent.request_id;
-      assert.equal(created.result.structuredContent.status, "pending");
+      const requestId = await pendingRequest("hello");
 
       const modern =
         era === "2026-07-28"
@@ -213,17 +210,7 @@ describe("shape limits", { timeout: 120_000 }, () => {
   }
 
   it("at most 16 calls of one grant wait for the person at once; the others answer at once with the request as it stands", async () => {
-    const created = (await (
-      await mcpPost(
-        JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: { name: "sign_message", arguments: { credential_id: credentialId, message: "waited on" } },
-        }),
-      )
-    ).json()) as { result: { structuredContent: { request_id: string } } };
-    const requestId = created.result.structuredContent.request_id;
+    const requestId = await pendingRequest("waited on");
 
     const answered: string[] = [];
     const waits = Array.from({ length: 20 }, async (_, index) => {
