@@ -242,11 +242,11 @@ async function heldRequests(
   });
   const hourAgo = new Date(now.getTime() - HOUR);
   // A pending request past its expiry is expired, whether or not anyone has looked at it since.
-  const expired = (row: (typeof rows)[number]) => row.status === "pending" && row.expiresAt <= now;
+  const held = rows.filter((row) => HOLDING.includes(row.status) && !(row.status === "pending" && row.expiresAt <= now));
   return {
-    held: rows.filter((row) => HOLDING.includes(row.status) && !expired(row)),
+    held,
     thisHour: rows.filter((row) => row.createdAt >= hourAgo).length,
-    waiting: rows.filter((row) => row.status === "pending" && !expired(row)).length,
+    waiting: held.filter((row) => row.status === "pending").length,
   };
 }
 
