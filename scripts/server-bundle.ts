@@ -9,12 +9,10 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
 
 /**
  * The old generation's limit and growth, unless NODE_OPTIONS sets a limit (which then replaces both). Without a
- * limit V8 lets garbage pile up to hundreds of megabytes before it collects in earnest (400–700 MB resident under
- * load). Under a limit, V8 lets the old generation grow to at most halfway between what survived the last full
- * collection (about 63 MB) and the limit, and by default only 1.3× over it: at 160 MB that meant a full collection
- * every 0.6 s at half load, each a 30–40 ms stretch of marking on the event loop, and a client-side p99 of
- * 28–33 ms. 224 MB with 150 % growth lets it reach halfway (about 143 MB): a full collection every 1.6–1.8 s,
- * p99 18–21 ms, about 270 MB resident (docs/performance.md).
+ * limit V8 lets garbage pile up to 400–700 MB resident under load. Under one, it grows the old generation at most
+ * halfway from what survived (about 63 MB) to the limit: at 160 MB a full collection came every 0.6 s at half
+ * load, each 30–40 ms of marking on the event loop. 224 MB with 150 % growth: every 1.6–1.8 s, a lower p99 for
+ * 263–291 MB resident at peak (docs/performance.md, "the heap's growth").
  */
 const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
 
