@@ -72,6 +72,67 @@ describe("shape limits", { timeout: 120_000 }, () => {
     });
   });
 
+  it("/mcp: a call sent in chunks, without a declared length, is served like any other", async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify(listCredentials(7)));
+    const response = await fetch(`${app.baseUrl}/mcp`, {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        Authorization: `Bearer ${bearer}`,
+        "MCP-Protocol-Version": "2025-03-26",
+      },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(bytes);
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    assert.equal(response.status, 200);
+    const body = (await response.json()) as { id: number; result: { structuredContent: { credentials: { id: string }[] } } };
+    assert.equal(body.id, 7);
+    assert.deepEqual(
+      body.result.structuredContent.credentials.map((credential) => credential.id),
+      [credentialId],
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300)); // its read event commits just after the answer
+  });
+
+  /** A tools/call padded past 1 MiB, valid JSON all the same. */
+  const oversized = () =>
+    JSON.stringify({ ...listCredentials(1), params: { name: "list_credentials", arguments: {}, _meta: { pad: "x".repeat(1024 * 1024) } } });
+
+  it("/mcp: a body over 1 MiB is a JSON-RPC error, HTTP 413, and the connection still serves the next call", async () => {
+    await unchanged(async () => {
+      await jsonRpcError(await mcpPost(oversized()), 413, -32600, /at most 1048576 bytes/);
+    });
+  });
+
+  it("/mcp: so is one over 1 MiB that comes in chunks, without a declared length", async () => {
+    await unchanged(async () => {
+      const bytes = new TextEncoder().encode(oversized());
+      const response = await fetch(`${app.baseUrl}/mcp`, {
+        method: "POST",
+        headers: {
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          Authorization: `Bearer ${bearer}`,
+          "MCP-Protocol-Version": "2025-03-26",
+        },
+        body: new ReadableStream({
+          start(controller) {
+            for (let offset = 0; offset < bytes.length; offset += 64 * 1024) controller.enqueue(bytes.subarray(offset, offset + 64 * 1024));
+            controller.close();
+          },
+        }),
+        duplex: "half",
+      } as RequestInit);
+      await jsonRpcError(response, 413, -32600, /at most 1048576 bytes/);
+    });
+  });
+
   it("/mcp: an over-long Authorization header is a 401 invalid_token challenge", async () => {
     await unchanged(async () => {
       const response = await mcpPost(JSON.stringify(listCredentials(1)), { Authorization: LONG_AUTHORIZATION });

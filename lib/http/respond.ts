@@ -60,10 +60,14 @@ export function preflight(): Response {
   return new Response(null, { status: 204, headers: PUBLIC_CORS });
 }
 
-/** Reads a request body as text, refusing more than `limit` bytes. */
+/**
+ * Reads a request body as text, refusing more than `limit` bytes. A body of a declared length within the limit is
+ * read whole (Node's parser holds the client to that length); one without is counted as it streams in.
+ */
 export async function readBody(request: Request, limit: number): Promise<string | null> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > limit) return null;
+  const length = request.headers.get("content-length");
+  if (length !== null && Number(length) > limit) return null;
+  if (length !== null) return request.text();
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
