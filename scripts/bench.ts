@@ -4,6 +4,7 @@
 // Prints a table and writes bench/results/latest.json.
 //   npm run bench -- [--scale 1,10,100] [--postgres] [--duration 10] [--connections 16] [--only mcp,peer] [--next-start]
 //   BENCH_PROFILE=<folder> also writes a V8 CPU profile of the app's server when it stops.
+//   BENCH_NODE_ARGS="<flags>" adds Node flags to the app's server (a V8 setting to try, a monitor to --import).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -308,7 +309,11 @@ async function run(scale: number): Promise<Result[]> {
       PENDING_REQUESTS_PER_CREDENTIAL: "1000000",
       BENCH_TIMING_FILE: TIMING_FILE,
     },
-    nodeArgs: [...TIMING_IMPORT, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [])],
+    nodeArgs: [
+      ...TIMING_IMPORT,
+      ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []),
+      ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? []),
+    ],
   });
   const peer = await startPeer(app);
   try {

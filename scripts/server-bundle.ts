@@ -1,5 +1,6 @@
 // server.ts as plain JavaScript beside Next's build, so that the production server runs on bare Node: under
 // tsx it would carry tsx's loader thread, a second V8 isolate of about 38 MB (docs/performance.md).
+import os from "node:os";
 import path from "node:path";
 import { bundleForNode } from "./node-bundle.mjs";
 
@@ -16,8 +17,19 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
  */
 const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
 
-/** Node's arguments for the production server: the heap's limit and growth, and the compiled server.ts. */
+/**
+ * V8's worker threads (parallel scavenges, concurrent marking, background compiles), unless NODE_OPTIONS sets them:
+ * one a core beyond the event loop's, at most Node's default of four. With four on two cores, a full collection's
+ * concurrent marking (120–190 ms of CPU) took the event loop's core in 30–35 ms stalls, the p99 at half load
+ * (docs/performance.md, "V8's threads").
+ */
+function gcThreads(): string[] {
+  if (/--v8-pool-size/.test(process.env.NODE_OPTIONS ?? "")) return [];
+  return [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
+}
+
+/** Node's arguments for the production server: the heap's limit and growth, V8's threads, and the compiled server.ts. */
 export function serverArguments(): string[] {
   const heapSet = /--max-old-space-size/.test(process.env.NODE_OPTIONS ?? "");
-  return [...(heapSet ? [] : DEFAULT_HEAP), bundleServer()];
+  return [...(heapSet ? [] : DEFAULT_HEAP), ...gcThreads(), bundleServer()];
 }
