@@ -18,18 +18,19 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
 const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
 
 /**
- * V8's worker threads (parallel scavenges, concurrent marking, background compiles), unless NODE_OPTIONS sets them:
+ * V8's worker threads (parallel scavenges, concurrent marking, background compiles), unless NODE_OPTIONS sets a number:
  * one a core beyond the event loop's, at most Node's default of four. With four on two cores, a full collection's
  * concurrent marking (120–190 ms of CPU) took the event loop's core in 30–35 ms stalls, the p99 at half load
  * (docs/performance.md, "V8's threads").
  */
-function gcThreads(): string[] {
-  if (/--v8-pool-size/.test(process.env.NODE_OPTIONS ?? "")) return [];
-  return [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
-}
+const DEFAULT_V8_WORKERS = [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
 
 /** Node's arguments for the production server: the heap's limit and growth, V8's threads, and the compiled server.ts. */
 export function serverArguments(): string[] {
-  const heapSet = /--max-old-space-size/.test(process.env.NODE_OPTIONS ?? "");
-  return [...(heapSet ? [] : DEFAULT_HEAP), ...gcThreads(), bundleServer()];
+  const setByOperator = (flag: string) => (process.env.NODE_OPTIONS ?? "").includes(flag);
+  return [
+    ...(setByOperator("--max-old-space-size") ? [] : DEFAULT_HEAP),
+    ...(setByOperator("--v8-pool-size") ? [] : DEFAULT_V8_WORKERS),
+    bundleServer(),
+  ];
 }

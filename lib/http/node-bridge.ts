@@ -53,8 +53,10 @@ class NodeRequest extends Request {
 
   /** The Request undici builds, its body a web stream: for a reader of the body as anything but whole bytes or text. */
   #withStream(): Request {
+    if (this.#standard) return this.#standard;
+    // Made once: each Readable.toWeb would add its own reader of the node stream.
     const body = this.#used || !this.#body ? null : this.#body instanceof Uint8Array ? this.#body : Readable.toWeb(this.#body);
-    this.#standard ??= new Request(this.url, { method: this.method, headers: this.headers, body, duplex: "half" } as RequestInit);
+    this.#standard = new Request(this.url, { method: this.method, headers: this.headers, body, duplex: "half" } as RequestInit);
     return this.#standard;
   }
 

@@ -66,8 +66,7 @@ export function preflight(): Response {
  */
 export async function readBody(request: Request, limit: number): Promise<string | null> {
   const length = request.headers.get("content-length");
-  if (length !== null && Number(length) > limit) return null;
-  if (length !== null) return request.text();
+  if (length !== null) return Number(length) > limit ? null : request.text();
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
