@@ -1,7 +1,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { SignJWT, decodeJwt } from "jose";
+import { SignJWT, decodeJwt, decodeProtectedHeader } from "jose";
 import { startApp, type RunningApp } from "../support/app";
 import { clockShiftedBy, createWatchCredential, INITIALIZE_PARAMS, mcp, obtainTokens } from "../support/oauth";
 import { db } from "@/lib/db";
@@ -25,13 +25,19 @@ describe("POST /mcp bearer gate", () => {
       aud?: string;
       exp?: number;
       alg?: string;
+      /** the JOSE header's typ; null leaves it out */
+      typ?: string | null;
       payload?: Record<string, unknown>;
     } = {},
   ) {
     const [key] = config().jwtKeys;
     const now = Math.floor(Date.now() / 1000);
     return new SignJWT({ client_id: claims.client_id, scope: claims.scope, grant_id: claims.grant_id, ...options.payload })
-      .setProtectedHeader({ alg: options.alg ?? "HS256", typ: "at+jwt", kid: options.kid ?? key.kid })
+      .setProtectedHeader({
+        alg: options.alg ?? "HS256",
+        ...(options.typ === null ? {} : { typ: options.typ ?? "at+jwt" }),
+        kid: options.kid ?? key.kid,
+      })
       .setIssuer(options.iss ?? app.baseUrl)
       .setSubject(claims.sub)
       .setAudience(options.aud ?? `${app.baseUrl}/mcp`)
@@ -120,6 +126,17 @@ describe("POST /mcp bearer gate", () => {
     for (const aud of ["https://other.example/mcp", app.baseUrl, `${app.baseUrl}/mcp/`]) {
       await expectChallenge(await mcp(app, await forge({ aud }), "initialize", INITIALIZE_PARAMS), true);
     }
+  });
+
+  it("a token signed with the app's key but not typed at+jwt (RFC 9068 §4) → 401 invalid_token", async () => {
+    for (const typ of ["JWT", "jwt", "application/jwt", "dpop+jwt", null]) {
+      const response = await mcp(app, await forge({ typ }), "initialize", INITIALIZE_PARAMS);
+      await expectChallenge(response, true);
+      assert.match(response.headers.get("www-authenticate")!, /typ must be at\+jwt/, String(typ));
+    }
+    // §4 names both spellings of the one media type
+    assert.equal((await mcp(app, await forge({ typ: "application/at+jwt" }), "initialize", INITIALIZE_PARAMS)).status, 200);
+    assert.equal(decodeProtectedHeader(valid.tokens.access_token).typ, "at+jwt", "the tokens the app issues carry it");
   });
 
   it("a token from another issuer → 401 invalid_token", async () => {

@@ -6,6 +6,8 @@ import type { Clock } from "@/lib/clock";
 import { InvalidTokenError } from "./errors";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+/** The JOSE header `typ` of an access token (RFC 9068 §2.1); jose also accepts `application/at+jwt`, as §4 asks. */
+const ACCESS_TOKEN_TYPE = "at+jwt";
 
 export type AccessTokenClaims = {
   sub: string;
@@ -35,7 +37,7 @@ export async function signAccessToken(claims: AccessTokenClaims, clock: Clock): 
   const [current] = jwtKeys;
   const issuedAt = Math.floor(clock().getTime() / 1000);
   return new SignJWT({ client_id: claims.client_id, scope: claims.scope, grant_id: claims.grant_id })
-    .setProtectedHeader({ alg: "HS256", typ: "at+jwt", kid: current.kid })
+    .setProtectedHeader({ alg: "HS256", typ: ACCESS_TOKEN_TYPE, kid: current.kid })
     .setIssuer(baseUrl)
     .setSubject(claims.sub)
     .setAudience(mcpResource)
@@ -59,8 +61,9 @@ type VerifiedClaims = Readonly<AccessTokenClaims & JWTPayload>;
 const verified = new LRUCache<string, VerifiedClaims>({ max: 5_000 });
 
 /**
- * Verifies signature (any configured key, chosen by kid), issuer, audience and
- * expiry. Whether the grant and client are still active is the caller's check.
+ * Verifies signature (any configured key, chosen by kid), type (`at+jwt`, RFC 9068 §4: no other JWT signed with
+ * these keys passes for an access token), issuer, audience and expiry. Whether the grant and client are still
+ * active is the caller's check. Checked once per token: the result is remembered (above).
  */
 export async function verifyAccessToken(token: string, clock: Clock): Promise<VerifiedClaims> {
   const digest = sha256Hex(token);
@@ -82,7 +85,14 @@ async function verifyAccessTokenSignature(token: string, clock: Clock): Promise<
         if (!key) throw new InvalidTokenError("The access token was signed with an unknown key");
         return hmacKey(key.secret);
       },
-      { algorithms: ["HS256"], issuer: baseUrl, audience: mcpResource, currentDate: clock(), requiredClaims: ["sub", "exp", "iat"] },
+      {
+        algorithms: ["HS256"],
+        typ: ACCESS_TOKEN_TYPE,
+        issuer: baseUrl,
+        audience: mcpResource,
+        currentDate: clock(),
+        requiredClaims: ["sub", "exp", "iat"],
+      },
     );
     if (typeof payload.grant_id !== "string" || typeof payload.client_id !== "string" || typeof payload.scope !== "string") {
       throw new InvalidTokenError("The access token lacks its grant");
@@ -91,6 +101,8 @@ async function verifyAccessTokenSignature(token: string, clock: Clock): Promise<
   } catch (error) {
     if (error instanceof InvalidTokenError) throw error;
     if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError("The access token expired");
+    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === "typ")
+      throw new InvalidTokenError(`The token is not an access token (its typ must be ${ACCESS_TOKEN_TYPE})`);
     if (error instanceof joseErrors.JWTClaimValidationFailed)
       throw new InvalidTokenError(`The access token is not for this resource (${error.claim})`);
     throw new InvalidTokenError("The access token is invalid");
