@@ -16,7 +16,12 @@ const nextConfig = {
   poweredByHeader: false,
   typedRoutes: false,
   async headers() {
-    return [{ source: "/:path*", headers: SECURITY_HEADERS }];
+    return [
+      { source: "/:path*", headers: SECURITY_HEADERS },
+      // The /api routes set it on their answers (lib/routes/app-route.ts); this covers what Next answers there
+      // itself: a method a route does not export (405), a path that does not exist (404).
+      { source: "/api/:path*", headers: [{ key: "Cache-Control", value: "no-store" }] },
+    ];
   },
 };
 

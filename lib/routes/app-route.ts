@@ -3,7 +3,7 @@ import { config } from "@/lib/config";
 import { requireApiUser, type SessionUser } from "@/lib/auth/session";
 import { AppError, invalidInput } from "@/lib/http/errors";
 import { JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
-import { errorResponse, json, readBody } from "@/lib/http/respond";
+import { errorResponse, json, NO_STORE, readBody } from "@/lib/http/respond";
 import { clientIp } from "@/lib/limits/client-ip";
 import { spendRateLimit } from "@/lib/limits/rate-limit";
 
@@ -49,6 +49,14 @@ async function parseInput<S extends z.ZodType>(request: Request, schema: S): Pro
 }
 
 /**
+ * A route's result as its answer. Never stored by a cache: answers carry account data, one-time secrets (a new API
+ * key) and where the browser goes next (the consent redirect); errors get the same from errorResponse.
+ */
+function answer(result: unknown): Response {
+  return json(result ?? { ok: true }, { headers: NO_STORE });
+}
+
+/**
  * An /api route for the signed-in person: same-origin check, session, the route's rate limit (by address and
  * person) when it names one, zod input, typed errors.
  */
@@ -63,7 +71,7 @@ export function appRoute<S extends z.ZodType, Params = Record<string, string>>(
       const user = await requireApiUser();
       if (options.limit) await spendRateLimit(options.limit, { ip: clientIp(request.headers), person: user.id });
       const input = await parseInput(request, schema);
-      return json((await handler(input, { user, request, params: await context.params })) ?? { ok: true });
+      return answer(await handler(input, { user, request, params: await context.params }));
     } catch (error) {
       return errorResponse(error);
     }
@@ -77,7 +85,7 @@ export function publicAppRoute<S extends z.ZodType>(schema: S, handler: PublicHa
       assertSameOrigin(request);
       await spendRateLimit(limit, { ip: clientIp(request.headers) });
       const input = await parseInput(request, schema);
-      return json((await handler(input, { request })) ?? { ok: true });
+      return answer(await handler(input, { request }));
     } catch (error) {
       return errorResponse(error);
     }
