@@ -3,7 +3,7 @@
 // call's audit cost; these statements cost a tenth of that.
 import type Database from "better-sqlite3";
 import type pg from "pg";
-import { directWriter } from "@/lib/db";
+import { directWriter, type Tx } from "@/lib/db";
 import { numberedPlaceholders, sqliteDateTime } from "@/lib/db/prepared";
 import type { ChainPoint, StoredEvent } from "./index";
 
@@ -65,6 +65,16 @@ function sqliteValues(row: EventRow): unknown[] {
 
 /** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
 const AUDIT_LOCK = 7_100_423;
+
+/**
+ * Takes the log's write lock in the caller's Prisma transaction, held until it ends, so that events appended there
+ * chain to a head no one else can move: PostgreSQL's advisory lock; on SQLite a write that changes nothing, which
+ * takes the database's one write lock (a transaction's first write does, whether or not it changes a row).
+ */
+export async function lockAuditLogIn(tx: Tx): Promise<void> {
+  if (directWriter().kind === "postgres") await tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
+  else await tx.$executeRawUnsafe(`UPDATE "AuditEvent" SET "seq" = "seq" WHERE 0`);
+}
 
 async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
   const client = await pool.connect();

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { db } from "@/lib/db";
+import { db, type Tx } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { canonicalJson, jsonValue } from "@/lib/crypto";
 import { onShutdown } from "@/lib/runtime/shutdown";
-import { appendChained } from "./append";
+import { appendChained, lockAuditLogIn, type EventRow } from "./append";
 
 /** Every kind of event the log records (docs/product.md §6). */
 export const AUDIT_EVENT_TYPES = [
@@ -109,21 +109,25 @@ const MAX_BATCH = 200;
 const SOON_MS = 50;
 let soon: NodeJS.Timeout | null = null;
 
+/** The events as rows after `head` (null: the log is empty), each hashed with the one before. */
+function chained(head: ChainPoint | null, events: Queued["event"][]): EventRow[] {
+  let seq = head?.seq ?? 0;
+  let prevHash = head?.hash ?? GENESIS_HASH;
+  return events.map((event) => {
+    const stored: StoredEvent = { ...event, seq: ++seq, prevHash };
+    prevHash = eventHash(stored);
+    return { ...stored, hash: prevHash };
+  });
+}
+
 /**
  * Appends the queued events in order, in one transaction, chained to the current head. Appends are serialized —
  * one batch at a time in this process, and a lock across processes and instances (lib/audit/append.ts) — so the
  * chain can never fork.
  */
 async function appendBatch(batch: Queued[]): Promise<void> {
-  await appendChained((head) => {
-    let seq = head?.seq ?? 0;
-    let prevHash = head?.hash ?? GENESIS_HASH;
-    return batch.map(({ event }) => {
-      const stored: StoredEvent = { ...event, seq: ++seq, prevHash };
-      prevHash = eventHash(stored);
-      return { ...stored, hash: prevHash };
-    });
-  });
+  const events = batch.map(({ event }) => event);
+  await appendChained((head) => chained(head, events));
 }
 
 /** Appends batches while an urgent event or a full batch waits; what is left waits for the timer. */
@@ -179,6 +183,18 @@ export async function recordAudit(input: AuditInput, clock: Clock = systemClock)
  */
 export function recordAuditSoon(input: AuditInput, clock: Clock = systemClock): void {
   enqueue(input, clock, false, (error) => error && console.error(`audit append failed: ${(error as Error).message}`));
+}
+
+/**
+ * Appends events in the caller's transaction, so that they commit or roll back with the change they record: a
+ * replay's event and the revocation it causes are never one without the other. It holds the log's write lock
+ * until that transaction ends; every other event goes through recordAudit, which shares a transaction with others.
+ */
+export async function recordAuditIn(tx: Tx, inputs: AuditInput[], clock: Clock = systemClock): Promise<void> {
+  await lockAuditLogIn(tx);
+  const head = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
+  const events = inputs.map((input) => queuedEvent(input, clock));
+  await tx.auditEvent.createMany({ data: chained(head, events) });
 }
 
 /** Commits every queued event now: the server is stopping. */
