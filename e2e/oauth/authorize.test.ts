@@ -15,7 +15,6 @@ import {
 } from "../support/oauth";
 import { db } from "@/lib/db";
 import { approveAuthorizationRequest, ConsentRequestError, denyAuthorizationRequest, loadAuthorizationRequest } from "@/lib/oauth/consent";
-import { revokeClient } from "@/lib/oauth/clients";
 
 describe("GET /oauth/authorize", () => {
   let app: RunningApp;
@@ -190,7 +189,7 @@ describe("GET /oauth/authorize", () => {
     });
     it("a revoked client", async () => {
       const revoked = await register(app, { redirect_uris: [redirectUri] });
-      await revokeClient(revoked.client_id, "user");
+      await db().client.update({ where: { id: revoked.client_id }, data: { status: "revoked", revokedAt: new Date() } });
       await expectErrorPage(await authorize(app, valid({ client_id: revoked.client_id })));
     });
     it("stores no request for a refused one", async () => {
@@ -345,7 +344,7 @@ describe("GET /oauth/authorize", () => {
       const user = await createUser();
       const other = await register(app);
       const { requestId } = await startValidAuthorization(app, other);
-      await revokeClient(other.client_id, "user");
+      await db().client.update({ where: { id: other.client_id }, data: { status: "revoked", revokedAt: new Date() } });
       await assert.rejects(approve(requestId, user.id), (error) => error instanceof ConsentRequestError && error.code === "client_revoked");
       assert.equal(await db().grant.count({ where: { clientId: other.client_id } }), 0);
     });

@@ -209,6 +209,72 @@ describe("client metadata documents (CIMD): a URL as client_id", () => {
     await expectOAuthError(await refreshTokens(app, client, tokens.refresh_token), 400, "invalid_grant");
   });
 
+  /** One person's approval of `client` and its code exchange: the grant, the code (spent) and the tokens. */
+  async function connect(client: TestClient, userId: string) {
+    const { requestId, pkce } = await startValidAuthorization(app, client, { scope: "mcp offline_access" });
+    const { code, grantId } = await approve(requestId, userId);
+    const exchanged = await exchangeCode(app, client, code, pkce.verifier);
+    assert.equal(exchanged.status, 200, await exchanged.clone().text());
+    const tokens = (await exchanged.json()) as { access_token: string; refresh_token: string };
+    return { grantId, code, verifier: pkce.verifier, tokens };
+  }
+
+  const works = async (accessToken: string) => (await mcp(app, accessToken, "initialize", INITIALIZE_PARAMS)).status === 200;
+  const grantStatus = async (grantId: string) => (await db().grant.findUniqueOrThrow({ where: { id: grantId } })).status;
+
+  it("a replay revokes only the replayer's token family: the shared URL client and other people's grants stay active", async () => {
+    const client = publishClient();
+    const a = await createUser();
+    const b = await createUser();
+    const first = await connect(client, a.id);
+    const others = await connect(client, b.id);
+
+    // A replays A's spent refresh token: A's grant is revoked, A's successor and access token stop.
+    const rotated = await refreshTokens(app, client, first.tokens.refresh_token);
+    assert.equal(rotated.status, 200, await rotated.clone().text());
+    const successor = (await rotated.json()) as { access_token: string; refresh_token: string };
+    await expectOAuthError(await refreshTokens(app, client, first.tokens.refresh_token), 400, "invalid_grant");
+    assert.equal(await grantStatus(first.grantId), "revoked");
+    assert.equal(await works(successor.access_token), false);
+    await expectOAuthError(await refreshTokens(app, client, successor.refresh_token), 400, "invalid_grant");
+
+    // A connects again and replays that code: that grant is revoked too.
+    const second = await connect(client, a.id);
+    await expectOAuthError(await exchangeCode(app, client, second.code, second.verifier), 400, "invalid_grant");
+    assert.equal(await grantStatus(second.grantId), "revoked");
+    assert.equal(await works(second.tokens.access_token), false);
+
+    // The client and B's grant are untouched: B's access token works, B's refresh token rotates.
+    assert.equal((await db().client.findUniqueOrThrow({ where: { id: client.client_id } })).status, "active");
+    assert.equal(await grantStatus(others.grantId), "active");
+    assert.equal(await works(others.tokens.access_token), true);
+    const refreshed = await refreshTokens(app, client, others.tokens.refresh_token);
+    assert.equal(refreshed.status, 200, await refreshed.clone().text());
+    assert.equal(await works(((await refreshed.json()) as { access_token: string }).access_token), true);
+    // and people can still connect it
+    assert.equal(await works((await connect(client, (await createUser()).id)).tokens.access_token), true);
+
+    // A's audit trail names both replays and both revocations; nothing says the client was revoked.
+    const events = await db().auditEvent.findMany({ where: { clientId: client.client_id }, orderBy: { seq: "asc" } });
+    const replays = events.filter((event) => event.type === "oauth.replay_detected");
+    assert.deepEqual(
+      replays.map((event) => [event.userId, JSON.parse(event.data).presented, JSON.parse(event.data).grant]),
+      [
+        [a.id, "refresh_token", first.grantId],
+        [a.id, "authorization_code", second.grantId],
+      ],
+    );
+    const revocations = events.filter((event) => event.type === "grant.revoked");
+    assert.deepEqual(
+      revocations.map((event) => [event.userId, JSON.parse(event.data).grant, JSON.parse(event.data).reason]),
+      [
+        [a.id, first.grantId, "replay"],
+        [a.id, second.grantId, "replay"],
+      ],
+    );
+    assert.equal(events.filter((event) => event.type === "client.revoked").length, 0);
+  });
+
   it("revocation (RFC 7009) takes the URL as client_id", async () => {
     const client = publishClient();
     const user = await createUser();

@@ -340,6 +340,24 @@ describe("POST /oauth/token", () => {
       assert.equal((await mcp(app, next.access_token, "initialize", INITIALIZE_PARAMS)).status, 401);
     });
 
+    it("two people on one registered client: A's replay revokes the client and every grant, B's too (the seed's rule)", async () => {
+      const a = await obtainTokens(app);
+      const b = await obtainTokens(app, { client: a.client });
+      assert.notEqual(a.user.id, b.user.id);
+      await tokensOf(await refreshTokens(app, a.client, a.tokens.refresh_token!));
+      await expectOAuthError(await refreshTokens(app, a.client, a.tokens.refresh_token!), 400, "invalid_grant");
+      assert.equal(await clientStatus(a.client.client_id), "revoked");
+      for (const grantId of [a.grantId, b.grantId]) {
+        assert.equal((await db().grant.findUniqueOrThrow({ where: { id: grantId } })).status, "revoked");
+      }
+      assert.equal((await mcp(app, b.tokens.access_token, "initialize", INITIALIZE_PARAMS)).status, 401);
+      await expectOAuthError(await refreshTokens(app, b.client, b.tokens.refresh_token!), 400, "invalid_grant");
+      const events = await db().auditEvent.findMany({
+        where: { clientId: a.client.client_id, type: { in: ["oauth.replay_detected", "client.revoked"] } },
+      });
+      assert.deepEqual(events.map((event) => event.type).sort(), ["client.revoked", "oauth.replay_detected"]);
+    });
+
     it("a wider scope → invalid_scope; a narrower one is granted", async () => {
       const { client, tokens } = await obtainTokens(app, { scope: "mcp offline_access" });
       await expectOAuthError(

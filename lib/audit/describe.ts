@@ -88,7 +88,7 @@ export function summarizeEvent(
     case "grant.denied":
       return "Access denied";
     case "grant.revoked":
-      return "Access revoked by you";
+      return data.reason === "replay" ? "Access revoked: a used code or refresh token was presented again" : "Access revoked by you";
     case "token.revoked":
       return `Access ended by the application (it revoked its ${data.presented === "access_token" ? "access token" : "refresh token"})`;
     case "token.issued":

@@ -53,12 +53,12 @@ export async function claimAuthorizationCode(
     await db().authorizationCode.updateMany({ where: { codeHash, usedAt: null }, data: { expiresAt: now } });
     throw new InvalidGrantError("PKCE verification failed");
   }
-  // Checked before the claim: once the code is claimed, concurrent replays of it
-  // revoke the client, and that must not turn the one winning exchange into an error.
+  // Checked before the claim: once the code is claimed, concurrent replays of it revoke the
+  // client (or the grant), and that must not turn the one winning exchange into an error.
   const grant = await activeGrant(stored.grantId);
   const scope = await spendOnce({
     credential: "authorization_code",
-    clientId,
+    issued: stored,
     spend: async () => {
       const { count } = await db().authorizationCode.updateMany({
         where: { codeHash, usedAt: null, expiresAt: { gt: now } },

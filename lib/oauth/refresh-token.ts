@@ -46,7 +46,7 @@ export async function rotateRefreshToken(
   // Rotation is one transaction: spend the old token (atomically, exactly once) and store its successor.
   const refreshToken = await spendOnce({
     credential: "refresh_token",
-    clientId,
+    issued: stored,
     spend: () =>
       db().$transaction(async (tx) => {
         const { count } = await tx.refreshToken.updateMany({

@@ -1,7 +1,8 @@
 import { db } from "@/lib/db";
-import { recordAudit } from "@/lib/audit";
+import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
-import { revokeClient } from "./clients";
+import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
+import { isClientIdUrl } from "./client-metadata-document";
 import { InvalidGrantError } from "./errors";
 
 /** The secrets a client spends exactly once at the token endpoint, each standing for one grant. */
@@ -23,13 +24,13 @@ const REJECTED = (credential: SingleUseCredential) => {
  * The checks every presented code or refresh token passes before anything else: it is known, unspent
  * (a spent one coming back is a replay), the presenting client's, and unexpired.
  */
-export async function checkPresented<Stored extends { clientId: string; expiresAt: Date }>(
+export async function checkPresented<Stored extends { clientId: string; grantId: string; expiresAt: Date }>(
   stored: Stored | null,
   input: { credential: SingleUseCredential; clientId: string; isSpent: (stored: Stored) => boolean; clock: Clock },
 ): Promise<Stored> {
   const rejected = REJECTED(input.credential);
   if (!stored) throw new InvalidGrantError(rejected.invalid);
-  if (input.isSpent(stored)) return replayDetected(stored.clientId, input.credential, input.clock);
+  if (input.isSpent(stored)) return replayDetected(stored, input.credential, input.clock);
   if (stored.clientId !== input.clientId) throw new InvalidGrantError(rejected.otherClient);
   if (stored.expiresAt <= input.clock()) throw new InvalidGrantError(rejected.expired);
   return stored;
@@ -51,20 +52,50 @@ export async function activeGrant(grantId: string): Promise<ActiveGrant> {
  */
 export async function spendOnce<T>(input: {
   credential: SingleUseCredential;
-  clientId: string;
+  /** what the credential was issued for */
+  issued: Issued;
   spend: () => Promise<T | null>;
   isSpent: () => Promise<boolean>;
   clock: Clock;
 }): Promise<T> {
   const won = await input.spend();
   if (won !== null) return won;
-  if (await input.isSpent()) return replayDetected(input.clientId, input.credential, input.clock);
+  if (await input.isSpent()) return replayDetected(input.issued, input.credential, input.clock);
   throw new InvalidGrantError(REJECTED(input.credential).expired);
 }
 
-/** A spent code or refresh token came back: treat the client as compromised. */
-async function replayDetected(clientId: string, credential: SingleUseCredential, clock: Clock): Promise<never> {
-  await recordAudit({ type: "oauth.replay_detected", clientId, data: { presented: credential } }, clock);
-  await revokeClient(clientId, "replay", clock);
+/** The client a code or refresh token was issued to, and the grant (its token family) it stands for. */
+type Issued = { clientId: string; grantId: string };
+
+/**
+ * A spent code or refresh token came back: what it stands for is compromised. A registered client's id is its
+ * own, so the client is revoked with every grant made to it (the seed's rule). A URL client_id (a client metadata
+ * document) is shared by everyone who uses that app, so only the replayed token's family is revoked: its grant,
+ * the replayer's own (docs/decisions/0014). The events and the revocation commit together or not at all.
+ */
+async function replayDetected(issued: Issued, credential: SingleUseCredential, clock: Clock): Promise<never> {
+  const { clientId, grantId } = issued;
+  const sharedClient = isClientIdUrl(clientId);
+  const now = clock();
+  await db().$transaction(async (tx) => {
+    const grant = await tx.grant.findUnique({ where: { id: grantId }, select: { userId: true } });
+    const userId = grant?.userId ?? null;
+    const events: AuditInput[] = [{ type: "oauth.replay_detected", userId, clientId, data: { presented: credential, grant: grantId } }];
+    const revoked = { status: "revoked", revokedAt: now };
+    if (sharedClient) {
+      const { count } = await tx.grant.updateMany({ where: { id: grantId, status: "active" }, data: revoked });
+      if (count) events.push({ type: "grant.revoked", userId, clientId, data: { grant: grantId, reason: "replay" } });
+    } else {
+      const { count } = await tx.client.updateMany({
+        where: { id: clientId, status: "active" },
+        data: { ...revoked, revokedWhy: "replay" },
+      });
+      await tx.grant.updateMany({ where: { clientId, status: "active" }, data: revoked });
+      if (count) events.push({ type: "client.revoked", clientId, data: { reason: "replay" } });
+    }
+    await recordAuditIn(tx, events, clock);
+  });
+  // Their pending requests end too, each a transition with its own event.
+  await cancelPendingRequests(sharedClient ? { grantId } : { clientId }, "The client's access was revoked after a replay", clock);
   throw new InvalidGrantError(REJECTED(credential).used);
 }

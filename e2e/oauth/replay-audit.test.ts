@@ -1,0 +1,3 @@
+import { replayAuditSuite } from "../support/replay-audit-suite";
+
+replayAuditSuite("sqlite");
