@@ -1,0 +1,242 @@
+// An allowance in the person's terms → the delegations the person signs, and back: a signed delegation's caveats →
+// what it allows, read only from the signed fields. Browser-safe (the approval page decodes what it shows): the
+// caveat terms are encoded and decoded with @metamask/delegation-core, which has no telemetry.
+import {
+  ROOT_AUTHORITY,
+  createAllowedCalldataTerms,
+  createAllowedTargetsTerms,
+  createERC20TokenPeriodTransferTerms,
+  createExactCalldataTerms,
+  createLimitedCallsTerms,
+  createNativeTokenPeriodTransferTerms,
+  createTimestampTerms,
+  createValueLteTerms,
+  decodeAllowedCalldataTerms,
+  decodeAllowedTargetsTerms,
+  decodeERC20TokenPeriodTransferTerms,
+  decodeExactCalldataTerms,
+  decodeLimitedCallsTerms,
+  decodeNativeTokenPeriodTransferTerms,
+  decodeTimestampTerms,
+  decodeValueLteTerms,
+} from "@metamask/delegation-core";
+import { getAddress, pad, type Address, type Hex } from "viem";
+import { enforcerName, type EnforcerName, type Framework } from "./framework";
+
+export const DAY = 86_400;
+export const DEFAULT_EXPIRY_DAYS = 7;
+export const MAX_EXPIRY_DAYS = 30;
+/** Caveats are ANDed, so each (token, recipient) pair needs a delegation of its own: keep the signing bounded. */
+export const MAX_DELEGATIONS = 12;
+
+export type OverLimit = "ask" | "refuse";
+
+/** What the person chooses, amounts in base units (wei, or the token's smallest unit). */
+export type AllowanceSpec = {
+  chainId: number;
+  /** the person's address: the delegator */
+  delegator: Address;
+  /** the server's delegate key's address */
+  delegate: Address;
+  /** per-period cap of the chain's coin; absent: none of it may be sent */
+  native?: bigint;
+  tokens: { address: Address; perPeriod: bigint }[];
+  recipients: Address[];
+  periodSeconds: number;
+  /** unix seconds: the first period starts here; later ones follow at fixed steps of periodSeconds */
+  startsAt: number;
+  expiresAt: number;
+  /** at most this many transfers, per delegation (each asset and recipient counts on its own) */
+  transactions: number;
+  overLimit: OverLimit;
+};
+
+export type Caveat = { enforcer: Address; terms: Hex; args: Hex };
+
+/** The EIP-712 message the person signs (signature empty until then). */
+export type Delegation = {
+  delegate: Address;
+  delegator: Address;
+  authority: Hex;
+  caveats: Caveat[];
+  salt: bigint;
+  signature: Hex;
+};
+
+export class AllowanceSpecError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AllowanceSpecError";
+  }
+}
+
+/** A random 256-bit salt: the kit's default is 0, so two equal allowances would share one hash (and one budget). */
+export function randomSalt(): bigint {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  return BigInt(`0x${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`);
+}
+
+/** Refuses a spec the chain could not enforce as the person means it. */
+export function checkSpec(spec: AllowanceSpec, now: number): void {
+  if (!spec.recipients.length) throw new AllowanceSpecError("Name at least one recipient.");
+  if (spec.native === undefined && !spec.tokens.length) throw new AllowanceSpecError("Choose the coin or at least one token.");
+  if (spec.native !== undefined && spec.native <= 0n) throw new AllowanceSpecError("The amount per period must be more than 0.");
+  if (spec.tokens.some((token) => token.perPeriod <= 0n)) throw new AllowanceSpecError("Each token's amount per period must be more than 0.");
+  if (new Set(spec.tokens.map((token) => token.address.toLowerCase())).size !== spec.tokens.length) {
+    throw new AllowanceSpecError("Each token may appear once.");
+  }
+  if (!Number.isInteger(spec.transactions) || spec.transactions < 1 || spec.transactions > 10_000) {
+    throw new AllowanceSpecError("The number of transactions must be between 1 and 10000.");
+  }
+  if (!Number.isInteger(spec.periodSeconds) || spec.periodSeconds < 60 || spec.periodSeconds > 365 * DAY) {
+    throw new AllowanceSpecError("The period must be between a minute and a year.");
+  }
+  if (spec.expiresAt <= now || spec.expiresAt > now + MAX_EXPIRY_DAYS * DAY) {
+    throw new AllowanceSpecError(`An allowance ends within ${MAX_EXPIRY_DAYS} days.`);
+  }
+  if (spec.startsAt > spec.expiresAt) throw new AllowanceSpecError("The allowance must start before it ends.");
+  if (delegationCount(spec) > MAX_DELEGATIONS) {
+    throw new AllowanceSpecError(`At most ${MAX_DELEGATIONS} asset-and-recipient pairs in one allowance.`);
+  }
+}
+
+function delegationCount(spec: AllowanceSpec): number {
+  return (spec.native !== undefined ? 1 : 0) + spec.tokens.length * spec.recipients.length;
+}
+
+function caveat(framework: Framework, name: EnforcerName, terms: Hex): Caveat {
+  return { enforcer: framework.caveatEnforcers[name], terms, args: "0x" };
+}
+
+/**
+ * The delegations that enforce `spec`, unsigned: one for the coin (all recipients in one AllowedTargets), and one per
+ * token and recipient (AllowedCalldata pins the transfer's recipient, and several of it would all have to hold at once).
+ */
+export function delegationsFor(spec: AllowanceSpec, framework: Framework, now: number, salt: () => bigint = randomSalt): Delegation[] {
+  checkSpec(spec, now);
+  const common = (extra: Caveat[]): Delegation => ({
+    delegate: getAddress(spec.delegate),
+    delegator: getAddress(spec.delegator),
+    authority: ROOT_AUTHORITY as Hex,
+    caveats: [
+      ...extra,
+      caveat(framework, "TimestampEnforcer", createTimestampTerms({ afterThreshold: 0, beforeThreshold: spec.expiresAt })),
+      caveat(framework, "LimitedCallsEnforcer", createLimitedCallsTerms({ limit: spec.transactions })),
+    ],
+    salt: salt(),
+    signature: "0x",
+  });
+  const delegations: Delegation[] = [];
+  if (spec.native !== undefined) {
+    delegations.push(
+      common([
+        caveat(framework, "AllowedTargetsEnforcer", createAllowedTargetsTerms({ targets: spec.recipients.map((to) => getAddress(to)) })),
+        caveat(framework, "ExactCalldataEnforcer", createExactCalldataTerms({ calldata: "0x" })),
+        caveat(
+          framework,
+          "NativeTokenPeriodTransferEnforcer",
+          createNativeTokenPeriodTransferTerms({ periodAmount: spec.native, periodDuration: spec.periodSeconds, startDate: spec.startsAt }),
+        ),
+      ]),
+    );
+  }
+  for (const token of spec.tokens) {
+    for (const recipient of spec.recipients) {
+      delegations.push(
+        common([
+          caveat(framework, "AllowedTargetsEnforcer", createAllowedTargetsTerms({ targets: [getAddress(token.address)] })),
+          caveat(framework, "ValueLteEnforcer", createValueLteTerms({ maxValue: 0n })),
+          // transfer(address to, uint256): the recipient is the 32-byte word after the 4-byte selector
+          caveat(framework, "AllowedCalldataEnforcer", createAllowedCalldataTerms({ startIndex: 4, value: pad(getAddress(recipient)) })),
+          caveat(
+            framework,
+            "ERC20PeriodTransferEnforcer",
+            createERC20TokenPeriodTransferTerms({
+              tokenAddress: getAddress(token.address),
+              periodAmount: token.perPeriod,
+              periodDuration: spec.periodSeconds,
+              startDate: spec.startsAt,
+            }),
+          ),
+        ]),
+      );
+    }
+  }
+  return delegations;
+}
+
+/** What one signed delegation allows, from its caveats alone. */
+export type DelegationMeaning = {
+  /** null: the chain's coin */
+  token: Address | null;
+  perPeriod: bigint;
+  periodSeconds: number;
+  startsAt: number;
+  recipients: Address[];
+  /** unix seconds; the delegation is void from this time on */
+  expiresAt: number;
+  /** unix seconds; 0 when it is valid at once */
+  notBefore: number;
+  transactions: number;
+};
+
+export class UnreadableDelegationError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UnreadableDelegationError";
+  }
+}
+
+/**
+ * Decodes the caveats of an allowance delegation, refusing anything that is not exactly one of the two shapes
+ * `delegationsFor` makes: an enforcer we do not know, an empty list, a repeated enforcer, a missing limit. Whatever
+ * is accepted is fully described by the returned meaning.
+ */
+export function readDelegation(framework: Framework, delegation: Pick<Delegation, "caveats" | "authority">): DelegationMeaning {
+  if (delegation.authority.toLowerCase() !== ROOT_AUTHORITY.toLowerCase()) {
+    throw new UnreadableDelegationError("An allowance is signed by the person directly, not passed on from another delegation.");
+  }
+  if (!delegation.caveats.length) throw new UnreadableDelegationError("A delegation without caveats would allow anything: refused.");
+  const terms = new Map<EnforcerName, Hex>();
+  for (const { enforcer, terms: value } of delegation.caveats) {
+    const name = enforcerName(framework, enforcer);
+    if (!name) throw new UnreadableDelegationError(`Unknown caveat enforcer ${enforcer}: refused.`);
+    if (terms.has(name)) throw new UnreadableDelegationError(`The caveat ${name} appears twice: refused.`);
+    terms.set(name, value);
+  }
+  const need = (name: EnforcerName): Hex => {
+    const value = terms.get(name);
+    if (!value) throw new UnreadableDelegationError(`The delegation lacks ${name}: refused.`);
+    return value;
+  };
+  const timestamp = decodeTimestampTerms(need("TimestampEnforcer"));
+  if (!timestamp.beforeThreshold) throw new UnreadableDelegationError("The delegation never expires: refused.");
+  const common = {
+    expiresAt: timestamp.beforeThreshold,
+    notBefore: timestamp.afterThreshold,
+    transactions: decodeLimitedCallsTerms(need("LimitedCallsEnforcer")).limit,
+  };
+  const targets = decodeAllowedTargetsTerms(need("AllowedTargetsEnforcer")).targets.map((target) => getAddress(target));
+  const shape = [...terms.keys()].sort().join(",");
+  if (terms.has("NativeTokenPeriodTransferEnforcer")) {
+    const expected = ["AllowedTargetsEnforcer", "ExactCalldataEnforcer", "LimitedCallsEnforcer", "NativeTokenPeriodTransferEnforcer", "TimestampEnforcer"];
+    if (shape !== expected.join(",")) throw new UnreadableDelegationError(`Unexpected caveats for a coin allowance (${shape}): refused.`);
+    if (decodeExactCalldataTerms(need("ExactCalldataEnforcer")).calldata !== "0x") {
+      throw new UnreadableDelegationError("A coin allowance must carry no call data: refused.");
+    }
+    const period = decodeNativeTokenPeriodTransferTerms(need("NativeTokenPeriodTransferEnforcer"));
+    return { token: null, perPeriod: period.periodAmount, periodSeconds: period.periodDuration, startsAt: period.startDate, recipients: targets, ...common };
+  }
+  const expected = ["AllowedCalldataEnforcer", "AllowedTargetsEnforcer", "ERC20PeriodTransferEnforcer", "LimitedCallsEnforcer", "TimestampEnforcer", "ValueLteEnforcer"];
+  if (shape !== expected.join(",")) throw new UnreadableDelegationError(`Unexpected caveats for a token allowance (${shape}): refused.`);
+  const period = decodeERC20TokenPeriodTransferTerms(need("ERC20PeriodTransferEnforcer"));
+  const token = getAddress(period.tokenAddress);
+  if (targets.length !== 1 || targets[0] !== token) throw new UnreadableDelegationError("A token allowance may call only its token: refused.");
+  if (decodeValueLteTerms(need("ValueLteEnforcer")).maxValue !== 0n) throw new UnreadableDelegationError("A token allowance must send no coin: refused.");
+  const calldata = decodeAllowedCalldataTerms(need("AllowedCalldataEnforcer"));
+  if (calldata.startIndex !== 4 || calldata.value.length !== 66 || !calldata.value.startsWith("0x000000000000000000000000")) {
+    throw new UnreadableDelegationError("A token allowance must pin the transfer's recipient: refused.");
+  }
+  const recipient = getAddress(`0x${calldata.value.slice(26)}`);
+  return { token, perPeriod: period.periodAmount, periodSeconds: period.periodDuration, startsAt: period.startDate, recipients: [recipient], ...common };
+}
