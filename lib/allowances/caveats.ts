@@ -240,3 +240,33 @@ export function readDelegation(framework: Framework, delegation: Pick<Delegation
   const recipient = getAddress(`0x${calldata.value.slice(26)}`);
   return { token, perPeriod: period.periodAmount, periodSeconds: period.periodDuration, startsAt: period.startDate, recipients: [recipient], ...common };
 }
+
+const DELEGATION_TYPES = {
+  Delegation: [
+    { name: "delegate", type: "address" },
+    { name: "delegator", type: "address" },
+    { name: "authority", type: "bytes32" },
+    { name: "caveats", type: "Caveat[]" },
+    { name: "salt", type: "uint256" },
+  ],
+  Caveat: [
+    { name: "enforcer", type: "address" },
+    { name: "terms", type: "bytes" },
+  ],
+} as const;
+
+/** The EIP-712 typed data of a delegation, as the DelegationManager on `chainId` verifies it: what the person signs. */
+export function delegationTypedData(framework: Framework, chainId: number, delegation: Delegation) {
+  return {
+    domain: { name: "DelegationManager", version: "1", chainId, verifyingContract: framework.DelegationManager },
+    types: DELEGATION_TYPES,
+    primaryType: "Delegation" as const,
+    message: {
+      delegate: delegation.delegate,
+      delegator: delegation.delegator,
+      authority: delegation.authority,
+      caveats: delegation.caveats.map(({ enforcer, terms }) => ({ enforcer, terms })),
+      salt: delegation.salt,
+    },
+  };
+}

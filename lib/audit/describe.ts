@@ -110,6 +110,12 @@ export function summarizeEvent(
       return `API key${quoted(data.name)} issued for ${grantSet(data.credentials, names)}`;
     case "api_key.revoked":
       return `API key${quoted(data.name)} revoked`;
+    case "allowance.created":
+      return `Allowance created on chain ${text(data.chainId) ?? "?"}: ${text(data.summary) ?? "?"}`;
+    case "allowance.spent":
+      return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (transaction ${text(data.txHash) ?? "?"})`;
+    case "allowance.revoked":
+      return `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
     case "mcp.tool_called":
       return `Tool ${text(data.tool) ?? "?"}: ${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
     case "policy.refused":

@@ -36,6 +36,9 @@ export const AUDIT_EVENT_TYPES = [
   "request.transition",
   "step_up.refused",
   "session.ended_everywhere",
+  "allowance.created",
+  "allowance.spent",
+  "allowance.revoked",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -1,0 +1,192 @@
+// Allowances on a real hardhat chain with MetaMask's Delegation Framework deployed: the person signs with their own
+// key (EIP-7702 authorization and EIP-712 delegations), the server spends within the caveats through its relayer,
+// and the chain — not the server — holds it to the cap. SQLite here; the concurrency case also runs on PostgreSQL
+// (e2e/postgres/allowances.test.ts).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { concurrentSpendsNearTheCap, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
+import { deployErc20 } from "../support/contracts";
+import { recordOutbound, type Outbound } from "../support/outbound";
+
+describe("allowances on the local chain", { timeout: 300_000 }, () => {
+  let world: AllowanceWorld;
+  let outbound: Outbound;
+  let lib: {
+    spend: typeof import("@/lib/allowances/spend");
+    revocation: typeof import("@/lib/allowances/revocation");
+    db: typeof import("@/lib/db");
+  };
+
+  before(async () => {
+    outbound = recordOutbound();
+    world = await startAllowanceWorld({ database: "sqlite" });
+    lib = { spend: await import("@/lib/allowances/spend"), revocation: await import("@/lib/allowances/revocation"), db: await import("@/lib/db") };
+  });
+  after(async () => {
+    outbound?.stop();
+    await world?.stop();
+  });
+
+  async function refusal(promise: Promise<unknown>) {
+    const error = await promise.then(
+      () => assert.fail("the spend was not refused"),
+      (error: unknown) => error,
+    );
+    assert.ok(error instanceof lib.spend.AllowanceRefusal, String(error));
+    return error;
+  }
+
+  describe("0.01 ETH and 10 TKN a day, one recipient, 3 transfers", () => {
+    let person: ReturnType<typeof privateKeyToAccount>;
+    let shop: Address;
+    let token: Address;
+    let allowanceId: string;
+
+    before(async () => {
+      person = await world.newPerson("1");
+      shop = world.recipient();
+      token = await deployErc20(world.chain, { name: "Test token", symbol: "TKN", supply: parseUnits("1000", 18), holder: person.address });
+      ({ id: allowanceId } = await world.allow(person, { recipients: [shop], tokens: [{ address: token, perPeriod: parseUnits("10", 18) }] }));
+    });
+
+    it("gives the person's address the DeleGator's code through the relayer, and stores the allowance", async () => {
+      const code = await world.chain.client.getCode({ address: person.address });
+      assert.equal(code?.toLowerCase(), `0xef0100${world.framework.implementations.EIP7702StatelessDeleGatorImpl.slice(2).toLowerCase()}`);
+      const stored = await lib.db.db().allowance.findUniqueOrThrow({ where: { id: allowanceId }, include: { delegations: true } });
+      assert.equal(stored.delegations.length, 2);
+      assert.equal(stored.status, "active");
+    });
+
+    it("lands two spends within the cap with no one signing", async () => {
+      const first = await lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.004") });
+      const second = await lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.004") });
+      for (const { txHash } of [first, second]) {
+        assert.equal((await world.chain.client.getTransactionReceipt({ hash: txHash })).status, "success");
+      }
+      assert.equal(await world.balance(shop), parseEther("0.008"));
+      const spends = await lib.db.db().allowanceSpend.findMany({ where: { allowanceId } });
+      assert.deepEqual(spends.map((spend) => spend.status), ["landed", "landed"]);
+      const audit = await lib.db.db().auditEvent.findMany({ where: { type: "allowance.spent" } });
+      assert.deepEqual(
+        audit.map((event) => JSON.parse(event.data).txHash).sort(),
+        [first.txHash, second.txHash].sort(),
+      );
+    });
+
+    it("refuses the third above the cap before anything is sent, saying what is left and what the person chose", async () => {
+      const nonce = await world.relayerNonce();
+      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.004") }));
+      assert.equal(error.reason, "over_cap");
+      assert.equal(error.overLimit, "ask");
+      assert.equal(error.left?.available, parseEther("0.002").toString());
+      assert.equal(await world.relayerNonce(), nonce, "nothing was sent");
+    });
+
+    it("allows it again once the chain's clock is in the next period", async () => {
+      await world.increaseTime(86_400);
+      const third = await lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.004") });
+      assert.equal((await world.chain.client.getTransactionReceipt({ hash: third.txHash })).status, "success");
+      assert.equal(await world.balance(shop), parseEther("0.012"));
+    });
+
+    it("stops at the number of transfers the person allowed", async () => {
+      const nonce = await world.relayerNonce();
+      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.001") }));
+      assert.equal(error.reason, "no_transfers_left");
+      assert.equal(await world.relayerNonce(), nonce);
+    });
+
+    it("pays the token within its own cap, and refuses above it", async () => {
+      const transfer = (amount: string) => encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [shop, parseUnits(amount, 18)] });
+      await lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") });
+      const held = await world.chain.client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [shop] });
+      assert.equal(held, parseUnits("6", 18));
+      const nonce = await world.relayerNonce();
+      assert.equal((await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") }))).reason, "over_cap");
+      assert.equal(await world.relayerNonce(), nonce);
+    });
+
+    it("refuses a recipient off the list before anything is sent", async () => {
+      const nonce = await world.relayerNonce();
+      const stranger = world.recipient();
+      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: stranger, value: parseEther("0.001") }));
+      assert.equal(error.reason, "recipient_not_allowed");
+      const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [stranger, 1n] });
+      assert.equal((await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data }))).reason, "recipient_not_allowed");
+      assert.equal(await world.relayerNonce(), nonce);
+      assert.equal(await world.balance(stranger), 0n);
+    });
+  });
+
+  it("lands exactly as many of 50 concurrent spends as fit under the cap, none reverting (SQLite)", async () => {
+    const outcome = await concurrentSpendsNearTheCap(world);
+    assert.deepEqual(outcome.others, []);
+    assert.equal(outcome.landed, 33);
+    assert.equal(outcome.refused, 17);
+    assert.equal(outcome.sent, 33, "the relayer sent only what landed");
+    assert.equal(outcome.reverted, 0);
+    assert.equal(outcome.received, parseEther("0.0099"));
+  });
+
+  it("a compromised server: the delegate key used directly against the DelegationManager cannot exceed the cap", async () => {
+    const person = await world.newPerson("1");
+    const shop = world.recipient();
+    const { id } = await world.allow(person, { recipients: [shop] });
+    const stored = await lib.db.db().allowanceDelegation.findFirstOrThrow({ where: { allowanceId: id } });
+    const { parseStoredDelegation } = await import("@/lib/allowances/allowances");
+    const { delegateAccount } = await import("@/lib/allowances/delegate-key");
+    // The attacker has the delegate key and gas of its own, and skips every check the server makes.
+    const attacker = await delegateAccount();
+    await world.chain.fund(attacker.address, "1");
+    const execution = { target: shop, value: parseEther("0.02"), callData: "0x" as const };
+    const data = lib.spend.redeemCall([parseStoredDelegation(stored.signed)], execution);
+    const { simulate } = await import("@/lib/allowances/relay");
+    assert.equal(await simulate(world.chain.chainId, { from: attacker.address, to: world.framework.DelegationManager, data }), "NativeTokenPeriodTransferEnforcer:transfer-amount-exceeded");
+    const signed = await attacker.signTransaction({
+      chainId: world.chain.chainId,
+      type: "eip1559",
+      to: world.framework.DelegationManager,
+      data,
+      gas: 500_000n,
+      nonce: await world.chain.client.getTransactionCount({ address: attacker.address }),
+      maxFeePerGas: parseUnits("10", 9),
+      maxPriorityFeePerGas: 1n,
+    });
+    await world.chain.client.request({ method: "eth_sendRawTransaction", params: [signed] }).catch(() => "hardhat reports the revert");
+    assert.equal(await world.balance(shop), 0n, "not one wei moved");
+    // Within the cap the same key can pay — that is what the person allowed, no more.
+    const within = lib.spend.redeemCall([parseStoredDelegation(stored.signed)], { ...execution, value: parseEther("0.01") });
+    assert.equal(await simulate(world.chain.chainId, { from: attacker.address, to: world.framework.DelegationManager, data: within }), null);
+  });
+
+  it("revokes for a person holding 0 ETH, refusing spends from the moment it is asked", async () => {
+    const person = await world.newPerson("0");
+    const shop = world.recipient();
+    const { id, hashes } = await world.allow(person, { recipients: [shop] });
+    const prepared = await lib.revocation.prepareRevocation(id);
+    // A revocation the chain would not take (signed by someone else): spends stop all the same, and it stays asked for.
+    const wrong = await privateKeyToAccount(generatePrivateKey()).signTypedData(prepared.typedData);
+    await assert.rejects(lib.revocation.revokeAllowance(id, { nonce: prepared.nonce, signature: wrong }), /would refuse this revocation/);
+    assert.equal((await refusal(lib.spend.spendFromAllowance(id, { to: shop, value: 1n }))).reason, "not_active");
+    const signature = await person.signTypedData(prepared.typedData);
+    const { txHash } = await lib.revocation.revokeAllowance(id, { nonce: prepared.nonce, signature });
+    assert.equal((await world.chain.client.getTransactionReceipt({ hash: txHash })).status, "success");
+    const { DelegationManager } = await import("@metamask/delegation-abis");
+    for (const hash of hashes) {
+      assert.equal(
+        await world.chain.client.readContract({ address: world.framework.DelegationManager, abi: DelegationManager, functionName: "disabledDelegations", args: [hash] }),
+        true,
+      );
+    }
+    assert.equal(await world.balance(person.address), 0n, "the person paid nothing");
+    const stored = await lib.db.db().allowance.findUniqueOrThrow({ where: { id } });
+    assert.equal(stored.status, "revoked");
+    assert.equal(stored.revocationTx, txHash);
+  });
+
+  it("contacted no host but the configured chain and database", () => {
+    assert.deepEqual(outbound.hosts(), ["127.0.0.1"]);
+  });
+});

@@ -1,0 +1,132 @@
+// A world for allowance tests that call lib/allowances in-process: a hardhat chain with the Delegation Framework,
+// a fresh database (SQLite file or PostgreSQL), and people whose keys sign in the test as the browser will: the
+// EIP-7702 authorization and each EIP-712 delegation, with the person's own key.
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { getAddress, parseEther, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { createPostgresDatabase, type PostgresDatabase } from "./app";
+import { chainsSetting, startChain, type LocalChain } from "./chain";
+import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
+import { migrateDatabase } from "@/lib/db/migrate";
+import type { AllowanceSpec } from "@/lib/allowances/caveats";
+
+export type AllowanceWorld = Awaited<ReturnType<typeof startAllowanceWorld>>;
+
+export async function startAllowanceWorld(options: { database: "sqlite" | "postgres" }) {
+  const chain: LocalChain = await startChain();
+  const environment: FrameworkEnvironment = await deployFramework(chain);
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-allowances-"));
+  const postgres: PostgresDatabase | null = options.database === "postgres" ? await createPostgresDatabase() : null;
+  const databaseUrl = postgres?.url ?? `file:${path.join(dataDir, "agent-wallet.db")}`;
+  Object.assign(process.env, {
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    APP_URL: "http://localhost:3999",
+    BASE_URL: "http://localhost:3999",
+    CHAINS: chainsSetting(chain),
+    ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment),
+  });
+  migrateDatabase(databaseUrl);
+  // Imported after the environment is set: config() and db() read it once.
+  const caveats = await import("@/lib/allowances/caveats");
+  const { createAllowance } = await import("@/lib/allowances/allowances");
+  const { delegateAccount } = await import("@/lib/allowances/delegate-key");
+  const { allowanceFramework, relayerAccount } = await import("@/lib/allowances/settings");
+  const framework = allowanceFramework(chain.chainId);
+  if (!framework) throw new Error("the deployed framework was not configured");
+  const relayer = relayerAccount(chain.chainId)!.address;
+  const delegate = (await delegateAccount()).address;
+
+  /** A person with `ether` in their wallet (0: none at all). */
+  async function newPerson(ether: string): Promise<PrivateKeyAccount> {
+    const person = privateKeyToAccount(generatePrivateKey());
+    await chain.fund(person.address, ether);
+    return person;
+  }
+
+  /** The person signs an allowance (authorization once, then each delegation) and the server stores it. */
+  async function allow(person: PrivateKeyAccount, overrides: Partial<AllowanceSpec> & { recipients: Address[] }) {
+    const block = await chain.client.getBlock();
+    const now = Number(block.timestamp);
+    const spec: AllowanceSpec = {
+      chainId: chain.chainId,
+      delegator: person.address,
+      delegate,
+      native: parseEther("0.01"),
+      tokens: [],
+      periodSeconds: caveats.DAY,
+      startsAt: now,
+      expiresAt: now + 7 * caveats.DAY,
+      transactions: 3,
+      overLimit: "ask",
+      ...overrides,
+    };
+    const delegations = caveats.delegationsFor(spec, framework!, now);
+    for (const delegation of delegations) {
+      delegation.signature = await person.signTypedData(caveats.delegationTypedData(framework!, chain.chainId, delegation));
+    }
+    const code = await chain.client.getCode({ address: person.address });
+    const authorization = code
+      ? undefined
+      : await person.signAuthorization({
+          contractAddress: framework!.implementations.EIP7702StatelessDeleGatorImpl,
+          chainId: chain.chainId,
+          nonce: await chain.client.getTransactionCount({ address: person.address }),
+        });
+    return createAllowance(
+      { userId: "u_test", credentialId: `cr_${person.address}`, chainId: chain.chainId, delegator: person.address, overLimit: spec.overLimit, delegations, authorization },
+      new Date(now * 1000),
+    );
+  }
+
+  return {
+    chain,
+    framework,
+    relayer,
+    delegate,
+    newPerson,
+    allow,
+    /** How many transactions the relayer has sent: unchanged means nothing was sent. */
+    relayerNonce: () => chain.client.getTransactionCount({ address: relayer }),
+    balance: (address: Address) => chain.client.getBalance({ address }),
+    recipient: () => getAddress(privateKeyToAccount(generatePrivateKey()).address),
+    increaseTime: async (seconds: number) => {
+      await chain.client.request({ method: "evm_increaseTime" as never, params: [seconds] as never });
+      await chain.client.request({ method: "evm_mine" as never, params: [] as never });
+    },
+    stop: async () => {
+      const { disconnectDatabase } = await import("@/lib/db");
+      await disconnectDatabase();
+      await chain.stop();
+      await postgres?.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * 50 concurrent spends of 0.0003 ETH from an allowance of 0.01 ETH a day: 33 fit. Exactly 33 land, the other 17
+ * are refused before anything is sent, and no transaction the relayer sent reverted.
+ */
+export async function concurrentSpendsNearTheCap(world: AllowanceWorld) {
+  const { spendFromAllowance, AllowanceRefusal } = await import("@/lib/allowances/spend");
+  const person = await world.newPerson("1");
+  const shop = world.recipient();
+  const { id } = await world.allow(person, { recipients: [shop], transactions: 100 });
+  const nonceBefore = await world.relayerNonce();
+  const results = await Promise.allSettled(Array.from({ length: 50 }, () => spendFromAllowance(id, { to: shop, value: parseEther("0.0003") })));
+  const landed = results.filter((result) => result.status === "fulfilled");
+  const refused = results.filter((result) => result.status === "rejected" && result.reason instanceof AllowanceRefusal && result.reason.reason === "over_cap");
+  const hashes = landed.map((result) => (result as PromiseFulfilledResult<{ txHash: Hex }>).value.txHash);
+  const receipts = await Promise.all(hashes.map((hash) => world.chain.client.getTransactionReceipt({ hash })));
+  return {
+    landed: landed.length,
+    refused: refused.length,
+    others: results.filter((result) => result.status === "rejected" && !refused.includes(result)).map((result) => String((result as PromiseRejectedResult).reason)),
+    reverted: receipts.filter((receipt) => receipt.status !== "success").length,
+    sent: (await world.relayerNonce()) - nonceBefore,
+    received: await world.balance(shop),
+  };
+}

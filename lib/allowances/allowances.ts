@@ -1,0 +1,184 @@
+// Creating an allowance from what the person signed, and reading what is left of it. The signatures are checked
+// here as the DelegationManager will check them, and every delegation must decode to exactly an allowance's shape
+// (lib/allowances/caveats.ts), so what is stored is what the approval page described.
+import { getAddress, recoverTypedDataAddress, type Address, type Hex, type SignedAuthorization } from "viem";
+import { recoverAuthorizationAddress } from "viem/utils";
+import { hashDelegation } from "@metamask/delegation-core";
+import { ERC20PeriodTransferEnforcer, LimitedCallsEnforcer, NativeTokenPeriodTransferEnforcer } from "@metamask/delegation-abis";
+import { recordAudit } from "@/lib/audit";
+import { randomId } from "@/lib/crypto";
+import { db } from "@/lib/db";
+import { AppError, NotFoundError } from "@/lib/http/errors";
+import { onChain } from "@/lib/wallet/chains";
+import { delegationTypedData, MAX_DELEGATIONS, MAX_EXPIRY_DAYS, DAY, readDelegation, type Delegation, type DelegationMeaning, type OverLimit } from "./caveats";
+import { delegateAccount } from "./delegate-key";
+import type { Framework } from "./framework";
+import { relay } from "./relay";
+import { allowanceFramework } from "./settings";
+
+export class AllowanceError extends AppError {
+  constructor(message: string, status = 400) {
+    super("invalid_allowance", message, status);
+  }
+}
+
+/** The framework on `chainId`, or a clear refusal: a chain without it is offered no allowance mode. */
+export function frameworkFor(chainId: number): Framework {
+  const framework = allowanceFramework(chainId);
+  if (!framework) throw new AllowanceError(`Chain ${chainId} has no Delegation Framework deployment, so it offers no allowance mode.`, 409);
+  return framework;
+}
+
+/** A signed delegation as JSON keeps it (the salt, a uint256, as a decimal string). */
+type StoredDelegation = Omit<Delegation, "salt"> & { salt: string };
+
+export function storedDelegation(delegation: Delegation): string {
+  return JSON.stringify({ ...delegation, salt: delegation.salt.toString() } satisfies StoredDelegation);
+}
+
+export function parseStoredDelegation(json: string): Delegation {
+  const stored = JSON.parse(json) as StoredDelegation;
+  return { ...stored, salt: BigInt(stored.salt) };
+}
+
+/** Code at an address that EIP-7702 delegated to `implementation`. */
+function delegatedCode(implementation: Address): Hex {
+  return `0xef0100${implementation.slice(2).toLowerCase()}`;
+}
+
+/**
+ * Gives the person's address the DeleGator's code when it lacks it, with the authorization they signed; refuses an
+ * account that runs another implementation (the delegations would be checked by code we do not know).
+ */
+async function ensureDeleGator(chainId: number, framework: Framework, delegator: Address, authorization: SignedAuthorization | undefined) {
+  const implementation = framework.implementations.EIP7702StatelessDeleGatorImpl;
+  const code = ((await onChain(chainId, (client) => client.getCode({ address: delegator }))) ?? "0x").toLowerCase();
+  if (code === delegatedCode(implementation)) return;
+  if (code !== "0x") {
+    throw new AllowanceError("This account already runs another smart-account implementation; an allowance needs MetaMask's EIP7702StatelessDeleGator.", 409);
+  }
+  if (!authorization) throw new AllowanceError("This account needs a signed EIP-7702 authorization for the DeleGator first.");
+  if (authorization.chainId !== chainId) throw new AllowanceError("The EIP-7702 authorization must name this chain (never chain 0, which is valid everywhere).");
+  if (getAddress(authorization.address) !== implementation) throw new AllowanceError("The EIP-7702 authorization must name the DeleGator of this chain.");
+  const signer = await recoverAuthorizationAddress({ authorization });
+  if (signer !== delegator) throw new AllowanceError("The EIP-7702 authorization was not signed by this account.");
+  const sent = await relay(chainId, { to: delegator, data: "0x", gas: 100_000n, authorizationList: [authorization] }, async () => {});
+  const receipt = await sent.receipt();
+  const after = ((await onChain(chainId, (client) => client.getCode({ address: delegator }))) ?? "0x").toLowerCase();
+  if (receipt.status !== "success" || after !== delegatedCode(implementation)) throw new AllowanceError("The EIP-7702 authorization did not take effect.", 409);
+}
+
+export type NewAllowance = {
+  userId: string;
+  credentialId: string;
+  grantId?: string;
+  chainId: number;
+  /** the credential's address */
+  delegator: Address;
+  overLimit: OverLimit;
+  /** signed by the person */
+  delegations: Delegation[];
+  authorization?: SignedAuthorization;
+};
+
+/** Checks what the person signed and stores the allowance; the chain enforces it from now on. */
+export async function createAllowance(input: NewAllowance, now = new Date()): Promise<{ id: string; hashes: Hex[] }> {
+  const framework = frameworkFor(input.chainId);
+  const delegate = (await delegateAccount()).address;
+  if (!input.delegations.length || input.delegations.length > MAX_DELEGATIONS) {
+    throw new AllowanceError(`An allowance has between 1 and ${MAX_DELEGATIONS} delegations.`);
+  }
+  const seconds = Math.floor(now.getTime() / 1000);
+  const checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex }[] = [];
+  for (const delegation of input.delegations) {
+    let meaning: DelegationMeaning;
+    try {
+      meaning = readDelegation(framework, delegation);
+    } catch (error) {
+      throw new AllowanceError((error as Error).message);
+    }
+    if (getAddress(delegation.delegate) !== delegate) throw new AllowanceError("Each delegation must name this server's delegate key.");
+    if (getAddress(delegation.delegator) !== getAddress(input.delegator)) throw new AllowanceError("Each delegation must be from the wallet's address.");
+    if (delegation.salt === 0n) throw new AllowanceError("Each delegation needs a random salt.");
+    if (meaning.expiresAt <= seconds || meaning.expiresAt > seconds + MAX_EXPIRY_DAYS * DAY) {
+      throw new AllowanceError(`An allowance ends within ${MAX_EXPIRY_DAYS} days.`);
+    }
+    const signer = await recoverTypedDataAddress({ ...delegationTypedData(framework, input.chainId, delegation), signature: delegation.signature });
+    if (signer !== getAddress(input.delegator)) throw new AllowanceError("A delegation's signature is not the wallet's.");
+    checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
+  }
+  await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization);
+  const id = randomId("al_");
+  const expiresAt = new Date(Math.min(...checked.map(({ meaning }) => meaning.expiresAt)) * 1000);
+  await db().allowance.create({
+    data: {
+      id,
+      userId: input.userId,
+      credentialId: input.credentialId,
+      grantId: input.grantId ?? null,
+      chainId: input.chainId,
+      delegator: getAddress(input.delegator),
+      delegate,
+      overLimit: input.overLimit,
+      expiresAt,
+      delegations: {
+        create: checked.map(({ delegation, meaning, hash }) => ({ hash, token: meaning.token, signed: storedDelegation(delegation) })),
+      },
+    },
+  });
+  await recordAudit({
+    type: "allowance.created",
+    userId: input.userId,
+    credentialId: input.credentialId,
+    data: { allowanceId: id, chainId: input.chainId, delegations: checked.map(({ hash }) => hash), overLimit: input.overLimit },
+  });
+  return { id, hashes: checked.map(({ hash }) => hash) };
+}
+
+export type DelegationState = {
+  hash: Hex;
+  meaning: DelegationMeaning;
+  delegation: Delegation;
+  /** what may still be sent in the current period (base units), read from the enforcer */
+  available: bigint;
+  /** unix seconds when the next period starts */
+  resetsAt: number;
+  /** transfers left, read from the LimitedCallsEnforcer */
+  callsLeft: number;
+};
+
+/** A delegation's remaining amount and transfers, as the enforcers on the chain see them now. */
+export async function delegationState(chainId: number, framework: Framework, row: { hash: string; signed: string }): Promise<DelegationState> {
+  const delegation = parseStoredDelegation(row.signed);
+  const meaning = readDelegation(framework, delegation);
+  const hash = row.hash as Hex;
+  const periodCaveat = delegation.caveats.find(
+    (caveat) =>
+      caveat.enforcer === framework.caveatEnforcers.NativeTokenPeriodTransferEnforcer || caveat.enforcer === framework.caveatEnforcers.ERC20PeriodTransferEnforcer,
+  );
+  if (!periodCaveat) throw new Error("an allowance delegation without its period caveat");
+  const manager = framework.DelegationManager;
+  const [[available, , currentPeriod], used] = await onChain(chainId, (client) =>
+    Promise.all([
+      meaning.token
+        ? client.readContract({ address: periodCaveat.enforcer, abi: ERC20PeriodTransferEnforcer, functionName: "getAvailableAmount", args: [hash, manager, periodCaveat.terms] })
+        : client.readContract({ address: periodCaveat.enforcer, abi: NativeTokenPeriodTransferEnforcer, functionName: "getAvailableAmount", args: [hash, manager, periodCaveat.terms] }),
+      client.readContract({ address: framework.caveatEnforcers.LimitedCallsEnforcer, abi: LimitedCallsEnforcer, functionName: "callCounts", args: [manager, hash] }),
+    ]),
+  );
+  return {
+    hash,
+    meaning,
+    delegation,
+    available,
+    // periods count from 1; 0: the first has not started yet
+    resetsAt: meaning.startsAt + Number(currentPeriod) * meaning.periodSeconds,
+    callsLeft: Math.max(meaning.transactions - Number(used), 0),
+  };
+}
+
+export async function findAllowance(id: string) {
+  const allowance = await db().allowance.findUnique({ where: { id }, include: { delegations: true } });
+  if (!allowance) throw new NotFoundError("The allowance");
+  return allowance;
+}

@@ -1,0 +1,65 @@
+// Leases that serialize work across instances through the database (SQLite or PostgreSQL): the holder of
+// `allowance:<id>` is the only one spending from that allowance, so each spend is checked against the chain as the
+// previous one left it; the holder of `relayer:<chain>:<address>` is the only one choosing that relayer's nonce.
+// A lease outlives no crash for long: after `until` another instance takes it over.
+import { randomId } from "@/lib/crypto";
+import { db } from "@/lib/db";
+
+export class LeaseTimeoutError extends Error {
+  constructor(key: string) {
+    super(`waited too long for ${key.split(":")[0]} to be free`);
+    this.name = "LeaseTimeoutError";
+  }
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === "P2002" || /unique constraint/i.test(String((error as Error).message));
+}
+
+async function tryTake(key: string, holder: string, holdMs: number): Promise<boolean> {
+  const now = new Date();
+  const until = new Date(now.getTime() + holdMs);
+  try {
+    await db().lease.create({ data: { key, holder, until } });
+    return true;
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+  }
+  const { count } = await db().lease.updateMany({ where: { key, until: { lt: now } }, data: { holder, until } });
+  return count === 1;
+}
+
+/** Each key's last queued turn in this process. */
+const turns = new Map<string, Promise<unknown>>();
+
+/** Runs `work` after every earlier caller of `key` in this process has finished. */
+function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
+  const run = (turns.get(key) ?? Promise.resolve()).catch(() => {}).then(work);
+  const settled = run.catch(() => {});
+  turns.set(key, settled);
+  void settled.then(() => turns.get(key) === settled && turns.delete(key));
+  return run;
+}
+
+/**
+ * Runs `work` while holding the lease `key`, waiting up to `waitMs` for it. Callers in one process queue in memory,
+ * so at most one of them per instance polls the database: a burst of waiters does not crowd out the holder's writes.
+ */
+export function withLease<T>(key: string, work: () => Promise<T>, options: { holdMs?: number; waitMs?: number } = {}): Promise<T> {
+  const deadline = Date.now() + (options.waitMs ?? 120_000);
+  return inTurn(key, () => holdLease(key, work, options.holdMs ?? 60_000, deadline));
+}
+
+async function holdLease<T>(key: string, work: () => Promise<T>, holdMs: number, deadline: number): Promise<T> {
+  const holder = randomId("ls_");
+  for (let attempt = 0; !(await tryTake(key, holder, holdMs)); attempt++) {
+    if (Date.now() > deadline) throw new LeaseTimeoutError(key);
+    // jittered, growing to 50 ms: waiters do not poll in step
+    await new Promise((resolve) => setTimeout(resolve, Math.min(5 + attempt * 5, 50) * (0.5 + Math.random())));
+  }
+  try {
+    return await work();
+  } finally {
+    await db().lease.deleteMany({ where: { key, holder } });
+  }
+}
