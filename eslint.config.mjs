@@ -22,6 +22,24 @@ const config = [
       ],
     },
   },
+  {
+    // The Smart Accounts Kit sends usage telemetry unless DO_NOT_TRACK is set before its first call: the app and the
+    // browser never load it (docs/decisions/0015-allowances.md); only the local chain's deployment does, after setting it.
+    files: ["app/**", "components/**", "lib/**", "server.ts", "instrumentation.ts", "proxy.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@metamask/smart-accounts-kit", "@metamask/smart-accounts-kit/*"],
+              message: "Use @metamask/delegation-core and -abis: the kit phones home (docs/decisions/0015-allowances.md).",
+            },
+          ],
+        },
+      ],
+    },
+  },
 ];
 
 export default config;

@@ -22,7 +22,11 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
   before(async () => {
     outbound = recordOutbound();
     world = await startAllowanceWorld({ database: "sqlite" });
-    lib = { spend: await import("@/lib/allowances/spend"), revocation: await import("@/lib/allowances/revocation"), db: await import("@/lib/db") };
+    lib = {
+      spend: await import("@/lib/allowances/spend"),
+      revocation: await import("@/lib/allowances/revocation"),
+      db: await import("@/lib/db"),
+    };
   });
   after(async () => {
     outbound?.stop();
@@ -48,7 +52,10 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       person = await world.newPerson("1");
       shop = world.recipient();
       token = await deployErc20(world.chain, { name: "Test token", symbol: "TKN", supply: parseUnits("1000", 18), holder: person.address });
-      ({ id: allowanceId } = await world.allow(person, { recipients: [shop], tokens: [{ address: token, perPeriod: parseUnits("10", 18) }] }));
+      ({ id: allowanceId } = await world.allow(person, {
+        recipients: [shop],
+        tokens: [{ address: token, perPeriod: parseUnits("10", 18) }],
+      }));
     });
 
     it("gives the person's address the DeleGator's code through the relayer, and stores the allowance", async () => {
@@ -67,12 +74,12 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       }
       assert.equal(await world.balance(shop), parseEther("0.008"));
       const spends = await lib.db.db().allowanceSpend.findMany({ where: { allowanceId } });
-      assert.deepEqual(spends.map((spend) => spend.status), ["landed", "landed"]);
-      const audit = await lib.db.db().auditEvent.findMany({ where: { type: "allowance.spent" } });
       assert.deepEqual(
-        audit.map((event) => JSON.parse(event.data).txHash).sort(),
-        [first.txHash, second.txHash].sort(),
+        spends.map((spend) => spend.status),
+        ["landed", "landed"],
       );
+      const audit = await lib.db.db().auditEvent.findMany({ where: { type: "allowance.spent" } });
+      assert.deepEqual(audit.map((event) => JSON.parse(event.data).txHash).sort(), [first.txHash, second.txHash].sort());
     });
 
     it("refuses the third above the cap before anything is sent, saying what is left and what the person chose", async () => {
@@ -99,12 +106,16 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     });
 
     it("pays the token within its own cap, and refuses above it", async () => {
-      const transfer = (amount: string) => encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [shop, parseUnits(amount, 18)] });
+      const transfer = (amount: string) =>
+        encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [shop, parseUnits(amount, 18)] });
       await lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") });
       const held = await world.chain.client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [shop] });
       assert.equal(held, parseUnits("6", 18));
       const nonce = await world.relayerNonce();
-      assert.equal((await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") }))).reason, "over_cap");
+      assert.equal(
+        (await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") }))).reason,
+        "over_cap",
+      );
       assert.equal(await world.relayerNonce(), nonce);
     });
 
@@ -114,7 +125,10 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: stranger, value: parseEther("0.001") }));
       assert.equal(error.reason, "recipient_not_allowed");
       const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [stranger, 1n] });
-      assert.equal((await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data }))).reason, "recipient_not_allowed");
+      assert.equal(
+        (await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data }))).reason,
+        "recipient_not_allowed",
+      );
       assert.equal(await world.relayerNonce(), nonce);
       assert.equal(await world.balance(stranger), 0n);
     });
@@ -143,7 +157,10 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     const execution = { target: shop, value: parseEther("0.02"), callData: "0x" as const };
     const data = lib.spend.redeemCall([parseStoredDelegation(stored.signed)], execution);
     const { simulate } = await import("@/lib/allowances/relay");
-    assert.equal(await simulate(world.chain.chainId, { from: attacker.address, to: world.framework.DelegationManager, data }), "NativeTokenPeriodTransferEnforcer:transfer-amount-exceeded");
+    assert.equal(
+      await simulate(world.chain.chainId, { from: attacker.address, to: world.framework.DelegationManager, data }),
+      "NativeTokenPeriodTransferEnforcer:transfer-amount-exceeded",
+    );
     const signed = await attacker.signTransaction({
       chainId: world.chain.chainId,
       type: "eip1559",
@@ -158,7 +175,10 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     assert.equal(await world.balance(shop), 0n, "not one wei moved");
     // Within the cap the same key can pay — that is what the person allowed, no more.
     const within = lib.spend.redeemCall([parseStoredDelegation(stored.signed)], { ...execution, value: parseEther("0.01") });
-    assert.equal(await simulate(world.chain.chainId, { from: attacker.address, to: world.framework.DelegationManager, data: within }), null);
+    assert.equal(
+      await simulate(world.chain.chainId, { from: attacker.address, to: world.framework.DelegationManager, data: within }),
+      null,
+    );
   });
 
   it("revokes for a person holding 0 ETH, refusing spends from the moment it is asked", async () => {
@@ -176,7 +196,12 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     const { DelegationManager } = await import("@metamask/delegation-abis");
     for (const hash of hashes) {
       assert.equal(
-        await world.chain.client.readContract({ address: world.framework.DelegationManager, abi: DelegationManager, functionName: "disabledDelegations", args: [hash] }),
+        await world.chain.client.readContract({
+          address: world.framework.DelegationManager,
+          abi: DelegationManager,
+          functionName: "disabledDelegations",
+          args: [hash],
+        }),
         true,
       );
     }

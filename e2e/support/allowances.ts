@@ -76,7 +76,15 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
           nonce: await chain.client.getTransactionCount({ address: person.address }),
         });
     return createAllowance(
-      { userId: "u_test", credentialId: `cr_${person.address}`, chainId: chain.chainId, delegator: person.address, overLimit: spec.overLimit, delegations, authorization },
+      {
+        userId: "u_test",
+        credentialId: `cr_${person.address}`,
+        chainId: chain.chainId,
+        delegator: person.address,
+        overLimit: spec.overLimit,
+        delegations,
+        authorization,
+      },
       new Date(now * 1000),
     );
   }
@@ -116,15 +124,21 @@ export async function concurrentSpendsNearTheCap(world: AllowanceWorld) {
   const shop = world.recipient();
   const { id } = await world.allow(person, { recipients: [shop], transactions: 100 });
   const nonceBefore = await world.relayerNonce();
-  const results = await Promise.allSettled(Array.from({ length: 50 }, () => spendFromAllowance(id, { to: shop, value: parseEther("0.0003") })));
+  const results = await Promise.allSettled(
+    Array.from({ length: 50 }, () => spendFromAllowance(id, { to: shop, value: parseEther("0.0003") })),
+  );
   const landed = results.filter((result) => result.status === "fulfilled");
-  const refused = results.filter((result) => result.status === "rejected" && result.reason instanceof AllowanceRefusal && result.reason.reason === "over_cap");
+  const refused = results.filter(
+    (result) => result.status === "rejected" && result.reason instanceof AllowanceRefusal && result.reason.reason === "over_cap",
+  );
   const hashes = landed.map((result) => (result as PromiseFulfilledResult<{ txHash: Hex }>).value.txHash);
   const receipts = await Promise.all(hashes.map((hash) => world.chain.client.getTransactionReceipt({ hash })));
   return {
     landed: landed.length,
     refused: refused.length,
-    others: results.filter((result) => result.status === "rejected" && !refused.includes(result)).map((result) => String((result as PromiseRejectedResult).reason)),
+    others: results
+      .filter((result) => result.status === "rejected" && !refused.includes(result))
+      .map((result) => String((result as PromiseRejectedResult).reason)),
     reverted: receipts.filter((receipt) => receipt.status !== "success").length,
     sent: (await world.relayerNonce()) - nonceBefore,
     received: await world.balance(shop),

@@ -10,7 +10,16 @@ import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { onChain } from "@/lib/wallet/chains";
-import { delegationTypedData, MAX_DELEGATIONS, MAX_EXPIRY_DAYS, DAY, readDelegation, type Delegation, type DelegationMeaning, type OverLimit } from "./caveats";
+import {
+  delegationTypedData,
+  MAX_DELEGATIONS,
+  MAX_EXPIRY_DAYS,
+  DAY,
+  readDelegation,
+  type Delegation,
+  type DelegationMeaning,
+  type OverLimit,
+} from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "./framework";
 import { relay } from "./relay";
@@ -32,7 +41,7 @@ export function frameworkFor(chainId: number): Framework {
 /** A signed delegation as JSON keeps it (the salt, a uint256, as a decimal string). */
 type StoredDelegation = Omit<Delegation, "salt"> & { salt: string };
 
-export function storedDelegation(delegation: Delegation): string {
+function storedDelegation(delegation: Delegation): string {
   return JSON.stringify({ ...delegation, salt: delegation.salt.toString() } satisfies StoredDelegation);
 }
 
@@ -55,17 +64,23 @@ async function ensureDeleGator(chainId: number, framework: Framework, delegator:
   const code = ((await onChain(chainId, (client) => client.getCode({ address: delegator }))) ?? "0x").toLowerCase();
   if (code === delegatedCode(implementation)) return;
   if (code !== "0x") {
-    throw new AllowanceError("This account already runs another smart-account implementation; an allowance needs MetaMask's EIP7702StatelessDeleGator.", 409);
+    throw new AllowanceError(
+      "This account already runs another smart-account implementation; an allowance needs MetaMask's EIP7702StatelessDeleGator.",
+      409,
+    );
   }
   if (!authorization) throw new AllowanceError("This account needs a signed EIP-7702 authorization for the DeleGator first.");
-  if (authorization.chainId !== chainId) throw new AllowanceError("The EIP-7702 authorization must name this chain (never chain 0, which is valid everywhere).");
-  if (getAddress(authorization.address) !== implementation) throw new AllowanceError("The EIP-7702 authorization must name the DeleGator of this chain.");
+  if (authorization.chainId !== chainId)
+    throw new AllowanceError("The EIP-7702 authorization must name this chain (never chain 0, which is valid everywhere).");
+  if (getAddress(authorization.address) !== implementation)
+    throw new AllowanceError("The EIP-7702 authorization must name the DeleGator of this chain.");
   const signer = await recoverAuthorizationAddress({ authorization });
   if (signer !== delegator) throw new AllowanceError("The EIP-7702 authorization was not signed by this account.");
   const sent = await relay(chainId, { to: delegator, data: "0x", gas: 100_000n, authorizationList: [authorization] }, async () => {});
   const receipt = await sent.receipt();
   const after = ((await onChain(chainId, (client) => client.getCode({ address: delegator }))) ?? "0x").toLowerCase();
-  if (receipt.status !== "success" || after !== delegatedCode(implementation)) throw new AllowanceError("The EIP-7702 authorization did not take effect.", 409);
+  if (receipt.status !== "success" || after !== delegatedCode(implementation))
+    throw new AllowanceError("The EIP-7702 authorization did not take effect.", 409);
 }
 
 export type NewAllowance = {
@@ -98,12 +113,16 @@ export async function createAllowance(input: NewAllowance, now = new Date()): Pr
       throw new AllowanceError((error as Error).message);
     }
     if (getAddress(delegation.delegate) !== delegate) throw new AllowanceError("Each delegation must name this server's delegate key.");
-    if (getAddress(delegation.delegator) !== getAddress(input.delegator)) throw new AllowanceError("Each delegation must be from the wallet's address.");
+    if (getAddress(delegation.delegator) !== getAddress(input.delegator))
+      throw new AllowanceError("Each delegation must be from the wallet's address.");
     if (delegation.salt === 0n) throw new AllowanceError("Each delegation needs a random salt.");
     if (meaning.expiresAt <= seconds || meaning.expiresAt > seconds + MAX_EXPIRY_DAYS * DAY) {
       throw new AllowanceError(`An allowance ends within ${MAX_EXPIRY_DAYS} days.`);
     }
-    const signer = await recoverTypedDataAddress({ ...delegationTypedData(framework, input.chainId, delegation), signature: delegation.signature });
+    const signer = await recoverTypedDataAddress({
+      ...delegationTypedData(framework, input.chainId, delegation),
+      signature: delegation.signature,
+    });
     if (signer !== getAddress(input.delegator)) throw new AllowanceError("A delegation's signature is not the wallet's.");
     checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
   }
@@ -148,22 +167,42 @@ export type DelegationState = {
 };
 
 /** A delegation's remaining amount and transfers, as the enforcers on the chain see them now. */
-export async function delegationState(chainId: number, framework: Framework, row: { hash: string; signed: string }): Promise<DelegationState> {
+export async function delegationState(
+  chainId: number,
+  framework: Framework,
+  row: { hash: string; signed: string },
+): Promise<DelegationState> {
   const delegation = parseStoredDelegation(row.signed);
   const meaning = readDelegation(framework, delegation);
   const hash = row.hash as Hex;
   const periodCaveat = delegation.caveats.find(
     (caveat) =>
-      caveat.enforcer === framework.caveatEnforcers.NativeTokenPeriodTransferEnforcer || caveat.enforcer === framework.caveatEnforcers.ERC20PeriodTransferEnforcer,
+      caveat.enforcer === framework.caveatEnforcers.NativeTokenPeriodTransferEnforcer ||
+      caveat.enforcer === framework.caveatEnforcers.ERC20PeriodTransferEnforcer,
   );
   if (!periodCaveat) throw new Error("an allowance delegation without its period caveat");
   const manager = framework.DelegationManager;
   const [[available, , currentPeriod], used] = await onChain(chainId, (client) =>
     Promise.all([
       meaning.token
-        ? client.readContract({ address: periodCaveat.enforcer, abi: ERC20PeriodTransferEnforcer, functionName: "getAvailableAmount", args: [hash, manager, periodCaveat.terms] })
-        : client.readContract({ address: periodCaveat.enforcer, abi: NativeTokenPeriodTransferEnforcer, functionName: "getAvailableAmount", args: [hash, manager, periodCaveat.terms] }),
-      client.readContract({ address: framework.caveatEnforcers.LimitedCallsEnforcer, abi: LimitedCallsEnforcer, functionName: "callCounts", args: [manager, hash] }),
+        ? client.readContract({
+            address: periodCaveat.enforcer,
+            abi: ERC20PeriodTransferEnforcer,
+            functionName: "getAvailableAmount",
+            args: [hash, manager, periodCaveat.terms],
+          })
+        : client.readContract({
+            address: periodCaveat.enforcer,
+            abi: NativeTokenPeriodTransferEnforcer,
+            functionName: "getAvailableAmount",
+            args: [hash, manager, periodCaveat.terms],
+          }),
+      client.readContract({
+        address: framework.caveatEnforcers.LimitedCallsEnforcer,
+        abi: LimitedCallsEnforcer,
+        functionName: "callCounts",
+        args: [manager, hash],
+      }),
     ]),
   );
   return {

@@ -2,7 +2,15 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createAllowedTargetsTerms, createNonceTerms } from "@metamask/delegation-core";
 import { getAddress, parseEther, parseUnits, type Address } from "viem";
-import { AllowanceSpecError, DAY, delegationsFor, readDelegation, UnreadableDelegationError, type AllowanceSpec } from "./caveats";
+import {
+  AllowanceSpecError,
+  DAY,
+  delegationsFor,
+  readDelegation,
+  specFromChoices,
+  UnreadableDelegationError,
+  type AllowanceSpec,
+} from "./caveats";
 import { ENFORCERS, frameworkFrom, frameworkOn, type Framework } from "./framework";
 import { describeDelegation, periodWords } from "./wording";
 
@@ -43,7 +51,9 @@ describe("allowance caveats", () => {
     const delegations = delegationsFor(spec({ recipients: [SHOP, address(0xeeee)] }), framework, NOW);
     assert.equal(delegations.length, 3);
     assert.equal(new Set(delegations.map((delegation) => delegation.salt)).size, 3);
-    assert.ok(delegations.every((delegation) => delegation.salt !== 0n && delegation.delegator === PERSON && delegation.delegate === DELEGATE));
+    assert.ok(
+      delegations.every((delegation) => delegation.salt !== 0n && delegation.delegator === PERSON && delegation.delegate === DELEGATE),
+    );
   });
 
   it("reads back exactly what was asked", () => {
@@ -81,14 +91,23 @@ describe("allowance caveats", () => {
     const unknown = { enforcer: address(999), terms: createNonceTerms({ nonce: "0x01" }), args: "0x" as const };
     assert.throws(() => readDelegation(framework, { ...coin, caveats: [...coin.caveats, unknown] }), /Unknown caveat enforcer/);
     assert.throws(() => readDelegation(framework, { ...coin, caveats: [...coin.caveats, coin.caveats[0]] }), /appears twice/);
-    assert.throws(() => readDelegation(framework, { ...coin, caveats: coin.caveats.filter((c) => c.enforcer !== framework.caveatEnforcers.LimitedCallsEnforcer) }), /lacks LimitedCallsEnforcer/);
+    assert.throws(
+      () =>
+        readDelegation(framework, {
+          ...coin,
+          caveats: coin.caveats.filter((c) => c.enforcer !== framework.caveatEnforcers.LimitedCallsEnforcer),
+        }),
+      /lacks LimitedCallsEnforcer/,
+    );
     assert.throws(() => readDelegation(framework, { ...coin, authority: `0x${"11".repeat(32)}` }), /signed by the person directly/);
   });
 
   it("refuses a token delegation that could call something else than its token", () => {
     const [, token] = delegationsFor(spec(), framework, NOW);
     const widened = token.caveats.map((c) =>
-      c.enforcer === framework.caveatEnforcers.AllowedTargetsEnforcer ? { ...c, terms: createAllowedTargetsTerms({ targets: [TOKEN, SHOP] }) } : c,
+      c.enforcer === framework.caveatEnforcers.AllowedTargetsEnforcer
+        ? { ...c, terms: createAllowedTargetsTerms({ targets: [TOKEN, SHOP] }) }
+        : c,
     );
     assert.throws(() => readDelegation(framework, { ...token, caveats: widened }), /only its token/);
   });
@@ -99,6 +118,29 @@ describe("allowance caveats", () => {
     assert.throws(() => delegationsFor(spec({ native: 0n }), framework, NOW), /more than 0/);
     assert.throws(() => delegationsFor(spec({ transactions: 0 }), framework, NOW), /between 1/);
     assert.throws(() => delegationsFor(spec({ native: undefined, tokens: [] }), framework, NOW), /coin or at least one token/);
+  });
+
+  it("reads the person's units: amounts with the asset's decimals, 7 days by default and at most 30", () => {
+    const choices = {
+      chainId: 31337,
+      delegator: PERSON,
+      delegate: DELEGATE,
+      coin: "0.01",
+      tokens: [{ address: TOKEN, amount: "10", decimals: 6 }],
+      recipients: [SHOP],
+      period: "day" as const,
+      transactions: 3,
+      overLimit: "refuse" as const,
+    };
+    const spec = specFromChoices(choices, NOW);
+    assert.equal(spec.native, parseEther("0.01"));
+    assert.deepEqual(spec.tokens, [{ address: TOKEN, perPeriod: 10_000_000n }]);
+    assert.equal(spec.expiresAt, NOW + 7 * DAY);
+    assert.equal(spec.periodSeconds, DAY);
+    assert.equal(specFromChoices({ ...choices, expiresInDays: 30 }, NOW).expiresAt, NOW + 30 * DAY);
+    assert.throws(() => specFromChoices({ ...choices, expiresInDays: 31 }, NOW), /within 30 days/);
+    assert.throws(() => specFromChoices({ ...choices, coin: "0.1234567891234567891" }, NOW), /more than 18 decimals/);
+    assert.throws(() => specFromChoices({ ...choices, coin: "-1" }, NOW), /not an amount/);
   });
 
   it("offers the published framework only on the chains it lists, and configured addresses anywhere", () => {

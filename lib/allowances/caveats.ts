@@ -20,11 +20,11 @@ import {
   decodeTimestampTerms,
   decodeValueLteTerms,
 } from "@metamask/delegation-core";
-import { getAddress, pad, type Address, type Hex } from "viem";
+import { getAddress, pad, parseUnits, type Address, type Hex } from "viem";
 import { enforcerName, type EnforcerName, type Framework } from "./framework";
 
 export const DAY = 86_400;
-export const DEFAULT_EXPIRY_DAYS = 7;
+const DEFAULT_EXPIRY_DAYS = 7;
 export const MAX_EXPIRY_DAYS = 30;
 /** Caveats are ANDed, so each (token, recipient) pair needs a delegation of its own: keep the signing bounded. */
 export const MAX_DELEGATIONS = 12;
@@ -76,12 +76,59 @@ export function randomSalt(): bigint {
   return BigInt(`0x${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`);
 }
 
+/** What the person chooses at consent, in their own units ("0.01" ETH, "10" of a token). */
+export type AllowanceChoices = {
+  chainId: number;
+  delegator: Address;
+  delegate: Address;
+  /** decimal amount of the chain's coin per period, or absent */
+  coin?: string;
+  tokens: { address: Address; amount: string; decimals: number }[];
+  recipients: Address[];
+  period: "hour" | "day" | "week";
+  /** default 7, at most 30 */
+  expiresInDays?: number;
+  transactions: number;
+  overLimit: OverLimit;
+};
+
+const PERIOD_SECONDS = { hour: 3600, day: DAY, week: 7 * DAY } as const;
+
+function amount(value: string, decimals: number): bigint {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new AllowanceSpecError(`"${value}" is not an amount.`);
+  if ((value.split(".")[1] ?? "").length > decimals) throw new AllowanceSpecError(`"${value}" has more than ${decimals} decimals.`);
+  return parseUnits(value, decimals);
+}
+
+/** The spec of the person's choices, periods starting now; refused when the chain could not hold to it. */
+export function specFromChoices(choices: AllowanceChoices, now: number): AllowanceSpec {
+  const days = choices.expiresInDays ?? DEFAULT_EXPIRY_DAYS;
+  if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS)
+    throw new AllowanceSpecError(`An allowance ends within ${MAX_EXPIRY_DAYS} days.`);
+  const spec: AllowanceSpec = {
+    chainId: choices.chainId,
+    delegator: choices.delegator,
+    delegate: choices.delegate,
+    native: choices.coin === undefined ? undefined : amount(choices.coin, 18),
+    tokens: choices.tokens.map((token) => ({ address: getAddress(token.address), perPeriod: amount(token.amount, token.decimals) })),
+    recipients: choices.recipients.map((recipient) => getAddress(recipient)),
+    periodSeconds: PERIOD_SECONDS[choices.period],
+    startsAt: now,
+    expiresAt: now + days * DAY,
+    transactions: choices.transactions,
+    overLimit: choices.overLimit,
+  };
+  checkSpec(spec, now);
+  return spec;
+}
+
 /** Refuses a spec the chain could not enforce as the person means it. */
-export function checkSpec(spec: AllowanceSpec, now: number): void {
+function checkSpec(spec: AllowanceSpec, now: number): void {
   if (!spec.recipients.length) throw new AllowanceSpecError("Name at least one recipient.");
   if (spec.native === undefined && !spec.tokens.length) throw new AllowanceSpecError("Choose the coin or at least one token.");
   if (spec.native !== undefined && spec.native <= 0n) throw new AllowanceSpecError("The amount per period must be more than 0.");
-  if (spec.tokens.some((token) => token.perPeriod <= 0n)) throw new AllowanceSpecError("Each token's amount per period must be more than 0.");
+  if (spec.tokens.some((token) => token.perPeriod <= 0n))
+    throw new AllowanceSpecError("Each token's amount per period must be more than 0.");
   if (new Set(spec.tokens.map((token) => token.address.toLowerCase())).size !== spec.tokens.length) {
     throw new AllowanceSpecError("Each token may appear once.");
   }
@@ -219,26 +266,55 @@ export function readDelegation(framework: Framework, delegation: Pick<Delegation
   const targets = decodeAllowedTargetsTerms(need("AllowedTargetsEnforcer")).targets.map((target) => getAddress(target));
   const shape = [...terms.keys()].sort().join(",");
   if (terms.has("NativeTokenPeriodTransferEnforcer")) {
-    const expected = ["AllowedTargetsEnforcer", "ExactCalldataEnforcer", "LimitedCallsEnforcer", "NativeTokenPeriodTransferEnforcer", "TimestampEnforcer"];
+    const expected = [
+      "AllowedTargetsEnforcer",
+      "ExactCalldataEnforcer",
+      "LimitedCallsEnforcer",
+      "NativeTokenPeriodTransferEnforcer",
+      "TimestampEnforcer",
+    ];
     if (shape !== expected.join(",")) throw new UnreadableDelegationError(`Unexpected caveats for a coin allowance (${shape}): refused.`);
     if (decodeExactCalldataTerms(need("ExactCalldataEnforcer")).calldata !== "0x") {
       throw new UnreadableDelegationError("A coin allowance must carry no call data: refused.");
     }
     const period = decodeNativeTokenPeriodTransferTerms(need("NativeTokenPeriodTransferEnforcer"));
-    return { token: null, perPeriod: period.periodAmount, periodSeconds: period.periodDuration, startsAt: period.startDate, recipients: targets, ...common };
+    return {
+      token: null,
+      perPeriod: period.periodAmount,
+      periodSeconds: period.periodDuration,
+      startsAt: period.startDate,
+      recipients: targets,
+      ...common,
+    };
   }
-  const expected = ["AllowedCalldataEnforcer", "AllowedTargetsEnforcer", "ERC20PeriodTransferEnforcer", "LimitedCallsEnforcer", "TimestampEnforcer", "ValueLteEnforcer"];
+  const expected = [
+    "AllowedCalldataEnforcer",
+    "AllowedTargetsEnforcer",
+    "ERC20PeriodTransferEnforcer",
+    "LimitedCallsEnforcer",
+    "TimestampEnforcer",
+    "ValueLteEnforcer",
+  ];
   if (shape !== expected.join(",")) throw new UnreadableDelegationError(`Unexpected caveats for a token allowance (${shape}): refused.`);
   const period = decodeERC20TokenPeriodTransferTerms(need("ERC20PeriodTransferEnforcer"));
   const token = getAddress(period.tokenAddress);
-  if (targets.length !== 1 || targets[0] !== token) throw new UnreadableDelegationError("A token allowance may call only its token: refused.");
-  if (decodeValueLteTerms(need("ValueLteEnforcer")).maxValue !== 0n) throw new UnreadableDelegationError("A token allowance must send no coin: refused.");
+  if (targets.length !== 1 || targets[0] !== token)
+    throw new UnreadableDelegationError("A token allowance may call only its token: refused.");
+  if (decodeValueLteTerms(need("ValueLteEnforcer")).maxValue !== 0n)
+    throw new UnreadableDelegationError("A token allowance must send no coin: refused.");
   const calldata = decodeAllowedCalldataTerms(need("AllowedCalldataEnforcer"));
   if (calldata.startIndex !== 4 || calldata.value.length !== 66 || !calldata.value.startsWith("0x000000000000000000000000")) {
     throw new UnreadableDelegationError("A token allowance must pin the transfer's recipient: refused.");
   }
   const recipient = getAddress(`0x${calldata.value.slice(26)}`);
-  return { token, perPeriod: period.periodAmount, periodSeconds: period.periodDuration, startsAt: period.startDate, recipients: [recipient], ...common };
+  return {
+    token,
+    perPeriod: period.periodAmount,
+    periodSeconds: period.periodDuration,
+    startsAt: period.startDate,
+    recipients: [recipient],
+    ...common,
+  };
 }
 
 const DELEGATION_TYPES = {

@@ -4,7 +4,7 @@
 import { DELEGATOR_CONTRACTS } from "@metamask/delegation-deployments";
 import { getAddress, type Address } from "viem";
 
-export const FRAMEWORK_VERSION = "1.3.0";
+const FRAMEWORK_VERSION = "1.3.0";
 
 /** The contracts an allowance uses; the shape `deploySmartAccountsEnvironment` returns, minus what we never call. */
 export type Framework = {

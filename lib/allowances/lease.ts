@@ -5,7 +5,7 @@
 import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
 
-export class LeaseTimeoutError extends Error {
+class LeaseTimeoutError extends Error {
   constructor(key: string) {
     super(`waited too long for ${key.split(":")[0]} to be free`);
     this.name = "LeaseTimeoutError";

@@ -13,9 +13,13 @@ const RECEIPT_TIMEOUT_MS = 60_000;
 /** viem's default is 4 s: a spend holds its allowance's lease until the receipt, so ask often. */
 const RECEIPT_POLL_MS = 250;
 
-export class NoRelayerError extends AppError {
+class NoRelayerError extends AppError {
   constructor(chainId: number) {
-    super("allowance_unavailable", `No relayer is configured for chain ${chainId} (ALLOWANCE_RELAYERS), so allowances cannot be used there.`, 409);
+    super(
+      "allowance_unavailable",
+      `No relayer is configured for chain ${chainId} (ALLOWANCE_RELAYERS), so allowances cannot be used there.`,
+      409,
+    );
   }
 }
 
@@ -37,7 +41,7 @@ function revertData(error: unknown): Hex | null {
 const ERROR_STRING = [{ type: "error", name: "Error", inputs: [{ name: "reason", type: "string" }] }] as const;
 
 /** A revert in words: the enforcer's reason ("NativeTokenPeriodTransferEnforcer:transfer-amount-exceeded") or the error's name. */
-export function revertReason(data: Hex | null): string {
+function revertReason(data: Hex | null): string {
   if (!data || data === "0x") return "the call reverted without a reason";
   for (const abi of [ERROR_STRING, DelegationManager]) {
     try {
@@ -83,9 +87,18 @@ export async function relay(
         const [nonce, fees, gas] = await Promise.all([
           client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
           client.estimateFeesPerGas(),
-          call.gas ?? client.estimateGas({ account: relayer.address, to: call.to, data: call.data, authorizationList: call.authorizationList }),
+          call.gas ??
+            client.estimateGas({ account: relayer.address, to: call.to, data: call.data, authorizationList: call.authorizationList }),
         ]);
-        const common = { chainId, nonce, to: call.to, data: call.data, gas, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+        const common = {
+          chainId,
+          nonce,
+          to: call.to,
+          data: call.data,
+          gas,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        };
         const signed = call.authorizationList
           ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
           : await relayer.signTransaction({ ...common, type: "eip1559" });
@@ -96,5 +109,11 @@ export async function relay(
       }),
     { holdMs: 30_000 },
   );
-  return { hash, receipt: () => onChain(chainId, (client) => client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS })) };
+  return {
+    hash,
+    receipt: () =>
+      onChain(chainId, (client) =>
+        client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
+      ),
+  };
 }

@@ -40,7 +40,16 @@ function revocationOperation(framework: Framework, allowance: Revocable, nonce: 
     callData: encodeFunctionData({ abi: DelegationManager, functionName: "disableDelegation", args: [parseStoredDelegation(row.signed)] }),
   }));
   const batch = encodeAbiParameters(
-    [{ type: "tuple[]", components: [{ name: "target", type: "address" }, { name: "value", type: "uint256" }, { name: "callData", type: "bytes" }] }],
+    [
+      {
+        type: "tuple[]",
+        components: [
+          { name: "target", type: "address" },
+          { name: "value", type: "uint256" },
+          { name: "callData", type: "bytes" },
+        ],
+      },
+    ],
     [calls],
   );
   return {
@@ -71,9 +80,17 @@ export async function prepareRevocation(allowanceId: string) {
   const allowance = await findAllowance(allowanceId);
   const framework = frameworkFor(allowance.chainId);
   const nonce = await onChain(allowance.chainId, (client) =>
-    client.readContract({ address: framework.EntryPoint, abi: EntryPoint, functionName: "getNonce", args: [getAddress(allowance.delegator), 0n] }),
+    client.readContract({
+      address: framework.EntryPoint,
+      abi: EntryPoint,
+      functionName: "getNonce",
+      args: [getAddress(allowance.delegator), 0n],
+    }),
   );
-  return { nonce: nonce.toString(), typedData: operationTypedData(framework, allowance.chainId, revocationOperation(framework, allowance, nonce)) };
+  return {
+    nonce: nonce.toString(),
+    typedData: operationTypedData(framework, allowance.chainId, revocationOperation(framework, allowance, nonce)),
+  };
 }
 
 /**
@@ -99,15 +116,26 @@ export async function revokeAllowance(allowanceId: string, signed: { nonce: stri
     const disabled = await onChain(allowance.chainId, (client) =>
       Promise.all(
         allowance.delegations.map((row) =>
-          client.readContract({ address: framework.DelegationManager, abi: DelegationManager, functionName: "disabledDelegations", args: [row.hash as Hex] }),
+          client.readContract({
+            address: framework.DelegationManager,
+            abi: DelegationManager,
+            functionName: "disabledDelegations",
+            args: [row.hash as Hex],
+          }),
         ),
       ),
     );
     // handleOps succeeds even when the operation's own call reverted: the delegations' state is the answer.
     if (receipt.status !== "success" || !disabled.every(Boolean)) {
-      throw new AllowanceError(`The revocation's transaction ${sent.hash} did not disable the allowance; it stays stopped here, sign again.`, 502);
+      throw new AllowanceError(
+        `The revocation's transaction ${sent.hash} did not disable the allowance; it stays stopped here, sign again.`,
+        502,
+      );
     }
-    await db().allowance.update({ where: { id: allowanceId }, data: { status: "revoked", revokedAt: new Date(), revocationTx: sent.hash } });
+    await db().allowance.update({
+      where: { id: allowanceId },
+      data: { status: "revoked", revokedAt: new Date(), revocationTx: sent.hash },
+    });
     await recordAudit({
       type: "allowance.revoked",
       userId: allowance.userId,
@@ -117,4 +145,3 @@ export async function revokeAllowance(allowanceId: string, signed: { nonce: stri
     return { txHash: sent.hash };
   });
 }
-

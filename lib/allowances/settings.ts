@@ -7,7 +7,7 @@ import { config, ConfigError } from "@/lib/config";
 import { loadOrCreateJson } from "@/lib/config/secrets";
 import { frameworkOn, type Framework } from "./framework";
 
-// The kit phones home unless told not to (docs/decisions/0014-allowances.md). The server never loads it — it uses
+// The kit phones home unless told not to (docs/decisions/0015-allowances.md). The server never loads it — it uses
 // @metamask/delegation-core and -abis, which have no telemetry — but should a later change load it, it stays quiet.
 process.env.DO_NOT_TRACK = "1";
 
@@ -31,7 +31,10 @@ const jsonRecord = <T extends z.ZodType>(value: T) =>
 const schema = z.object({
   ALLOWANCE_FRAMEWORKS: jsonRecord(z.record(z.string(), z.unknown())).optional(),
   ALLOWANCE_RELAYERS: jsonRecord(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "each relayer is a 32-byte private key in hex")).optional(),
-  ALLOWANCE_KEY_SECRET: z.string().regex(/^[A-Za-z0-9_-]{43,}$/, "must be base64url of at least 32 bytes").optional(),
+  ALLOWANCE_KEY_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{43,}$/, "must be base64url of at least 32 bytes")
+    .optional(),
 });
 
 type Settings = {

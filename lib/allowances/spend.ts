@@ -2,7 +2,18 @@
 // against what its enforcers say is left, simulated, and only then redeemed on-chain through the relayer. Spends of
 // one allowance take turns under a database lease, so each is checked against the chain as the previous one left it:
 // of many concurrent spends near the cap exactly as many are sent as fit, and none that is sent reverts.
-import { concat, decodeFunctionData, encodeFunctionData, erc20Abi, formatUnits, getAddress, pad, toHex, type Address, type Hex } from "viem";
+import {
+  concat,
+  decodeFunctionData,
+  encodeFunctionData,
+  erc20Abi,
+  formatUnits,
+  getAddress,
+  pad,
+  toHex,
+  type Address,
+  type Hex,
+} from "viem";
 import { createExactExecutionTerms, createLimitedCallsTerms, encodeDelegations } from "@metamask/delegation-core";
 import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
@@ -19,7 +30,8 @@ import { withLease } from "./lease";
 /** DelegationManager's ModeCode for one call, reverting on failure (ERC-7579 "single, default"). */
 const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
 
-export type RefusalReason = "not_active" | "expired" | "not_covered" | "recipient_not_allowed" | "over_cap" | "no_transfers_left" | "would_revert";
+export type RefusalReason =
+  "not_active" | "expired" | "not_covered" | "recipient_not_allowed" | "over_cap" | "no_transfers_left" | "would_revert";
 
 /** A spend the allowance does not cover; nothing was sent. `overLimit` says whether it may go to the person instead. */
 export class AllowanceRefusal extends AppError {
@@ -54,7 +66,13 @@ function paymentOf(payment: Payment): { token: Address | null; recipient: Addres
  * The delegate's one-shot, exact redelegation of this execution to the relayer, who redeems it and pays the gas: it
  * allows that one call once, and only the relayer can redeem it.
  */
-async function redelegation(framework: Framework, chainId: number, root: DelegationState, relayer: Address, execution: { target: Address; value: bigint; callData: Hex }) {
+async function redelegation(
+  framework: Framework,
+  chainId: number,
+  root: DelegationState,
+  relayer: Address,
+  execution: { target: Address; value: bigint; callData: Hex },
+) {
   const delegate = await delegateAccount();
   const leaf: Delegation = {
     delegate: relayer,
@@ -75,7 +93,11 @@ async function redelegation(framework: Framework, chainId: number, root: Delegat
 export function redeemCall(chain: Delegation[], execution: { target: Address; value: bigint; callData: Hex }): Hex {
   const context = encodeDelegations(chain) as Hex;
   const executionCalldata = concat([execution.target, pad(toHex(execution.value), { size: 32 }), execution.callData]);
-  return encodeFunctionData({ abi: DelegationManager, functionName: "redeemDelegations", args: [[context], [SINGLE_DEFAULT_MODE], [executionCalldata]] });
+  return encodeFunctionData({
+    abi: DelegationManager,
+    functionName: "redeemDelegations",
+    args: [[context], [SINGLE_DEFAULT_MODE], [executionCalldata]],
+  });
 }
 
 export type SpendResult = { spendId: string; txHash: Hex; delegationHash: Hex; amount: string; token: Address | null; recipient: Address };
@@ -83,12 +105,14 @@ export type SpendResult = { spendId: string; txHash: Hex; delegationHash: Hex; a
 /** Pays `payment` from allowance `allowanceId`, or throws an AllowanceRefusal before anything is sent. */
 export async function spendFromAllowance(allowanceId: string, payment: Payment, context: { clientId?: string } = {}): Promise<SpendResult> {
   const first = await findAllowance(allowanceId);
-  const refuse = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) => new AllowanceRefusal(reason, message, first.overLimit as OverLimit, left);
+  const refuse = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) =>
+    new AllowanceRefusal(reason, message, first.overLimit as OverLimit, left);
   // Refused at once, before any wait: a revocation that is not yet confirmed stops spends here.
   if (first.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
   if (first.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
   const moved = paymentOf(payment);
-  if (!moved || moved.amount <= 0n) throw refuse("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
+  if (!moved || moved.amount <= 0n)
+    throw refuse("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
   const framework = frameworkFor(first.chainId);
   const relayer = relayerOn(first.chainId).address;
 
@@ -96,14 +120,26 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
     const allowance = await findAllowance(allowanceId);
     if (allowance.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
     const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
-    if (!candidates.length) throw refuse("not_covered", moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.");
+    if (!candidates.length)
+      throw refuse(
+        "not_covered",
+        moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
+      );
     const states = await Promise.all(candidates.map((row) => delegationState(allowance.chainId, framework, row)));
     const state = states.find((candidate) => candidate.meaning.recipients.includes(moved.recipient));
     if (!state) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-    const left = { available: state.available.toString(), resetsAt: new Date(state.resetsAt * 1000).toISOString(), transfersLeft: state.callsLeft };
+    const left = {
+      available: state.available.toString(),
+      resetsAt: new Date(state.resetsAt * 1000).toISOString(),
+      transfersLeft: state.callsLeft,
+    };
     if (state.callsLeft < 1) throw refuse("no_transfers_left", "This allowance has no transfers left.", left);
     if (moved.amount > state.available) {
-      throw refuse("over_cap", `This payment is above what is left of the allowance this period (${state.available} base units, until ${left.resetsAt}).`, left);
+      throw refuse(
+        "over_cap",
+        `This payment is above what is left of the allowance this period (${state.available} base units, until ${left.resetsAt}).`,
+        left,
+      );
     }
 
     const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
@@ -115,7 +151,16 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
     const spendId = randomId("sp_");
     const sent = await relay(allowance.chainId, { to: framework.DelegationManager, data }, async (hash) => {
       await db().allowanceSpend.create({
-        data: { id: spendId, allowanceId, delegationHash: state.hash, recipient: moved.recipient, token: moved.token, amount: moved.amount.toString(), status: "sent", txHash: hash },
+        data: {
+          id: spendId,
+          allowanceId,
+          delegationHash: state.hash,
+          recipient: moved.recipient,
+          token: moved.token,
+          amount: moved.amount.toString(),
+          status: "sent",
+          txHash: hash,
+        },
       });
     });
     const receipt = await sent.receipt();
@@ -135,6 +180,13 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
       },
     });
     if (!landed) throw new AppError("chain_error", `The payment's transaction ${sent.hash} reverted.`, 502);
-    return { spendId, txHash: sent.hash, delegationHash: state.hash, amount: moved.amount.toString(), token: moved.token, recipient: moved.recipient };
+    return {
+      spendId,
+      txHash: sent.hash,
+      delegationHash: state.hash,
+      amount: moved.amount.toString(),
+      token: moved.token,
+      recipient: moved.recipient,
+    };
   });
 }

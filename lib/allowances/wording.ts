@@ -24,7 +24,12 @@ export function periodWords(periodSeconds: number, startsAt: number): string {
   if (periodSeconds === DAY) return `per day, the day starting at ${utcTime(start)}`;
   if (periodSeconds === 7 * DAY) return `per week, the week starting on ${WEEKDAYS[start.getUTCDay()]} at ${utcTime(start)}`;
   if (periodSeconds === 3600) return `per hour, the hour starting at minute ${start.getUTCMinutes()}`;
-  const unit = periodSeconds % DAY === 0 ? `${periodSeconds / DAY} days` : periodSeconds % 3600 === 0 ? `${periodSeconds / 3600} hours` : `${periodSeconds} seconds`;
+  const unit =
+    periodSeconds % DAY === 0
+      ? `${periodSeconds / DAY} days`
+      : periodSeconds % 3600 === 0
+        ? `${periodSeconds / 3600} hours`
+        : `${periodSeconds} seconds`;
   return `per ${unit}, periods counted from ${utcDateTime(startsAt)}`;
 }
 
@@ -39,5 +44,6 @@ export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames
   ];
   if (meaning.startsAt > now) parts.push(`from ${utcDateTime(meaning.startsAt)}`);
   if (meaning.notBefore) parts.push(`not before ${utcDateTime(meaning.notBefore)}`);
-  return `${parts.join(", ")}; at most ${meaning.transactions} transfer${meaning.transactions === 1 ? "" : "s"}; until ${utcDateTime(meaning.expiresAt)}.`;
+  const transfers = `at most ${meaning.transactions} transfer${meaning.transactions === 1 ? "" : "s"}`;
+  return `${parts.join(", ")}; ${transfers}; until ${utcDateTime(meaning.expiresAt)}.`;
 }

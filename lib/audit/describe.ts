@@ -113,7 +113,7 @@ export function summarizeEvent(
     case "allowance.created":
       return `Allowance created on chain ${text(data.chainId) ?? "?"}: ${text(data.summary) ?? "?"}`;
     case "allowance.spent":
-      return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (transaction ${text(data.txHash) ?? "?"})`;
+      return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (tx ${text(data.txHash) ?? "?"})`;
     case "allowance.revoked":
       return `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
     case "mcp.tool_called":
