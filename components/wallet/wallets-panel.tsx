@@ -205,7 +205,14 @@ function WalletItem({
         {wallet.kind === "evm" && <DownloadRecoveryKit credentialId={wallet.id} name={wallet.name} />}
         <RenameControl
           name={wallet.name}
-          onSave={(name) => run(async () => void (await callApi(`/api/credentials/${wallet.id}`, { name }, "PATCH")))}
+          onSave={(name) =>
+            run(async () => {
+              // Wallet names appear in approval headlines: a new one needs the passkey, bound to that name.
+              const assertion = await approveWithPasskey(`/api/credentials/${wallet.id}/options`, { action: "rename", name });
+              await callApi(`/api/credentials/${wallet.id}`, { name, assertion }, "PATCH");
+              return "Wallet renamed.";
+            })
+          }
         />
         <button
           type="button"
@@ -219,7 +226,7 @@ function WalletItem({
               )
             ) {
               void run(async () => {
-                const assertion = await approveWithPasskey(`/api/credentials/${wallet.id}/options`);
+                const assertion = await approveWithPasskey(`/api/credentials/${wallet.id}/options`, { action: "remove" });
                 await callApi(`/api/credentials/${wallet.id}`, { assertion }, "DELETE");
               });
             }

@@ -136,6 +136,7 @@ describe("passkey step-up for account operations", () => {
     await expectRefused(person, session.json(`/api/passkeys/${second.id}`, {}, "DELETE"), "remove-passkey");
     await expectRefused(person, session.json(`/api/credentials/${wallet.id}/seals`, { seal: sealInput() }), "seal");
     await expectRefused(person, session.json(`/api/credentials/${wallet.id}`, {}, "DELETE"), "remove-wallet");
+    await expectRefused(person, session.json(`/api/credentials/${wallet.id}`, { name: "Stolen" }, "PATCH"), "rename-wallet");
     await expectRefused(
       person,
       session.json("/api/api-keys", { name: "Exfiltrate", credentials: [{ credentialId: wallet.id, mode: "approve" }] }),
@@ -160,10 +161,32 @@ describe("passkey step-up for account operations", () => {
     const renameToLaptop = await approve(person, `${passkeyPath}/options`, { action: "rename", name: "Laptop" });
     await expectRefused(person, session.json(passkeyPath, { name: "Attacker", assertion: renameToLaptop }, "PATCH"), "rename-passkey");
 
-    const removeMain = await approve(person, `/api/credentials/${main.id}/options`);
+    const removeMain = await approve(person, `/api/credentials/${main.id}/options`, { action: "remove" });
     await expectRefused(person, session.json(`/api/credentials/${spare.id}`, { assertion: removeMain }, "DELETE"), "remove-wallet");
 
-    const removeSpare = await approve(person, `/api/credentials/${spare.id}/options`);
+    // A wallet's name is approved for exactly its text (names appear in approval headlines), and not by a removal's approval.
+    const renameToVault = await approve(person, `/api/credentials/${main.id}/options`, { action: "rename", name: "Vault" });
+    await expectRefused(
+      person,
+      session.json(`/api/credentials/${main.id}`, { name: "Send all to Mallory", assertion: renameToVault }, "PATCH"),
+      "rename-wallet",
+    );
+    const removeMainAgain = await approve(person, `/api/credentials/${main.id}/options`, { action: "remove" });
+    await expectRefused(
+      person,
+      session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: removeMainAgain }, "PATCH"),
+      "rename-wallet",
+    );
+    const renameMain = await approve(person, `/api/credentials/${main.id}/options`, { action: "rename", name: "Vault" });
+    assert.equal((await session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: renameMain }, "PATCH")).status, 200);
+    assert.equal((await db().credential.findUniqueOrThrow({ where: { id: main.id } })).name, "Vault");
+    await expectRefused(
+      person,
+      session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: renameMain }, "PATCH"),
+      "rename-wallet",
+    );
+
+    const removeSpare = await approve(person, `/api/credentials/${spare.id}/options`, { action: "remove" });
     const clientId = await issueKey(person, main.id, "approve");
     // A policy change is approved for exactly its rules: an approval of a cap of 1 wei cannot lift every limit.
     const { id: grantId } = await db().grant.findFirstOrThrow({ where: { clientId } });
@@ -198,7 +221,7 @@ describe("passkey step-up for account operations", () => {
     assert.equal((await session.json(`/api/clients/${clientId}/revoke`, { assertion: revoke })).status, 200);
     assert.equal((await db().client.findUniqueOrThrow({ where: { id: clientId } })).status, "revoked");
 
-    const remove = await approve(person, `/api/credentials/${spare.id}/options`);
+    const remove = await approve(person, `/api/credentials/${spare.id}/options`, { action: "remove" });
     assert.equal((await session.json(`/api/credentials/${spare.id}`, { assertion: remove }, "DELETE")).status, 200);
     assert.equal(await db().credential.findUnique({ where: { id: spare.id } }), null);
   });
@@ -207,7 +230,9 @@ describe("passkey step-up for account operations", () => {
     const person = await signUp();
     const other = await signUp();
     const wallet = await sealedWallet(person.userId, [person.passkey.id]);
-    const { body: options } = await person.session.json<{ challenge: string }>(`/api/credentials/${wallet.id}/options`);
+    const { body: options } = await person.session.json<{ challenge: string }>(`/api/credentials/${wallet.id}/options`, {
+      action: "remove",
+    });
     const foreign = other.passkey.assert(options);
     await expectRefused(person, person.session.json(`/api/credentials/${wallet.id}`, { assertion: foreign }, "DELETE"), "remove-wallet");
   });

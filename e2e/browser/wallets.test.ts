@@ -159,7 +159,7 @@ describe("wallets: keys sealed under the passkey", () => {
     assert.equal(await db().credential.count({ where: { userId, name: { in: ["Wrong case", "Cross site"] } } }), 0);
   });
 
-  it("renames a wallet, and removing it takes it out of every grant", async () => {
+  it("renames a wallet with a passkey approval of the new name, and removing it takes it out of every grant", async () => {
     const credential = await db().credential.findFirstOrThrow({ where: { userId, name: "Cold storage" } });
     const client = await db().client.create({ data: { id: `c_test_${Date.now()}`, kind: "oauth", name: "Some agent" } });
     await db().grant.create({
@@ -192,6 +192,11 @@ describe("wallets: keys sealed under the passkey", () => {
     await page.getByRole("button", { name: "Save name" }).click();
     await page.getByRole("button", { name: "Remove Vault" }).waitFor();
     assert.equal((await db().credential.findUniqueOrThrow({ where: { id: credential.id } })).name, "Vault");
+    const stepUp = await db().webAuthnChallenge.findFirst({
+      where: { purpose: "rename-wallet", subject: credential.id, usedAt: { not: null } },
+    });
+    assert.ok(stepUp, "the rename was approved with the passkey");
+    assert.match(stepUp.data ?? "", /Vault/, "the approval was bound to the new name");
 
     page.once("dialog", (dialog) => void dialog.accept());
     await page.getByRole("button", { name: "Remove Vault" }).click();

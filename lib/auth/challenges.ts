@@ -16,6 +16,7 @@ export type ChallengePurpose =
   | "rename-passkey"
   | "remove-passkey"
   | "remove-wallet"
+  | "rename-wallet"
   | "export"
   | "revoke-client"
   | "change-policy"

@@ -71,6 +71,13 @@ export const guarded = {
     decision: null,
     label: "Removing a wallet",
   }),
+  /** Bound to the new name: wallet names appear in approval headlines. */
+  renameWallet: (credentialId: string, name: string): GuardedOperation => ({
+    purpose: "rename-wallet",
+    subject: credentialId,
+    decision: { name },
+    label: "Renaming a wallet",
+  }),
   issueApiKey: (key: { name: string; credentials: unknown }): GuardedOperation => ({
     purpose: "api-key",
     subject: "api-key",

@@ -4,9 +4,11 @@ import { authenticationResponseSchema } from "@/lib/auth/passkeys";
 import { guarded, withStepUp } from "@/lib/auth/step-up";
 import { credentialNameSchema, removeCredential, renameCredential } from "@/lib/wallet/credentials";
 
-export const PATCH = appRoute(z.object({ name: credentialNameSchema }), ({ name }, { user, params }) =>
-  renameCredential(user.id, params.id, name),
+const assertion = authenticationResponseSchema.optional();
+
+export const PATCH = appRoute(z.object({ name: credentialNameSchema, assertion }), ({ name, assertion }, { user, params }) =>
+  withStepUp(user.id, guarded.renameWallet(params.id, name), assertion, () => renameCredential(user.id, params.id, name)),
 );
-export const DELETE = appRoute(z.object({ assertion: authenticationResponseSchema.optional() }), ({ assertion }, { user, params }) =>
+export const DELETE = appRoute(z.object({ assertion }), ({ assertion }, { user, params }) =>
   withStepUp(user.id, guarded.removeWallet(params.id), assertion, () => removeCredential(user.id, params.id)),
 );
