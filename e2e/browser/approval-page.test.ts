@@ -9,7 +9,7 @@ import path from "node:path";
 import jsQR from "jsqr";
 import { PNG } from "pngjs";
 import type { Page } from "playwright-core";
-import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
+import { encodeFunctionData, erc20Abi, parseEther, parseUnits, verifyMessage, type Address, type Hex } from "viem";
 import { deployErc20 } from "../support/contracts";
 import { signingAgent } from "../support/signing-agent";
 
@@ -90,6 +90,38 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
       });
     }
   }
+
+  it("a message's hidden characters are shown escaped with a warning, and the signature covers the exact text", async () => {
+    const { page } = suite.person;
+    await page.setViewportSize(VIEWPORTS[0]);
+    // Reads "Pay Alice 1 ETH" with the override: the person must see the characters that make it so.
+    const message = "Pay \u202EHTE 1 ecilA\u202C\u200B\u0007\nthen stop";
+    const request = await ask("sign_message", { message });
+    await page.goto(request.approval_url);
+    const details = page.getByRole("region", { name: "Details" });
+    const shown = details.locator("pre.message");
+    assert.equal(await shown.innerText(), "Pay ⟨U+202E⟩HTE 1 ecilA⟨U+202C⟩⟨U+200B⟩⟨U+0007⟩\nthen stop");
+    assert.deepEqual(await shown.locator("mark.hidden-character").allInnerTexts(), ["⟨U+202E⟩", "⟨U+202C⟩", "⟨U+200B⟩", "⟨U+0007⟩"]);
+    const warning = details.getByRole("note").filter({ hasText: "4 characters you could not see or that change the direction of text" });
+    assert.equal(await warning.isVisible(), true);
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await page.getByRole("status").filter({ hasText: "Approved" }).waitFor();
+    const done = (await suite.agent.callTool({ name: "get_request", arguments: { request_id: request.request_id } })) as unknown as {
+      structuredContent: { signature: Hex };
+    };
+    assert.equal(await verifyMessage({ address: suite.wallet.address, message, signature: done.structuredContent.signature }), true);
+  });
+
+  it("a plain message carries no such warning", async () => {
+    const { page } = suite.person;
+    const request = await ask("sign_message", { message: "Log in to Example\n\tNonce: 42 👩‍💻" });
+    await page.goto(request.approval_url);
+    const details = page.getByRole("region", { name: "Details" });
+    assert.equal(await details.locator("pre.message").innerText(), "Log in to Example\n\tNonce: 42 👩‍💻");
+    assert.equal(await details.getByRole("note").count(), 0);
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+  });
 
   it("the QR code on a desktop decodes to the page's own address", async () => {
     const { page } = suite.person;

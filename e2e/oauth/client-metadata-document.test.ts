@@ -133,6 +133,12 @@ describe("client metadata documents (CIMD): a URL as client_id", () => {
   it("a document that breaks the registration rules is refused with the rule", async () => {
     await expectErrorPage(await authorizeAs(publishClient({ redirect_uris: ["http://attacker.example/cb"] })), /redirect_uris\[0\]/);
     await expectErrorPage(await authorizeAs(publishClient({ client_name: "x".repeat(201) })), /client_name/);
+    for (const [name, hex] of [
+      ["Metadata\u202EAgent", "202E"],
+      ["Metadata\u200BAgent", "200B"],
+      ["Metadata\u0000Agent", "0000"],
+    ])
+      await expectErrorPage(await authorizeAs(publishClient({ client_name: name })), new RegExp(`client_name must not contain U\\+${hex}`));
   });
 
   it("an oversize document, a redirect and a non-JSON answer are refused", async () => {

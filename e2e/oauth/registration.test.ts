@@ -161,6 +161,24 @@ describe("POST /oauth/register", () => {
     assert.equal(await db().client.count(), countBefore);
   });
 
+  for (const [label, name, code] of [
+    ["a right-to-left override", "Claude\u202E tpircS", "U+202E"],
+    ["a zero-width space", "Claude\u200BDesktop", "U+200B"],
+    ["a control character", "Claude\u0007", "U+0007"],
+    ["a line break", "Claude\nDesktop (verified)", "U+000A"],
+  ] as const) {
+    it(`refuses a client_name with ${label} with invalid_client_metadata, naming it`, async () => {
+      const countBefore = await db().client.count();
+      const body = await expectOAuthError(
+        await registerJson(app, { client_name: name, redirect_uris: ["https://app.example/cb"] }),
+        400,
+        "invalid_client_metadata",
+      );
+      assert.match(body.error_description as string, new RegExp(`client_name must not contain ${code.replace("+", "\\+")}`));
+      assert.equal(await db().client.count(), countBefore);
+    });
+  }
+
   it("refuses a body over 16 KiB", async () => {
     const countBefore = await db().client.count();
     const body = JSON.stringify({ client_name: "Big", redirect_uris: ["https://app.example/cb"], padding: "p".repeat(16 * 1024) });

@@ -6,13 +6,19 @@ import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
 import { API_KEY_PREFIX } from "@/contract";
+import { visibleName } from "@/lib/wallet/visible-text";
 import { createGrant, describeGrantSet, grantSetSchema } from "./grants";
 
 /** 43 base62 characters carry 256 bits. */
 const KEY_LENGTH = 43;
 
 export const apiKeyRequestSchema = z.object({
-  name: z.string().trim().min(1, "Name the key").max(100, "A key name may be at most 100 characters"),
+  name: z
+    .string()
+    .trim()
+    .min(1, "Name the key")
+    .max(100, "A key name may be at most 100 characters")
+    .superRefine(visibleName("A key name")),
   credentials: grantSetSchema,
 });
 export type ApiKeyRequest = z.infer<typeof apiKeyRequestSchema>;

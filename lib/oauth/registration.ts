@@ -5,6 +5,7 @@ import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { type JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { InvalidClientMetadataError, InvalidRedirectUriError } from "./errors";
+import { visibleName } from "@/lib/wallet/visible-text";
 import { redirectUriProblem } from "./redirect-uri";
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;
@@ -31,6 +32,8 @@ const registrationSchema = z.object({
     .trim()
     .min(1, "client_name must not be empty")
     .max(MAX_NAME, `client_name may be at most ${MAX_NAME} characters`)
+    // The consent screen and approval pages show it: nothing in it may hide or reorder what a person reads.
+    .superRefine(visibleName("client_name"))
     .optional(),
   token_endpoint_auth_method: z
     .literal("none", { error: "token_endpoint_auth_method must be none: only public clients are supported" })

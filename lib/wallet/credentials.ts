@@ -10,9 +10,16 @@ import { assertionOptions, authenticationResponseSchema, verifyAssertion } from 
 import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
 import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
+import { visibleName } from "./visible-text";
 import { cancelPendingRequests } from "./request-lifecycle";
 
-export const credentialNameSchema = z.string().trim().min(1, "Name the wallet").max(100, "A wallet name may be at most 100 characters");
+/** Wallet names appear in approval headlines. */
+export const credentialNameSchema = z
+  .string()
+  .trim()
+  .min(1, "Name the wallet")
+  .max(100, "A wallet name may be at most 100 characters")
+  .superRefine(visibleName("A wallet name"));
 
 /** An EVM address in its EIP-55 checksummed form, exactly. */
 const checksummedAddressSchema = z

@@ -14,6 +14,7 @@ import { AutoRefresh } from "@/components/approvals/auto-refresh";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Field } from "@/components/approvals/fields";
 import { headlineOf } from "@/components/approvals/headline";
+import { MessageText } from "@/components/approvals/message-text";
 import { PhoneHandoff } from "@/components/approvals/phone-handoff";
 import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
@@ -125,7 +126,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             </Field>
             {description.kind === "sign_message" && (
               <Field label="Message">
-                <pre className="message">{description.message}</pre>
+                <MessageText message={description.message} />
               </Field>
             )}
             {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
