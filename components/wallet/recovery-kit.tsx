@@ -5,6 +5,19 @@ import { unsealForExport } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import { createRecoveryKit, MIN_PASSPHRASE_LENGTH, openRecoveryKit, passphraseProblem } from "@/lib/wallet/recovery-kit";
 
+/**
+ * A recovery passphrase kept beside the kit (a password manager synced with the download folder's machine) guards
+ * nothing: browsers and the common password managers (1Password, LastPass, Bitwarden, Dashlane) are asked neither
+ * to fill nor to save it.
+ */
+const NOT_FOR_PASSWORD_MANAGERS = {
+  autoComplete: "off",
+  "data-1p-ignore": "true",
+  "data-lpignore": "true",
+  "data-bwignore": "true",
+  "data-form-type": "other",
+} as const;
+
 /** Writes a recovery kit: the key unsealed in this page, encrypted under a passphrase, downloaded as a file. */
 export function DownloadRecoveryKit({ credentialId, name }: { credentialId: string; name: string }) {
   const { busy, error, status, run } = useAction();
@@ -55,7 +68,7 @@ export function DownloadRecoveryKit({ credentialId, name }: { credentialId: stri
       <input
         id={`kit-passphrase-${credentialId}`}
         type="password"
-        autoComplete="new-password"
+        {...NOT_FOR_PASSWORD_MANAGERS}
         required
         value={passphrase}
         onChange={(event) => setPassphrase(event.target.value)}
@@ -64,7 +77,7 @@ export function DownloadRecoveryKit({ credentialId, name }: { credentialId: stri
       <input
         id={`kit-confirmation-${credentialId}`}
         type="password"
-        autoComplete="new-password"
+        {...NOT_FOR_PASSWORD_MANAGERS}
         required
         value={confirmation}
         onChange={(event) => setConfirmation(event.target.value)}
@@ -135,7 +148,7 @@ export function ImportRecoveryKit({
       <input
         id="kit-passphrase"
         type="password"
-        autoComplete="off"
+        {...NOT_FOR_PASSWORD_MANAGERS}
         required
         value={passphrase}
         onChange={(event) => setPassphrase(event.target.value)}

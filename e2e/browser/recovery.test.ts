@@ -1,9 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { BrowserContext } from "playwright-core";
+import type { BrowserContext, Locator } from "playwright-core";
 import { privateKeyToAccount } from "viem/accounts";
 import { appAndBrowser } from "../support/browser";
 import { newPerson } from "../support/consent";
@@ -22,6 +22,15 @@ function assertNeverSent(requests: string[], secret: string, what: string) {
   const needle = secret.toLowerCase().replace(/^0x/, "");
   assert.ok(requests.length > 0);
   assert.ok(!requests.some((request) => request.toLowerCase().includes(needle)), `${what} was sent to the server`);
+}
+
+/** Attributes that keep browsers and the common password managers from offering to save (or fill) the field. */
+async function assertNotForPasswordManagers(field: Locator) {
+  const attributes = await field.evaluate((input) => Object.fromEntries([...input.attributes].map(({ name, value }) => [name, value])));
+  assert.equal(attributes.type, "password");
+  assert.equal(attributes.autocomplete, "off");
+  for (const ignore of ["data-1p-ignore", "data-lpignore", "data-bwignore"]) assert.equal(attributes[ignore], "true", ignore);
+  assert.equal(attributes["data-form-type"], "other");
 }
 
 describe("recovery: exporting a key and recovery kits", { timeout: 180_000 }, () => {
@@ -56,6 +65,8 @@ describe("recovery: exporting a key and recovery kits", { timeout: 180_000 }, ()
     const main = await db().credential.findFirstOrThrow({ where: { userId: ownerId, name: "Main" } });
 
     await owner.page.getByRole("button", { name: "Download recovery kit" }).click();
+    await assertNotForPasswordManagers(owner.page.getByLabel("Recovery passphrase", { exact: true }));
+    await assertNotForPasswordManagers(owner.page.getByLabel("Confirm recovery passphrase", { exact: true }));
     await owner.page.getByLabel("Recovery passphrase", { exact: true }).fill("too short");
     await owner.page.getByLabel("Confirm recovery passphrase", { exact: true }).fill("too short");
     await owner.page.getByRole("button", { name: "Encrypt and download" }).click();
@@ -78,6 +89,18 @@ describe("recovery: exporting a key and recovery kits", { timeout: 180_000 }, ()
     const heirId = (await db().user.findUniqueOrThrow({ where: { email: "kit-heir@example.com" } })).id;
     const { page } = heir;
     await page.getByLabel("Recovered wallet name").fill("Recovered");
+    await assertNotForPasswordManagers(page.getByLabel("Recovery kit passphrase"));
+
+    // A kit that asks for more scrypt work than a kit may is refused before the browser spends it.
+    const kit = JSON.parse(await readFile(kitPath, "utf8")) as { params: Record<string, number> };
+    const hostilePath = join(await mkdtemp(join(tmpdir(), "recovery-kit-")), "hostile.json");
+    await writeFile(hostilePath, JSON.stringify({ ...kit, params: { ...kit.params, N: 2 ** 21 } }));
+    await page.getByLabel("Recovery kit file").setInputFiles(hostilePath);
+    await page.getByLabel("Recovery kit passphrase").fill(passphrase);
+    await page.getByRole("button", { name: "Import recovery kit" }).click();
+    await page.getByRole("alert").filter({ hasText: "This recovery kit asks for more work than a kit may (scrypt N = 2097152" }).waitFor();
+    assert.equal(await db().credential.count({ where: { userId: heirId } }), 0);
+
     await page.getByLabel("Recovery kit file").setInputFiles(kitPath);
     await page.getByLabel("Recovery kit passphrase").fill(passphrase + "x");
     await page.getByRole("button", { name: "Import recovery kit" }).click();

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { createRecoveryKit, openRecoveryKit, RecoveryKitError } from "./recovery-kit";
+import { createRecoveryKit, openRecoveryKit, RecoveryKitError, SCRYPT_BOUNDS } from "./recovery-kit";
 
 const passphrase = "correct horse battery staple";
 
@@ -37,6 +37,39 @@ describe("recovery kit", () => {
     const kit = await createRecoveryKit(generatePrivateKey(), passphrase);
     await assert.rejects(openRecoveryKit({ ...kit, version: 2 }, passphrase), /Unknown recovery kit version: 2/);
     await assert.rejects(openRecoveryKit({ hello: "world" }, passphrase), /not a recovery kit/);
+  });
+
+  it("new kits are within the bounds a kit is opened with", async () => {
+    const { params } = await createRecoveryKit(generatePrivateKey(), passphrase);
+    assert.ok(params.N <= SCRYPT_BOUNDS.maxN && params.r <= SCRYPT_BOUNDS.maxR && params.p <= SCRYPT_BOUNDS.maxP);
+    assert.ok(params.N * params.r * params.p <= SCRYPT_BOUNDS.maxWork / 2, "twice a new kit's work is allowed");
+  });
+
+  for (const [what, params] of [
+    ["N beyond 2^17", { N: 2 ** 21, r: 8, p: 1 }],
+    ["r beyond 8", { N: 2 ** 14, r: 16, p: 1 }],
+    ["p beyond 4", { N: 2 ** 14, r: 1, p: 8 }],
+    ["N·r·p beyond 2^20", { N: 2 ** 17, r: 8, p: 2 }],
+  ] as const) {
+    it(`refuses a kit with scrypt ${what}, naming the parameters and the bound, before any scrypt work`, async () => {
+      const kit = await createRecoveryKit(generatePrivateKey(), passphrase);
+      const hostile = { ...kit, params: { ...kit.params, ...params } };
+      await assert.rejects(openRecoveryKit(hostile, passphrase), (error: Error) => {
+        assert.ok(error instanceof RecoveryKitError);
+        assert.equal(
+          error.message,
+          `This recovery kit asks for more work than a kit may (scrypt N = ${params.N}, r = ${params.r}, p = ${params.p}; ` +
+            "at most N = 131072, r = 8, p = 4 and N·r·p = 1048576), so it was not opened: Agent Wallet does not write such kits",
+        );
+        return true;
+      });
+    });
+  }
+
+  it("refuses scrypt parameters that are no parameters at all as damage", async () => {
+    const kit = await createRecoveryKit(generatePrivateKey(), passphrase);
+    for (const params of [{ N: 3 * 2 ** 14 }, { N: 2 ** 10 }, { r: 0 }, { p: 1.5 }, { N: "65536" }])
+      await assert.rejects(openRecoveryKit({ ...kit, params: { ...kit.params, ...params } }, passphrase), /This recovery kit is damaged/);
   });
 
   it("refuses a short passphrase when creating a kit", async () => {

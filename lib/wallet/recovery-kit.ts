@@ -1,6 +1,7 @@
 // A recovery kit: a wallet key encrypted under a passphrase the person chooses, so losing
 // every passkey does not lose the funds. Browser-safe (WebCrypto and @noble/hashes); the
-// server never sees a kit. scrypt makes each passphrase guess cost memory (N·r·128 bytes = 64 MiB).
+// server never sees a kit. scrypt makes each passphrase guess cost memory (N·r·128 bytes = 64 MiB), and a kit that
+// asks for more than SCRYPT_BOUNDS is refused before any of it is spent.
 import { scryptAsync } from "@noble/hashes/scrypt";
 import { privateKeyToAccount } from "viem/accounts";
 import { fromBase64Url, toBase64Url } from "./seal";
@@ -9,6 +10,15 @@ const RECOVERY_KIT_VERSION = 1;
 export const MIN_PASSPHRASE_LENGTH = 12;
 /** scrypt parameters of new kits: N = 2^16, r = 8, p = 1 (64 MiB, about a second in a browser). */
 const SCRYPT_PARAMS = { N: 2 ** 16, r: 8, p: 1, dkLen: 32 };
+
+/**
+ * The most a kit may ask of the browser that opens it: N a power of two up to 2^17 and r up to 8 (at most 128 MiB),
+ * p up to 4, and N·r·p at most 2^20 (twice the work of a new kit, a few seconds). A kit is a file anyone can hand
+ * the person; one that asked for 2^20 and 16 would take 2 GiB and minutes before the passphrase could be checked.
+ */
+export const SCRYPT_BOUNDS = { maxN: 2 ** 17, maxR: 8, maxP: 4, maxWork: 2 ** 20 };
+/** scrypt's own guard (it refuses to allocate more), set to the bound above plus its small buffers. */
+const SCRYPT_MAXMEM = 128 * SCRYPT_BOUNDS.maxN * SCRYPT_BOUNDS.maxR + 1024 * 1024;
 
 export type RecoveryKit = {
   format: "agent-wallet-recovery-kit";
@@ -29,7 +39,7 @@ export class RecoveryKitError extends Error {
 }
 
 async function kitKey(passphrase: string, salt: Uint8Array, params: RecoveryKit["params"]): Promise<CryptoKey> {
-  const bytes = await scryptAsync(passphrase.normalize("NFKC"), salt, params);
+  const bytes = await scryptAsync(passphrase.normalize("NFKC"), salt, { ...params, maxmem: SCRYPT_MAXMEM });
   try {
     return await crypto.subtle.importKey("raw", new Uint8Array(bytes), "AES-GCM", false, ["encrypt", "decrypt"]);
   } finally {
@@ -77,7 +87,7 @@ export async function createRecoveryKit(privateKey: `0x${string}`, passphrase: s
   return { ...header, iv: toBase64Url(iv), ciphertext: toBase64Url(new Uint8Array(ciphertext)) };
 }
 
-/** Checks a parsed file's shape before any work; the limits keep a hostile kit from exhausting memory. */
+/** Checks a parsed file's shape before any work, and that its scrypt parameters are within SCRYPT_BOUNDS. */
 function parseKit(value: unknown): RecoveryKit {
   const kit = value as Partial<RecoveryKit> | null;
   if (!kit || typeof kit !== "object" || kit.format !== "agent-wallet-recovery-kit")
@@ -89,16 +99,21 @@ function parseKit(value: unknown): RecoveryKit {
     !!params &&
     [params.N, params.r, params.p, params.dkLen].every(Number.isSafeInteger) &&
     params.N >= 2 ** 14 &&
-    params.N <= 2 ** 20 &&
+    (params.N & (params.N - 1)) === 0 &&
     params.r >= 1 &&
-    params.r <= 16 &&
     params.p >= 1 &&
-    params.p <= 4 &&
     params.dkLen === 32 &&
     typeof kit.address === "string" &&
     /^0x[0-9a-fA-F]{40}$/.test(kit.address) &&
     [kit.salt, kit.iv, kit.ciphertext].every((field) => typeof field === "string" && /^[A-Za-z0-9_-]+$/.test(field));
   if (!sane) throw new RecoveryKitError("This recovery kit is damaged");
+  const { N, r, p } = params;
+  const { maxN, maxR, maxP, maxWork } = SCRYPT_BOUNDS;
+  if (N > maxN || r > maxR || p > maxP || N * r * p > maxWork)
+    throw new RecoveryKitError(
+      `This recovery kit asks for more work than a kit may (scrypt N = ${N}, r = ${r}, p = ${p}; at most N = ${maxN}, ` +
+        `r = ${maxR}, p = ${maxP} and N·r·p = ${maxWork}), so it was not opened: Agent Wallet does not write such kits`,
+    );
   return kit as RecoveryKit;
 }
 
