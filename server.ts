@@ -2,6 +2,8 @@
 // loaded, /mcp — the agents' hot path — goes from node:http straight to that route's handlers, past Next's
 // routing layer, which cost more than the rest of a read call (docs/decisions/0011-mcp-beside-next.md).
 import http from "node:http";
+import { config } from "@/lib/config";
+import { withConnectionAddress } from "@/lib/http/connection-address";
 import { directHandler } from "@/lib/http/direct-routes";
 import { sendWebResponse, webRequestOf } from "@/lib/http/node-bridge";
 import { runShutdownHooks } from "@/lib/runtime/shutdown";
@@ -20,7 +22,7 @@ async function serveDirect(
 ): Promise<void> {
   try {
     for (const { key, value } of SECURITY_HEADERS) res.setHeader(key, value);
-    await sendWebResponse(await route(await webRequestOf(req, res, `http://${req.headers.host ?? `localhost:${port}`}`)), res);
+    await sendWebResponse(await route(webRequestOf(req, res, `http://${req.headers.host ?? `localhost:${port}`}`)), res);
   } catch (error) {
     // The handlers answer their own errors; this is a failure to read the request or write the answer (the client
     // went away).
@@ -32,11 +34,24 @@ async function serveDirect(
 
 await app.prepare();
 const handle = app.getRequestHandler();
-const server = http.createServer((req, res) => {
-  const pathname = (req.url ?? "/").split("?", 1)[0];
-  const route = directHandler(pathname, req.method ?? "GET");
-  void (route ? serveDirect(route, req, res) : handle(req, res));
-});
+const limits = config().http;
+// A client that trickles its headers or body, or holds a connection idle, is cut off; past the cap new connections
+// are closed at once. Only receiving the request is timed: an answer that waits for a person (up to 60 s) is not.
+const server = http.createServer(
+  {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    // Node checks those timeouts this often (30 s by default, which would let a slow client stay that much longer).
+    connectionsCheckingInterval: 1000,
+  },
+  withConnectionAddress((req, res) => {
+    const pathname = (req.url ?? "/").split("?", 1)[0];
+    const route = directHandler(pathname, req.method ?? "GET");
+    void (route ? serveDirect(route, req, res) : handle(req, res));
+  }),
+);
+server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+server.maxConnections = limits.maxConnections;
 server.listen(port, () => console.log(`Agent Wallet listening on port ${port}`));
 
 /** Stop taking requests, let those under way end, finish what must not be lost (audit events), then exit. */

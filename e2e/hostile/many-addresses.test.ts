@@ -1,7 +1,7 @@
-// A flood in which every request claims a new address. With nothing in front of the app X-Forwarded-For is the
-// client's to choose (docs/operations.md), so each request can start a new per-address counter. The server must
-// keep answering and keep counting: the counters a process keeps in memory are bounded in number, and none of
-// them holds on to the request that created it.
+// A flood in which every request claims a new address: as through a trusted proxy (TRUSTED_PROXIES=loopback) that
+// passes on what many clients, or one that reaches the app past it, say in X-Forwarded-For. Each request can start a
+// new per-address counter. The server must keep answering and keep counting: the counters a process keeps in memory
+// are bounded in number, and none of them holds on to the request that created it.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startApp, type RunningApp } from "../support/app";
@@ -13,7 +13,7 @@ const CONCURRENCY = 16;
 describe("a flood of new addresses", { timeout: 300_000 }, () => {
   let app: RunningApp;
   before(async () => {
-    app = await startApp({ env: { RATE_LIMIT_REGISTER_PER_IP: "100/1h" } });
+    app = await startApp({ env: { RATE_LIMIT_REGISTER_PER_IP: "100/1h", TRUSTED_PROXIES: "loopback" } });
   });
   after(() => app?.stop());
 

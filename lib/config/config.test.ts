@@ -128,7 +128,44 @@ describe("parseConfig", () => {
       expectConfigError({ RATE_LIMIT_MCP_PER_CLIENT: value }, "RATE_LIMIT_MCP_PER_CLIENT"));
   }
   it("REDIS_URL that is not redis:// throws naming it", () => expectConfigError({ REDIS_URL: "http://127.0.0.1:6379" }, "REDIS_URL"));
-  it("TRUSTED_PROXIES=-1 throws naming it", () => expectConfigError({ TRUSTED_PROXIES: "-1" }, "TRUSTED_PROXIES"));
+  for (const value of ["-1", "11", "localhost", "10.0.0.0/33", "1.2.3", "toString", "10.0.0.0/8/8", " , "]) {
+    it(`TRUSTED_PROXIES=${JSON.stringify(value)} throws naming it`, () => expectConfigError({ TRUSTED_PROXIES: value }, "TRUSTED_PROXIES"));
+  }
+  it("reads TRUSTED_PROXIES as addresses, CIDRs and named ranges too", () => {
+    assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), TRUSTED_PROXIES: "loopback, 10.1.2.3, fd00::/8" }).trustedProxies, [
+      "127.0.0.0/8",
+      "::1/128",
+      "10.1.2.3/32",
+      "fd00::/8",
+    ]);
+  });
+
+  it("reads the server's timeouts and connection cap in seconds, with defaults", () => {
+    assert.deepEqual(parseConfig({ DATA_DIR: tempDir() }).http, {
+      headersTimeoutMs: 15_000,
+      requestTimeoutMs: 30_000,
+      keepAliveTimeoutMs: 5_000,
+      maxConnections: 1000,
+    });
+    const set = parseConfig({
+      DATA_DIR: tempDir(),
+      HTTP_HEADERS_TIMEOUT_SECONDS: "5",
+      HTTP_REQUEST_TIMEOUT_SECONDS: "20",
+      HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: "65",
+      HTTP_MAX_CONNECTIONS: "200",
+    });
+    assert.deepEqual(set.http, { headersTimeoutMs: 5_000, requestTimeoutMs: 20_000, keepAliveTimeoutMs: 65_000, maxConnections: 200 });
+  });
+  for (const [name, value] of [
+    ["HTTP_HEADERS_TIMEOUT_SECONDS", "0"],
+    ["HTTP_REQUEST_TIMEOUT_SECONDS", "1.5"],
+    ["HTTP_KEEP_ALIVE_TIMEOUT_SECONDS", "soon"],
+    ["HTTP_MAX_CONNECTIONS", "0"],
+  ]) {
+    it(`${name}=${value} throws naming it`, () => expectConfigError({ [name]: value }, name));
+  }
+  it("a headers timeout longer than the request timeout throws naming it", () =>
+    expectConfigError({ HTTP_HEADERS_TIMEOUT_SECONDS: "40", HTTP_REQUEST_TIMEOUT_SECONDS: "30" }, "HTTP_HEADERS_TIMEOUT_SECONDS"));
   it("PENDING_REQUESTS_PER_CREDENTIAL=0 throws naming it", () =>
     expectConfigError({ PENDING_REQUESTS_PER_CREDENTIAL: "0" }, "PENDING_REQUESTS_PER_CREDENTIAL"));
 

@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { databaseUrl, dataDir } from "./database";
 import { loadOrCreateSecrets } from "./secrets";
@@ -72,6 +73,47 @@ const rateRule = z
 
 export type RateRule = z.infer<typeof rateRule>;
 
+/** The named ranges TRUSTED_PROXIES accepts, as CIDRs (the names proxy-addr and Express use). */
+const NAMED_RANGES = new Map([
+  ["loopback", ["127.0.0.0/8", "::1/128"]],
+  ["linklocal", ["169.254.0.0/16", "fe80::/10"]],
+  ["uniquelocal", ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7"]],
+]);
+
+/** An address (a range of one) or a CIDR, written plainly: IPv4 only in four decimal parts. */
+function asCidr(entry: string): string[] | null {
+  const [address, prefix, ...rest] = entry.split("/");
+  const ipv4 = ipaddr.IPv4.isValidFourPartDecimal(address);
+  if (rest.length || !(ipv4 || ipaddr.IPv6.isValid(address))) return null;
+  const cidr = `${address}/${prefix ?? (ipv4 ? 32 : 128)}`;
+  return /^\d+$/.test(prefix ?? "0") && ipaddr.isValidCIDR(cidr) ? [cidr] : null;
+}
+
+/**
+ * Which peers may speak for the client in X-Forwarded-For: a number of proxies in front (each appends the address it
+ * saw), or the proxies' addresses — IPs, CIDRs, `loopback`, `linklocal`, `uniquelocal` — as CIDRs.
+ */
+const trustedProxies = commaList.transform((entries, ctx): number | string[] => {
+  if (entries.length === 1 && /^\d+$/.test(entries[0])) {
+    const count = Number(entries[0]);
+    if (count <= 10) return count;
+    ctx.addIssue({ code: "custom", message: "may count at most 10 proxies" });
+    return z.NEVER;
+  }
+  const ranges: string[] = [];
+  for (const entry of entries) {
+    const cidr = NAMED_RANGES.get(entry) ?? asCidr(entry);
+    if (cidr) ranges.push(...cidr);
+    else
+      ctx.addIssue({ code: "custom", message: `${entry} is no number of proxies, IP address, CIDR, loopback, linklocal or uniquelocal` });
+  }
+  if (!entries.length) ctx.addIssue({ code: "custom", message: "must be a number of proxies or list their addresses" });
+  return ranges;
+});
+
+/** A duration in whole seconds, at least 1. */
+const seconds = z.coerce.number().int("must be whole seconds").min(1, "must be at least 1 second");
+
 const envSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
@@ -99,7 +141,12 @@ const envSchema = z
     RATE_LIMIT_ACCOUNT_PER_IP: rateRule.prefault("60/1m"),
     RATE_LIMIT_APPROVALS_PER_PERSON: rateRule.prefault("30/1m"),
     // Reverse proxies in front that append the peer's address to X-Forwarded-For (docs/operations.md).
-    TRUSTED_PROXIES: z.coerce.number().int().min(0).max(10).default(0),
+    TRUSTED_PROXIES: trustedProxies.default(0),
+    // The production server's limits on slow and idle clients (server.ts, docs/operations.md).
+    HTTP_HEADERS_TIMEOUT_SECONDS: seconds.default(15),
+    HTTP_REQUEST_TIMEOUT_SECONDS: seconds.default(30),
+    HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds.default(5),
+    HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1, "must be at least 1").default(1000),
     REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
     UNUSED_CLIENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
     PENDING_REQUESTS_PER_CREDENTIAL: z.coerce.number().int().min(1).default(50),
@@ -117,6 +164,12 @@ const envSchema = z
       .optional(),
   })
   .superRefine((values, ctx) => {
+    if (values.HTTP_HEADERS_TIMEOUT_SECONDS > values.HTTP_REQUEST_TIMEOUT_SECONDS)
+      ctx.addIssue({
+        code: "custom",
+        path: ["HTTP_HEADERS_TIMEOUT_SECONDS"],
+        message: "must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)",
+      });
     // In production the session cookie, passkeys and tokens must not travel in the clear; loopback is this machine.
     if (values.NODE_ENV !== "production") return;
     for (const key of ["BASE_URL", "APP_URL"] as const) {
@@ -158,8 +211,13 @@ export type Config = {
     accountPerIp: RateRule;
     approvalsPerPerson: RateRule;
   };
-  /** How many proxies in front append to X-Forwarded-For: the client's address is that many entries from its end. */
-  trustedProxies: number;
+  /**
+   * Who may speak for the client in X-Forwarded-For (lib/limits/client-ip.ts): how many proxies in front append to
+   * it, or the CIDRs of the proxies' addresses. 0: nobody, the connection's address counts.
+   */
+  trustedProxies: number | string[];
+  /** The production server's limits on slow and idle clients (server.ts). */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; maxConnections: number };
   /** Rate-limit counters live here when set, else in the database. */
   redisUrl: string | null;
   /** Dynamically registered clients that never got a grant are swept this long after registration. */
@@ -211,6 +269,12 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       approvalsPerPerson: values.RATE_LIMIT_APPROVALS_PER_PERSON,
     },
     trustedProxies: values.TRUSTED_PROXIES,
+    http: {
+      headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,
+      requestTimeoutMs: values.HTTP_REQUEST_TIMEOUT_SECONDS * 1000,
+      keepAliveTimeoutMs: values.HTTP_KEEP_ALIVE_TIMEOUT_SECONDS * 1000,
+      maxConnections: values.HTTP_MAX_CONNECTIONS,
+    },
     redisUrl: values.REDIS_URL ?? null,
     unusedClientRetentionMs: values.UNUSED_CLIENT_RETENTION_HOURS * 3_600_000,
     pendingRequestsPerCredential: values.PENDING_REQUESTS_PER_CREDENTIAL,

@@ -1,27 +1,30 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { Readable } from "node:stream";
+import { CONNECTION_ADDRESS_HEADER } from "./connection-address";
 
 /**
- * Bodies that declare a length up to this are read into memory before the Request is built: a web stream over
+ * Bodies that declare a length up to this are read into memory when the handler reads them: a web stream over
  * node's stream (Readable.toWeb) cost more than the rest of the bridge on /mcp's hot path. Longer or chunked
  * bodies stream, so the handler's own limit still decides, as before.
  */
 const BUFFERED_BODY_LIMIT = 1024 * 1024;
 const UTF8 = new TextDecoder();
 
-/** A request's body: read into memory, still on the wire, or none (GET, HEAD). */
-type NodeBody = Uint8Array<ArrayBuffer> | IncomingMessage | undefined;
+/** A request's body, on the wire until read: to be read whole into memory, or streamed; none for GET and HEAD. */
+type NodeBody = { from: IncomingMessage; whole: boolean } | undefined;
 
 /**
  * A Request whose signal, aborted when the client hangs up before the answer is complete, is made when first read:
  * a signal made for every request and followed by the Request's own cost a third as much as the rest of building
  * it, and only calls that wait (for a person's decision, on a subscription) read it.
  *
- * Its body becomes a web stream only when something reads it as one. Bytes read into memory are served as they are:
- * undici would wrap them in a web stream at once, which with the reads that take it apart cost about 10 µs of a /mcp
- * call's 550 (on Node 20 a web stream is a transferable native object). A body still on the wire is left there until
- * read: a handler that refuses it unread (too large) leaves Node to drain it, and the connection stays usable, where
- * a web stream made at once held the rest of the body unread until the connection timed out.
+ * Its body stays on the wire until the handler reads it, so /mcp answers a request it refuses (foreign Origin, rate
+ * limit, no bearer, too large) without waiting for a body that may never come. A body read whole (bytes, text, json)
+ * is read into memory and served as it is: undici would wrap it in a web stream at once, which with the reads that
+ * take it apart cost about 10 µs of a /mcp call's 550 (on Node 20 a web stream is a transferable native object). It
+ * becomes a web stream only when something reads it as one. A body refused unread is left for Node to drain, and
+ * the connection stays usable, where a web stream made at once held the rest of the body unread until the
+ * connection timed out.
  */
 class NodeRequest extends Request {
   #hangUp: AbortSignal | undefined;
@@ -55,17 +58,20 @@ class NodeRequest extends Request {
   #withStream(): Request {
     if (this.#standard) return this.#standard;
     // Made once: each Readable.toWeb would add its own reader of the node stream.
-    const body = this.#used || !this.#body ? null : this.#body instanceof Uint8Array ? this.#body : Readable.toWeb(this.#body);
+    const body = this.#used || !this.#body ? null : Readable.toWeb(this.#body.from);
     this.#standard = new Request(this.url, { method: this.method, headers: this.headers, body, duplex: "half" } as RequestInit);
     return this.#standard;
   }
 
-  /** The bytes in memory, once (as with any Request, a body is read at most once); undefined if there are none. */
-  #inMemory(): Uint8Array<ArrayBuffer> | undefined {
-    if (!(this.#body instanceof Uint8Array) || this.#standard) return undefined;
+  /**
+   * The whole body read into memory, once (as with any Request, a body is read at most once); undefined when it is
+   * to be streamed.
+   */
+  async #inMemory(): Promise<Uint8Array<ArrayBuffer> | undefined> {
+    if (!this.#body?.whole || this.#standard) return undefined;
     if (this.#used) throw new TypeError("Body is unusable: Body has already been read");
     this.#used = true;
-    return this.#body;
+    return wholeBody(this.#body.from);
   }
 
   override get body(): ReadableStream<Uint8Array<ArrayBuffer>> | null {
@@ -77,7 +83,7 @@ class NodeRequest extends Request {
   }
 
   override async bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    return this.#inMemory()?.slice() ?? this.#withStream().bytes();
+    return (await this.#inMemory())?.slice() ?? this.#withStream().bytes();
   }
 
   override async arrayBuffer(): Promise<ArrayBuffer> {
@@ -85,7 +91,7 @@ class NodeRequest extends Request {
   }
 
   override async text(): Promise<string> {
-    const bytes = this.#inMemory();
+    const bytes = await this.#inMemory();
     return bytes ? UTF8.decode(bytes) : this.#withStream().text();
   }
 
@@ -108,23 +114,24 @@ class NodeRequest extends Request {
 
 /**
  * A node:http request as a web-standard Request, for a handler written against the Fetch API. Its signal aborts
- * when the client hangs up before the answer is complete, as Next's route handlers do. X-Forwarded-For gets the
- * peer's address when the request has none, as `next start` does (lib/limits/client-ip.ts counts on it).
+ * when the client hangs up before the answer is complete, as Next's route handlers do. The connection's address
+ * is the one server.ts wrote (lib/http/connection-address.ts): a client's header of that name is not copied.
  */
-export async function webRequestOf(req: IncomingMessage, res: ServerResponse, origin: string): Promise<Request> {
+export function webRequestOf(req: IncomingMessage, res: ServerResponse, origin: string): Request {
   const headers = new Headers();
   for (let index = 0; index < req.rawHeaders.length; index += 2) headers.append(req.rawHeaders[index], req.rawHeaders[index + 1]);
-  if (!headers.has("x-forwarded-for") && req.socket.remoteAddress) headers.set("x-forwarded-for", req.socket.remoteAddress);
+  const connection = req.headers[CONNECTION_ADDRESS_HEADER];
+  if (typeof connection === "string") headers.set(CONNECTION_ADDRESS_HEADER, connection);
   let body: NodeBody;
   if (req.method !== "GET" && req.method !== "HEAD") {
     const declared = req.headers["content-length"] === undefined ? NaN : Number(req.headers["content-length"]);
-    body = declared <= BUFFERED_BODY_LIMIT ? await bufferedBody(req) : req;
+    body = { from: req, whole: declared <= BUFFERED_BODY_LIMIT };
   }
   return new NodeRequest(new URL(req.url ?? "/", origin), { method: req.method, headers }, res, body);
 }
 
 /** The whole body of a request whose declared length is within BUFFERED_BODY_LIMIT (node enforces that length). */
-async function bufferedBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
+async function wholeBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
