@@ -15,6 +15,7 @@ import {
   type PreparedSelect,
   type SelectConnection,
 } from "./prepared";
+import { serializedSqlite } from "./serialized-sqlite";
 
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
@@ -41,7 +42,7 @@ function connect(): Connections {
     return { prisma, selects: postgresSelects(pool), writer: { kind: "postgres", pool }, close: () => {} };
   }
   const file = databaseFile({ DATABASE_URL: databaseUrl });
-  const prisma = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url: file, timeout: 10_000 }) });
+  const prisma = new PrismaClient({ adapter: serializedSqlite(new PrismaBetterSQLite3({ url: file, timeout: 10_000 })) });
   const writer = sqliteWriter(file);
   return { prisma, selects: sqliteSelects(file), writer: { kind: "sqlite", connection: writer.open }, close: writer.close };
 }
