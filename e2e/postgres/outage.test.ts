@@ -3,55 +3,33 @@
 // same app process answers again by itself.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { freePort, startApp, type RunningApp } from "../support/app";
+import pg from "pg";
+import { startApp, type RunningApp } from "../support/app";
 import { INITIALIZE_PARAMS, mcp, obtainTokens, refreshTokens } from "../support/oauth";
-
-const postgresBin = (name: string) => {
-  const versions = fs.readdirSync("/usr/lib/postgresql").sort();
-  return path.join("/usr/lib/postgresql", versions[versions.length - 1], "bin", name);
-};
-/** PostgreSQL's tools refuse to run as root: they run as the postgres user. */
-const asPostgres = (name: string, args: string[]) =>
-  execFileSync("runuser", ["-u", "postgres", "--", postgresBin(name), ...args], { stdio: "pipe", timeout: 60_000 });
+import { createPostgresServer, type PostgresServer } from "@/scripts/postgres-server.mjs";
 
 describe("the database goes away and comes back", { timeout: 180_000 }, () => {
   let app: RunningApp;
-  let dataDir = "";
-  let port = 0;
-  const pgCtl = (action: "start" | "stop") =>
-    asPostgres("pg_ctl", [
-      action,
-      "-D",
-      dataDir,
-      "-w",
-      ...(action === "start" ? ["-o", `-p ${port} -k ${dataDir} -c listen_addresses=127.0.0.1`, "-l", `${dataDir}/log`] : ["-m", "fast"]),
-    ]);
+  let server: PostgresServer;
 
   before(async () => {
-    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-pg-"));
-    fs.chmodSync(dataDir, 0o700);
-    execFileSync("chown", ["postgres", dataDir]);
-    port = await freePort();
-    asPostgres("initdb", ["-D", dataDir, "-A", "trust", "-U", "postgres"]);
-    pgCtl("start");
-    asPostgres("createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", "agent_wallet"]);
-    app = await startApp({ databaseUrl: `postgresql://postgres@127.0.0.1:${port}/agent_wallet` });
+    server = await createPostgresServer();
+    const admin = new pg.Client({ connectionString: `${server.url}/postgres` });
+    await admin.connect();
+    await admin.query("CREATE DATABASE agent_wallet");
+    await admin.end();
+    app = await startApp({ databaseUrl: `${server.url}/agent_wallet` });
   });
   after(async () => {
     await app?.stop();
-    if (fs.existsSync(path.join(dataDir, "postmaster.pid"))) pgCtl("stop");
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    await server?.remove();
   });
 
   it("answers 503 with Retry-After meanwhile (a JSON-RPC error on /mcp), then recovers without a restart", async () => {
     const { client, tokens } = await obtainTokens(app);
     assert.equal((await mcp(app, tokens.access_token, "initialize", INITIALIZE_PARAMS)).status, 200);
 
-    pgCtl("stop");
+    await server.stop();
     const down = await mcp(app, tokens.access_token, "tools/list");
     assert.equal(down.status, 503);
     assert.equal(down.headers.get("retry-after"), "5");
@@ -62,7 +40,7 @@ describe("the database goes away and comes back", { timeout: 180_000 }, () => {
     assert.equal(refresh.status, 503);
     assert.equal(((await refresh.json()) as { error: string }).error, "temporarily_unavailable");
 
-    pgCtl("start");
+    await server.start();
     let status = 0;
     for (let attempt = 0; attempt < 40 && status !== 200; attempt++) {
       status = (await mcp(app, tokens.access_token, "tools/list")).status;

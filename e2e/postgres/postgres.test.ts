@@ -1,7 +1,7 @@
 // The app on a real PostgreSQL (docs/product.md §7): migrations on an empty database,
 // the OAuth flow end to end, and the exactly-once guarantees under concurrency.
-// PostgreSQL must be reachable (127.0.0.1:5432, or TEST_POSTGRES_URL): when it
-// is not, these tests fail; nothing is skipped.
+// PostgreSQL must be reachable at TEST_POSTGRES_URL (npm test starts one when none
+// answers): when it is not, these tests fail; nothing is skipped.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";

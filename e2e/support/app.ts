@@ -13,6 +13,7 @@ import path from "node:path";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { serverArguments } from "@/scripts/server-bundle";
 import pg from "pg";
+import { LOCAL_POSTGRES_URL } from "@/scripts/postgres-server.mjs";
 
 export type RunningApp = {
   /** where this instance answers */
@@ -42,8 +43,11 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** The local PostgreSQL server the `database: "postgres"` option uses (TEST_POSTGRES_URL overrides). */
-const POSTGRES_SERVER_URL = process.env.TEST_POSTGRES_URL ?? "postgresql://postgres@127.0.0.1:5432";
+/**
+ * The PostgreSQL server the `database: "postgres"` option uses: TEST_POSTGRES_URL, which npm test sets to the local
+ * server or, when none answers, to the one it started (scripts/postgres-server.mjs).
+ */
+const POSTGRES_SERVER_URL = process.env.TEST_POSTGRES_URL ?? LOCAL_POSTGRES_URL;
 
 export type PostgresDatabase = { name: string; url: string; drop: () => Promise<void> };
 
@@ -54,7 +58,7 @@ async function postgresAdmin<T>(run: (client: pg.Client) => Promise<T>): Promise
   } catch (error) {
     throw new Error(
       `PostgreSQL is not reachable at ${POSTGRES_SERVER_URL} (${(error as Error).message}); ` +
-        "start it: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start",
+        "run the suite through npm test, which starts one when none answers there",
     );
   }
   try {

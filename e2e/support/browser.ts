@@ -1,25 +1,12 @@
-// Debian's Chromium driven by playwright-core, with a CDP virtual authenticator
-// standing in for the person's passkey (TOOLCHAIN.md).
+// Chromium driven by playwright-core, with a CDP virtual authenticator standing in for the person's passkey.
+// npm test picks the Chromium, checks it and passes it as CHROMIUM_PATH (scripts/test-chromium.mjs).
 import { after, before } from "node:test";
 import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from "playwright-core";
 import { startApp } from "./app";
-
-const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+import { AUTHENTICATOR_OPTIONS, CHROMIUM_ARGS } from "@/scripts/test-chromium.mjs";
 
 export async function launchBrowser(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-    ],
-  });
+  return chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium", headless: true, args: CHROMIUM_ARGS });
 }
 
 export type Authenticator = { cdp: CDPSession; authenticatorId: string };
@@ -36,15 +23,7 @@ export async function addAuthenticator(
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("WebAuthn.enable", { enableUI: false });
   const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: options.transport ?? "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      hasPrf: options.hasPrf ?? true,
-      automaticPresenceSimulation: true,
-    },
+    options: { ...AUTHENTICATOR_OPTIONS, transport: options.transport ?? "internal", hasPrf: options.hasPrf ?? true },
   });
   return { cdp, authenticatorId };
 }
