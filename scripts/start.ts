@@ -28,7 +28,8 @@ try {
 
 const nextBin = createRequire(import.meta.url).resolve("next/dist/bin/next");
 if (!fs.existsSync(`${process.env.NEXT_DIST_DIR || ".next"}/BUILD_ID`)) {
-  console.log("No build found: building the app once (next build)…");
+  // next build prints nothing for most of its run: say what is happening, and for how long.
+  console.log(`First start: building the app (next build), about a minute on two cores; later starts skip this.`);
   const build = spawnSync(process.execPath, [nextBin, "build"], { stdio: "inherit" });
   if (build.status !== 0) fail("next build failed");
 }
@@ -47,3 +48,14 @@ const server = spawn(process.execPath, serverArguments(), {
 });
 for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => server.kill(signal));
 server.on("exit", (code) => process.exit(code ?? 0));
+
+// The address a person opens is APP_URL (behind a proxy, not the port this process listens on): said once it answers.
+for (;;) {
+  try {
+    await fetch(`http://127.0.0.1:${settings.port}/.well-known/oauth-authorization-server`);
+    console.log(`Agent Wallet is ready: open ${settings.appUrl}`);
+    break;
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
