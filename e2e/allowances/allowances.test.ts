@@ -132,8 +132,34 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       assert.equal(await world.relayerNonce(), nonce);
       assert.equal(await world.balance(stranger), 0n);
     });
-  });
 
+    it("shows each limit in words, what is left this period and when it resets, and every spend with its transaction", async () => {
+      const { allowanceViews } = await import("@/lib/allowances/view");
+      const [view] = await allowanceViews({ credentialId: `cr_${person.address}` });
+      assert.equal(view.id, allowanceId);
+      assert.equal(view.status, "active");
+      const [coin, tkn] = [view.limits.find((limit) => !limit.token)!, view.limits.find((limit) => limit.token === token)!];
+      assert.match(
+        coin.words,
+        new RegExp(`^Up to 0.01 ETH per day, the day starting at \\d\\d:\\d\\d UTC, to ${shop}; at most 3 transfers; until `),
+      );
+      assert.deepEqual([coin.left, coin.transfersLeft], ["0.006", 0]);
+      assert.deepEqual([tkn.symbol, tkn.perPeriod, tkn.left, tkn.transfersLeft], ["TKN", "10", "4", 2]);
+      const block = await world.chain.client.getBlock();
+      assert.ok(Date.parse(coin.resetsAt!) > Number(block.timestamp) * 1000, "the period resets after the chain's now");
+      assert.ok(Date.parse(coin.resetsAt!) <= (Number(block.timestamp) + 86_400) * 1000);
+      assert.deepEqual(
+        view.spends.map((spend) => [spend.amount, spend.status]),
+        [
+          ["0.004 ETH", "landed"],
+          ["0.004 ETH", "landed"],
+          ["0.004 ETH", "landed"],
+          ["6 TKN", "landed"],
+        ],
+      );
+      assert.ok(view.spends.every((spend) => /^0x[0-9a-f]{64}$/.test(spend.txHash ?? "")));
+    });
+  });
   it("lands exactly as many of 50 concurrent spends as fit under the cap, none reverting (SQLite)", async () => {
     const outcome = await concurrentSpendsNearTheCap(world);
     assert.deepEqual(outcome.others, []);
@@ -185,13 +211,19 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     const person = await world.newPerson("0");
     const shop = world.recipient();
     const { id, hashes } = await world.allow(person, { recipients: [shop] });
-    const prepared = await lib.revocation.prepareRevocation(id);
+    // A second allowance of the same wallet (another client's, say): one signature revokes both.
+    const other = await world.allow(person, { recipients: [world.recipient()] });
+    hashes.push(...other.hashes);
+    const prepared = await lib.revocation.prepareRevocation([id, other.id]);
     // A revocation the chain would not take (signed by someone else): spends stop all the same, and it stays asked for.
     const wrong = await privateKeyToAccount(generatePrivateKey()).signTypedData(prepared.typedData);
-    await assert.rejects(lib.revocation.revokeAllowance(id, { nonce: prepared.nonce, signature: wrong }), /would refuse this revocation/);
+    await assert.rejects(
+      lib.revocation.revokeAllowances([id, other.id], { nonce: prepared.nonce, signature: wrong }),
+      /would refuse this revocation/,
+    );
     assert.equal((await refusal(lib.spend.spendFromAllowance(id, { to: shop, value: 1n }))).reason, "not_active");
     const signature = await person.signTypedData(prepared.typedData);
-    const { txHash } = await lib.revocation.revokeAllowance(id, { nonce: prepared.nonce, signature });
+    const { txHash } = await lib.revocation.revokeAllowances([id, other.id], { nonce: prepared.nonce, signature });
     assert.equal((await world.chain.client.getTransactionReceipt({ hash: txHash })).status, "success");
     const { DelegationManager } = await import("@metamask/delegation-abis");
     for (const hash of hashes) {
@@ -206,9 +238,12 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       );
     }
     assert.equal(await world.balance(person.address), 0n, "the person paid nothing");
-    const stored = await lib.db.db().allowance.findUniqueOrThrow({ where: { id } });
-    assert.equal(stored.status, "revoked");
-    assert.equal(stored.revocationTx, txHash);
+    for (const stored of await lib.db.db().allowance.findMany({ where: { id: { in: [id, other.id] } } })) {
+      assert.equal(stored.status, "revoked");
+      assert.equal(stored.revocationTx, txHash);
+    }
+    const audit = await lib.db.db().auditEvent.findMany({ where: { type: "allowance.revoked" } });
+    assert.deepEqual(audit.map((event) => JSON.parse(event.data).allowanceId).sort(), [id, other.id].sort());
   });
 
   it("contacted no host but the configured chain and database", () => {

@@ -81,6 +81,8 @@ describe("allowance caveats", () => {
       `Up to 0.01 ETH per day, the day starting at 14:05 UTC, to ${SHOP}; at most 3 transfers; until 2026-12-02 14:05 UTC.`,
     );
     assert.match(describeDelegation(readDelegation(framework, token), { symbol: "TKN", decimals: 18 }, NOW), /^Up to 10 TKN per day/);
+    const later = readDelegation(framework, delegationsFor(spec({ startsAt: NOW + DAY }), framework, NOW)[0]);
+    assert.match(describeDelegation(later, { symbol: "ETH", decimals: 18 }, NOW), /, from 2026-11-26 14:05 UTC;/);
     assert.equal(periodWords(7 * DAY, NOW), "per week, the week starting on Wednesday at 14:05 UTC");
     assert.equal(periodWords(2 * DAY, NOW), "per 2 days, periods counted from 2026-11-25 14:05 UTC");
   });

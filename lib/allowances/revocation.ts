@@ -32,13 +32,19 @@ const USER_OPERATION_TYPES = {
 
 type Revocable = { chainId: number; delegator: string; delegations: { signed: string }[] };
 
-/** The UserOperation that disables every delegation of the allowance, for the account's EntryPoint nonce `nonce`. */
-function revocationOperation(framework: Framework, allowance: Revocable, nonce: bigint): UserOperation<"0.7"> {
-  const calls = allowance.delegations.map((row) => ({
-    target: framework.DelegationManager,
-    value: 0n,
-    callData: encodeFunctionData({ abi: DelegationManager, functionName: "disableDelegation", args: [parseStoredDelegation(row.signed)] }),
-  }));
+/** The UserOperation that disables every delegation of the allowances, for the account's EntryPoint nonce `nonce`. */
+function revocationOperation(framework: Framework, allowances: Revocable[], nonce: bigint): UserOperation<"0.7"> {
+  const calls = allowances
+    .flatMap((allowance) => allowance.delegations)
+    .map((row) => ({
+      target: framework.DelegationManager,
+      value: 0n,
+      callData: encodeFunctionData({
+        abi: DelegationManager,
+        functionName: "disableDelegation",
+        args: [parseStoredDelegation(row.signed)],
+      }),
+    }));
   const batch = encodeAbiParameters(
     [
       {
@@ -53,7 +59,7 @@ function revocationOperation(framework: Framework, allowance: Revocable, nonce: 
     [calls],
   );
   return {
-    sender: getAddress(allowance.delegator),
+    sender: getAddress(allowances[0].delegator),
     nonce,
     callData: encodeFunctionData({ abi: EIP7702StatelessDeleGator, functionName: "execute", args: [BATCH_DEFAULT_MODE, batch] }),
     callGasLimit: 80_000n + 40_000n * BigInt(calls.length),
@@ -75,73 +81,86 @@ function operationTypedData(framework: Framework, chainId: number, operation: Us
   };
 }
 
-/** The revocation to sign now: its EntryPoint nonce and the typed data. */
-export async function prepareRevocation(allowanceId: string) {
-  const allowance = await findAllowance(allowanceId);
-  const framework = frameworkFor(allowance.chainId);
-  const nonce = await onChain(allowance.chainId, (client) =>
-    client.readContract({
-      address: framework.EntryPoint,
-      abi: EntryPoint,
-      functionName: "getNonce",
-      args: [getAddress(allowance.delegator), 0n],
-    }),
+/** The allowances, which one signature revokes only if they share one account on one chain. */
+async function revocable(allowanceIds: string[]) {
+  const allowances = await Promise.all([...new Set(allowanceIds)].sort().map(findAllowance));
+  const [first] = allowances;
+  if (!first) throw new AllowanceError("Name the allowances to revoke.");
+  if (allowances.some((allowance) => allowance.chainId !== first.chainId || allowance.delegator !== first.delegator)) {
+    throw new AllowanceError("One revocation covers the allowances of one wallet on one chain.");
+  }
+  return { allowances, chainId: first.chainId, framework: frameworkFor(first.chainId) };
+}
+
+/** Runs `work` holding every allowance's lease, taken in id order so that two revocations cannot wait on each other. */
+function holdingAll<T>(ids: string[], work: () => Promise<T>): Promise<T> {
+  const [id, ...rest] = ids;
+  return id ? withLease(`allowance:${id}`, () => holdingAll(rest, work)) : work();
+}
+
+/** The revocation to sign now (one passkey approval for all the allowances): its EntryPoint nonce and the typed data. */
+export async function prepareRevocation(allowanceIds: string[]) {
+  const { allowances, chainId, framework } = await revocable(allowanceIds);
+  const delegator = getAddress(allowances[0].delegator);
+  const nonce = await onChain(chainId, (client) =>
+    client.readContract({ address: framework.EntryPoint, abi: EntryPoint, functionName: "getNonce", args: [delegator, 0n] }),
   );
-  return {
-    nonce: nonce.toString(),
-    typedData: operationTypedData(framework, allowance.chainId, revocationOperation(framework, allowance, nonce)),
-  };
+  return { nonce: nonce.toString(), typedData: operationTypedData(framework, chainId, revocationOperation(framework, allowances, nonce)) };
 }
 
 /**
- * Revokes the allowance with the person's signature over the prepared revocation. Spends are refused from the first
- * line on; the allowance is `revoked` once the chain shows every delegation disabled. If the chain does not confirm,
- * it stays `revoking` (still refusing spends) and the person may sign again.
+ * Revokes the allowances with the person's signature over the prepared revocation. Spends are refused from the first
+ * line on; they are `revoked` once the chain shows every delegation disabled. If the chain does not confirm, they stay
+ * `revoking` (still refusing spends) and the person may sign again.
  */
-export async function revokeAllowance(allowanceId: string, signed: { nonce: string; signature: Hex }): Promise<{ txHash: Hex }> {
-  const first = await findAllowance(allowanceId);
-  if (first.status === "revoked") throw new AllowanceError("This allowance is already revoked.", 409);
-  await db().allowance.update({ where: { id: allowanceId }, data: { status: "revoking" } });
-  const framework = frameworkFor(first.chainId);
-  const relayer = relayerOn(first.chainId).address;
-  // Waits for a spend in flight, so that what it sent is settled before the revocation goes out.
-  return withLease(`allowance:${allowanceId}`, async () => {
-    const allowance = await findAllowance(allowanceId);
-    const operation = { ...revocationOperation(framework, allowance, BigInt(signed.nonce)), signature: signed.signature };
+export async function revokeAllowances(allowanceIds: string[], signed: { nonce: string; signature: Hex }): Promise<{ txHash: Hex }> {
+  const { allowances: asked, chainId, framework } = await revocable(allowanceIds);
+  if (asked.some((allowance) => allowance.status === "revoked")) throw new AllowanceError("An allowance named is already revoked.", 409);
+  const ids = asked.map((allowance) => allowance.id);
+  await db().allowance.updateMany({ where: { id: { in: ids } }, data: { status: "revoking" } });
+  const relayer = relayerOn(chainId).address;
+  // Waits for spends in flight, so that what they sent is settled before the revocation goes out.
+  return holdingAll(ids, async () => {
+    const { allowances } = await revocable(ids);
+    const operation = { ...revocationOperation(framework, allowances, BigInt(signed.nonce)), signature: signed.signature };
     const data = encodeFunctionData({ abi: EntryPoint, functionName: "handleOps", args: [[toPackedUserOperation(operation)], relayer] });
-    const reverts = await simulate(allowance.chainId, { from: relayer, to: framework.EntryPoint, data });
+    const reverts = await simulate(chainId, { from: relayer, to: framework.EntryPoint, data });
     if (reverts) throw new AllowanceError(`The chain would refuse this revocation (${reverts}); sign it again.`, 409);
-    const sent = await relay(allowance.chainId, { to: framework.EntryPoint, data }, async () => {});
+    const sent = await relay(chainId, { to: framework.EntryPoint, data }, async () => {});
     const receipt = await sent.receipt();
-    const disabled = await onChain(allowance.chainId, (client) =>
+    const disabled = await onChain(chainId, (client) =>
       Promise.all(
-        allowance.delegations.map((row) =>
-          client.readContract({
-            address: framework.DelegationManager,
-            abi: DelegationManager,
-            functionName: "disabledDelegations",
-            args: [row.hash as Hex],
-          }),
-        ),
+        allowances
+          .flatMap((allowance) => allowance.delegations)
+          .map((row) =>
+            client.readContract({
+              address: framework.DelegationManager,
+              abi: DelegationManager,
+              functionName: "disabledDelegations",
+              args: [row.hash as Hex],
+            }),
+          ),
       ),
     );
     // handleOps succeeds even when the operation's own call reverted: the delegations' state is the answer.
     if (receipt.status !== "success" || !disabled.every(Boolean)) {
       throw new AllowanceError(
-        `The revocation's transaction ${sent.hash} did not disable the allowance; it stays stopped here, sign again.`,
+        `The revocation's transaction ${sent.hash} did not disable the allowances; they stay stopped here, sign again.`,
         502,
       );
     }
-    await db().allowance.update({
-      where: { id: allowanceId },
+    await db().allowance.updateMany({
+      where: { id: { in: ids } },
       data: { status: "revoked", revokedAt: new Date(), revocationTx: sent.hash },
     });
-    await recordAudit({
-      type: "allowance.revoked",
-      userId: allowance.userId,
-      credentialId: allowance.credentialId,
-      data: { allowanceId, txHash: sent.hash },
-    });
+    for (const allowance of allowances) {
+      await recordAudit({
+        type: "allowance.revoked",
+        userId: allowance.userId,
+        credentialId: allowance.credentialId,
+        data: { allowanceId: allowance.id, txHash: sent.hash },
+      });
+    }
     return { txHash: sent.hash };
   });
 }

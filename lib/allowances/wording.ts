@@ -42,7 +42,8 @@ export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames
     `Up to ${amount} ${periodWords(meaning.periodSeconds, meaning.startsAt)}`,
     `to ${meaning.recipients.length > 1 ? `any of ${recipients}` : recipients}`,
   ];
-  if (meaning.startsAt > now) parts.push(`from ${utcDateTime(meaning.startsAt)}`);
+  // a start within the minute (a chain's clock runs a little ahead) is not worth a clause
+  if (meaning.startsAt > now + 60) parts.push(`from ${utcDateTime(meaning.startsAt)}`);
   if (meaning.notBefore) parts.push(`not before ${utcDateTime(meaning.notBefore)}`);
   const transfers = `at most ${meaning.transactions} transfer${meaning.transactions === 1 ? "" : "s"}`;
   return `${parts.join(", ")}; ${transfers}; until ${utcDateTime(meaning.expiresAt)}.`;

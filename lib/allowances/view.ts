@@ -1,0 +1,104 @@
+// An allowance as the person and the agent see it (/clients, get_allowance): each limit in words from the signed
+// caveats, what is left this period and when it resets as the enforcers on the chain say, and every spend with its
+// transaction. Read-only.
+import { formatUnits, type Address } from "viem";
+import { chainById } from "@/lib/wallet/chains";
+import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { db } from "@/lib/db";
+import { delegationState, frameworkFor, parseStoredDelegation } from "./allowances";
+import { readDelegation } from "./caveats";
+import { describeDelegation, type AssetNames } from "./wording";
+
+export type AllowanceView = {
+  id: string;
+  chainId: number;
+  credentialId: string;
+  grantId: string | null;
+  status: string;
+  overLimit: string;
+  createdAt: string;
+  expiresAt: string;
+  limits: {
+    delegationHash: string;
+    /** null: the chain's coin */
+    token: Address | null;
+    symbol: string;
+    words: string;
+    perPeriod: string;
+    /** null once the allowance is no longer active (nothing is left to spend) */
+    left: string | null;
+    resetsAt: string | null;
+    transfersLeft: number | null;
+  }[];
+  spends: { id: string; recipient: string; token: string | null; amount: string; status: string; txHash: string | null; at: string }[];
+};
+
+async function assetNames(chainId: number, token: Address | null): Promise<AssetNames> {
+  if (!token) return { symbol: chainById(chainId).symbol, decimals: 18 };
+  const metadata = await tokenMetadata(chainId, token);
+  // A token that does not say what it is is shown in its smallest units, named by its address.
+  return metadata.standard === "erc20" ? { symbol: metadata.symbol, decimals: metadata.decimals } : { symbol: token, decimals: 0 };
+}
+
+/** The allowances of a person, a grant or a credential, newest first; revoked ones only when asked. */
+export async function allowanceViews(
+  where: { userId?: string; grantId?: string; credentialId?: string },
+  options: { revoked?: boolean } = {},
+) {
+  const rows = await db().allowance.findMany({
+    where: { ...where, ...(options.revoked ? {} : { status: { not: "revoked" } }) },
+    include: { delegations: true, spends: { orderBy: { createdAt: "asc" } } },
+    orderBy: { createdAt: "desc" },
+  });
+  const now = Math.floor(Date.now() / 1000);
+  return Promise.all(
+    rows.map(async (allowance): Promise<AllowanceView> => {
+      const framework = frameworkFor(allowance.chainId);
+      const live = allowance.status === "active" && allowance.expiresAt.getTime() > Date.now();
+      const meanings = allowance.delegations.map((row) => ({ row, meaning: readDelegation(framework, parseStoredDelegation(row.signed)) }));
+      const tokens = [...new Set(meanings.map(({ meaning }) => meaning.token))];
+      const named = new Map(await Promise.all(tokens.map(async (token) => [token, await assetNames(allowance.chainId, token)] as const)));
+      const limits = await Promise.all(
+        meanings.map(async ({ row, meaning }) => {
+          const names = named.get(meaning.token)!;
+          const state = live ? await delegationState(allowance.chainId, framework, row) : null;
+          return {
+            delegationHash: row.hash,
+            token: meaning.token,
+            symbol: names.symbol,
+            words: describeDelegation(meaning, names, now),
+            perPeriod: formatUnits(meaning.perPeriod, names.decimals),
+            left: state ? formatUnits(state.available, names.decimals) : null,
+            resetsAt: state ? new Date(state.resetsAt * 1000).toISOString() : null,
+            transfersLeft: state ? state.callsLeft : null,
+          };
+        }),
+      );
+      return {
+        id: allowance.id,
+        chainId: allowance.chainId,
+        credentialId: allowance.credentialId,
+        grantId: allowance.grantId,
+        status: live || allowance.status !== "active" ? allowance.status : "expired",
+        overLimit: allowance.overLimit,
+        createdAt: allowance.createdAt.toISOString(),
+        expiresAt: allowance.expiresAt.toISOString(),
+        limits,
+        spends: allowance.spends.map((spend) => {
+          const token = (spend.token as Address | null) ?? null;
+          // a spend always names one of the allowance's assets
+          const names = named.get(token) ?? { symbol: token ?? "", decimals: 0 };
+          return {
+            id: spend.id,
+            recipient: spend.recipient,
+            token,
+            amount: `${formatUnits(BigInt(spend.amount), names.decimals)} ${names.symbol}`,
+            status: spend.status,
+            txHash: spend.txHash,
+            at: spend.createdAt.toISOString(),
+          };
+        }),
+      };
+    }),
+  );
+}
