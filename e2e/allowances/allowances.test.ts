@@ -170,6 +170,47 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     assert.equal(outcome.received, parseEther("0.0099"));
   });
 
+  it("settles a spend that an earlier process sent but never saw mined, before the next one is checked", async () => {
+    const person = await world.newPerson("1");
+    const shop = world.recipient();
+    const { id, hashes } = await world.allow(person, { recipients: [shop] });
+    const landed = await lib.spend.spendFromAllowance(id, { to: shop, value: parseEther("0.001") });
+    const row = (txHash: string) => ({
+      id: `sp_${txHash.slice(2, 12)}`,
+      allowanceId: id,
+      delegationHash: hashes[0],
+      recipient: shop,
+      amount: "1",
+      status: "sent",
+      txHash,
+    });
+    // As a crashed holder leaves them: one that landed, one the node never heard of.
+    await lib.db.db().allowanceSpend.update({ where: { id: landed.spendId }, data: { status: "sent" } });
+    await lib.db.db().allowanceSpend.create({ data: row(`0x${"ab".repeat(32)}`) });
+    // And one still waiting in the node's pool: the next spend must not be checked against a chain that omits it.
+    await world.chain.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    const [account] = (await world.chain.client.request({ method: "eth_accounts" as never })) as Address[];
+    const pending = await world.chain.client.request({
+      method: "eth_sendTransaction",
+      params: [{ from: account, to: shop, value: "0x1" }],
+    } as never);
+    await lib.db.db().allowanceSpend.create({ data: row(pending as string) });
+    try {
+      await assert.rejects(lib.spend.spendFromAllowance(id, { to: shop, value: parseEther("0.001") }), /is not confirmed yet/);
+    } finally {
+      await world.chain.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
+      await world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
+    }
+    await lib.spend.spendFromAllowance(id, { to: shop, value: parseEther("0.001") });
+    const statuses = await lib.db.db().allowanceSpend.findMany({ where: { allowanceId: id }, orderBy: { createdAt: "asc" } });
+    assert.deepEqual(Object.fromEntries(statuses.map((spend) => [spend.txHash, spend.status])), {
+      [landed.txHash]: "landed",
+      [`0x${"ab".repeat(32)}`]: "failed",
+      [pending as string]: "landed",
+      [statuses.at(-1)!.txHash!]: "landed",
+    });
+  });
+
   it("a compromised server: the delegate key used directly against the DelegationManager cannot exceed the cap", async () => {
     const person = await world.newPerson("1");
     const shop = world.recipient();

@@ -19,6 +19,7 @@ import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
+import { onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import { delegationState, findAllowance, frameworkFor, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
@@ -100,6 +101,33 @@ export function redeemCall(chain: Delegation[], execution: { target: Address; va
   });
 }
 
+/** A payment of this allowance that was sent and is not mined yet: the chain's "left" does not count it. */
+class PendingSpendError extends AppError {
+  constructor(hash: string) {
+    super("allowance_busy", `A payment from this allowance (transaction ${hash}) is not confirmed yet; try again shortly.`, 409);
+  }
+}
+
+/**
+ * Settles spends that an earlier holder sent but did not see mined (its process stopped): what the enforcers say
+ * is left counts only mined payments, so a spend waits until none is in flight.
+ */
+async function settleSent(allowanceId: string, chainId: number) {
+  const sent = await db().allowanceSpend.findMany({ where: { allowanceId, status: "sent" } });
+  for (const spend of sent) {
+    const hash = spend.txHash as Hex;
+    const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(() => null));
+    if (!receipt) {
+      // Neither mined nor known to the node any more: it will never land, and nothing of it was spent.
+      const known = await onChain(chainId, (client) => client.getTransaction({ hash }).catch(() => null));
+      if (known) throw new PendingSpendError(hash);
+      await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: "failed" } });
+      continue;
+    }
+    await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: receipt.status === "success" ? "landed" : "failed" } });
+  }
+}
+
 export type SpendResult = { spendId: string; txHash: Hex; delegationHash: Hex; amount: string; token: Address | null; recipient: Address };
 
 /** Pays `payment` from allowance `allowanceId`, or throws an AllowanceRefusal before anything is sent. */
@@ -119,6 +147,7 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
   return withLease(`allowance:${allowanceId}`, async () => {
     const allowance = await findAllowance(allowanceId);
     if (allowance.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
+    await settleSent(allowanceId, allowance.chainId);
     const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
     if (!candidates.length)
       throw refuse(
