@@ -15,7 +15,7 @@ import { policySchema, type Policy, type PolicyView } from "@/contract";
 import { decodeCall, isUnlimitedAmount } from "./call-decoding";
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
-import type { RequestPayload } from "./request-payload";
+import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import { RequestError } from "./request-lifecycle";
 
 const HOUR = 3_600_000;
@@ -41,7 +41,12 @@ export type RequestFacts = {
   domain: { verifyingContract: string | null; name: string | null } | null;
 };
 
-export function factsOf(payload: RequestPayload): RequestFacts {
+/** What an agent asks for, before anything is prepared on the chain: all the rules need to judge it. */
+export type Intent =
+  | Exclude<RequestPayload, { kind: "send_transaction" }>
+  | { kind: "send_transaction"; transaction: Pick<PreparedTransaction, "chainId" | "to" | "value" | "data"> };
+
+export function factsOf(payload: Intent): RequestFacts {
   const none = {
     chainId: null,
     native: 0n,
@@ -278,10 +283,30 @@ const POLICY_LOCK = 7_100_424;
  * one transaction, serialized per (grant, credential): across processes by an advisory lock on PostgreSQL, by
  * SQLite's single writer (a transaction that lost the race to a concurrent one is retried from the start).
  */
-export async function withinPolicy<T>(
-  input: { grantId: string; credentialId: string; payload: RequestPayload; now: Date },
-  create: (tx: Tx, hold: Hold) => Promise<T>,
-): Promise<T> {
+type Judged = { grantId: string; credentialId: string; now: Date };
+
+/** The policy of (grant, credential) as `tx` reads it, and the first rule `facts` break given what is held. */
+async function judge(tx: Tx, input: Judged, facts: RequestFacts) {
+  const entry = await tx.grantCredential.findUnique({
+    where: { grantId_credentialId: { grantId: input.grantId, credentialId: input.credentialId } },
+    select: { policy: true },
+  });
+  const { held, thisHour, waiting } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
+  const policy = parsePolicy(entry?.policy ?? "{}");
+  return { policy, violation: violationOf(policy, facts, held, thisHour, input.now) ?? tooManyWaiting(waiting) };
+}
+
+/**
+ * Throws the rule `intent` breaks, before anything is prepared for it: a transaction is judged before the chain
+ * is asked for its nonce, gas or fees, so a refused request never reaches the node and never fails for another
+ * reason. Not exact under concurrency: withinPolicy checks again, under the lock, as it creates the request.
+ */
+export async function checkPolicy(input: Judged & { intent: Intent }): Promise<void> {
+  const { violation } = await judge(db(), input, factsOf(input.intent));
+  if (violation) throw violation;
+}
+
+export async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (tx: Tx, hold: Hold) => Promise<T>): Promise<T> {
   const facts = factsOf(input.payload);
   for (let attempt = 0; ; attempt++) {
     try {
@@ -296,13 +321,7 @@ export async function withinPolicy<T>(
             await tx.$executeRaw`UPDATE "GrantCredential" SET "policy" = "policy"
               WHERE "grantId" = ${grantId} AND "credentialId" = ${credentialId}`;
           }
-          const entry = await tx.grantCredential.findUnique({
-            where: { grantId_credentialId: { grantId: input.grantId, credentialId: input.credentialId } },
-            select: { policy: true },
-          });
-          const { held, thisHour, waiting } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
-          const policy = parsePolicy(entry?.policy ?? "{}");
-          const violation = violationOf(policy, facts, held, thisHour, input.now) ?? tooManyWaiting(waiting);
+          const { policy, violation } = await judge(tx, input, facts);
           if (violation) throw violation;
           return create(tx, holdOf(policy, facts));
         },

@@ -22,7 +22,7 @@ import {
   type RequestRow,
 } from "./request-lifecycle";
 import { checkedTypedData, TypedDataError } from "./typed-data";
-import { PolicyViolation, withinPolicy } from "./policy";
+import { checkPolicy, PolicyViolation, withinPolicy } from "./policy";
 
 /** A credential of the agent's grant that may be asked for signatures. */
 async function signingCredential(agent: AgentContext, credentialId: string) {
@@ -89,14 +89,24 @@ export async function createRequest(
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
   const credential = await signingCredential(agent, input.credential_id);
   const address = credential.address as `0x${string}`;
-  let payload: RequestPayload;
-  if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };
-  else if (input.kind === "sign_typed_data") payload = { kind: "sign_typed_data", typedData: typedData! };
-  else payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
   const now = clock();
+  const judged = { grantId: agent.grantId, credentialId: credential.id, now };
   let row: RequestRow;
   try {
-    row = await withinPolicy({ grantId: agent.grantId, credentialId: credential.id, payload, now }, (tx, hold) =>
+    let payload: RequestPayload;
+    if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };
+    else if (input.kind === "sign_typed_data") payload = { kind: "sign_typed_data", typedData: typedData! };
+    else {
+      const transaction = {
+        chainId: input.chain_id,
+        to: getAddress(input.to),
+        value: String(BigInt(input.value)),
+        data: (input.data ?? "0x") as `0x${string}`,
+      };
+      await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
+      payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
+    }
+    row = await withinPolicy({ ...judged, payload }, (tx, hold) =>
       tx.agentRequest.create({
         data: {
           id: randomId("rq_"),
