@@ -6,9 +6,9 @@ import { checkedTypedData, MAX_TYPED_DATA_DEPTH, TypedDataError, type TypedDataI
 
 const mail = (): TypedDataInput => etherMail();
 
-function refused(input: TypedDataInput, message: RegExp) {
+function refused(input: object, message: RegExp) {
   assert.throws(
-    () => checkedTypedData(input),
+    () => checkedTypedData(input as TypedDataInput),
     (error: unknown) => error instanceof TypedDataError && message.test(error.message),
   );
 }
@@ -75,9 +75,35 @@ describe("checkedTypedData", () => {
     assert.doesNotThrow(() => checkedTypedData(shallow));
   });
 
-  it("reports what viem refuses (a value of the wrong type) as invalid EIP-712", () => {
-    const input = mail();
-    (input.message.from as Record<string, unknown>).wallets = ["not an address"];
-    refused(input, /^The typed data is not valid EIP-712: /);
+  it("checks every value against its declared type: nothing a signer would coerce is shown one way and signed another", () => {
+    const withValue = (path: "from.name" | "from.wallets", value: unknown) => {
+      const input = mail();
+      (input.message.from as Record<string, unknown>)[path.split(".")[1]] = value;
+      return input;
+    };
+    refused(withValue("from.wallets", ["not an address"]), /message\.from\.wallets\[0\] must be a 20-byte 0x address \(address\)/);
+    refused(withValue("from.name", 42), /message\.from\.name must be a string \(string\)/);
+    const order = (amount: unknown, extra: Record<string, string> = {}) => ({
+      domain: { name: "Shop", chainId: 1 },
+      types: { Order: [{ name: "amount", type: extra.type ?? "uint256" }] },
+      primaryType: "Order",
+      message: { amount },
+    });
+    refused(order(true), /message\.amount must be an integer \(uint256\)/);
+    refused(order(1.5), /must be an integer/);
+    refused(order(2 ** 60), /must be an integer/);
+    refused(order("1e3"), /must be an integer/);
+    refused(order("-1"), /message\.amount is out of range for uint256/);
+    refused(order("256", { type: "uint8" }), /out of range for uint8/);
+    refused(order("-129", { type: "int8" }), /out of range for int8/);
+    refused(order("1", { type: "bool" }), /message\.amount must be true or false \(bool\)/);
+    refused(order("0x12", { type: "bytes2" }), /must be 2 bytes in 0x hex/);
+    refused(order("0x1", { type: "bytes" }), /must be 0x hex bytes/);
+    refused(order("1", { type: "Unknown" }), /has type Unknown, which is neither an EIP-712 type nor declared/);
+    refused({ ...order("1"), domain: { name: 7, chainId: 1 } }, /domain\.name must be a string/);
+    refused({ ...order("1"), domain: { name: "Shop", chainId: "one" } }, /domain\.chainId must be an integer/);
+    for (const value of ["42", 42, "0x2a", "-0"]) assert.doesNotThrow(() => checkedTypedData(order(value) as TypedDataInput));
+    assert.doesNotThrow(() => checkedTypedData(order("-128", { type: "int8" }) as TypedDataInput));
+    assert.doesNotThrow(() => checkedTypedData(order(true, { type: "bool" }) as TypedDataInput));
   });
 });

@@ -41,6 +41,50 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const INTEGER = /^(u?)int(\d*)$/;
+const FIXED_BYTES = /^bytes(\d+)$/;
+
+/** An integer as JSON can carry it exactly: a safe integer, or a decimal (or 0x hex) string. */
+function integerOf(value: unknown): bigint | null {
+  if (typeof value === "number") return Number.isSafeInteger(value) ? BigInt(value) : null;
+  if (typeof value === "bigint") return value;
+  if (typeof value === "string" && /^(-?\d+|0x[0-9a-fA-F]+)$/.test(value)) return BigInt(value);
+  return null;
+}
+
+/**
+ * An atomic value of its declared type, and nothing a signer would coerce: a number in a `string` field or
+ * `true` in a `uint256` would be shown one way and signed another.
+ */
+function checkAtomic(type: string, value: unknown, path: string): void {
+  const integer = INTEGER.exec(type);
+  const fixed = FIXED_BYTES.exec(type);
+  const bits = integer ? Number(integer[2] || 256) : 0;
+  if (integer && bits >= 8 && bits <= 256 && bits % 8 === 0) {
+    const number = integerOf(value);
+    if (number === null) throw new TypedDataError(`${path} must be an integer (${type}): a safe integer or a decimal string`);
+    const [min, max] = integer[1] ? [0n, 2n ** BigInt(bits) - 1n] : [-(2n ** BigInt(bits - 1)), 2n ** BigInt(bits - 1) - 1n];
+    if (number < min || number > max) throw new TypedDataError(`${path} is out of range for ${type}`);
+    return;
+  }
+  const expected: Record<string, [(candidate: unknown) => boolean, string]> = {
+    string: [(candidate) => typeof candidate === "string", "a string"],
+    bool: [(candidate) => typeof candidate === "boolean", "true or false"],
+    address: [(candidate) => typeof candidate === "string" && /^0x[0-9a-fA-F]{40}$/.test(candidate), "a 20-byte 0x address"],
+    bytes: [(candidate) => typeof candidate === "string" && /^0x([0-9a-fA-F]{2})*$/.test(candidate), "0x hex bytes"],
+  };
+  if (fixed && Number(fixed[1]) >= 1 && Number(fixed[1]) <= 32) {
+    const size = Number(fixed[1]);
+    expected[type] = [
+      (candidate) => typeof candidate === "string" && new RegExp(`^0x[0-9a-fA-F]{${size * 2}}$`).test(candidate),
+      `${size} bytes in 0x hex`,
+    ];
+  }
+  const check = expected[type];
+  if (!check) throw new TypedDataError(`${path} has type ${type}, which is neither an EIP-712 type nor declared in types`);
+  if (!check[0](value)) throw new TypedDataError(`${path} must be ${check[1]} (${type})`);
+}
+
 function checkValue(types: Record<string, Field[]>, type: string, value: unknown, path: string, depth: number): void {
   const array = arrayOf(type);
   if (array) {
@@ -53,7 +97,7 @@ function checkValue(types: Record<string, Field[]>, type: string, value: unknown
     return;
   }
   const fields = types[type];
-  if (!fields) return; // an atomic type (uint256, address, bytes, string…): viem checks its value
+  if (!fields) return checkAtomic(type, value, path);
   if (depth >= MAX_TYPED_DATA_DEPTH) throw new TypedDataError(`${path} nests deeper than ${MAX_TYPED_DATA_DEPTH} levels`);
   if (!isPlainObject(value)) throw new TypedDataError(`${path} must be an object (${type})`);
   const declared = new Set(fields.map((field) => field.name));
@@ -71,6 +115,7 @@ function checkDomain(input: TypedDataInput): void {
   for (const key of keys) {
     if (!(key in DOMAIN_FIELDS)) throw new TypedDataError(`domain.${key} is not an EIP-712 domain field`);
   }
+  for (const key of keys) checkAtomic(DOMAIN_FIELDS[key], input.domain[key], `domain.${key}`);
   const declared = input.types.EIP712Domain;
   if (!declared) return;
   // A declared domain type must describe exactly the domain given, with the standard types.
