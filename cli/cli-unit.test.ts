@@ -188,6 +188,7 @@ describe("status", () => {
       native_per_transaction: null,
       native_per_day: null,
       native_per_week: null,
+      native_by_chain: [],
       tokens: [],
       requests_this_hour: null,
       ...remaining,

@@ -169,8 +169,20 @@ const policyOutput = z.object({
   policy: policySchema,
   remaining: z.object({
     native_per_transaction: z.string().nullable(),
-    native_per_day: allowance.nullable(),
-    native_per_week: allowance.nullable(),
+    native_per_day: allowance.nullable().describe("On the chain with the least left (native caps count each chain on its own)"),
+    native_per_week: allowance.nullable().describe("On the chain with the least left"),
+    native_by_chain: z
+      .array(
+        z.object({
+          chain_id: z.number(),
+          chain_name: z.string(),
+          symbol: z.string().describe("The chain's coin, the unit of its amounts (in wei)"),
+          per_transaction: z.string().nullable(),
+          per_day: allowance.nullable(),
+          per_week: allowance.nullable(),
+        }),
+      )
+      .describe("What is left of the native caps on each allowed chain"),
     tokens: z.array(
       z.object({ chain_id: z.number(), token: z.string(), per_transaction: z.string().nullable(), per_day: allowance.nullable() }),
     ),

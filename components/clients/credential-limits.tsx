@@ -1,6 +1,6 @@
 "use client";
 
-import { useState } from "react";
+import { Fragment, useState } from "react";
 import { formatEther } from "viem";
 import type { Policy, PolicyView } from "@/contract";
 import { callApi } from "@/components/browser/api";
@@ -83,10 +83,17 @@ export function CredentialLimits({
       <div className="small">
         Limits for {credential.name}: {summary(policy, contacts)}
       </div>
-      {remaining.native_per_day && <Spend label={`Spent today with ${credential.name}`} allowance={remaining.native_per_day} unit={eth} />}
-      {remaining.native_per_week && (
-        <Spend label={`Spent this week with ${credential.name}`} allowance={remaining.native_per_week} unit={eth} />
-      )}
+      {remaining.native_by_chain.map((chain) => {
+        // Each chain's caps count on their own, in its coin; the chain is named once there are several.
+        const on = remaining.native_by_chain.length > 1 ? ` on ${chain.chain_name}` : "";
+        const coin = (wei: string) => `${formatEther(BigInt(wei))} ${chain.symbol}`;
+        return (
+          <Fragment key={chain.chain_id}>
+            {chain.per_day && <Spend label={`Spent today${on} with ${credential.name}`} allowance={chain.per_day} unit={coin} />}
+            {chain.per_week && <Spend label={`Spent this week${on} with ${credential.name}`} allowance={chain.per_week} unit={coin} />}
+          </Fragment>
+        );
+      })}
       {remaining.tokens.map(
         (token) =>
           token.per_day && (

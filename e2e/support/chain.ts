@@ -13,7 +13,9 @@ export type LocalChain = {
   stop: () => Promise<void>;
 };
 
-export async function startChain(): Promise<LocalChain> {
+/** A hardhat node on a free port; `chainId` gives it another id than 31337 (a second chain). */
+export async function startChain(options: { chainId?: number } = {}): Promise<LocalChain> {
+  const chainId = options.chainId ?? 31337;
   const port = await freePort();
   const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
   const child = spawn(
@@ -29,7 +31,7 @@ export async function startChain(): Promise<LocalChain> {
       path.resolve("e2e/support/hardhat/hardhat.config.cjs"),
     ],
     {
-      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true" },
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true", HARDHAT_CHAIN_ID: String(chainId) },
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
@@ -52,7 +54,7 @@ export async function startChain(): Promise<LocalChain> {
   const client = createPublicClient({ transport: http(rpcUrl) });
   return {
     rpcUrl,
-    chainId: 31337,
+    chainId,
     client,
     fund: async (address, ether) => {
       await client.request({ method: "hardhat_setBalance" as never, params: [address, `0x${parseEther(ether).toString(16)}`] as never });

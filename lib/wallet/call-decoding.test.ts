@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256, parseAbi } from "viem";
-import { decodeCall, isUnlimitedAmount } from "./call-decoding";
+import { decodeCall, isBatch, isUnlimitedAmount } from "./call-decoding";
 
 const alice = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const bob = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
@@ -63,6 +63,59 @@ describe("decodeCall", () => {
     );
   });
 
+  it("reads increaseAllowance, ERC-677 transferAndCall and Permit2's approve (whose token is an argument)", () => {
+    const extra = parseAbi([
+      "function increaseAllowance(address spender, uint256 addedValue)",
+      "function transferAndCall(address to, uint256 value, bytes data)",
+      "function approve(address token, address spender, uint160 amount, uint48 expiration)",
+    ]);
+    assert.deepEqual(decodeCall(encodeFunctionData({ abi: extra, functionName: "increaseAllowance", args: [alice, 5n] })), {
+      kind: "increaseAllowance",
+      spender: alice,
+      amount: 5n,
+    });
+    assert.deepEqual(decodeCall(encodeFunctionData({ abi: extra, functionName: "transferAndCall", args: [alice, 5n, "0x01"] })), {
+      kind: "transferAndCall",
+      to: alice,
+      amount: 5n,
+      data: "0x01",
+    });
+    assert.deepEqual(decodeCall(encodeFunctionData({ abi: extra, functionName: "approve", args: [bob, alice, 5n, 9] })), {
+      kind: "permit2Approve",
+      token: bob,
+      spender: alice,
+      amount: 5n,
+      expiration: 9n,
+    });
+  });
+
+  it("a multicall is decoded whole when every call in it is a token call, else it is an unknown batch", () => {
+    const multicall = parseAbi(["function multicall(bytes[] data)", "function multicall(uint256 deadline, bytes[] data)"]);
+    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [alice, 1n] });
+    const approve = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [bob, 2n] });
+    assert.deepEqual(decodeCall(encodeFunctionData({ abi: multicall, functionName: "multicall", args: [[transfer, approve]] })), {
+      kind: "multicall",
+      calls: [
+        { kind: "transfer", to: alice, amount: 1n },
+        { kind: "approve", spender: bob, amount: 2n },
+      ],
+    });
+    const withDeadline = encodeFunctionData({ abi: multicall, functionName: "multicall", args: [9n, [transfer]] });
+    assert.equal(decodeCall(withDeadline).kind, "multicall");
+    const partly = encodeFunctionData({ abi: multicall, functionName: "multicall", args: [[transfer, "0xd0e30db0"]] });
+    assert.equal(decodeCall(partly).kind, "unknown");
+    assert.equal(isBatch(partly), true);
+    const nested = encodeFunctionData({ abi: multicall, functionName: "multicall", args: [[withDeadline]] });
+    assert.equal(decodeCall(nested).kind, "unknown");
+    const aggregate3 = encodeFunctionData({
+      abi: parseAbi(["function aggregate3((address target, bool allowFailure, bytes callData)[] calls)"]),
+      args: [[{ target: alice, allowFailure: false, callData: transfer }]],
+    });
+    assert.equal(decodeCall(aggregate3).kind, "unknown");
+    assert.equal(isBatch(aggregate3), true);
+    assert.equal(isBatch(transfer), false);
+  });
+
   it("no data is a plain transfer; anything else unrecognised is an unknown call with its selector and bytes", () => {
     assert.deepEqual(decodeCall("0x"), { kind: "none" });
     const deposit = "0xd0e30db0";
@@ -77,12 +130,11 @@ describe("decodeCall", () => {
 });
 
 describe("isUnlimitedAmount", () => {
-  it("is true from 2^255 and for the maximum of the declared width, false below", () => {
+  it("is true from 2^128 (Permit2's 2^(160−32) included), false below", () => {
     assert.equal(isUnlimitedAmount(maxUint256), true);
-    assert.equal(isUnlimitedAmount(2n ** 255n), true);
-    assert.equal(isUnlimitedAmount(2n ** 255n - 1n), false);
-    assert.equal(isUnlimitedAmount(2n ** 160n - 1n, 160), true);
-    assert.equal(isUnlimitedAmount(2n ** 160n - 1n), false);
+    assert.equal(isUnlimitedAmount(2n ** 160n - 1n), true);
+    assert.equal(isUnlimitedAmount(2n ** 128n), true);
+    assert.equal(isUnlimitedAmount(2n ** 128n - 1n), false);
     assert.equal(isUnlimitedAmount(1_000_000n), false);
   });
 });

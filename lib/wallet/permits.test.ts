@@ -42,7 +42,7 @@ describe("recognisePermit", () => {
       kind: "Permit",
       chainId: 31337,
       spender,
-      amounts: [{ token, amount: maxUint256, bits: 256 }],
+      amounts: [{ token, amount: maxUint256 }],
       deadline: 1_900_000_000n,
     });
   });
@@ -63,7 +63,7 @@ describe("recognisePermit", () => {
         message: { details: { token, amount: "1000", expiration: "1800000000", nonce: "0" }, spender, sigDeadline: "1700000000" },
       }),
     );
-    assert.deepEqual(single?.amounts, [{ token, amount: 1000n, bits: 160, expiration: 1_800_000_000n }]);
+    assert.deepEqual(single?.amounts, [{ token, amount: 1000n, expiration: 1_800_000_000n }]);
     assert.equal(single?.deadline, 1_700_000_000n);
     const batch = recognisePermit(
       typed({
@@ -118,7 +118,7 @@ describe("recognisePermit", () => {
       kind: "PermitTransferFrom",
       chainId: 31337,
       spender,
-      amounts: [{ token, amount: 7n, bits: 256 }],
+      amounts: [{ token, amount: 7n }],
       deadline: 9n,
     });
     const many = recognisePermit(
@@ -130,7 +130,81 @@ describe("recognisePermit", () => {
       }),
     );
     assert.equal(many?.kind, "PermitBatchTransferFrom");
-    assert.deepEqual(many?.amounts, [{ token, amount: 7n, bits: 256 }]);
+    assert.deepEqual(many?.amounts, [{ token, amount: 7n }]);
+  });
+
+  it("reads a Permit2 witness transfer: the standard fields, then one field of the integrator's declared type", () => {
+    const witness = {
+      domain: permit2Domain,
+      types: {
+        PermitWitnessTransferFrom: [
+          { name: "permitted", type: "TokenPermissions" },
+          { name: "spender", type: "address" },
+          { name: "nonce", type: "uint256" },
+          { name: "deadline", type: "uint256" },
+          { name: "witness", type: "Order" },
+        ],
+        TokenPermissions: permissions,
+        Order: [{ name: "minimum", type: "uint256" }],
+      },
+      primaryType: "PermitWitnessTransferFrom",
+      message: { permitted: { token, amount: "7" }, spender, nonce: "1", deadline: "9", witness: { minimum: "1" } },
+    };
+    assert.deepEqual(recognisePermit(typed(witness)), {
+      kind: "PermitWitnessTransferFrom",
+      chainId: 31337,
+      spender,
+      amounts: [{ token, amount: 7n }],
+      deadline: 9n,
+    });
+    const undeclared = { ...witness, types: { ...witness.types, Order: undefined } };
+    assert.equal(recognisePermit(typed(undeclared)), null);
+  });
+
+  it("reads a DAI-style permit (allowed: everything or nothing) and EIP-3009 authorizations (a transfer to `to`)", () => {
+    const dai = (allowed: boolean, expiry: string) =>
+      typed({
+        domain: { name: "Dai Stablecoin", version: "1", chainId: 1, verifyingContract: token },
+        types: {
+          Permit: [
+            { name: "holder", type: "address" },
+            { name: "spender", type: "address" },
+            { name: "nonce", type: "uint256" },
+            { name: "expiry", type: "uint256" },
+            { name: "allowed", type: "bool" },
+          ],
+        },
+        primaryType: "Permit",
+        message: { holder: owner, spender, nonce: "0", expiry, allowed },
+      });
+    assert.deepEqual(recognisePermit(dai(true, "0")), {
+      kind: "DaiPermit",
+      chainId: 1,
+      spender,
+      amounts: [{ token, amount: maxUint256 }],
+      deadline: null,
+    });
+    assert.deepEqual(recognisePermit(dai(false, "5"))?.amounts, [{ token, amount: 0n }]);
+    for (const kind of ["TransferWithAuthorization", "ReceiveWithAuthorization"]) {
+      const authorization = typed({
+        domain: { name: "USD Coin", version: "2", chainId: 8453, verifyingContract: token },
+        types: {
+          [kind]: ["from:address", "to:address", "value:uint256", "validAfter:uint256", "validBefore:uint256", "nonce:bytes32"].map(
+            (entry) => ({ name: entry.split(":")[0], type: entry.split(":")[1] }),
+          ),
+        },
+        primaryType: kind,
+        message: { from: owner, to: other, value: "25", validAfter: "3", validBefore: "9", nonce: `0x${"00".repeat(32)}` },
+      });
+      assert.deepEqual(recognisePermit(authorization), {
+        kind,
+        chainId: 8453,
+        spender: other,
+        amounts: [{ token, amount: 25n }],
+        deadline: 9n,
+        validAfter: 3n,
+      });
+    }
   });
 
   it("does not dress up a look-alike: a Permit with other declared fields, or any other primary type, is not a permit", () => {

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { encodeFunctionData, erc20Abi, parseEther } from "viem";
+import { encodeFunctionData, erc20Abi, parseAbi, parseEther } from "viem";
 import { factsOf, violationOf } from "./policy";
 import type { PreparedTransaction } from "./request-payload";
 
@@ -30,9 +30,9 @@ function transaction(overrides: Partial<PreparedTransaction>) {
 }
 const tokenTransfer = (amount: bigint) =>
   transaction({ to: TOKEN, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [FRIEND, amount] }) });
-const held = (createdAt: Date, fields: { nativeValue?: string; tokenAmount?: string }) => ({
+const held = (createdAt: Date, fields: { nativeValue?: string; tokenAmount?: string; chainId?: number }) => ({
   createdAt,
-  chainId: 31337,
+  chainId: fields.chainId ?? 31337,
   nativeValue: fields.nativeValue ?? "0",
   tokenAddress: fields.tokenAmount ? TOKEN : null,
   tokenAmount: fields.tokenAmount ?? null,
@@ -41,7 +41,7 @@ const held = (createdAt: Date, fields: { nativeValue?: string; tokenAmount?: str
 describe("spending policy rules", () => {
   it("a token transfer is its recipient and its amount on the token contract", () => {
     const facts = tokenTransfer(5n);
-    assert.equal(facts.counterparty, FRIEND);
+    assert.deepEqual(facts.counterparties, [FRIEND]);
     assert.equal(facts.contract, TOKEN);
     assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 5n }]);
     assert.equal(facts.selector, "0xa9059cbb");
@@ -112,7 +112,7 @@ describe("spending policy rules", () => {
     const policy = { tokens: [{ chain_id: 31337, token: TOKEN, per_transaction: "100", per_day: "150" }] };
     const facts = permit("Permit", [[TOKEN, 101n]]);
     assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 101n }]);
-    assert.equal(facts.counterparty, SPENDER);
+    assert.deepEqual(facts.counterparties, [SPENDER]);
     assert.equal(violationOf(policy, facts, [], 0, NOW)?.rule, "tokens.per_transaction");
     const earlier = [held(hoursAgo(1), { tokenAmount: "100" })];
     assert.equal(violationOf(policy, permit("Permit", [[TOKEN, 60n]]), earlier, 0, NOW)?.rule, "tokens.per_day");
@@ -136,5 +136,86 @@ describe("spending policy rules", () => {
       [FRIEND, 1n],
     ]);
     assert.equal(violationOf(policy, oneCapped, [], 0, NOW)?.rule, "tokens.per_day");
+  });
+
+  const order = (domain: Record<string, unknown>) =>
+    factsOf({
+      kind: "sign_typed_data",
+      typedData: { domain, types: { Order: [field("id:uint256")] }, primaryType: "Order", message: { id: 1n } },
+    });
+
+  it("default deny: what cannot be read is refused under a token, recipient or unlimited-approval rule, naming it", () => {
+    const unknownCall = transaction({ to: FRIEND, data: "0xd0e30db0" });
+    assert.equal(unknownCall.readable, false);
+    assert.equal(violationOf({ recipients: [FRIEND] }, unknownCall, [], 0, NOW)?.rule, "recipients");
+    assert.equal(violationOf({ no_unlimited_approvals: true }, unknownCall, [], 0, NOW)?.rule, "no_unlimited_approvals");
+    assert.equal(violationOf({ no_unlimited_approvals: false }, unknownCall, [], 0, NOW), null);
+    const tokens = [{ chain_id: 31337, token: OTHER_TOKEN, per_day: "1" }];
+    assert.equal(violationOf({ tokens }, unknownCall, [], 0, NOW)?.rule, "tokens");
+    assert.equal(violationOf({ native: { per_day: "1" } }, unknownCall, [], 0, NOW), null, "a native cap reads the value");
+    // Named by the person: then it may be asked for.
+    assert.equal(violationOf({ recipients: [SPENDER], contracts: [{ address: FRIEND }] }, unknownCall, [], 0, NOW), null);
+    const unread = order({ name: "Shop", chainId: 31337, verifyingContract: FRIEND });
+    assert.equal(violationOf({ recipients: [FRIEND] }, unread, [], 0, NOW)?.rule, "recipients");
+    assert.equal(violationOf({ recipients: [FRIEND], typed_data: { verifying_contracts: [FRIEND] } }, unread, [], 0, NOW), null);
+    assert.equal(violationOf({ recipients: [FRIEND], contracts: [{ address: FRIEND }] }, unread, [], 0, NOW)?.rule, "recipients");
+  });
+
+  it("a capped token's unknown function, and a batch not read whole under a token cap, are refused even when named", () => {
+    const tokens = [{ chain_id: 31337, token: TOKEN, per_transaction: "100" }];
+    const burn = transaction({ to: TOKEN, data: "0x42966c680000000000000000000000000000000000000000000000000000000000000001" });
+    assert.equal(violationOf({ tokens, contracts: [{ address: TOKEN }] }, burn, [], 0, NOW)?.rule, "tokens");
+    const aggregate = transaction({
+      to: FRIEND,
+      data: encodeFunctionData({
+        abi: parseAbi(["function aggregate((address target, bytes callData)[] calls)"]),
+        args: [[{ target: TOKEN, callData: "0x" }]],
+      }),
+    });
+    assert.equal(aggregate.batch, true);
+    assert.equal(violationOf({ tokens, contracts: [{ address: FRIEND }] }, aggregate, [], 0, NOW)?.rule, "tokens");
+    assert.equal(violationOf({ contracts: [{ address: FRIEND }] }, aggregate, [], 0, NOW), null);
+  });
+
+  it("a multicall read whole counts every call: its amounts added up on the token, each recipient checked", () => {
+    const transfer = (to: `0x${string}`, amount: bigint) =>
+      encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] });
+    const multicall = (calls: `0x${string}`[]) =>
+      transaction({ to: TOKEN, data: encodeFunctionData({ abi: parseAbi(["function multicall(bytes[] data)"]), args: [calls] }) });
+    const facts = multicall([transfer(FRIEND, 60n), transfer(SPENDER, 50n)]);
+    assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 110n }]);
+    assert.deepEqual(facts.counterparties, [FRIEND, SPENDER]);
+    const tokens = [{ chain_id: 31337, token: TOKEN, per_transaction: "100" }];
+    assert.equal(violationOf({ tokens }, facts, [], 0, NOW)?.rule, "tokens.per_transaction");
+    assert.equal(violationOf({ recipients: [FRIEND] }, facts, [], 0, NOW)?.rule, "recipients");
+    assert.equal(violationOf({ tokens }, multicall([transfer(FRIEND, 60n), transfer(FRIEND, 40n)]), [], 0, NOW), null);
+  });
+
+  it("Permit2's approve counts on the token it names; an approval from 2^128 is unlimited", () => {
+    const approve = (amount: bigint) =>
+      transaction({
+        to: PERMIT2,
+        data: encodeFunctionData({
+          abi: parseAbi(["function approve(address token, address spender, uint160 amount, uint48 expiration)"]),
+          args: [TOKEN, SPENDER, amount, 0],
+        }),
+      });
+    assert.deepEqual(approve(5n).tokens, [{ chainId: 31337, token: TOKEN, amount: 5n }]);
+    assert.equal(violationOf({ no_unlimited_approvals: true }, approve(2n ** 128n), [], 0, NOW)?.rule, "no_unlimited_approvals");
+    assert.equal(violationOf({ no_unlimited_approvals: true }, approve(2n ** 128n - 1n), [], 0, NOW), null);
+  });
+
+  it("typed data is held to the grant's chains by its domain chainId; without one it could be used anywhere", () => {
+    assert.equal(violationOf({ chains: [1] }, order({ name: "Shop", chainId: 8453 }), [], 0, NOW)?.rule, "chains");
+    assert.equal(violationOf({ chains: [1] }, order({ name: "Shop", chainId: 1 }), [], 0, NOW), null);
+    assert.equal(violationOf({ chains: [1] }, order({ name: "Shop" }), [], 0, NOW)?.rule, "chains");
+  });
+
+  it("native caps count each chain on its own", () => {
+    const policy = { native: { per_day: String(parseEther("1")) } };
+    const earlier = [held(hoursAgo(1), { nativeValue: String(parseEther("0.6")), chainId: 8453 })];
+    assert.equal(violationOf(policy, transaction({ value: String(parseEther("0.6")) }), earlier, 0, NOW), null);
+    const onBase = transaction({ chainId: 8453, value: String(parseEther("0.6")) });
+    assert.equal(violationOf(policy, onBase, earlier, 0, NOW)?.rule, "native.per_day");
   });
 });

@@ -12,7 +12,7 @@ import { config } from "@/lib/config";
 import { canonicalJson } from "@/lib/crypto";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
-import { decodeCall, isUnlimitedAmount } from "./call-decoding";
+import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
@@ -27,17 +27,25 @@ type TokenAmount = { chainId: number | null; token: Address; amount: bigint };
 /** What a request would do, in the terms the rules speak of. */
 export type RequestFacts = {
   kind: RequestPayload["kind"];
+  /** the transaction's chain, or the typed data's domain chainId */
   chainId: number | null;
   /** native value sent, in wei */
   native: bigint;
   /** the contract called (transactions with calldata) and the function */
   contract: Address | null;
   selector: Hex | null;
-  /** who receives, spends or operates: the transfer's recipient, the approval's spender, the plain transfer's `to` */
-  counterparty: Address | null;
-  /** ERC-20-style amounts moved or allowed: a token call's on the contract called, a permit's on each permitted token */
+  /** who receives, spends or operates: each transfer's recipient, approval's spender, the plain transfer's `to` */
+  counterparties: Address[];
+  /** ERC-20-style amounts moved or allowed, one a token: a token call's on the contract called, a permit's on each permitted token */
   tokens: TokenAmount[];
   unlimitedApproval: boolean;
+  /**
+   * false when the decoder cannot say what the request does with tokens: an unknown call, a batch not decoded
+   * whole, typed data that is no permit or authorization it knows. Rules about tokens then fail closed.
+   */
+  readable: boolean;
+  /** a batch of calls (a multicall or a Multicall3 aggregate), decoded whole or not */
+  batch: boolean;
   domain: { verifyingContract: string | null; name: string | null } | null;
 };
 
@@ -46,26 +54,55 @@ export type Intent =
   | Exclude<RequestPayload, { kind: "send_transaction" }>
   | { kind: "send_transaction"; transaction: Pick<PreparedTransaction, "chainId" | "to" | "value" | "data"> };
 
+type Moves = Pick<RequestFacts, "counterparties" | "tokens" | "unlimitedApproval">;
+
+/** Who a decoded token call involves and what it moves or allows, on `contract` (or, for Permit2, the token named). */
+function movesOf(call: TokenCall, contract: Address, chainId: number): Moves {
+  const moved = (amount: bigint, token: Address = contract) => [{ chainId, token, amount }];
+  switch (call.kind) {
+    case "transfer":
+    case "transferFrom":
+    case "transferAndCall":
+      return { counterparties: [call.to], tokens: moved(call.amount), unlimitedApproval: false };
+    case "approve":
+    case "increaseAllowance":
+      return { counterparties: [call.spender], tokens: moved(call.amount), unlimitedApproval: isUnlimitedAmount(call.amount) };
+    case "permit2Approve":
+      return { counterparties: [call.spender], tokens: moved(call.amount, call.token), unlimitedApproval: isUnlimitedAmount(call.amount) };
+    case "safeTransferFrom":
+    case "safeTransferFrom1155":
+    case "safeBatchTransferFrom":
+      return { counterparties: [call.to], tokens: [], unlimitedApproval: false };
+    case "setApprovalForAll":
+      return { counterparties: [call.operator], tokens: [], unlimitedApproval: call.approved };
+  }
+}
+
+/** Amounts of the same token (a multicall's transfers) added up: a request holds one amount a token. */
+function summed(tokens: TokenAmount[]): TokenAmount[] {
+  const byToken = new Map<string, TokenAmount>();
+  for (const move of tokens) {
+    const key = `${move.chainId}:${move.token.toLowerCase()}`;
+    const earlier = byToken.get(key);
+    byToken.set(key, earlier ? { ...earlier, amount: earlier.amount + move.amount } : move);
+  }
+  return [...byToken.values()];
+}
+
 export function factsOf(payload: Intent): RequestFacts {
-  const none = {
-    chainId: null,
-    native: 0n,
-    contract: null,
-    selector: null,
-    counterparty: null,
-    tokens: [],
-    unlimitedApproval: false,
-  };
-  if (payload.kind === "sign_message") return { kind: payload.kind, ...none, domain: null };
+  const none = { native: 0n, contract: null, selector: null, counterparties: [], tokens: [], unlimitedApproval: false, batch: false };
+  if (payload.kind === "sign_message") return { kind: payload.kind, chainId: null, ...none, readable: true, domain: null };
   if (payload.kind === "sign_typed_data") {
-    const domain = (payload.typedData.domain ?? {}) as { verifyingContract?: unknown; name?: unknown };
+    const domain = (payload.typedData.domain ?? {}) as { verifyingContract?: unknown; name?: unknown; chainId?: unknown };
     const permit = recognisePermit(payload.typedData);
     return {
       kind: payload.kind,
       ...none,
-      counterparty: permit?.spender ?? null,
-      tokens: (permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : [])),
-      unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount, entry.bits)) : false,
+      chainId: domain.chainId === undefined ? null : Number(domain.chainId),
+      counterparties: permit ? [permit.spender] : [],
+      tokens: summed((permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : []))),
+      unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount)) : false,
+      readable: permit !== null,
       domain: {
         verifyingContract: typeof domain.verifyingContract === "string" ? domain.verifyingContract : null,
         name: typeof domain.name === "string" ? domain.name : null,
@@ -76,24 +113,28 @@ export function factsOf(payload: Intent): RequestFacts {
   const to = getAddress(transaction.to);
   const base = { kind: payload.kind, chainId: transaction.chainId, native: BigInt(transaction.value), domain: null };
   const call = decodeCall(transaction.data);
-  if (call.kind === "none") return { ...base, contract: null, selector: null, counterparty: to, tokens: [], unlimitedApproval: false };
-  const called = { ...base, contract: to, selector: transaction.data.slice(0, 10) as Hex };
-  const moved = (amount: bigint) => [{ chainId: transaction.chainId, token: to, amount }];
-  switch (call.kind) {
-    case "transfer":
-    case "transferFrom":
-      return { ...called, counterparty: call.to, tokens: moved(call.amount), unlimitedApproval: false };
-    case "approve":
-      return { ...called, counterparty: call.spender, tokens: moved(call.amount), unlimitedApproval: isUnlimitedAmount(call.amount) };
-    case "safeTransferFrom":
-    case "safeTransferFrom1155":
-    case "safeBatchTransferFrom":
-      return { ...called, counterparty: call.to, tokens: [], unlimitedApproval: false };
-    case "setApprovalForAll":
-      return { ...called, counterparty: call.operator, tokens: [], unlimitedApproval: call.approved };
-    case "unknown":
-      return { ...called, counterparty: to, tokens: [], unlimitedApproval: false };
+  if (call.kind === "none") {
+    return {
+      ...base,
+      contract: null,
+      selector: null,
+      counterparties: [to],
+      tokens: [],
+      unlimitedApproval: false,
+      readable: true,
+      batch: false,
+    };
   }
+  const called = { ...base, contract: to, selector: transaction.data.slice(0, 10) as Hex, batch: isBatch(transaction.data) };
+  if (call.kind === "unknown") return { ...called, counterparties: [], tokens: [], unlimitedApproval: false, readable: false };
+  const moves = (call.kind === "multicall" ? call.calls : [call]).map((inner) => movesOf(inner, to, transaction.chainId));
+  return {
+    ...called,
+    counterparties: moves.flatMap((move) => move.counterparties),
+    tokens: summed(moves.flatMap((move) => move.tokens)),
+    unlimitedApproval: moves.some((move) => move.unlimitedApproval),
+    readable: true,
+  };
 }
 
 /** A rule the request breaks: which, why, and (for caps) what is left. */
@@ -130,6 +171,9 @@ function heldSince(held: Held[], since: Date, window: number, amount: (request: 
   return { used, freesAt: oldest ? new Date(oldest.getTime() + window) : null };
 }
 
+/** What a held request counts against the native caps of `chainId`: wei of two chains never add up. */
+const nativeOn = (chainId: number | null) => (request: Held) => (request.chainId === chainId ? BigInt(request.nativeValue ?? "0") : 0n);
+
 /** The token amounts of `facts` that a token rule of `policy` caps, each with its rule. */
 function cappedTokens(policy: Policy, facts: RequestFacts) {
   return facts.tokens.flatMap((move) => {
@@ -154,6 +198,38 @@ function holdOf(policy: Policy, facts: RequestFacts) {
 type Hold = ReturnType<typeof holdOf>;
 
 const same = (a: string | null, b: string | null) => a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
+
+/** The rules that need to know where tokens go and how many, in the order they are checked. */
+const TOKEN_RULES = [
+  ["recipients", "recipient"],
+  ["no_unlimited_approvals", "approval"],
+  ["tokens", "token amounts"],
+] as const;
+
+/**
+ * Default deny: under a rule about tokens, what the decoder cannot read is refused, naming the rule, unless the
+ * person named the contract (or the typed data's verifyingContract) among those allowed. A capped token's
+ * unknown function, and a batch not decoded whole under a token cap, are refused even then: the cap could not
+ * be counted.
+ */
+function unreadable(policy: Policy, facts: RequestFacts): PolicyViolation | null {
+  if (facts.readable) return null;
+  const target = facts.contract ?? facts.domain?.verifyingContract ?? null;
+  const what = facts.contract ? `the call ${facts.selector} to ${facts.contract}` : `typed data for ${target ?? "no contract"}`;
+  const capped = policy.tokens?.some((rule) => rule.chain_id === facts.chainId && same(rule.token, target));
+  if (capped)
+    return new PolicyViolation("tokens", `${what} is not a token call this wallet can read, so the token's cap cannot be counted`);
+  if (facts.batch && policy.tokens?.length) {
+    return new PolicyViolation("tokens", `${what} is a batch of calls that cannot be read whole, so the token caps cannot be counted`);
+  }
+  const active = TOKEN_RULES.find(([rule]) => (rule === "no_unlimited_approvals" ? policy[rule] === true : policy[rule] !== undefined));
+  const named = facts.contract ? policy.contracts !== undefined : policy.typed_data?.verifying_contracts !== undefined;
+  // The contract checks ran first: a list that exists here names this contract (or verifyingContract).
+  if (!active || named) return null;
+  const [rule, subject] = active;
+  const allow = facts.contract ? "allow the contract under contracts" : "allow its verifyingContract under typed_data.verifying_contracts";
+  return new PolicyViolation(rule, `${what} cannot be read, so its ${subject} cannot be checked; ${allow} to let the agent ask for it`);
+}
 
 /** Checks `facts` against `policy`, given what earlier requests hold; the first rule broken, or null. */
 export function violationOf(
@@ -183,6 +259,9 @@ export function violationOf(
       return new PolicyViolation("typed_data.names", `domain name ${JSON.stringify(facts.domain.name)} is not allowed`);
     }
   }
+  if (policy.chains && facts.kind === "sign_typed_data" && facts.chainId === null) {
+    return new PolicyViolation("chains", "typed data whose domain names no chainId could be used on any chain");
+  }
   if (facts.chainId !== null && policy.chains && !policy.chains.includes(facts.chainId)) {
     return new PolicyViolation("chains", `chain ${facts.chainId} is not allowed (allowed: ${policy.chains.join(", ")})`);
   }
@@ -193,9 +272,10 @@ export function violationOf(
       return new PolicyViolation("contracts.selectors", `function ${facts.selector} of ${facts.contract} is not allowed`);
     }
   }
-  if (facts.counterparty && policy.recipients && !policy.recipients.some((allowed) => same(allowed, facts.counterparty))) {
-    return new PolicyViolation("recipients", `${facts.counterparty} is not an allowed recipient`);
-  }
+  const unread = unreadable(policy, facts);
+  if (unread) return unread;
+  const stranger = facts.counterparties.find((party) => policy.recipients && !policy.recipients.some((allowed) => same(allowed, party)));
+  if (stranger) return new PolicyViolation("recipients", `${stranger} is not an allowed recipient`);
   if (facts.unlimitedApproval && policy.no_unlimited_approvals) {
     return new PolicyViolation("no_unlimited_approvals", "unlimited approvals are not allowed");
   }
@@ -209,7 +289,7 @@ export function violationOf(
   };
   const native = policy.native ?? {};
   const nativeHeld = (since: number, window: number) =>
-    heldSince(held, new Date(now.getTime() - since), window, (request) => BigInt(request.nativeValue ?? "0")).used;
+    heldSince(held, new Date(now.getTime() - since), window, nativeOn(facts.chainId)).used;
   const nativeBreach =
     cap("native.per_transaction", native.per_transaction, facts.native, 0n) ??
     cap("native.per_day", native.per_day, facts.native, nativeHeld(DAY, DAY)) ??
@@ -356,13 +436,31 @@ export async function policyStanding(grantId: string, credentialId: string, now:
     const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n;
     return { limit, used: String(used), remaining: String(remaining), frees_at: freesAt?.toISOString() ?? null };
   };
-  const native = (request: Held) => BigInt(request.nativeValue ?? "0");
+  // Native caps count each chain on its own, in its own coin; without a native cap there is nothing to list.
+  const chains = policy.native ? config().chains.filter((chain) => !policy.chains || policy.chains.includes(chain.id)) : [];
+  const nativeByChain = chains.map((chain) => ({
+    chain_id: chain.id,
+    chain_name: chain.name,
+    symbol: chain.symbol,
+    per_transaction: policy.native?.per_transaction ?? null,
+    per_day: allowanceOf(policy.native?.per_day, DAY, nativeOn(chain.id)),
+    per_week: allowanceOf(policy.native?.per_week, WEEK, nativeOn(chain.id)),
+  }));
+  /** The chain with the least left: what an agent may count on whichever chain it uses. */
+  const tightest = (window: "per_day" | "per_week") =>
+    nativeByChain
+      .map((entry) => entry[window])
+      .reduce(
+        (least, allowance) => (least && allowance && BigInt(least.remaining) <= BigInt(allowance.remaining) ? least : allowance),
+        null,
+      );
   return {
     policy,
     remaining: {
       native_per_transaction: policy.native?.per_transaction ?? null,
-      native_per_day: allowanceOf(policy.native?.per_day, DAY, native),
-      native_per_week: allowanceOf(policy.native?.per_week, WEEK, native),
+      native_per_day: tightest("per_day"),
+      native_per_week: tightest("per_week"),
+      native_by_chain: nativeByChain,
       tokens: (policy.tokens ?? []).map((rule) => ({
         chain_id: rule.chain_id,
         token: rule.token,

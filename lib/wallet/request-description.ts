@@ -4,7 +4,7 @@
 import { formatUnits, type Address, type Hex } from "viem";
 import type { Chain } from "@/lib/config";
 import { chainById } from "./chains";
-import { decodeCall, isUnlimitedAmount, type DecodedCall } from "./call-decoding";
+import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { recognisePermit, type Permit, type PermitKind } from "./permits";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import { tokenMetadata, type TokenMetadata } from "./token-metadata";
@@ -38,14 +38,14 @@ function tokenLabel(token: TokenMetadata): string {
 }
 
 /** An amount in the token's units ("12.5 USDC"); without decimals from the chain, the integer and no guess. */
-function amountText(token: TokenMetadata, amount: bigint, bits = 256): string {
-  const unlimited = isUnlimitedAmount(amount, bits);
+function amountText(token: TokenMetadata, amount: bigint): string {
+  const unlimited = isUnlimitedAmount(amount);
   if (token.standard === "erc20") return unlimited ? `unlimited ${token.symbol}` : `${formatUnits(amount, token.decimals)} ${token.symbol}`;
   return unlimited ? "an unlimited amount of an unknown token" : `${amount} base units of an unknown token`;
 }
 
-function amountDetail(label: string, token: TokenMetadata, amount: bigint, bits = 256): Detail {
-  return { label, text: amountText(token, amount, bits), raw: amount.toString() };
+function amountDetail(label: string, token: TokenMetadata, amount: bigint): Detail {
+  return { label, text: amountText(token, amount), raw: amount.toString() };
 }
 
 function contractDetail(contract: Address, token: TokenMetadata): Detail {
@@ -59,7 +59,8 @@ function unlimitedWarning(spender: Address, what: string): string {
   return `Unlimited approval: ${spender} could take all your ${what}, now and later, until you revoke it. Approve only if you trust it.`;
 }
 
-function describeCall(call: Exclude<DecodedCall, { kind: "none" | "unknown" }>, contract: Address, token: TokenMetadata): Described {
+/** A token call in words; `contract` is the token's (for Permit2's approve, the token it names, not Permit2). */
+function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, called: Address): Described {
   const label = tokenLabel(token);
   const contractLine = contractDetail(contract, token);
   const isNft = token.standard === "erc721";
@@ -69,6 +70,35 @@ function describeCall(call: Exclude<DecodedCall, { kind: "none" | "unknown" }>, 
         action: `Transfer ${amountText(token, call.amount)}`,
         details: [amountDetail("Amount", token, call.amount), party("Recipient", call.to), contractLine],
         warning: null,
+      };
+    case "transferAndCall":
+      return {
+        action: `Transfer ${amountText(token, call.amount)} and call the recipient`,
+        details: [
+          amountDetail("Amount", token, call.amount),
+          party("Recipient", call.to),
+          { label: "Data passed to the recipient", text: call.data },
+          contractLine,
+        ],
+        warning: null,
+      };
+    case "increaseAllowance":
+      return {
+        action: `Allow spending of ${amountText(token, call.amount)} more`,
+        details: [amountDetail("Added amount", token, call.amount), party("Spender", call.spender), contractLine],
+        warning: isUnlimitedAmount(call.amount) ? unlimitedWarning(call.spender, label) : null,
+      };
+    case "permit2Approve":
+      return {
+        action: `Allow spending of ${amountText(token, call.amount)} through Permit2`,
+        details: [
+          amountDetail("Amount", token, call.amount),
+          party("Spender", call.spender),
+          contractLine,
+          party("Permit2 contract", called),
+          { label: "Allowance expires", text: call.expiration === 0n ? "at once (this block)" : dateText(call.expiration) },
+        ],
+        warning: isUnlimitedAmount(call.amount) ? unlimitedWarning(call.spender, label) : null,
       };
     case "approve":
       if (isNft) {
@@ -152,11 +182,23 @@ function describeCall(call: Exclude<DecodedCall, { kind: "none" | "unknown" }>, 
   }
 }
 
+async function describeTokenCall(call: TokenCall, transaction: PreparedTransaction): Promise<Described> {
+  const contract = call.kind === "permit2Approve" ? call.token : transaction.to;
+  return describeCall(call, contract, await tokenMetadata(transaction.chainId, contract), transaction.to);
+}
+
 async function callDescription(transaction: PreparedTransaction): Promise<CallDescription> {
   const call = decodeCall(transaction.data);
   if (call.kind === "none" || call.kind === "unknown") return call;
-  const token = await tokenMetadata(transaction.chainId, transaction.to);
-  return { kind: "decoded", data: transaction.data, ...describeCall(call, transaction.to, token) };
+  if (call.kind !== "multicall") return { kind: "decoded", data: transaction.data, ...(await describeTokenCall(call, transaction)) };
+  const parts = await Promise.all(call.calls.map((inner) => describeTokenCall(inner, transaction)));
+  return {
+    kind: "decoded",
+    data: transaction.data,
+    action: `${parts.length} calls in one transaction: ${parts.map((part) => part.action).join("; ")}`,
+    details: parts.flatMap((part, index) => part.details.map((detail) => ({ ...detail, label: `Call ${index + 1}: ${detail.label}` }))),
+    warning: parts.flatMap((part) => part.warning ?? []).join(" ") || null,
+  };
 }
 
 /** Seconds since the epoch as a UTC date and time; past what a date can hold, it never ends. */
@@ -168,7 +210,19 @@ function dateText(seconds: bigint): string {
     .replace(/\.\d{3}Z$/, " UTC");
 }
 
-const ONE_TIME: PermitKind[] = ["PermitTransferFrom", "PermitBatchTransferFrom"];
+const ONE_TIME: PermitKind[] = [
+  "PermitTransferFrom",
+  "PermitBatchTransferFrom",
+  "PermitWitnessTransferFrom",
+  "PermitBatchWitnessTransferFrom",
+];
+const AUTHORIZATIONS: PermitKind[] = ["TransferWithAuthorization", "ReceiveWithAuthorization"];
+
+function permitAction(permit: Permit, amounts: string[], label: string): string {
+  if (AUTHORIZATIONS.includes(permit.kind)) return `Transfer ${amounts.join(", ")}`;
+  if (permit.kind === "DaiPermit" && permit.amounts[0].amount === 0n) return `Revoke an allowance of ${label}`;
+  return `${ONE_TIME.includes(permit.kind) ? "Allow a one-time transfer of" : "Allow spending of"} ${amounts.join(", ")}`;
+}
 
 async function permitDescription(permit: Permit): Promise<Described> {
   const tokens = await Promise.all(
@@ -176,23 +230,25 @@ async function permitDescription(permit: Permit): Promise<Described> {
       entry.token && permit.chainId !== null ? tokenMetadata(permit.chainId, entry.token) : ({ standard: "unknown" } as const),
     ),
   );
-  const amounts = permit.amounts.map((entry, index) => amountText(tokens[index], entry.amount, entry.bits));
-  const unlimited = permit.amounts.flatMap((entry, index) =>
-    isUnlimitedAmount(entry.amount, entry.bits) ? [tokenLabel(tokens[index])] : [],
-  );
+  const amounts = permit.amounts.map((entry, index) => amountText(tokens[index], entry.amount));
+  const unlimited = permit.amounts.flatMap((entry, index) => (isUnlimitedAmount(entry.amount) ? [tokenLabel(tokens[index])] : []));
   const details = permit.amounts.flatMap((entry, index): Detail[] => [
     { label: "Token", text: tokenLabel(tokens[index]), ...(entry.token ? { address: entry.token } : {}) },
-    amountDetail("Amount", tokens[index], entry.amount, entry.bits),
+    amountDetail("Amount", tokens[index], entry.amount),
     ...(entry.expiration === undefined
       ? []
       : [{ label: "Allowance expires", text: entry.expiration === 0n ? "when used (no standing allowance)" : dateText(entry.expiration) }]),
   ]);
+  const { deadline, validAfter } = permit;
   return {
-    action: `${ONE_TIME.includes(permit.kind) ? "Allow a one-time transfer of" : "Allow spending of"} ${amounts.join(", ")}`,
+    action: permitAction(permit, amounts, tokenLabel(tokens[0])),
     details: [
-      party("Spender", permit.spender),
+      party(AUTHORIZATIONS.includes(permit.kind) ? "Recipient" : "Spender", permit.spender),
       ...details,
-      { label: "Signature valid until", text: dateText(permit.deadline), raw: permit.deadline.toString() },
+      ...(validAfter ? [{ label: "Signature valid from", text: dateText(validAfter), raw: validAfter.toString() }] : []),
+      deadline === null
+        ? { label: "Signature valid until", text: "never expires" }
+        : { label: "Signature valid until", text: dateText(deadline), raw: deadline.toString() },
     ],
     warning: unlimited.length ? unlimitedWarning(permit.spender, unlimited.join(", ")) : null,
   };

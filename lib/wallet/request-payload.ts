@@ -101,7 +101,11 @@ export function summarizePayload(payload: RequestPayload, nativeSymbol: string):
 
 const CALL_SUMMARY: Record<Exclude<DecodedCall["kind"], "none" | "unknown">, string> = {
   transfer: "Token transfer",
+  transferAndCall: "Token transfer",
   approve: "Token approval",
+  increaseAllowance: "Token approval",
+  permit2Approve: "Token approval through Permit2",
+  multicall: "Token calls in one transaction",
   transferFrom: "Token transfer",
   safeTransferFrom: "NFT transfer",
   safeTransferFrom1155: "Token transfer",

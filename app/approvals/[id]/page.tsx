@@ -90,7 +90,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
     pending ? policyStanding(approval.grantId, approval.credentialId, new Date()) : null,
   ]);
   const chain = description.kind === "send_transaction" ? description.chain : null;
-  const today = limits?.remaining.native_per_day;
+  const today = limits?.remaining.native_by_chain.find((entry) => entry.chain_id === chain?.id)?.per_day;
   return (
     <>
       <AppHeader email={user.email} />
