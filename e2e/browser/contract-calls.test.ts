@@ -101,6 +101,40 @@ describe(
       assert.equal(allowance, maxUint256);
     });
 
+    it("an approve from 2^128 is called unlimited, and an increaseAllowance is read, both completing on the chain", async () => {
+      const spender = newAddress();
+      const request = await sendTransaction(
+        token,
+        encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [spender, 2n ** 128n] }),
+      );
+      const { page } = person;
+      await page.goto(request.approval_url);
+      await details(page).getByText("Allow spending of unlimited TST").waitFor();
+      await details(page)
+        .getByText(`(raw integer ${2n ** 128n})`)
+        .waitFor();
+      await page
+        .getByRole("alert")
+        .filter({ hasText: `Unlimited approval: ${spender}` })
+        .waitFor();
+      await approveAndSettle(request);
+      const increase = encodeFunctionData({
+        abi: parseAbi(["function increaseAllowance(address spender, uint256 addedValue) returns (bool)"]),
+        args: [spender, parseUnits("5", 18)],
+      });
+      const more = await sendTransaction(token, increase);
+      await page.goto(more.approval_url);
+      await details(page).getByText("Allow spending of 5 TST more").waitFor();
+      await approveAndSettle(more);
+      const allowance = await chain.client.readContract({
+        address: token,
+        abi: erc20Abi,
+        functionName: "allowance",
+        args: [wallet.address, spender],
+      });
+      assert.equal(allowance, 2n ** 128n + parseUnits("5", 18));
+    });
+
     it("a 0-value plain transfer (no data) can be approved", async () => {
       const recipient = newAddress();
       const request = await sendTransaction(recipient);
