@@ -70,6 +70,7 @@ describe("no telemetry", { timeout: 120_000 }, () => {
       export * from "@/lib/allowances/caveats";
       export * from "@/lib/allowances/wording";
       export * from "@/lib/allowances/framework";
+      export * from "@/lib/allowances/signing";
     `);
     assert.ok(ours.includes("NativeTokenPeriodTransferEnforcer"), "the bundle holds the allowance code");
     assert.ok(!ours.includes(ANALYTICS_HOST));

@@ -32,6 +32,7 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
   // Imported after the environment is set: config() and db() read it once.
   const caveats = await import("@/lib/allowances/caveats");
   const { createAllowance } = await import("@/lib/allowances/allowances");
+  const { signAllowance } = await import("@/lib/allowances/signing");
   const { delegateAccount } = await import("@/lib/allowances/delegate-key");
   const { allowanceFramework, relayerAccount } = await import("@/lib/allowances/settings");
   const framework = allowanceFramework(chain.chainId);
@@ -63,18 +64,14 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
       overLimit: "ask",
       ...overrides,
     };
-    const delegations = caveats.delegationsFor(spec, framework!, now);
-    for (const delegation of delegations) {
-      delegation.signature = await person.signTypedData(caveats.delegationTypedData(framework!, chain.chainId, delegation));
-    }
     const code = await chain.client.getCode({ address: person.address });
-    const authorization = code
-      ? undefined
-      : await person.signAuthorization({
-          contractAddress: framework!.implementations.EIP7702StatelessDeleGatorImpl,
-          chainId: chain.chainId,
-          nonce: await chain.client.getTransactionCount({ address: person.address }),
-        });
+    const signed = await signAllowance(person, {
+      framework: framework!,
+      chainId: chain.chainId,
+      delegate,
+      delegations: caveats.delegationsFor(spec, framework!, now),
+      authorizationNonce: code ? null : await chain.client.getTransactionCount({ address: person.address }),
+    });
     return createAllowance(
       {
         userId: "u_test",
@@ -82,8 +79,7 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
         chainId: chain.chainId,
         delegator: person.address,
         overLimit: spec.overLimit,
-        delegations,
-        authorization,
+        ...signed,
       },
       new Date(now * 1000),
     );

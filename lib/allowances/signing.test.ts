@@ -1,0 +1,69 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { getAddress, parseEther, recoverTypedDataAddress, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { recoverAuthorizationAddress } from "viem/utils";
+import { DAY, delegationTypedData, delegationsFor } from "./caveats";
+import { ENFORCERS, frameworkFrom, type Framework } from "./framework";
+import { readAllowanceToSign, signAllowance } from "./signing";
+
+const address = (n: number) => getAddress(`0x${n.toString(16).padStart(40, "0")}`) as Address;
+const framework = frameworkFrom({
+  DelegationManager: address(1),
+  EntryPoint: address(2),
+  implementations: { EIP7702StatelessDeleGatorImpl: address(3) },
+  caveatEnforcers: Object.fromEntries(ENFORCERS.map((name, index) => [name, address(100 + index)])),
+}) as Framework;
+const NOW = Date.UTC(2026, 10, 25, 14, 5) / 1000;
+const person = privateKeyToAccount(generatePrivateKey());
+const DELEGATE = address(0xbbbb);
+
+function prepared(overrides: { delegate?: Address } = {}) {
+  const delegations = delegationsFor(
+    {
+      chainId: 31337,
+      delegator: person.address,
+      delegate: overrides.delegate ?? DELEGATE,
+      native: parseEther("0.01"),
+      tokens: [],
+      recipients: [address(0xcccc)],
+      periodSeconds: DAY,
+      startsAt: NOW,
+      expiresAt: NOW + 7 * DAY,
+      transactions: 3,
+      overLimit: "ask",
+    },
+    framework,
+    NOW,
+  );
+  return { framework, chainId: 31337, delegate: DELEGATE, delegations, authorizationNonce: 0 as number | null };
+}
+
+describe("signing an allowance in the browser", () => {
+  it("signs the authorization for this chain's DeleGator and each delegation, with the person's key", async () => {
+    const input = prepared();
+    const signed = await signAllowance(person, input);
+    const authorization = signed.authorization!;
+    assert.equal(authorization.chainId, 31337);
+    assert.equal(getAddress(authorization.address), framework.implementations.EIP7702StatelessDeleGatorImpl);
+    assert.equal(await recoverAuthorizationAddress({ authorization }), person.address);
+    for (const delegation of signed.delegations) {
+      const signer = await recoverTypedDataAddress({
+        ...delegationTypedData(framework, 31337, delegation),
+        signature: delegation.signature,
+      });
+      assert.equal(signer, person.address);
+    }
+    assert.equal((await signAllowance(person, { ...input, authorizationNonce: null })).authorization, undefined);
+  });
+
+  it("signs nothing the server prepared for another delegate, another wallet, chain 0 or without a salt", async () => {
+    await assert.rejects(signAllowance(person, prepared({ delegate: address(0xdead) })), /another delegate/);
+    const other = privateKeyToAccount(generatePrivateKey());
+    assert.throws(() => readAllowanceToSign(other.address, prepared()), /not from this wallet/);
+    await assert.rejects(signAllowance(person, { ...prepared(), chainId: 0 }), /chain 0/);
+    const input = prepared();
+    await assert.rejects(signAllowance(person, { ...input, delegations: [{ ...input.delegations[0], salt: 0n }] }), /random salt/);
+    await assert.rejects(signAllowance(person, { ...input, delegations: [{ ...input.delegations[0], caveats: [] }] }), /without caveats/);
+  });
+});
