@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createAllowedTargetsTerms, createNonceTerms } from "@metamask/delegation-core";
-import { getAddress, parseEther, parseUnits, type Address } from "viem";
+import { parseEther, parseUnits } from "viem";
 import {
   AllowanceSpecError,
   DAY,
@@ -11,19 +11,12 @@ import {
   UnreadableDelegationError,
   type AllowanceSpec,
 } from "./caveats";
-import { ENFORCERS, frameworkFrom, frameworkOn, type Framework } from "./framework";
+import { frameworkOn } from "./framework";
+import { address, NOW, testFramework } from "./framework.fixture";
 import { describeDelegation, periodWords } from "./wording";
 
-const address = (n: number) => getAddress(`0x${n.toString(16).padStart(40, "0")}`) as Address;
-const framework = frameworkFrom({
-  DelegationManager: address(1),
-  EntryPoint: address(2),
-  implementations: { EIP7702StatelessDeleGatorImpl: address(3) },
-  caveatEnforcers: Object.fromEntries(ENFORCERS.map((name, index) => [name, address(100 + index)])),
-}) as Framework;
+const framework = testFramework;
 
-// 2026-11-25 14:05:00 UTC
-const NOW = Date.UTC(2026, 10, 25, 14, 5) / 1000;
 const PERSON = address(0xaaaa);
 const DELEGATE = address(0xbbbb);
 const SHOP = address(0xcccc);

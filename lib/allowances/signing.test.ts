@@ -4,17 +4,10 @@ import { getAddress, parseEther, recoverTypedDataAddress, type Address } from "v
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { DAY, delegationTypedData, delegationsFor } from "./caveats";
-import { ENFORCERS, frameworkFrom, type Framework } from "./framework";
+import { address, NOW, testFramework } from "./framework.fixture";
 import { readAllowanceToSign, signAllowance } from "./signing";
 
-const address = (n: number) => getAddress(`0x${n.toString(16).padStart(40, "0")}`) as Address;
-const framework = frameworkFrom({
-  DelegationManager: address(1),
-  EntryPoint: address(2),
-  implementations: { EIP7702StatelessDeleGatorImpl: address(3) },
-  caveatEnforcers: Object.fromEntries(ENFORCERS.map((name, index) => [name, address(100 + index)])),
-}) as Framework;
-const NOW = Date.UTC(2026, 10, 25, 14, 5) / 1000;
+const framework = testFramework;
 const person = privateKeyToAccount(generatePrivateKey());
 const DELEGATE = address(0xbbbb);
 
