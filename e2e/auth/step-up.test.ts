@@ -10,7 +10,7 @@ import { randomBytes } from "node:crypto";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { startApp, type RunningApp } from "../support/app";
 import { SoftAuthenticator } from "../support/soft-authenticator";
-import { Session, signedUpSession } from "../support/session";
+import { addedPasskey, Session, signedUpSession } from "../support/session";
 import { db } from "@/lib/db";
 
 type Person = { userId: string; session: Session; passkey: SoftAuthenticator };
@@ -42,17 +42,7 @@ describe("passkey step-up for account operations", () => {
     return passkey.assert(options) as AuthenticationResponseJSON;
   }
 
-  async function addPasskey(person: Person): Promise<SoftAuthenticator> {
-    const second = new SoftAuthenticator({ origin: app.appUrl });
-    const assertion = await approve(person, "/api/passkeys/approval-options");
-    const { status, body: options } = await person.session.json<{ challenge: string; user: { id: string } }>("/api/passkeys/options", {
-      assertion,
-    });
-    assert.equal(status, 200);
-    const added = await person.session.json("/api/passkeys", { response: second.register(options) });
-    assert.equal(added.status, 200, JSON.stringify(added.body));
-    return second;
-  }
+  const addPasskey = (person: Person) => addedPasskey(app, person);
 
   async function sealedWallet(userId: string, passkeyIds: string[], name = "Main") {
     return db().credential.create({

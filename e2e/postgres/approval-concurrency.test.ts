@@ -3,36 +3,21 @@
 // record one transition to approved, and every other attempt is refused without a change.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { startApp, type RunningApp } from "../support/app";
-import { mcp } from "../support/oauth";
-import { signedUpSession } from "../support/session";
+import { keyHolder, type KeyHolder } from "../support/key-holder";
 import { db } from "@/lib/db";
-import { randomId } from "@/lib/crypto";
 import { verifyAuditChain } from "@/lib/audit";
 
 const PARALLEL = 50;
 
 describe("an approval happens exactly once (PostgreSQL)", { timeout: 180_000 }, () => {
   let app: RunningApp;
-  let person: Awaited<ReturnType<typeof signedUpSession>>;
-  let apiKey: string;
-  let credentialId: string;
-  const signer = privateKeyToAccount(generatePrivateKey());
-
-  /** The person's passkey answers the challenge of `optionsPath`. */
-  async function assertion(optionsPath: string, body: unknown = {}) {
-    const { status, body: answer } = await person.session.json<{ challenge?: string; options?: { challenge: string } }>(optionsPath, body);
-    assert.equal(status, 200, JSON.stringify(answer));
-    return person.passkey.assert(answer.options ?? (answer as { challenge: string }));
-  }
+  let holder: KeyHolder;
 
   async function newRequest(message: string): Promise<string> {
-    const response = await mcp(app, apiKey, "tools/call", { name: "sign_message", arguments: { credential_id: credentialId, message } });
-    const reply = (await response.json()) as { result?: { structuredContent?: { request_id?: string } } };
-    const id = reply.result?.structuredContent?.request_id;
-    assert.ok(id, JSON.stringify(reply));
-    return id;
+    const { requestId, refusal } = await holder.ask("sign_message", { message });
+    assert.ok(requestId, refusal);
+    return requestId;
   }
 
   async function expectExactlyOnce(requestId: string, attempts: Promise<{ status: number; body: Record<string, unknown> }>[]) {
@@ -56,27 +41,7 @@ describe("an approval happens exactly once (PostgreSQL)", { timeout: 180_000 }, 
       database: "postgres",
       env: { RATE_LIMIT_APPROVALS_PER_PERSON: "1000/1m", RATE_LIMIT_ACCOUNT_PER_IP: "1000/1m" },
     });
-    person = await signedUpSession(app, "concurrent@example.com");
-    credentialId = (
-      await db().credential.create({
-        data: {
-          id: randomId("cr_"),
-          userId: person.userId,
-          name: "Main",
-          kind: "evm",
-          address: signer.address,
-          // The browser would unseal the key; here the test holds it, and the server only needs the seal to exist.
-          seals: { create: { passkeyId: person.passkey.id, ciphertext: "c".repeat(64), iv: "i".repeat(16), prfSalt: "s".repeat(43) } },
-        },
-      })
-    ).id;
-    const key = { name: "Load bot", credentials: [{ credentialId, mode: "approve" }] };
-    const issued = await person.session.json<{ key: string }>("/api/api-keys", {
-      ...key,
-      assertion: await assertion("/api/api-keys/options", key),
-    });
-    assert.equal(issued.status, 200, JSON.stringify(issued.body));
-    apiKey = issued.body.key;
+    holder = await keyHolder(app, "concurrent@example.com");
   });
   after(() => app?.stop());
 
@@ -84,10 +49,10 @@ describe("an approval happens exactly once (PostgreSQL)", { timeout: 180_000 }, 
     const message = "Replay me";
     const requestId = await newRequest(message);
     const path = `/api/approvals/${requestId}`;
-    const body = { assertion: await assertion(`${path}/options`), signature: await signer.signMessage({ message }) };
+    const body = { assertion: await holder.assertion(`${path}/options`), signature: await holder.signer.signMessage({ message }) };
     await expectExactlyOnce(
       requestId,
-      Array.from({ length: PARALLEL }, () => person.session.json(`${path}/approve`, body)),
+      Array.from({ length: PARALLEL }, () => holder.person.session.json(`${path}/approve`, body)),
     );
   });
 
@@ -95,12 +60,12 @@ describe("an approval happens exactly once (PostgreSQL)", { timeout: 180_000 }, 
     const message = "Race me";
     const requestId = await newRequest(message);
     const path = `/api/approvals/${requestId}`;
-    const signature = await signer.signMessage({ message });
+    const signature = await holder.signer.signMessage({ message });
     const assertions = [];
-    for (let i = 0; i < PARALLEL; i++) assertions.push(await assertion(`${path}/options`));
+    for (let i = 0; i < PARALLEL; i++) assertions.push(await holder.assertion(`${path}/options`));
     await expectExactlyOnce(
       requestId,
-      assertions.map((answer) => person.session.json(`${path}/approve`, { assertion: answer, signature })),
+      assertions.map((answer) => holder.person.session.json(`${path}/approve`, { assertion: answer, signature })),
     );
     const verification = await verifyAuditChain();
     assert.ok(verification.ok, JSON.stringify(verification));

@@ -79,3 +79,16 @@ export async function signedUpSession(app: RunningApp, email: string, headers: R
   const { id: userId } = await db().user.findUniqueOrThrow({ where: { email } });
   return { userId, session, passkey };
 }
+
+/** A second passkey added to the account over HTTP, the first one approving the addition (step-up). */
+export async function addedPasskey(app: RunningApp, person: { session: Session; passkey: SoftAuthenticator }): Promise<SoftAuthenticator> {
+  const second = new SoftAuthenticator({ origin: app.appUrl });
+  const { body: approval } = await person.session.json<{ challenge: string }>("/api/passkeys/approval-options");
+  const { status, body: options } = await person.session.json<{ challenge: string; user: { id: string } }>("/api/passkeys/options", {
+    assertion: person.passkey.assert(approval),
+  });
+  assert.equal(status, 200, JSON.stringify(options));
+  const added = await person.session.json("/api/passkeys", { response: second.register(options) });
+  assert.equal(added.status, 200, JSON.stringify(added.body));
+  return second;
+}

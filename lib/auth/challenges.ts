@@ -22,7 +22,7 @@ export type ChallengePurpose =
   | "change-policy"
   | "address-book";
 
-const CHALLENGE_TTL_SECONDS = 5 * 60;
+export const CHALLENGE_TTL_SECONDS = 5 * 60;
 
 class ChallengeError extends AppError {
   constructor(message: string) {
@@ -35,7 +35,7 @@ export type IssuedChallenge = { challenge: string; expiresAt: Date };
 /** Stores a fresh random challenge (server-side, single use, 5 minutes). */
 export async function issueChallenge(
   purpose: ChallengePurpose,
-  binding: { userId?: string | null; subject?: string | null; data?: unknown } = {},
+  binding: { userId?: string | null; subject?: string | null; data?: unknown; allow?: string[] } = {},
   clock: Clock = systemClock,
 ): Promise<IssuedChallenge> {
   const now = clock();
@@ -49,6 +49,7 @@ export async function issueChallenge(
       userId: binding.userId ?? null,
       subject: binding.subject ?? null,
       data: binding.data === undefined ? null : JSON.stringify(binding.data),
+      allow: binding.allow ? JSON.stringify(binding.allow) : null,
       createdAt: now,
       expiresAt,
     },
@@ -67,7 +68,8 @@ export function challengeOf(clientDataJSON: string): string {
   throw new ChallengeError("The passkey response is malformed");
 }
 
-export type ConsumedChallenge = { challenge: string; userId: string | null; subject: string | null; data: unknown };
+/** `allow`: the passkeys that may answer it, when the ceremony named them (null: any passkey of the user). */
+export type ConsumedChallenge = { challenge: string; userId: string | null; subject: string | null; data: unknown; allow: string[] | null };
 
 /**
  * Spends a challenge, atomically: of two responses to one challenge exactly one
@@ -89,5 +91,11 @@ export async function consumeChallenge(
     if (row.usedAt) throw new ChallengeError("This passkey challenge was already used. Try again.");
     throw new ChallengeError("This passkey challenge expired. Try again.");
   }
-  return { challenge, userId: row!.userId, subject: row!.subject, data: row!.data === null ? null : JSON.parse(row!.data) };
+  return {
+    challenge,
+    userId: row!.userId,
+    subject: row!.subject,
+    data: row!.data === null ? null : JSON.parse(row!.data),
+    allow: row!.allow === null ? null : (JSON.parse(row!.allow) as string[]),
+  };
 }

@@ -151,13 +151,17 @@ export async function assertionOptions(
 /**
  * Verifies an assertion answering a challenge of `purpose`: the challenge is
  * spent, the passkey must exist (and belong to the challenge's user when it
- * names one), origin, RP ID, user verification and signature counter are checked.
+ * names one, and be one of the passkeys it allowed when it named those), origin, RP ID, user verification and signature counter are checked.
  */
 export async function verifyAssertion(response: AuthenticationResponseJSON, purpose: ChallengePurpose, clock: Clock = systemClock) {
   const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), purpose, clock);
   const passkey = await db().passkey.findUnique({ where: { id: response.id } });
   if (!passkey) throw new PasskeyError("This passkey is not registered with Agent Wallet", 401);
   if (consumed.userId && consumed.userId !== passkey.userId) throw new PasskeyError("This passkey belongs to another account", 401);
+  // The browser's allowCredentials is only a hint to the authenticator: the server holds the ceremony to it.
+  if (consumed.allow && !consumed.allow.includes(passkey.id)) {
+    throw new PasskeyError("This passkey was not one of those asked for: answer with a passkey the request named", 403);
+  }
   let verification;
   try {
     verification = await verifyAuthenticationResponse({
