@@ -46,7 +46,7 @@ export function TransactionDetails({
         {formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas))} {chain.symbol} ({transaction.gas} gas at up to{" "}
         {formatGwei(BigInt(transaction.maxFeePerGas))} gwei)
       </Field>
-      <Field label="Nonce">{transaction.nonce}</Field>
+      <Field label="Nonce">{transaction.nonce ?? "Set when you approve: the next free one of this wallet"}</Field>
     </>
   );
 }

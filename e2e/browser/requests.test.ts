@@ -252,19 +252,20 @@ describe("agent requests approved with a passkey, signed in the browser", { time
     // A transaction signed by the right key but with a different value.
     const recipient = privateKeyToAccount(generatePrivateKey()).address;
     const transfer = await view(agent, "send_transaction", { credential_id: ids.Imported, chain_id: 31337, to: recipient, value: "1000" });
-    const stored = JSON.parse((await db().agentRequest.findUniqueOrThrow({ where: { id: transfer.request_id } })).payload).transaction;
-    const altered = await privateKeyToAccount(importedKey).signTransaction({
-      type: "eip1559",
-      chainId: stored.chainId,
-      to: stored.to,
-      value: parseEther("5"),
-      data: stored.data,
-      nonce: stored.nonce,
-      gas: BigInt(stored.gas),
-      maxFeePerGas: BigInt(stored.maxFeePerGas),
-      maxPriorityFeePerGas: BigInt(stored.maxPriorityFeePerGas),
-    });
     await page.route(`**/api/approvals/${transfer.request_id}/approve`, async (route) => {
+      // The nonce was fixed when the approval started: read what the passkey approved, then alter its value.
+      const stored = JSON.parse((await db().agentRequest.findUniqueOrThrow({ where: { id: transfer.request_id } })).payload).transaction;
+      const altered = await privateKeyToAccount(importedKey).signTransaction({
+        type: "eip1559",
+        chainId: stored.chainId,
+        to: stored.to,
+        value: parseEther("5"),
+        data: stored.data,
+        nonce: stored.nonce,
+        gas: BigInt(stored.gas),
+        maxFeePerGas: BigInt(stored.maxFeePerGas),
+        maxPriorityFeePerGas: BigInt(stored.maxPriorityFeePerGas),
+      });
       const body = JSON.parse(route.request().postData()!);
       await route.continue({ postData: JSON.stringify({ ...body, signature: altered }) });
     });

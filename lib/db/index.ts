@@ -62,6 +62,35 @@ export function db(): PrismaClient {
   return connections().prisma;
 }
 
+/** Any constant: the namespace of exclusiveTransaction's advisory locks on PostgreSQL. */
+const EXCLUSIVE_LOCK = 7_100_425;
+
+/**
+ * Runs `work` in one transaction that holds `lock` (any string) from its start to its commit, so two holders of
+ * one lock never interleave, across processes and instances: an advisory lock on PostgreSQL; on SQLite the
+ * database's single write lock, taken before anything is read (a transaction that lost the race for its snapshot
+ * anyway is retried from the start).
+ */
+export async function exclusiveTransaction<T>(lock: string, work: (tx: Tx) => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await db().$transaction(
+        async (tx) => {
+          if (usesPostgres())
+            await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${EXCLUSIVE_LOCK}, hashtext(${lock}))) AS held`;
+          // A write that changes nothing still takes SQLite's write lock.
+          else await tx.$executeRaw`UPDATE "AgentRequest" SET "id" = "id" WHERE 0`;
+          return work(tx);
+        },
+        { maxWait: 10_000, timeout: 20_000 },
+      );
+    } catch (error) {
+      if ((error as { code?: string }).code !== "SQLITE_BUSY_SNAPSHOT" || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
+    }
+  }
+}
+
 /** Rows of a hot-path SELECT, prepared once (lib/db/prepared.ts). */
 export function selectRows<Row>(statement: PreparedSelect<Row>, ...params: (string | number)[]): Promise<Row[]> {
   return connections().selects.select(statement, params);

@@ -1,7 +1,7 @@
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
-import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
+import { cancelPendingIn, recordCancelled } from "@/lib/wallet/request-lifecycle";
 import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
 import { redirectUrisOf } from "./clients";
@@ -98,20 +98,30 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
   const owns = client && (client.kind === "api_key" ? client.userId === userId : await db().grant.count({ where: { clientId, userId } }));
   if (!client || !owns) throw new NotFoundError("The client");
   const now = clock();
-  if (client.kind === "api_key") {
-    const revoked = await db().client.updateMany({
-      where: { id: clientId, status: "active" },
-      data: { status: "revoked", revokedAt: now, revokedWhy: "user" },
-    });
-    await db().grant.updateMany({ where: { clientId, status: "active" }, data: { status: "revoked", revokedAt: now } });
-    if (revoked.count) await recordAudit({ type: "api_key.revoked", userId, clientId, data: { name: client.name } }, clock);
-  } else {
-    const revoked = await db().grant.updateMany({
+  const reason = "You revoked this client's access";
+  // One transaction: the access ends and its pending requests leave the person's queue together.
+  const { revoked, cancelled } = await db().$transaction(async (tx) => {
+    if (client.kind === "api_key") {
+      const key = await tx.client.updateMany({
+        where: { id: clientId, status: "active" },
+        data: { status: "revoked", revokedAt: now, revokedWhy: "user" },
+      });
+      await tx.grant.updateMany({ where: { clientId, status: "active" }, data: { status: "revoked", revokedAt: now } });
+      return { revoked: key.count, cancelled: await cancelPendingIn(tx, { clientId, userId }, reason, now) };
+    }
+    const grants = await tx.grant.updateMany({
       where: { clientId, userId, status: "active" },
       data: { status: "revoked", revokedAt: now },
     });
-    if (revoked.count)
-      await recordAudit({ type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked.count } }, clock);
+    return { revoked: grants.count, cancelled: await cancelPendingIn(tx, { clientId, userId }, reason, now) };
+  });
+  if (revoked) {
+    await recordAudit(
+      client.kind === "api_key"
+        ? { type: "api_key.revoked", userId, clientId, data: { name: client.name } }
+        : { type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked } },
+      clock,
+    );
   }
-  await cancelPendingRequests({ clientId, userId }, "You revoked this client's access", clock);
+  await recordCancelled(cancelled, reason, clock);
 }

@@ -2,7 +2,7 @@ import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
-import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
+import { cancelPendingIn, recordCancelled } from "@/lib/wallet/request-lifecycle";
 import { verifyAccessToken } from "./access-token";
 import { InvalidGrantError, InvalidTokenError } from "./errors";
 import { authenticateClient, formParam } from "./form";
@@ -42,14 +42,16 @@ export async function revokeToken(form: URLSearchParams, clock: Clock = systemCl
   if (found.clientId !== clientId) throw new InvalidGrantError("The token was issued to another client");
   const grant = await db().grant.findUnique({ where: { id: found.grantId } });
   if (!grant) return;
-  const { count } = await db().grant.updateMany({
-    where: { id: grant.id, status: "active" },
-    data: { status: "revoked", revokedAt: clock() },
+  const now = clock();
+  const reason = "The application ended its access";
+  const { count, cancelled } = await db().$transaction(async (tx) => {
+    const { count } = await tx.grant.updateMany({ where: { id: grant.id, status: "active" }, data: { status: "revoked", revokedAt: now } });
+    return { count, cancelled: count ? await cancelPendingIn(tx, { grantId: grant.id }, reason, now) : [] };
   });
   if (!count) return;
   await recordAudit(
     { type: "token.revoked", userId: grant.userId, clientId, data: { grant: grant.id, presented: found.presented } },
     clock,
   );
-  await cancelPendingRequests({ grantId: grant.id }, "The application ended its access", clock);
+  await recordCancelled(cancelled, reason, clock);
 }

@@ -2,22 +2,34 @@
 // (the browser signs), or reject it. The server accepts a signature only when
 // the assertion answers a challenge bound to this request's digest AND the
 // signature recovers to the credential's address over exactly the stored payload.
-import { parseTransaction, recoverMessageAddress, recoverTransactionAddress, recoverTypedDataAddress, type Hex } from "viem";
+import {
+  keccak256,
+  parseTransaction,
+  recoverMessageAddress,
+  recoverTransactionAddress,
+  recoverTypedDataAddress,
+  type Address,
+  type Hex,
+} from "viem";
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
-import { db } from "@/lib/db";
+import { db, exclusiveTransaction } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
-import { chainById, onChain } from "./chains";
+import { chainById, ChainUnansweredError, onChain } from "./chains";
+import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { payloadOf, summarizePayload, transactionMismatch, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
+  lockLiveGrant,
   receiptOf,
+  recordTransition,
   reloadRequest,
   RequestError,
   settleFromReceipt,
   toView,
+  transitionData,
   transitionRequest,
   type RequestRow,
 } from "./request-lifecycle";
@@ -40,7 +52,7 @@ export async function loadApproval(userId: string, requestId: string, clock: Clo
     db().client.findUnique({ where: { id: row.clientId }, select: { name: true, kind: true, redirectUris: true } }),
     db().credential.findUnique({ where: { id: row.credentialId }, select: { name: true, address: true } }),
   ]);
-  const payload = payloadOf(row);
+  const payload = shownPayload(row, clock());
   return {
     view: toView(row),
     grantId: row.grantId,
@@ -86,13 +98,16 @@ function summaryOf(payload: RequestPayload): string {
 /**
  * Step 1 of approving: a passkey challenge bound to the request's digest, for
  * the passkeys that sealed the key, and the seals the browser needs to unseal it.
+ * A transaction's nonce is fixed now (lib/wallet/nonces.ts), so the digest and
+ * the payload the browser signs carry it.
  */
 export async function approvalOptions(userId: string, requestId: string, clock: Clock = systemClock) {
-  const row = await ownedRequest(userId, requestId, clock);
-  if (row.status !== "pending") throw new RequestError("not_pending", `This request is ${row.status}`, 409);
-  const credential = await db().credential.findUnique({ where: { id: row.credentialId }, include: { seals: true } });
+  const pending = await ownedRequest(userId, requestId, clock);
+  if (pending.status !== "pending") throw new RequestError("not_pending", notPendingMessage(pending), 409);
+  const credential = await db().credential.findUnique({ where: { id: pending.credentialId }, include: { seals: true } });
   if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
   if (!credential.seals.length) throw new RequestError("no_seal", "This wallet's key is not sealed under any of your passkeys", 409);
+  const row = await fixNonce(pending, credential.address as Address, clock);
   const options = await stepUpOptions(
     userId,
     "approval",
@@ -115,6 +130,7 @@ async function recoveredSigner(payload: RequestPayload, signature: Hex): Promise
     if (payload.kind === "sign_message") return await recoverMessageAddress({ message: payload.message, signature });
     if (payload.kind === "sign_typed_data")
       return await recoverTypedDataAddress({ ...payload.typedData, signature } as Parameters<typeof recoverTypedDataAddress>[0]);
+    if (payload.transaction.nonce === null) throw new RequestError("not_prepared", "Start the approval again: its nonce is not fixed", 409);
     const mismatch = transactionMismatch(parseTransaction(signature), payload.transaction);
     if (mismatch) throw new RequestError("transaction_mismatch", `The signed transaction's ${mismatch} differs from the prepared one`, 400);
     return await recoverTransactionAddress({
@@ -138,7 +154,7 @@ export async function approveRequest(
   clock: Clock = systemClock,
 ) {
   const row = await ownedRequest(userId, requestId, clock);
-  if (row.status !== "pending") throw new RequestError("not_pending", `This request is ${row.status}`, 409);
+  if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   await verifyStepUp(userId, "approval", row.id, row.digest, input.assertion, clock);
   const credential = await db().credential.findUnique({ where: { id: row.credentialId } });
   if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
@@ -147,27 +163,63 @@ export async function approveRequest(
   if (signer.toLowerCase() !== credential.address.toLowerCase()) {
     throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
   }
-  if (!(await transitionRequest(row, ["pending"], "approved", {}, clock))) {
-    throw new RequestError("not_pending", "This request was decided meanwhile", 409);
-  }
-  if (payload.kind !== "send_transaction") {
+  const signed = payload.kind === "send_transaction" ? (input.signature as Hex) : null;
+  await decideApproval(row, signed, clock);
+  if (!signed) {
     await transitionRequest(row, ["approved"], "completed", { result: JSON.stringify({ signature: input.signature }) }, clock);
     return toView(await reloadRequest(requestId));
   }
-  return broadcast(row, payload.transaction.chainId, input.signature as Hex, clock);
+  return broadcast(row, (payload as Extract<RequestPayload, { kind: "send_transaction" }>).transaction.chainId, signed, clock);
 }
 
+function notPendingMessage(row: RequestRow): string {
+  return `This request is ${row.status}${row.reason ? ` (${row.reason})` : ""}: it can no longer be approved`;
+}
+
+/**
+ * Records the approval, once, in one transaction under the wallet's lock (the one its nonce was fixed under) that
+ * first re-checks the grant and its client: a revocation committed before it refuses it, one after it waits for it.
+ * The request must still be pending with the very payload the passkey approved, and a transaction's nonce still
+ * held for it. A signed transaction is kept with it, to hand to the node again if the node loses it.
+ */
+async function decideApproval(row: RequestRow, signedTransaction: Hex | null, clock: Clock): Promise<void> {
+  const now = clock();
+  await exclusiveTransaction(walletLock(row.credentialId), async (tx) => {
+    await lockLiveGrant(tx, row.grantId);
+    const current = await tx.agentRequest.findUniqueOrThrow({ where: { id: row.id } });
+    if (current.status !== "pending") throw new RequestError("not_pending", notPendingMessage(current), 409);
+    if (current.expiresAt <= now) throw new RequestError("not_pending", "This request expired before it was approved", 409);
+    if (current.digest !== row.digest)
+      throw new RequestError("payload_changed", "This request changed while you approved it. Approve again.", 409);
+    if (signedTransaction && !(current.nonceUntil && current.nonceUntil > now)) {
+      throw new RequestError("nonce_lapsed", "The nonce held for this transaction lapsed before the approval arrived. Approve again.", 409);
+    }
+    const result = signedTransaction ? JSON.stringify({ signedTransaction }) : undefined;
+    await tx.agentRequest.update({ where: { id: row.id }, data: transitionData("approved", { result }, now) });
+  });
+  await recordTransition(row, ["pending"], "approved", {}, clock);
+}
+
+/**
+ * Hands the signed transaction to the node. Refused by it: failed. No answer (a timeout, a dropped connection):
+ * the node may hold it, so it is submitted under its own hash, and its receipt or a replacement settles it later
+ * (currentRequest), its amount still counted meanwhile.
+ */
 async function broadcast(row: RequestRow, chainId: number, signed: Hex, clock: Clock) {
-  let hash: Hex;
+  const hash = keccak256(signed);
+  let answered = true;
   try {
-    hash = await onChain(chainId, (client) => client.sendRawTransaction({ serializedTransaction: signed }));
+    await onChain(chainId, (client) => client.sendRawTransaction({ serializedTransaction: signed }));
   } catch (error) {
-    await transitionRequest(row, ["approved"], "failed", { reason: `Broadcast failed: ${(error as Error).message}` }, clock);
-    return toView(await reloadRequest(row.id));
+    if (!(error instanceof ChainUnansweredError)) {
+      await transitionRequest(row, ["approved"], "failed", { reason: `Broadcast failed: ${(error as Error).message}` }, clock);
+      return toView(await reloadRequest(row.id));
+    }
+    answered = false;
   }
   await transitionRequest(row, ["approved"], "submitted", { txHash: hash }, clock);
-  // Follow it briefly; a slower chain is reconciled on the next read.
-  const receipt = await receiptWithin(chainId, hash, RECEIPT_WAIT_MS);
+  // Follow it briefly when the node took it; a slower chain, or a silent node, is reconciled on the next read.
+  const receipt = answered ? await receiptWithin(chainId, hash, RECEIPT_WAIT_MS) : null;
   if (receipt) await settleFromReceipt(row, receipt, clock);
   return toView(await reloadRequest(row.id));
 }

@@ -11,6 +11,9 @@ class ChainError extends AppError {
   }
 }
 
+/** The RPC gave no answer (timeout, connection failure): what was sent may or may not have reached the node. */
+export class ChainUnansweredError extends ChainError {}
+
 export function chainById(chainId: number): Chain {
   const chain = config().chains.find((candidate) => candidate.id === chainId);
   if (!chain) {
@@ -57,7 +60,7 @@ export async function onChain<T>(chainId: number, action: (client: PublicClient)
     const name = (error as { name?: string }).name ?? "";
     const short = (error as { shortMessage?: string }).shortMessage ?? (error as Error).message;
     if (/HttpRequestError|TimeoutError|FetchError/.test(name) || /fetch failed|timed out|ECONNREFUSED/i.test(short)) {
-      throw new ChainError(`The ${chainById(chainId).name} RPC (chain ${chainId}) did not answer: ${short.split("\n")[0]}`);
+      throw new ChainUnansweredError(`The ${chainById(chainId).name} RPC (chain ${chainId}) did not answer: ${short.split("\n")[0]}`);
     }
     throw new ChainError(short.split("\n")[0]);
   }

@@ -11,7 +11,7 @@ import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
 import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
 import { visibleName } from "./visible-text";
-import { cancelPendingRequests } from "./request-lifecycle";
+import { cancelPendingIn, recordCancelled } from "./request-lifecycle";
 
 /** Wallet names appear in approval headlines. */
 export const credentialNameSchema = z
@@ -195,17 +195,18 @@ export async function renameCredential(userId: string, credentialId: string, nam
 
 /** Removes a credential, and with it its place in every grant. */
 export async function removeCredential(userId: string, credentialId: string, clock: Clock = systemClock) {
+  const reason = "The wallet was removed";
   const removed = await db().$transaction(async (tx) => {
     const credential = await tx.credential.findFirst({ where: { id: credentialId, userId } });
     if (!credential) return null;
     await tx.grantCredential.deleteMany({ where: { credentialId } });
     // deleteMany: a concurrent removal that got there first leaves nothing to delete, not an error.
     const deleted = await tx.credential.deleteMany({ where: { id: credentialId, userId } });
-    return deleted.count ? credential : null;
+    return deleted.count ? { credential, cancelled: await cancelPendingIn(tx, { credentialId }, reason, clock()) } : null;
   });
   if (!removed) throw new NotFoundError("The wallet");
-  await cancelPendingRequests({ credentialId }, "The wallet was removed", clock);
-  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
+  await recordCancelled(removed.cancelled, reason, clock);
+  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.credential.address } }, clock);
 }
 
 /** The credentials in an agent's grant, as the agent may see them. */

@@ -3,8 +3,16 @@
 // settlement of a broadcast transaction from its receipt, and the view an agent
 // sees. Every transition is one conditional UPDATE, so a request is decided once
 // and never runs twice, whichever instance or tab acts first.
-import type { Hex, TransactionReceipt } from "viem";
-import { db } from "@/lib/db";
+import {
+  parseTransaction,
+  recoverTransactionAddress,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
+  type Hex,
+  type TransactionReceipt,
+  type TransactionSerializedEIP1559,
+} from "viem";
+import { db, usesPostgres, type Tx } from "@/lib/db";
 import { config } from "@/lib/config";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
@@ -44,40 +52,55 @@ export function reloadRequest(requestId: string): Promise<RequestRow> {
   return db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
 }
 
+type TransitionData = { reason?: string; result?: string; txHash?: string };
+
+/** The columns a transition to `to` writes at `now`. */
+export function transitionData(to: RequestStatus, data: TransitionData, now: Date) {
+  return {
+    status: to,
+    reason: data.reason,
+    result: data.result,
+    txHash: data.txHash,
+    decidedAt: ["approved", "rejected", "cancelled"].includes(to) ? now : undefined,
+    completedAt: isFinalStatus(to) ? now : undefined,
+  };
+}
+
+/** The audit event of a transition that happened (after its transaction committed: the log has its own). */
+export async function recordTransition(row: RequestRef, from: RequestStatus[], to: RequestStatus, data: TransitionData, clock: Clock) {
+  await recordAudit(
+    {
+      type: "request.transition",
+      userId: row.userId,
+      clientId: row.clientId,
+      credentialId: row.credentialId,
+      requestId: row.id,
+      data: { kind: row.kind, to, from, reason: data.reason, txHash: data.txHash },
+    },
+    clock,
+  );
+}
+
 /** Moves a request from one of `from` to `to`, audited; false when another actor moved it first. */
 export async function transitionRequest(
   row: RequestRef,
   from: RequestStatus[],
   to: RequestStatus,
-  data: { reason?: string; result?: string; txHash?: string },
+  data: TransitionData,
   clock: Clock,
 ): Promise<boolean> {
-  const now = clock();
   const changed = await db().agentRequest.updateMany({
     where: { id: row.id, status: { in: from } },
-    data: {
-      status: to,
-      reason: data.reason,
-      result: data.result,
-      txHash: data.txHash,
-      decidedAt: ["approved", "rejected", "cancelled"].includes(to) ? now : undefined,
-      completedAt: isFinalStatus(to) ? now : undefined,
-    },
+    data: transitionData(to, data, clock()),
   });
-  if (changed.count) {
-    await recordAudit(
-      {
-        type: "request.transition",
-        userId: row.userId,
-        clientId: row.clientId,
-        credentialId: row.credentialId,
-        requestId: row.id,
-        data: { kind: row.kind, to, from, reason: data.reason, txHash: data.txHash },
-      },
-      clock,
-    );
-  }
+  if (changed.count) await recordTransition(row, from, to, data, clock);
   return changed.count === 1;
+}
+
+/** The signed transaction an approval stored, to broadcast again when the node lost it. */
+export function signedTransactionOf(row: Pick<RequestRow, "kind" | "result">): Hex | null {
+  if (row.kind !== "send_transaction" || !row.result) return null;
+  return (JSON.parse(row.result) as { signedTransaction?: Hex }).signedTransaction ?? null;
 }
 
 /** A submitted transaction ends completed or failed by its receipt. */
@@ -102,20 +125,101 @@ export async function currentRequest(row: RequestRow, clock: Clock = systemClock
     return reloadRequest(row.id);
   }
   if (row.status === "submitted" && row.txHash && row.chainId !== null) {
-    const receipt = await receiptOf(row.chainId, row.txHash as Hex);
-    if (!receipt) return row;
-    await settleFromReceipt(row, receipt, clock);
-    return reloadRequest(row.id);
+    return (await settleSubmitted(row, row.chainId, row.txHash as Hex, clock)) ? reloadRequest(row.id) : row;
   }
   return row;
 }
 
-/** Ends the pending requests that can no longer be approved: their wallet was removed, or their client's access or grant revoked. */
-export async function cancelPendingRequests(
-  where: { credentialId: string } | { clientId: string; userId?: string } | { grantId: string },
-  reason: string,
-  clock: Clock = systemClock,
-): Promise<void> {
-  const rows = await db().agentRequest.findMany({ where: { ...where, status: "pending" } });
-  for (const row of rows) await transitionRequest(row, ["pending"], "cancelled", { reason }, clock);
+/**
+ * Settles a submitted transaction when the chain says how it ended: by its receipt, or failed once its nonce was
+ * mined in another transaction (a replacement). Until then it stays submitted, counted against the caps, because
+ * the node may still hold it; one the node does not know (it dropped it, or the broadcast never reached it) is
+ * handed to it again. True when it settled.
+ */
+async function settleSubmitted(row: RequestRow, chainId: number, hash: Hex, clock: Clock): Promise<boolean> {
+  const receipt = await receiptOf(chainId, hash);
+  if (receipt) {
+    await settleFromReceipt(row, receipt, clock);
+    return true;
+  }
+  const signed = signedTransactionOf(row);
+  if (!signed) return false;
+  const { nonce } = parseTransaction(signed);
+  const from = await recoverTransactionAddress({ serializedTransaction: signed as TransactionSerializedEIP1559 });
+  try {
+    const mined = await onChain(chainId, (client) => client.getTransactionCount({ address: from, blockTag: "latest" }));
+    if (mined > (nonce ?? 0)) {
+      // Asked after the count: had this transaction taken the nonce, its receipt would be there now.
+      const late = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFoundAs(null)));
+      if (late) await settleFromReceipt(row, late, clock);
+      else
+        await transitionRequest(
+          row,
+          ["submitted"],
+          "failed",
+          { reason: "Another transaction used its nonce: it will never be mined" },
+          clock,
+        );
+      return true;
+    }
+    const known = await onChain(chainId, (client) => client.getTransaction({ hash }).then(() => true, notFoundAs(false)));
+    if (!known) await onChain(chainId, (client) => client.sendRawTransaction({ serializedTransaction: signed }));
+  } catch {
+    // The chain did not answer, or refused it again: a later read asks again.
+  }
+  return false;
+}
+
+/** For a viem lookup: "not found" is `value`, any other error stays an error. */
+function notFoundAs<T>(value: T) {
+  return (error: unknown) => {
+    if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return value;
+    throw error;
+  };
+}
+
+/** Which pending requests a revocation or a removal ends. */
+type Ended = { credentialId: string } | { clientId: string; userId?: string } | { grantId: string };
+
+/**
+ * Cancels, inside the transaction `tx` that revokes or removes what they depend on (their wallet, their client's
+ * access, their grant), the pending requests that can no longer be approved; the rows it cancelled, for
+ * `recordCancelled` once `tx` committed. In the revocation's own transaction, a request created or approved
+ * concurrently is either seen here or sees the revocation (lockLiveGrant).
+ */
+export function cancelPendingIn(tx: Tx, where: Ended, reason: string, now: Date): Promise<RequestRow[]> {
+  return tx.agentRequest.updateManyAndReturn({
+    where: { ...where, status: "pending" },
+    data: transitionData("cancelled", { reason }, now),
+  });
+}
+
+export async function recordCancelled(rows: RequestRow[], reason: string, clock: Clock): Promise<void> {
+  for (const row of rows) await recordTransition(row, ["pending"], "cancelled", { reason }, clock);
+}
+
+export class GrantRevokedError extends RequestError {
+  constructor() {
+    super("grant_revoked", "This client's access was revoked: its requests can no longer be created, approved or sent", 409);
+  }
+}
+
+/**
+ * Refuses unless the grant and its client are active, and keeps them so until `tx` ends: on PostgreSQL the rows are
+ * locked for share (the client's first, as revocations update it first), so a revocation waits for `tx` or `tx` for
+ * it; on SQLite `tx` holds the single write lock already. Creating and approving a request call it in their
+ * transaction, so a request of a revoked grant is never created, approved or broadcast.
+ */
+export async function lockLiveGrant(tx: Tx, grantId: string): Promise<void> {
+  let statuses: { client: string; grant: string } | null = null;
+  if (usesPostgres()) {
+    const [client] = await tx.$queryRaw<{ status: string }[]>`SELECT c."status" FROM "Client" c
+      WHERE c."id" = (SELECT g."clientId" FROM "Grant" g WHERE g."id" = ${grantId}) FOR SHARE`;
+    const [grant] = await tx.$queryRaw<{ status: string }[]>`SELECT "status" FROM "Grant" WHERE "id" = ${grantId} FOR SHARE`;
+    if (client && grant) statuses = { client: client.status, grant: grant.status };
+  } else {
+    const grant = await tx.grant.findUnique({ where: { id: grantId }, select: { status: true, client: { select: { status: true } } } });
+    if (grant) statuses = { client: grant.client.status, grant: grant.status };
+  }
+  if (statuses?.client !== "active" || statuses.grant !== "active") throw new GrantRevokedError();
 }

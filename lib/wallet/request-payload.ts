@@ -7,19 +7,23 @@ import {
   hashTypedData,
   keccak256,
   serializeTransaction,
+  toHex,
   type TransactionSerializable,
   type TypedDataDefinition,
 } from "viem";
 import { decodeCall, type DecodedCall } from "./call-decoding";
 
-/** What the person's browser signs for a send_transaction, exactly (amounts as decimal strings). */
+/**
+ * What the person's browser signs for a send_transaction, exactly (amounts as decimal strings). The nonce is null
+ * until the person approves: it is fixed when their passkey challenge is issued (lib/wallet/nonces.ts).
+ */
 export type PreparedTransaction = {
   type: "eip1559";
   chainId: number;
   to: `0x${string}`;
   value: string;
   data: `0x${string}`;
-  nonce: number;
+  nonce: number | null;
   gas: string;
   maxFeePerGas: string;
   maxPriorityFeePerGas: string;
@@ -35,8 +39,9 @@ export function payloadOf(row: { payload: string }): RequestPayload {
   return JSON.parse(row.payload) as RequestPayload;
 }
 
-/** The prepared transaction as viem signs and serializes it. */
+/** The prepared transaction as viem signs and serializes it; only once its nonce is fixed. */
 export function transactionForSigning(transaction: PreparedTransaction) {
+  if (transaction.nonce === null) throw new Error("The transaction's nonce is fixed when the person approves it");
   return {
     type: "eip1559" as const,
     chainId: transaction.chainId,
@@ -70,10 +75,14 @@ export function transactionMismatch(signed: TransactionSerializable, prepared: P
   return null;
 }
 
-/** The digest the approval's passkey challenge binds to. */
+/**
+ * The digest the approval's passkey challenge binds to. A transaction whose nonce is not fixed yet has none to
+ * approve: its digest stands for what was asked (the unsigned fields) until the nonce is fixed.
+ */
 export function payloadDigest(payload: RequestPayload): `0x${string}` {
   if (payload.kind === "sign_message") return hashMessage(payload.message);
   if (payload.kind === "sign_typed_data") return hashTypedData(payload.typedData);
+  if (payload.transaction.nonce === null) return keccak256(toHex(JSON.stringify(payload.transaction)));
   return keccak256(serializeTransaction(transactionForSigning(payload.transaction)));
 }
 

@@ -14,6 +14,7 @@ import { chainById, onChain } from "./chains";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
+  lockLiveGrant,
   REQUEST_TTL_SECONDS,
   RequestError,
   reloadRequest,
@@ -58,18 +59,15 @@ async function prepareTransaction(from: `0x${string}`, input: ToolInput<"send_tr
   const value = BigInt(input.value);
   const data = (input.data ?? "0x") as `0x${string}`;
   return onChain(chain.id, async (client) => {
-    const [nonce, gas, fees] = await Promise.all([
-      client.getTransactionCount({ address: from, blockTag: "pending" }),
-      client.estimateGas({ account: from, to, value, data }),
-      client.estimateFeesPerGas(),
-    ]);
+    const [gas, fees] = await Promise.all([client.estimateGas({ account: from, to, value, data }), client.estimateFeesPerGas()]);
     return {
       type: "eip1559",
       chainId: chain.id,
       to,
       value: value.toString(),
       data,
-      nonce,
+      // Fixed when the person approves (lib/wallet/nonces.ts): queued requests may be approved in any order.
+      nonce: null,
       gas: gas.toString(),
       maxFeePerGas: fees.maxFeePerGas.toString(),
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
@@ -106,8 +104,10 @@ export async function createRequest(
       await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
       payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
     }
-    row = await withinPolicy({ ...judged, payload }, (tx, hold) =>
-      tx.agentRequest.create({
+    row = await withinPolicy({ ...judged, payload }, async (tx, hold) => {
+      // Under the policy's lock: a revocation that won the race leaves no request behind it.
+      await lockLiveGrant(tx, agent.grantId);
+      return tx.agentRequest.create({
         data: {
           id: randomId("rq_"),
           userId: agent.userId,
@@ -122,8 +122,8 @@ export async function createRequest(
           createdAt: now,
           expiresAt: addSeconds(now, REQUEST_TTL_SECONDS),
         },
-      }),
-    );
+      });
+    });
   } catch (error) {
     if (error instanceof PolicyViolation) {
       await recordAudit(

@@ -115,7 +115,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         <Outcome view={view} chain={chain} />
         {/* Right after the sentence, so a phone reaches the decision without scrolling; mounted whatever the status, so
             the outcome of a decision stays on screen after the refresh. */}
-        <ApprovalActions requestId={view.request_id} pending={pending} />
+        <ApprovalActions requestId={view.request_id} status={view.status} />
         {pending && <PhoneHandoff url={view.approval_url} />}
         <section aria-labelledby="details-heading">
           <h2 id="details-heading">Details</h2>

@@ -1,0 +1,3 @@
+import { revocationRaceSuite } from "../support/revocation-race";
+
+revocationRaceSuite("postgres");
