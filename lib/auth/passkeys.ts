@@ -151,7 +151,8 @@ export async function assertionOptions(
 /**
  * Verifies an assertion answering a challenge of `purpose`: the challenge is
  * spent, the passkey must exist (and belong to the challenge's user when it
- * names one, and be one of the passkeys it allowed when it named those), origin, RP ID, user verification and signature counter are checked.
+ * names one, and be one of the passkeys it allowed when it named those),
+ * origin, RP ID, user verification and signature counter are checked.
  */
 export async function verifyAssertion(response: AuthenticationResponseJSON, purpose: ChallengePurpose, clock: Clock = systemClock) {
   const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), purpose, clock);

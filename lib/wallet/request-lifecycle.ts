@@ -98,7 +98,7 @@ export async function transitionRequest(
 }
 
 /** The signed transaction an approval stored, to broadcast again when the node lost it. */
-export function signedTransactionOf(row: Pick<RequestRow, "kind" | "result">): Hex | null {
+function signedTransactionOf(row: Pick<RequestRow, "kind" | "result">): Hex | null {
   if (row.kind !== "send_transaction" || !row.result) return null;
   return (JSON.parse(row.result) as { signedTransaction?: Hex }).signedTransaction ?? null;
 }
@@ -198,7 +198,7 @@ export async function recordCancelled(rows: RequestRow[], reason: string, clock:
   for (const row of rows) await recordTransition(row, ["pending"], "cancelled", { reason }, clock);
 }
 
-export class GrantRevokedError extends RequestError {
+class GrantRevokedError extends RequestError {
   constructor() {
     super("grant_revoked", "This client's access was revoked: its requests can no longer be created, approved or sent", 409);
   }
