@@ -1,7 +1,7 @@
 import { db } from "@/lib/db";
-import { recordAudit } from "@/lib/audit";
+import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
-import { cancelPendingIn, recordCancelled } from "@/lib/wallet/request-lifecycle";
+import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
 import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
 import { redirectUrisOf } from "./clients";
@@ -99,29 +99,30 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
   if (!client || !owns) throw new NotFoundError("The client");
   const now = clock();
   const reason = "You revoked this client's access";
-  // One transaction: the access ends and its pending requests leave the person's queue together.
-  const { revoked, cancelled } = await db().$transaction(async (tx) => {
+  // One transaction: the access ends, its pending requests leave the person's queue, and the log says so.
+  await db().$transaction(async (tx) => {
+    let revoked: number;
     if (client.kind === "api_key") {
-      const key = await tx.client.updateMany({
-        where: { id: clientId, status: "active" },
-        data: { status: "revoked", revokedAt: now, revokedWhy: "user" },
-      });
+      revoked = (
+        await tx.client.updateMany({
+          where: { id: clientId, status: "active" },
+          data: { status: "revoked", revokedAt: now, revokedWhy: "user" },
+        })
+      ).count;
       await tx.grant.updateMany({ where: { clientId, status: "active" }, data: { status: "revoked", revokedAt: now } });
-      return { revoked: key.count, cancelled: await cancelPendingIn(tx, { clientId, userId }, reason, now) };
+    } else {
+      revoked = (await tx.grant.updateMany({ where: { clientId, userId, status: "active" }, data: { status: "revoked", revokedAt: now } }))
+        .count;
     }
-    const grants = await tx.grant.updateMany({
-      where: { clientId, userId, status: "active" },
-      data: { status: "revoked", revokedAt: now },
-    });
-    return { revoked: grants.count, cancelled: await cancelPendingIn(tx, { clientId, userId }, reason, now) };
+    const cancelled = await cancelPendingIn(tx, { clientId, userId }, reason, now);
+    const events: AuditInput[] = [];
+    if (revoked) {
+      events.push(
+        client.kind === "api_key"
+          ? { type: "api_key.revoked", userId, clientId, data: { name: client.name } }
+          : { type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked } },
+      );
+    }
+    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, reason)], clock);
   });
-  if (revoked) {
-    await recordAudit(
-      client.kind === "api_key"
-        ? { type: "api_key.revoked", userId, clientId, data: { name: client.name } }
-        : { type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked } },
-      clock,
-    );
-  }
-  await recordCancelled(cancelled, reason, clock);
 }

@@ -1,8 +1,8 @@
 import { db } from "@/lib/db";
-import { recordAudit } from "@/lib/audit";
+import { recordAuditIn } from "@/lib/audit";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
-import { cancelPendingIn, recordCancelled } from "@/lib/wallet/request-lifecycle";
+import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
 import { verifyAccessToken } from "./access-token";
 import { InvalidGrantError, InvalidTokenError } from "./errors";
 import { authenticateClient, formParam } from "./form";
@@ -44,14 +44,17 @@ export async function revokeToken(form: URLSearchParams, clock: Clock = systemCl
   if (!grant) return;
   const now = clock();
   const reason = "The application ended its access";
-  const { count, cancelled } = await db().$transaction(async (tx) => {
+  await db().$transaction(async (tx) => {
     const { count } = await tx.grant.updateMany({ where: { id: grant.id, status: "active" }, data: { status: "revoked", revokedAt: now } });
-    return { count, cancelled: count ? await cancelPendingIn(tx, { grantId: grant.id }, reason, now) : [] };
+    if (!count) return;
+    const cancelled = await cancelPendingIn(tx, { grantId: grant.id }, reason, now);
+    await recordAuditIn(
+      tx,
+      [
+        { type: "token.revoked", userId: grant.userId, clientId, data: { grant: grant.id, presented: found.presented } },
+        ...cancellationEvents(cancelled, reason),
+      ],
+      clock,
+    );
   });
-  if (!count) return;
-  await recordAudit(
-    { type: "token.revoked", userId: grant.userId, clientId, data: { grant: grant.id, presented: found.presented } },
-    clock,
-  );
-  await recordCancelled(cancelled, reason, clock);
 }

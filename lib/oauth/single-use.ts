@@ -1,7 +1,7 @@
 import { db } from "@/lib/db";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
-import { cancelPendingRequests } from "@/lib/wallet/request-lifecycle";
+import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
 import { isClientIdUrl } from "./client-metadata-document";
 import { InvalidGrantError } from "./errors";
 
@@ -64,6 +64,8 @@ export async function spendOnce<T>(input: {
   throw new InvalidGrantError(REJECTED(input.credential).expired);
 }
 
+const CANCELLED_AFTER_REPLAY = "The client's access was revoked after a replay";
+
 /** The client a code or refresh token was issued to, and the grant (its token family) it stands for. */
 type Issued = { clientId: string; grantId: string };
 
@@ -93,9 +95,9 @@ async function replayDetected(issued: Issued, credential: SingleUseCredential, c
       await tx.grant.updateMany({ where: { clientId, status: "active" }, data: revoked });
       if (count) events.push({ type: "client.revoked", clientId, data: { reason: "replay" } });
     }
-    await recordAuditIn(tx, events, clock);
+    // Their pending requests end with them, each a transition with its own event.
+    const cancelled = await cancelPendingIn(tx, sharedClient ? { grantId } : { clientId }, CANCELLED_AFTER_REPLAY, now);
+    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, CANCELLED_AFTER_REPLAY)], clock);
   });
-  // Their pending requests end too, each a transition with its own event.
-  await cancelPendingRequests(sharedClient ? { grantId } : { clientId }, "The client's access was revoked after a replay", clock);
   throw new InvalidGrantError(REJECTED(credential).used);
 }

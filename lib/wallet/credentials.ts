@@ -1,7 +1,7 @@
 import { getAddress, isAddress } from "viem";
 import { z } from "zod";
 import { db } from "@/lib/db";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, recordAuditIn } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
@@ -11,7 +11,7 @@ import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
 import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
 import { visibleName } from "./visible-text";
-import { cancelPendingIn, recordCancelled } from "./request-lifecycle";
+import { cancellationEvents, cancelPendingIn } from "./request-lifecycle";
 
 /** Wallet names appear in approval headlines. */
 export const credentialNameSchema = z
@@ -202,11 +202,13 @@ export async function removeCredential(userId: string, credentialId: string, clo
     await tx.grantCredential.deleteMany({ where: { credentialId } });
     // deleteMany: a concurrent removal that got there first leaves nothing to delete, not an error.
     const deleted = await tx.credential.deleteMany({ where: { id: credentialId, userId } });
-    return deleted.count ? { credential, cancelled: await cancelPendingIn(tx, { credentialId }, reason, clock()) } : null;
+    if (!deleted.count) return null;
+    const cancelled = await cancelPendingIn(tx, { credentialId }, reason, clock());
+    await recordAuditIn(tx, cancellationEvents(cancelled, reason), clock);
+    return credential;
   });
   if (!removed) throw new NotFoundError("The wallet");
-  await recordCancelled(removed.cancelled, reason, clock);
-  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.credential.address } }, clock);
+  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
 }
 
 /** The credentials in an agent's grant, as the agent may see them. */

@@ -14,7 +14,7 @@ import {
 } from "viem";
 import { db, usesPostgres, type Tx } from "@/lib/db";
 import { config } from "@/lib/config";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestKind, type RequestStatus, type RequestView } from "@/contract";
@@ -66,19 +66,21 @@ export function transitionData(to: RequestStatus, data: TransitionData, now: Dat
   };
 }
 
-/** The audit event of a transition that happened (after its transaction committed: the log has its own). */
+/** The audit event of a transition. */
+function transitionEvent(row: RequestRef, from: RequestStatus[], to: RequestStatus, data: TransitionData): AuditInput {
+  return {
+    type: "request.transition",
+    userId: row.userId,
+    clientId: row.clientId,
+    credentialId: row.credentialId,
+    requestId: row.id,
+    data: { kind: row.kind, to, from, reason: data.reason, txHash: data.txHash },
+  };
+}
+
+/** Records a transition that happened (after its transaction committed). */
 export async function recordTransition(row: RequestRef, from: RequestStatus[], to: RequestStatus, data: TransitionData, clock: Clock) {
-  await recordAudit(
-    {
-      type: "request.transition",
-      userId: row.userId,
-      clientId: row.clientId,
-      credentialId: row.credentialId,
-      requestId: row.id,
-      data: { kind: row.kind, to, from, reason: data.reason, txHash: data.txHash },
-    },
-    clock,
-  );
+  await recordAudit(transitionEvent(row, from, to, data), clock);
 }
 
 /** Moves a request from one of `from` to `to`, audited; false when another actor moved it first. */
@@ -183,9 +185,9 @@ type Ended = { credentialId: string } | { clientId: string; userId?: string } | 
 
 /**
  * Cancels, inside the transaction `tx` that revokes or removes what they depend on (their wallet, their client's
- * access, their grant), the pending requests that can no longer be approved; the rows it cancelled, for
- * `recordCancelled` once `tx` committed. In the revocation's own transaction, a request created or approved
- * concurrently is either seen here or sees the revocation (lockLiveGrant).
+ * access, their grant), the pending requests that can no longer be approved; returns the rows it cancelled, whose
+ * events (cancellationEvents) go into the same transaction. A request created or approved concurrently is either
+ * seen here or sees the revocation (lockLiveGrant).
  */
 export function cancelPendingIn(tx: Tx, where: Ended, reason: string, now: Date): Promise<RequestRow[]> {
   return tx.agentRequest.updateManyAndReturn({
@@ -194,8 +196,8 @@ export function cancelPendingIn(tx: Tx, where: Ended, reason: string, now: Date)
   });
 }
 
-export async function recordCancelled(rows: RequestRow[], reason: string, clock: Clock): Promise<void> {
-  for (const row of rows) await recordTransition(row, ["pending"], "cancelled", { reason }, clock);
+export function cancellationEvents(rows: RequestRow[], reason: string): AuditInput[] {
+  return rows.map((row) => transitionEvent(row, ["pending"], "cancelled", { reason }));
 }
 
 class GrantRevokedError extends RequestError {
