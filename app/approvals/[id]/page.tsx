@@ -1,5 +1,6 @@
+import Link from "next/link";
 import { formatEther } from "viem";
-import { requireUser } from "@/lib/auth/session";
+import { currentUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
 import { loadApproval } from "@/lib/wallet/approvals";
 import { describeRequest } from "@/lib/wallet/request-description";
@@ -16,6 +17,7 @@ import { Field } from "@/components/approvals/fields";
 import { headlineOf } from "@/components/approvals/headline";
 import { MessageText } from "@/components/approvals/message-text";
 import { PhoneHandoff } from "@/components/approvals/phone-handoff";
+import { SignedOutApproval } from "@/components/approvals/signed-out-approval";
 import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
 
@@ -65,7 +67,8 @@ function Outcome({ view, chain }: { view: RequestView; chain: Chain | null }) {
 
 export default async function ApprovalPage({ params }: { params: Promise<{ id: string }> }) {
   const { id } = await params;
-  const user = await requireUser(`/approvals/${id}`);
+  const user = await currentUser();
+  if (!user) return <SignedOutApproval path={`/approvals/${encodeURIComponent(id)}`} />;
   let approval;
   try {
     approval = await loadApproval(user.id, id);
@@ -76,7 +79,10 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         <AppHeader email={user.email} />
         <main>
           <h1>Request not found</h1>
-          <p>This request does not exist or is not yours.</p>
+          <p>This request does not exist or is not yours. If another account of yours owns it, sign out and sign in with that one.</p>
+          <p>
+            <Link href="/approvals">See your approvals</Link>
+          </p>
         </main>
       </>
     );
