@@ -1,5 +1,6 @@
 import Link from "next/link";
 import { requireUser } from "@/lib/auth/session";
+import { config } from "@/lib/config";
 import { listConnectedClients } from "@/lib/oauth/connected-clients";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listContacts } from "@/lib/wallet/address-book";
@@ -32,6 +33,7 @@ export default async function ClientsPage() {
         <h2>Personal API keys</h2>
         <ClientsList clients={rows.filter((row) => row.kind === "api_key")} contacts={contacts} emptyText="No API keys yet." />
         <CreateApiKeyForm
+          baseUrl={config().baseUrl}
           contacts={contacts}
           credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
         />

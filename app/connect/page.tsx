@@ -4,6 +4,7 @@ import { config } from "@/lib/config";
 import { clientSetups } from "@/lib/connect/client-setup";
 import { AppHeader } from "@/components/nav/app-header";
 import { CopyButton } from "@/components/shared/copy-button";
+import { SnippetFigure } from "@/components/shared/snippet";
 
 /** Text with `code` in backticks, as the setup module writes it. */
 function Prose({ text }: { text: string }) {
@@ -47,14 +48,7 @@ export default async function ConnectPage() {
               <Prose text={setup.where} />
             </p>
             {setup.snippets.map((snippet) => (
-              <figure key={snippet.what} className="snippet">
-                <figcaption>
-                  <span className="small muted">{snippet.what}</span> <CopyButton text={snippet.code} what={snippet.what} />
-                </figcaption>
-                <pre>
-                  <code>{snippet.code}</code>
-                </pre>
-              </figure>
+              <SnippetFigure key={snippet.what} snippet={snippet} />
             ))}
           </section>
         ))}

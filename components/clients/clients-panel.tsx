@@ -7,6 +7,7 @@ import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
 import { CredentialLimits } from "./credential-limits";
+import { NewApiKey } from "./new-api-key";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** A connected client as the page receives it: lib's shape with dates serialized. */
@@ -83,7 +84,15 @@ export function ClientsList({ clients, contacts, emptyText }: { clients: ClientR
 }
 
 /** Issue a personal API key for a grant set, approved with a passkey; the key is shown once. */
-export function CreateApiKeyForm({ credentials, contacts }: { credentials: PickableCredential[]; contacts: Contact[] }) {
+export function CreateApiKeyForm({
+  credentials,
+  contacts,
+  baseUrl,
+}: {
+  credentials: PickableCredential[];
+  contacts: Contact[];
+  baseUrl: string;
+}) {
   const { busy, error, run } = useAction();
   const [name, setName] = useState("");
   const [choice, setChoice] = useState(() => emptyChoice(credentials));
@@ -125,14 +134,7 @@ export function CreateApiKeyForm({ credentials, contacts }: { credentials: Picka
         </button>
       </div>
       <Feedback error={error} />
-      {created && (
-        <div role="status" className="ok">
-          <p>Key “{created.name}” created. Copy it now: it is shown only once.</p>
-          <code data-testid="new-api-key" className="mono key">
-            {created.key}
-          </code>
-        </div>
-      )}
+      {created && <NewApiKey name={created.name} apiKey={created.key} baseUrl={baseUrl} />}
     </form>
   );
 }

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
-import { clientSetups } from "./client-setup";
+import { apiKeySnippets, clientSetups } from "./client-setup";
 
 const EXAMPLE = "https://wallet.example.com";
 
@@ -40,5 +40,26 @@ describe("client setup snippets", () => {
       setups.map((setup) => setup.client),
       ["Claude Code", "Claude Desktop (through mcp-remote)", "VS Code", "Cursor", "Codex", "MCP Inspector", "Our CLI and SDK"],
     );
+  });
+
+  it("a new API key comes with an environment line and the page's own CLI, SDK and MCP lines, which read it from there", () => {
+    const key = "svc_live_0123456789abcdef";
+    const snippets = apiKeySnippets(EXAMPLE, key);
+    assert.deepEqual(
+      snippets.map((snippet) => snippet.what),
+      ["environment line", "CLI command", "SDK example", "Claude Code command with an API key"],
+    );
+    assert.equal(snippets[0].code, `export AGENT_WALLET_API_KEY=${key}`);
+    assert.equal(snippets[1].code, `npx agent-wallet status --base-url ${EXAMPLE}`);
+    const shown = clientSetups(EXAMPLE).flatMap((setup) => setup.snippets);
+    for (const snippet of snippets.slice(2))
+      assert.ok(
+        shown.some((entry) => entry.code === snippet.code),
+        snippet.what,
+      );
+    for (const snippet of snippets.slice(1)) {
+      assert.ok(!snippet.code.includes(key), `${snippet.what} keeps the key out`);
+      assert.match(snippet.code, /AGENT_WALLET_API_KEY|agent-wallet status/);
+    }
   });
 });

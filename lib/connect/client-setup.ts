@@ -181,3 +181,18 @@ const { credentials } = await wallet.listCredentials();`,
     },
   ];
 }
+
+/**
+ * A new personal API key, ready to paste: the line that puts it in the environment, then one line each for the
+ * CLI, the SDK and an MCP client, all reading it from there (the key is in one line only, never in a config file).
+ */
+export function apiKeySnippets(baseUrl: string, key: string): Snippet[] {
+  const setups = clientSetups(baseUrl);
+  const reused = (what: string) => setups.flatMap((setup) => setup.snippets).find((snippet) => snippet.what === what)!;
+  return [
+    { what: "environment line", language: "sh", code: `export AGENT_WALLET_API_KEY=${key}` },
+    { what: "CLI command", language: "sh", code: `npx agent-wallet status --base-url ${baseUrl}` },
+    reused("SDK example"),
+    reused("Claude Code command with an API key"),
+  ];
+}
