@@ -59,4 +59,21 @@ describe("queued transactions approved in any order", { timeout: 300_000 }, () =
     await suite.person.page.goto(earlier.approval_url);
     assert.equal(await shownNonce(suite.person.page), String(start + 1));
   });
+
+  it("a transaction the node refuses shows the failure alone, never a success line beside it", async () => {
+    const { chain, wallet, person } = suite;
+    const request = await suite.ask("send_transaction", { chain_id: 31337, to: wallet.address, value: String(parseEther("1")) });
+    // The wallet is emptied after the request was prepared: the node refuses the signed transaction.
+    await chain.client.request({ method: "hardhat_setBalance" as never, params: [wallet.address, "0x0"] as never });
+    try {
+      await person.page.goto(request.approval_url);
+      await person.page.getByRole("button", { name: "Approve with passkey" }).click();
+      await person.page.getByRole("alert").filter({ hasText: "Approved, but the transaction failed" }).waitFor();
+      await person.page.getByText("failed", { exact: true }).waitFor();
+      assert.equal(await person.page.getByRole("status").count(), 0, "no success line beside the failure");
+      assert.equal(await person.page.getByText(/Approved and (sent|signed)/).count(), 0);
+    } finally {
+      await chain.fund(wallet.address, "10");
+    }
+  });
 });
