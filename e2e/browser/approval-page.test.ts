@@ -91,7 +91,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
     }
   }
 
-  it("a message's hidden characters are shown escaped with a warning, and the signature covers the exact text", async () => {
+  it("hidden characters in a message are shown escaped with a warning, and the exact text is signed; plain text has none", async () => {
     const { page } = suite.person;
     await page.setViewportSize(VIEWPORTS[0]);
     // Reads "Pay Alice 1 ETH" with the override: the person must see the characters that make it so.
@@ -110,13 +110,10 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
       structuredContent: { signature: Hex };
     };
     assert.equal(await verifyMessage({ address: suite.wallet.address, message, signature: done.structuredContent.signature }), true);
-  });
 
-  it("a plain message carries no such warning", async () => {
-    const { page } = suite.person;
-    const request = await ask("sign_message", { message: "Log in to Example\n\tNonce: 42 👩‍💻" });
-    await page.goto(request.approval_url);
-    const details = page.getByRole("region", { name: "Details" });
+    // Line breaks, tabs and emoji sequences are text as written, with no warning.
+    const plain = await ask("sign_message", { message: "Log in to Example\n\tNonce: 42 👩‍💻" });
+    await page.goto(plain.approval_url);
     assert.equal(await details.locator("pre.message").innerText(), "Log in to Example\n\tNonce: 42 👩‍💻");
     assert.equal(await details.getByRole("note").count(), 0);
     await page.getByRole("button", { name: "Reject" }).click();

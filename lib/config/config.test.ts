@@ -128,16 +128,15 @@ describe("parseConfig", () => {
       expectConfigError({ RATE_LIMIT_MCP_PER_CLIENT: value }, "RATE_LIMIT_MCP_PER_CLIENT"));
   }
   it("REDIS_URL that is not redis:// throws naming it", () => expectConfigError({ REDIS_URL: "http://127.0.0.1:6379" }, "REDIS_URL"));
-  for (const value of ["-1", "11", "localhost", "10.0.0.0/33", "1.2.3", "toString", "10.0.0.0/8/8", " , "]) {
-    it(`TRUSTED_PROXIES=${JSON.stringify(value)} throws naming it`, () => expectConfigError({ TRUSTED_PROXIES: value }, "TRUSTED_PROXIES"));
-  }
-  it("reads TRUSTED_PROXIES as addresses, CIDRs and named ranges too", () => {
+  it("reads TRUSTED_PROXIES as addresses, CIDRs and named ranges too, and refuses anything else naming it", () => {
     assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), TRUSTED_PROXIES: "loopback, 10.1.2.3, fd00::/8" }).trustedProxies, [
       "127.0.0.0/8",
       "::1/128",
       "10.1.2.3/32",
       "fd00::/8",
     ]);
+    for (const value of ["-1", "11", "localhost", "10.0.0.0/33", "1.2.3", "toString", "10.0.0.0/8/8", " , "])
+      expectConfigError({ TRUSTED_PROXIES: value }, "TRUSTED_PROXIES");
   });
 
   it("reads the server's timeouts and connection cap in seconds, with defaults", () => {
