@@ -59,8 +59,17 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
           <dd className="mono">{request.metadataHost}</dd>
         </>
       )}
-      <dt>Sends you back to</dt>
-      <dd className="mono">{request.redirectHost}</dd>
+      {request.redirectHost ? (
+        <>
+          <dt>Sends you back to</dt>
+          <dd className="mono">{request.redirectHost}</dd>
+        </>
+      ) : (
+        <>
+          <dt>Continues on</dt>
+          <dd>the device that showed you the code (approve only if you started it yourself, just now)</dd>
+        </>
+      )}
       <dt>Asks for</dt>
       <dd>
         <ul>

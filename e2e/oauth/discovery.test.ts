@@ -21,6 +21,7 @@ describe("discovery documents", () => {
       token_endpoint: `${app.baseUrl}/oauth/token`,
       registration_endpoint: `${app.baseUrl}/oauth/register`,
       revocation_endpoint: `${app.baseUrl}/oauth/revoke`,
+      device_authorization_endpoint: `${app.baseUrl}/oauth/device_authorization`,
       response_types_supported: ["code"],
       grant_types_supported: ["authorization_code", "refresh_token"],
       code_challenge_methods_supported: ["S256"],

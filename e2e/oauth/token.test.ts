@@ -292,7 +292,7 @@ describe("POST /oauth/token", () => {
 
     it("an unknown grant_type → unsupported_grant_type", async () => {
       const client = await register(app);
-      for (const grantType of ["client_credentials", "password", "implicit", "urn:ietf:params:oauth:grant-type:device_code"]) {
+      for (const grantType of ["client_credentials", "password", "implicit", "urn:ietf:params:oauth:grant-type:jwt-bearer", "__proto__"]) {
         await expectOAuthError(await token(app, { grant_type: grantType, client_id: client.client_id }), 400, "unsupported_grant_type");
       }
     });

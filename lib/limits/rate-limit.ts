@@ -16,11 +16,14 @@ const ROUTES = {
   authorize: { ip: "oauthPerIp", client: "oauthPerClient" },
   token: { ip: "oauthPerIp", client: "oauthPerClient" },
   revoke: { ip: "oauthPerIp", client: "oauthPerClient" },
+  deviceAuthorization: { ip: "oauthPerIp", client: "oauthPerClient" },
   mcp: { ip: "mcpPerIp", client: "mcpPerClient" },
   signIn: { ip: "accountPerIp" },
   signUp: { ip: "accountPerIp" },
   passkey: { ip: "accountPerIp" },
   approve: { ip: "accountPerIp", person: "approvalsPerPerson" },
+  // A person typing a device's user code: counted apart from approvals, it keeps guessing codes slow.
+  userCode: { ip: "accountPerIp", person: "approvalsPerPerson" },
 } as const satisfies Record<string, Partial<Record<"ip" | "client" | "person", keyof Rules>>>;
 
 type LimitedRoute = keyof typeof ROUTES;

@@ -8,6 +8,7 @@ import { formatScope, parseScope } from "./scope";
 import { ClientMetadataDocumentError } from "./client-metadata-document";
 import { findOAuthClient, redirectUrisOf } from "./clients";
 import { redirectUriRegistered } from "./redirect-uri";
+import { registeredGrantTypes } from "./registration";
 import { checkResource } from "./resource";
 import { isLoopbackHostname } from "@/lib/http/loopback";
 
@@ -35,6 +36,12 @@ export function redirectWith(redirectUri: string, params: Record<string, string 
   const url = new URL(redirectUri);
   for (const [name, value] of Object.entries(params)) if (value != null) url.searchParams.append(name, value);
   return url.toString();
+}
+
+/** The scope a client asks for; one that did not register the refresh_token grant cannot stay connected. */
+export function requestedScope(client: { metadata: string }, scope: string | null): string {
+  const refreshAllowed = registeredGrantTypes(client).includes("refresh_token");
+  return formatScope(parseScope(scope).filter((entry) => entry !== "offline_access" || refreshAllowed));
 }
 
 function single(params: URLSearchParams, name: string): string | null {
@@ -96,9 +103,7 @@ export async function startAuthorization(params: URLSearchParams, clock: Clock =
     if (!PKCE_VALUE.test(challenge) || challenge.length !== 43)
       throw new InvalidRequestError("code_challenge must be the 43-character base64url SHA-256 of the verifier");
     // A client that did not register the refresh_token grant cannot stay connected.
-    const registeredGrants = (JSON.parse(client.metadata) as { grant_types?: string[] }).grant_types;
-    const refreshAllowed = !registeredGrants || registeredGrants.includes("refresh_token");
-    const scope = formatScope(parseScope(single(params, "scope")).filter((entry) => entry !== "offline_access" || refreshAllowed));
+    const scope = requestedScope(client, single(params, "scope"));
     const resources = params.getAll("resource");
     checkResource(resources);
     const now = clock();

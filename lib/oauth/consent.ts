@@ -8,6 +8,7 @@ import { redirectWith } from "./authorize";
 import { createGrant, describeGrantSet, grantSetSchema, type GrantSet } from "./grants";
 import { formatScope } from "./scope";
 import { metadataDocumentHost } from "./client-metadata-document";
+import { deviceDecidedLocation } from "./device-authorization";
 
 export class ConsentRequestError extends AppError {}
 
@@ -21,7 +22,8 @@ export async function loadAuthorizationRequest(requestId: string, clock: Clock =
     id: request.id,
     status: status as "pending" | "approved" | "denied" | "expired" | "client_revoked",
     clientName: client.name,
-    redirectHost: new URL(request.redirectUri).host,
+    /** null for a device's request (RFC 8628): the answer goes to the device that showed the code */
+    redirectHost: request.redirectUri ? new URL(request.redirectUri).host : null,
     metadataHost: metadataDocumentHost(client),
     scopes: request.scope.split(" "),
     expiresAt: request.expiresAt,
@@ -74,9 +76,14 @@ export async function approveAuthorizationRequest(
     const scopes = request.scope.split(" ").filter((scope) => scope !== "offline_access" || input.stayConnected);
     const scope = formatScope(scopes);
     const grantId = await createGrant(tx, { userId: input.userId, clientId: request.clientId, scope, credentials, now });
-    const { clientId, redirectUri, codeChallenge } = request;
+    const { id, clientId, redirectUri, codeChallenge } = request;
+    if (redirectUri === null || codeChallenge === null) {
+      // A device's request: its next poll finds the grant here (lib/oauth/device-authorization.ts).
+      await tx.authorizationRequest.update({ where: { id }, data: { grantId } });
+      return { request, grantId, scope, location: deviceDecidedLocation(id) };
+    }
     const code = await mintAuthorizationCode(tx, { grantId, clientId, redirectUri, codeChallenge, scope, now });
-    return { request, grantId, scope, code };
+    return { request, grantId, scope, location: redirectWith(redirectUri, { code, state: request.state, iss: config().baseUrl }) };
   });
   await recordAudit(
     {
@@ -90,7 +97,7 @@ export async function approveAuthorizationRequest(
   return {
     grantId: result.grantId,
     clientId: result.request.clientId,
-    location: redirectWith(result.request.redirectUri, { code: result.code, state: result.request.state, iss: config().baseUrl }),
+    location: result.location,
   };
 }
 
@@ -102,6 +109,8 @@ export async function denyAuthorizationRequest(
   const now = clock();
   const request = await db().$transaction((tx) => claimRequest(tx, input.requestId, "denied", now));
   await recordAudit({ type: "grant.denied", userId: input.userId, clientId: request.clientId }, clock);
+  // A device learns `access_denied` on its next poll.
+  if (request.redirectUri === null) return { location: deviceDecidedLocation(request.id) };
   return {
     location: redirectWith(request.redirectUri, {
       error: "access_denied",

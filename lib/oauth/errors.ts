@@ -39,8 +39,40 @@ export class InvalidScopeError extends OAuthEndpointError {
 }
 
 export class UnsupportedGrantTypeError extends OAuthEndpointError {
-  constructor(grantType: string) {
-    super("unsupported_grant_type", `grant_type ${JSON.stringify(grantType)} is not supported; use authorization_code or refresh_token`);
+  constructor(grantType: string, supported: readonly string[]) {
+    super("unsupported_grant_type", `grant_type ${JSON.stringify(grantType)} is not supported; use ${supported.join(", ")}`);
+  }
+}
+
+/** RFC 6749 §5.2: the client did not register the grant type it tries to use. */
+export class UnauthorizedClientError extends OAuthEndpointError {
+  constructor(description: string) {
+    super("unauthorized_client", description);
+  }
+}
+
+/** RFC 8628 §3.5's answers to a device polling before the person decided, too fast, or too late, or after a "no". */
+export class DeviceAuthorizationPendingError extends OAuthEndpointError {
+  constructor() {
+    super("authorization_pending", "The person has not approved this device yet; keep polling at the interval");
+  }
+}
+
+export class SlowDownError extends OAuthEndpointError {
+  constructor(interval: number) {
+    super("slow_down", `Polled too soon: wait at least ${interval} seconds between requests from now on`);
+  }
+}
+
+export class AccessDeniedError extends OAuthEndpointError {
+  constructor(description: string) {
+    super("access_denied", description);
+  }
+}
+
+export class ExpiredTokenError extends OAuthEndpointError {
+  constructor() {
+    super("expired_token", "The device code expired; start the sign-in again");
   }
 }
 

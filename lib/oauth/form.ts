@@ -19,10 +19,10 @@ export function checkAuthorizationHeader(request: Request): void {
 }
 
 /**
- * The body of the token and revocation endpoints (application/x-www-form-urlencoded, at most 16 KiB), once the
+ * The body of the token, revocation and device authorization endpoints (application/x-www-form-urlencoded, at most 16 KiB), once the
  * endpoint's rate limits by address and by the client_id it names allow it.
  */
-export async function readOAuthForm(request: Request, endpoint: "token" | "revoke"): Promise<URLSearchParams> {
+export async function readOAuthForm(request: Request, endpoint: "token" | "revoke" | "deviceAuthorization"): Promise<URLSearchParams> {
   checkAuthorizationHeader(request);
   const type = request.headers.get("content-type") ?? "";
   if (!type.toLowerCase().startsWith("application/x-www-form-urlencoded")) {

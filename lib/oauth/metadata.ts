@@ -5,8 +5,9 @@ export type Scope = (typeof SCOPES)[number];
 
 /**
  * RFC 8414 authorization-server metadata: the seed's fields, the RFC 7009 revocation endpoint (its auth
- * methods too, since omitting them means client_secret_basic), RFC 9207's `iss` on authorization responses, and
- * client_ids that are URLs of client metadata documents (lib/oauth/client-metadata-document.ts).
+ * methods too, since omitting them means client_secret_basic), RFC 8628's device authorization endpoint,
+ * RFC 9207's `iss` on authorization responses, and client_ids that are URLs of client metadata documents
+ * (lib/oauth/client-metadata-document.ts).
  */
 export function authorizationServerMetadata(config: Config) {
   return {
@@ -15,6 +16,8 @@ export function authorizationServerMetadata(config: Config) {
     token_endpoint: `${config.baseUrl}/oauth/token`,
     registration_endpoint: `${config.baseUrl}/oauth/register`,
     revocation_endpoint: `${config.baseUrl}/oauth/revoke`,
+    // RFC 8628 §4: the device grant is found here; grant_types_supported stays the seed's two (decision 0016).
+    device_authorization_endpoint: `${config.baseUrl}/oauth/device_authorization`,
     response_types_supported: ["code"],
     grant_types_supported: ["authorization_code", "refresh_token"],
     code_challenge_methods_supported: ["S256"],

@@ -12,10 +12,16 @@ export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 const MAX_REDIRECT_URIS = 10;
 const MAX_NAME = 200;
 
-const GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+/** RFC 8628's grant type: a client that registers it may use the device authorization endpoint (docs/decisions/0016). */
+export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
+/** The seed's grant types: what a client gets when it names none. */
+const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;
+const GRANT_TYPES = [...DEFAULT_GRANT_TYPES, DEVICE_CODE_GRANT_TYPE] as const;
 const RESPONSE_TYPES = ["code"] as const;
 
 const text = (max: number) => z.string().max(max);
+/** The name of a client that gave none and has no redirect URI to be named after. */
+const UNNAMED_CLIENT = "Unnamed application";
 
 /**
  * RFC 7591 client metadata. The seed's fields are checked strictly; the other
@@ -23,10 +29,7 @@ const text = (max: number) => z.string().max(max);
  * unknown fields are ignored.
  */
 const registrationSchema = z.object({
-  redirect_uris: z
-    .array(z.string())
-    .min(1, "redirect_uris must list at least one URI")
-    .max(MAX_REDIRECT_URIS, `redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`),
+  redirect_uris: z.array(z.string()).max(MAX_REDIRECT_URIS, `redirect_uris may list at most ${MAX_REDIRECT_URIS} URIs`).optional(),
   client_name: z
     .string()
     .trim()
@@ -38,7 +41,10 @@ const registrationSchema = z.object({
   token_endpoint_auth_method: z
     .literal("none", { error: "token_endpoint_auth_method must be none: only public clients are supported" })
     .optional(),
-  grant_types: z.array(z.enum(GRANT_TYPES, { error: "grant_types may contain only authorization_code and refresh_token" })).optional(),
+  grant_types: z
+    .array(z.enum(GRANT_TYPES, { error: `grant_types may contain only ${GRANT_TYPES.join(", ")}` }))
+    .min(1, "grant_types must not be empty")
+    .optional(),
   response_types: z.array(z.enum(RESPONSE_TYPES, { error: "response_types may contain only code" })).optional(),
   // OpenID Connect Dynamic Client Registration §2; VS Code and other native clients send it.
   application_type: z.enum(["web", "native"], { error: "application_type must be web or native" }).optional(),
@@ -101,12 +107,21 @@ export function parseClientMetadata(raw: unknown, what: string) {
     if (issue.path[0] === "redirect_uris") throw new InvalidRedirectUriError(message);
     throw new InvalidClientMetadataError(message);
   }
-  const metadata = result.data;
-  metadata.redirect_uris.forEach((uri, index) => {
+  const { redirect_uris = [], grant_types = [...DEFAULT_GRANT_TYPES], ...rest } = result.data;
+  // Only the redirect-based grant needs a redirect URI: a device-only client (RFC 8628) has none.
+  if (grant_types.includes("authorization_code") && !redirect_uris.length) {
+    throw new InvalidRedirectUriError("redirect_uris must list at least one URI");
+  }
+  redirect_uris.forEach((uri, index) => {
     const problem = redirectUriProblem(uri);
     if (problem) throw new InvalidRedirectUriError(`redirect_uris[${index}] ${problem}`);
   });
-  return metadata;
+  return { ...rest, redirect_uris, grant_types };
+}
+
+/** The grant types a client registered (the seed's two when it named none). */
+export function registeredGrantTypes(client: { metadata: string }): string[] {
+  return (JSON.parse(client.metadata) as { grant_types?: string[] }).grant_types ?? [...DEFAULT_GRANT_TYPES];
 }
 
 export type ValidatedRegistration = ReturnType<typeof parseRegistration>;
@@ -123,7 +138,7 @@ export function clientFields(metadata: ValidatedRegistration, fallbackHost: stri
   const row = {
     name: metadata.client_name ?? fallbackHost,
     redirectUris: JSON.stringify(redirectUris),
-    metadata: JSON.stringify({ ...extra, grant_types: metadata.grant_types ?? [...GRANT_TYPES] }),
+    metadata: JSON.stringify({ ...extra, grant_types: metadata.grant_types }),
   };
   return { row, redirectUris, extra };
 }
@@ -131,7 +146,8 @@ export function clientFields(metadata: ValidatedRegistration, fallbackHost: stri
 /** Registers a public client and returns the RFC 7591 response body. */
 export async function registerClient(metadata: ValidatedRegistration, clock: Clock = systemClock): Promise<RegistrationResponse> {
   const now = clock();
-  const { row, redirectUris, extra } = clientFields(metadata, new URL(metadata.redirect_uris[0]).host);
+  const firstRedirect = metadata.redirect_uris[0];
+  const { row, redirectUris, extra } = clientFields(metadata, firstRedirect ? new URL(firstRedirect).host : UNNAMED_CLIENT);
   const { name } = row;
   const client = await db().client.create({ data: { id: randomId("c_"), kind: "oauth", ...row, createdAt: now } });
   await recordAudit(
@@ -143,7 +159,7 @@ export async function registerClient(metadata: ValidatedRegistration, clock: Clo
     client_name: name,
     redirect_uris: redirectUris,
     token_endpoint_auth_method: "none",
-    grant_types: metadata.grant_types ?? [...GRANT_TYPES],
+    grant_types: metadata.grant_types,
     response_types: [...RESPONSE_TYPES],
     client_id_issued_at: Math.floor(now.getTime() / 1000),
     ...extra,

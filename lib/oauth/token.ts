@@ -3,9 +3,11 @@ import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "./access-token";
 import { claimAuthorizationCode } from "./authorization-code";
+import { claimDeviceCode } from "./device-authorization";
 import { UnsupportedGrantTypeError } from "./errors";
 import { authenticateClient, formParam } from "./form";
 import { mintRefreshToken, rotateRefreshToken } from "./refresh-token";
+import { DEVICE_CODE_GRANT_TYPE } from "./registration";
 import { checkResource } from "./resource";
 import { hasScope } from "./scope";
 import type { ActiveGrant } from "./single-use";
@@ -18,14 +20,29 @@ export type TokenResponse = {
   scope: string;
 };
 
-/** POST /oauth/token: both grants of the seed, from a parsed form body. */
+type Exchange = (clientId: string, form: URLSearchParams, clock: Clock) => Promise<TokenResponse>;
+
+/** The grants the token endpoint answers: the seed's two, and RFC 8628's device code (docs/decisions/0016). */
+const EXCHANGES: Record<string, Exchange> = {
+  authorization_code: exchangeCode,
+  refresh_token: refresh,
+  [DEVICE_CODE_GRANT_TYPE]: exchangeDeviceCode,
+};
+
+/** POST /oauth/token, from a parsed form body. */
 export async function exchangeToken(form: URLSearchParams, clock: Clock = systemClock): Promise<TokenResponse> {
   const grantType = formParam(form, "grant_type")!;
-  if (grantType !== "authorization_code" && grantType !== "refresh_token") throw new UnsupportedGrantTypeError(grantType);
+  const exchange = Object.hasOwn(EXCHANGES, grantType) ? EXCHANGES[grantType] : undefined;
+  if (!exchange) throw new UnsupportedGrantTypeError(grantType, Object.keys(EXCHANGES));
   const clientId = await authenticateClient(form, clock);
   // Checked before the code or refresh token is looked at: a refused request spends nothing.
   checkResource(form.getAll("resource"));
-  return grantType === "authorization_code" ? exchangeCode(clientId, form, clock) : refresh(clientId, form, clock);
+  return exchange(clientId, form, clock);
+}
+
+async function exchangeDeviceCode(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {
+  const { grant, scope } = await claimDeviceCode(clientId, form, clock);
+  return issueTokens({ grant, scope, event: "token.issued", clock });
 }
 
 async function exchangeCode(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {

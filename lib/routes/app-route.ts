@@ -63,7 +63,7 @@ function answer(result: unknown): Response {
 export function appRoute<S extends z.ZodType, Params = Record<string, string>>(
   schema: S,
   handler: Handler<z.infer<S>, Params>,
-  options: { limit?: "approve" } = {},
+  options: { limit?: "approve" | "userCode" } = {},
 ) {
   return async (request: Request, context: { params: Promise<Params> }) => {
     try {
