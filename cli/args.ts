@@ -1,7 +1,7 @@
 // The command line: commands, their options, and help text. Parsing uses only
 // node:util parseArgs. Global options may come before or after the command.
 import { parseArgs } from "node:util";
-import { API_KEY_PREFIX } from "../sdk";
+import { API_KEY_PREFIX } from "../contract/api-key";
 import { EXIT_CODES } from "./exit-codes";
 
 export class UsageError extends Error {
@@ -49,16 +49,15 @@ export const COMMANDS = [
   {
     name: "login",
     args: [],
-    summary: "Sign in through the browser (OAuth with PKCE) and store the session",
+    summary: "Sign in with a code on any device (OAuth device authorization) and store the session",
     details:
-      'Registers this CLI as a client ("Agent Wallet CLI"), listens on http://localhost:<port>/callback, and opens the\n' +
-      "authorization URL (it is printed too). Approve on the consent screen with your passkey; the tokens are then\n" +
-      "stored in your config folder ($AGENT_WALLET_CONFIG_DIR, else $XDG_CONFIG_HOME/agent-wallet, else\n" +
-      "~/.config/agent-wallet), readable only by you (mode 0600).",
+      "Shows a short code, the address to enter it at and a QR code of that address (this computer's browser opens\n" +
+      "at it too). Sign in there, on any device, and approve with your passkey: the terminal goes on by itself. The\n" +
+      'CLI registers once per service as "Agent Wallet CLI" and reuses that registration. The tokens are stored in\n' +
+      "your config folder ($AGENT_WALLET_CONFIG_DIR, else $XDG_CONFIG_HOME/agent-wallet, else ~/.config/agent-wallet),\n" +
+      "readable only by you (mode 0600).",
     options: {
-      "no-browser": { type: "boolean", description: "Do not open a browser; only print the URL" },
-      port: { type: "string", value: "port", description: "Port for the local callback (default: any free port)" },
-      timeout: { type: "string", value: "seconds", description: "Give up waiting for the browser after this long (default 600)" },
+      "no-browser": { type: "boolean", description: "Do not open a browser; only show the code, the address and the QR code" },
     },
   },
   { name: "logout", args: [], summary: "Forget the stored session", options: {} },
@@ -166,7 +165,11 @@ export function parseCommandLine(argv: string[]): ParsedCommandLine {
     }
     const [first, second = ""] = loose.positionals;
     const word = first === "request" ? `request ${second}`.trim() : first;
-    throw new UsageError(`Unknown command: ${word}`);
+    const guess = didYouMean(
+      word,
+      COMMANDS.map((entry) => entry.name),
+    );
+    throw new UsageError(`Unknown command: ${word}${guess ? `. Did you mean \`${guess}\`?` : ""}`);
   }
   if (help) return { command, positionals: [], values: {}, help: true };
 
@@ -244,4 +247,28 @@ export function commandHelp(command: CommandSpec): string {
     "Exit codes:",
     ...exitCodeLines(),
   ].join("\n");
+}
+
+/** Edits (insert, delete, substitute, swap two neighbours) between two words, ignoring case. */
+function distance(a: string, b: string): number {
+  const [x, y] = [[...a.toLowerCase()], [...b.toLowerCase()]];
+  const d = Array.from({ length: x.length + 1 }, (_, i) => Array.from({ length: y.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= x.length; i++) {
+    for (let j = 1; j <= y.length; j++) {
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (x[i - 1] === y[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && x[i - 1] === y[j - 2] && x[i - 2] === y[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[x.length][y.length];
+}
+
+/** The candidate closest to a mistyped word, if one is close enough to be what was meant (or starts with it). */
+export function didYouMean(word: string, candidates: readonly string[]): string | undefined {
+  const lower = word.toLowerCase();
+  let best: { candidate: string; score: number } | undefined;
+  for (const candidate of candidates) {
+    const score = candidate.toLowerCase().startsWith(lower) && lower.length >= 3 ? 0.5 : distance(word, candidate);
+    if (score <= Math.max(1, Math.floor(candidate.length / 3)) && (!best || score < best.score)) best = { candidate, score };
+  }
+  return best?.candidate;
 }

@@ -6,12 +6,23 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AmountError, formatUnits, parseAmount } from "./amount";
-import { COMMANDS, commandHelp, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
-import { configDir, configFile, deleteSession, loadSession, saveSession, withSessionLock } from "./config";
+import { COMMANDS, commandHelp, didYouMean, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
+import {
+  configDir,
+  configFile,
+  deleteSession,
+  forgetRegisteredClient,
+  loadRegisteredClient,
+  loadSession,
+  saveRegisteredClient,
+  saveSession,
+  withSessionLock,
+} from "./config";
+import { fitWidth } from "./spinner";
 import { clean, keyValues, policySummary, relativeTime, table } from "./format";
 import { EXIT, EXIT_CODES } from "./exit-codes";
-import { describeError } from "./main";
-import { CliToolError, RequestNotCompletedError } from "./commands/shared";
+import { describeError } from "./run";
+import { CliToolError, InterruptedError, RequestNotCompletedError } from "./commands/shared";
 import { LoginError } from "./login";
 import {
   AuthenticationError,
@@ -120,6 +131,8 @@ describe("the command line", () => {
     assert.equal(describeError(new NetworkError("down")).code, EXIT.network);
     assert.equal(describeError(new ServerError("500", 500)).code, EXIT.network);
     assert.equal(describeError(Object.assign(new Error("Interrupted"), { name: "AbortError" })).code, EXIT.interrupted);
+    const stopped = describeError(new InterruptedError("Stopped waiting. To resume: agent-wallet request wait rq_1"));
+    assert.deepEqual(stopped, { code: EXIT.interrupted, message: "Stopped waiting. To resume: agent-wallet request wait rq_1" });
   });
   it("every error message ends with the next step", () => {
     const pending: RequestView = {
@@ -283,5 +296,48 @@ describe("the stored session", () => {
     assert.equal(deleteSession(env), true);
     assert.equal(deleteSession(env), false);
     fs.rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe("the CLI's registration per service", () => {
+  it("is remembered per base URL (0600), kept apart from the session, and forgotten on request", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "aw-clients-"));
+    const env = { AGENT_WALLET_CONFIG_DIR: path.join(root, "agent-wallet") };
+    assert.equal(loadRegisteredClient("http://a.test", env), undefined);
+    saveRegisteredClient("http://a.test", "c_a", env);
+    saveRegisteredClient("http://b.test", "c_b", env);
+    assert.equal(loadRegisteredClient("http://a.test", env), "c_a");
+    assert.equal(fs.statSync(path.join(configDir(env), "clients.json")).mode & 0o777, 0o600);
+    deleteSession(env);
+    assert.equal(loadRegisteredClient("http://a.test", env), "c_a", "logout keeps the registration");
+    forgetRegisteredClient("http://a.test", env);
+    assert.equal(loadRegisteredClient("http://a.test", env), undefined);
+    assert.equal(loadRegisteredClient("http://b.test", env), "c_b");
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe("the spinner's line", () => {
+  it("fits the terminal: cut with an ellipsis, whole characters", () => {
+    assert.equal(fitWidth("⠋ Waiting", 20), "⠋ Waiting");
+    assert.equal(fitWidth("⠋ Waiting for your approval (code BCDF-GHJK)", 20), "⠋ Waiting for your …");
+    assert.equal([...fitWidth("⠋ Waiting for your approval (code BCDF-GHJK)", 20)].length, 20);
+  });
+});
+
+describe("did you mean", () => {
+  it("names the closest command or wallet for a typo, a swap or a prefix, and nothing for a stranger", () => {
+    const names = COMMANDS.map((command) => command.name);
+    assert.equal(didYouMean("statsu", names), "status");
+    assert.equal(didYouMean("whomai", names), "whoami");
+    assert.equal(didYouMean("request wiat", names), "request wait");
+    assert.equal(didYouMean("bal", names), "balance");
+    assert.equal(didYouMean("deploy", names), undefined);
+    assert.equal(didYouMean("mian", ["Main", "Savings"]), "Main");
+    assert.equal(didYouMean("Saving", ["Main", "Savings"]), "Savings");
+    assert.equal(didYouMean("Other", ["Main", "Savings"]), undefined);
+  });
+  it("is part of the unknown command's message", () => {
+    assert.throws(() => parseCommandLine(["logn"]), /Unknown command: logn\. Did you mean `login`\?/);
   });
 });

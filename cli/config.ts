@@ -1,4 +1,5 @@
-// The stored session: {baseUrl, clientId, tokens} in the user's config folder,
+// The stored session: {baseUrl, clientId, tokens} in the user's config folder (and the CLI's registration per
+// service in clients.json),
 // the folder mode 0700 and the file 0600, written atomically. A lock file
 // serialises refreshes between CLI processes sharing the session: a refresh
 // token rotates, and presenting a spent one again would revoke the client.
@@ -47,21 +48,53 @@ export function loadSession(env: CliEnvironment = process.env): StoredSession | 
   }
 }
 
-export function saveSession(session: StoredSession, env: CliEnvironment = process.env): void {
+/** Writes JSON into the config folder (mode 0700) as a file of mode 0600, atomically. */
+function writeConfigFile(file: string, value: unknown, env: CliEnvironment): void {
   const dir = configDir(env);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   fs.chmodSync(dir, 0o700);
-  const file = configFile(env);
   const temporary = `${file}.${process.pid}.tmp`;
   const handle = fs.openSync(temporary, "w", 0o600);
   try {
-    fs.writeFileSync(handle, `${JSON.stringify(session, null, 2)}\n`);
+    fs.writeFileSync(handle, `${JSON.stringify(value, null, 2)}\n`);
     fs.fsyncSync(handle);
   } finally {
     fs.closeSync(handle);
   }
   fs.chmodSync(temporary, 0o600);
   fs.renameSync(temporary, file);
+}
+
+export function saveSession(session: StoredSession, env: CliEnvironment = process.env): void {
+  writeConfigFile(configFile(env), session, env);
+}
+
+/** This CLI's client registration at each service (base URL → client_id): kept across logout, reused by login. */
+function clientsFile(env: CliEnvironment): string {
+  return path.join(configDir(env), "clients.json");
+}
+
+function loadClients(env: CliEnvironment): Record<string, { clientId: string; registeredAt: string }> {
+  try {
+    const clients = JSON.parse(fs.readFileSync(clientsFile(env), "utf8")) as unknown;
+    return clients && typeof clients === "object" && !Array.isArray(clients) ? (clients as ReturnType<typeof loadClients>) : {};
+  } catch {
+    return {}; // none yet, or damaged: register again
+  }
+}
+
+export function loadRegisteredClient(baseUrl: string, env: CliEnvironment = process.env): string | undefined {
+  const clientId = loadClients(env)[baseUrl]?.clientId;
+  return typeof clientId === "string" ? clientId : undefined;
+}
+
+export function saveRegisteredClient(baseUrl: string, clientId: string, env: CliEnvironment = process.env): void {
+  writeConfigFile(clientsFile(env), { ...loadClients(env), [baseUrl]: { clientId, registeredAt: new Date().toISOString() } }, env);
+}
+
+export function forgetRegisteredClient(baseUrl: string, env: CliEnvironment = process.env): void {
+  const { [baseUrl]: _forgotten, ...rest } = loadClients(env);
+  writeConfigFile(clientsFile(env), rest, env);
 }
 
 export function deleteSession(env: CliEnvironment = process.env): boolean {

@@ -1,105 +1,12 @@
-// agent-wallet: the CLI over the typed SDK. Every command speaks only the public
-// surface (discovery, registration, authorize, token, /mcp). This file parses the
-// command line, runs the command's module (cli/commands/) and maps errors to exit codes.
-import { AuthenticationError, InvalidInputError, NetworkError, OAuthError, ServerError, SignInRequiredError, ToolError } from "../sdk";
-import { AmountError } from "./amount";
-import { commandHelp, mainHelp, parseCommandLine, UsageError, type Command, type ParsedCommandLine } from "./args";
-import * as balance from "./commands/balance";
-import * as credentials from "./commands/credentials";
-import * as login from "./commands/login";
-import * as logout from "./commands/logout";
-import * as requestCancel from "./commands/request-cancel";
-import * as requestGet from "./commands/request-get";
-import * as requestWait from "./commands/request-wait";
-import * as requests from "./commands/requests";
-import * as send from "./commands/send";
-import {
-  CliToolError,
-  NotSignedInError,
-  print,
-  RequestNotCompletedError,
-  SIGN_IN_AGAIN,
-  withNextStep,
-  type Context,
-  type Io,
-  type Run,
-} from "./commands/shared";
-import * as signMessage from "./commands/sign-message";
-import * as signTypedData from "./commands/sign-typed-data";
-import * as status from "./commands/status";
-import * as whoami from "./commands/whoami";
+// agent-wallet: the CLI over the typed SDK. Every command speaks only the public surface (discovery,
+// registration, device authorization, token, revocation, /mcp). This file parses the command line and answers
+// --help from it alone; cli/run.ts, loaded only then, runs the command's module and maps errors to exit codes.
+import { commandHelp, mainHelp, parseCommandLine, type ParsedCommandLine, type UsageError } from "./args";
+import type { Io } from "./commands/shared";
 import { EXIT } from "./exit-codes";
-import { requestDetails } from "./format";
-import { LoginError } from "./login";
-
-// Typed by the command list in args.ts: a command without a module does not compile.
-const RUN: Record<Command["name"], Run> = {
-  login: login.run,
-  logout: logout.run,
-  status: status.run,
-  whoami: whoami.run,
-  credentials: credentials.run,
-  balance: balance.run,
-  "sign-message": signMessage.run,
-  "sign-typed-data": signTypedData.run,
-  send: send.run,
-  "request get": requestGet.run,
-  "request wait": requestWait.run,
-  "request cancel": requestCancel.run,
-  requests: requests.run,
-};
-
-/** The exit code and the message for an error; every message ends with what to do next. */
-export function describeError(error: unknown): { code: number; message: string } {
-  if (error instanceof UsageError || error instanceof AmountError || error instanceof InvalidInputError)
-    return { code: EXIT.usage, message: error.message };
-  if (error instanceof NotSignedInError) return { code: EXIT.auth, message: error.message };
-  if (error instanceof SignInRequiredError) {
-    const revoked = /revoked/i.test(`${error.description ?? ""} ${error.message}`);
-    const detail = error.description ? ` (${error.description})` : "";
-    return {
-      code: EXIT.auth,
-      message: withNextStep(
-        `${revoked ? "This client's access was revoked" : "Your session has expired and could not be renewed"}${detail}`,
-        SIGN_IN_AGAIN,
-      ),
-    };
-  }
-  if (error instanceof AuthenticationError) {
-    const detail = error.description ? ` (${error.description})` : "";
-    return {
-      code: EXIT.auth,
-      message: withNextStep(`The API key was refused${detail}`, "Issue a new key on the Clients screen of the app."),
-    };
-  }
-  if (error instanceof OAuthError || error instanceof LoginError) {
-    const denied = error instanceof OAuthError && error.code === "access_denied";
-    const what = denied ? "Sign-in was denied on the consent screen" : `Sign-in failed: ${error.message}`;
-    return { code: EXIT.auth, message: withNextStep(what, "Run `agent-wallet login` to try again.") };
-  }
-  if (error instanceof RequestNotCompletedError) return { code: EXIT.request, message: error.message };
-  if (error instanceof ToolError) {
-    return { code: EXIT.tool, message: withNextStep(error.message, "Run `agent-wallet status` to see your grant, limits and requests.") };
-  }
-  if (error instanceof CliToolError) return { code: EXIT.tool, message: error.message };
-  if (error instanceof NetworkError) {
-    const next = "Check the URL (--base-url or $AGENT_WALLET_URL) and your connection, then try again.";
-    return { code: EXIT.network, message: withNextStep(error.message, next) };
-  }
-  if (error instanceof ServerError) return { code: EXIT.network, message: withNextStep(error.message, "Try again in a moment.") };
-  if (error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")) {
-    return { code: EXIT.interrupted, message: "Interrupted. Run the command again to continue." };
-  }
-  const detail = error instanceof Error ? error.message : String(error);
-  return {
-    code: EXIT.network,
-    message: withNextStep(`Unexpected error: ${detail}`, "Try again; if it persists, report it with the command you ran."),
-  };
-}
 
 export async function main(argv: string[], io: Io, signal: AbortSignal = new AbortController().signal): Promise<number> {
   let parsed: ParsedCommandLine;
-  const json = argv.includes("--json");
   try {
     parsed = parseCommandLine(argv);
   } catch (error) {
@@ -113,19 +20,6 @@ export async function main(argv: string[], io: Io, signal: AbortSignal = new Abo
     io.stdout(parsed.command ? commandHelp(parsed.command) : mainHelp());
     return EXIT.ok;
   }
-  const ctx: Context = { parsed, command: parsed.command, json: parsed.values.json === true, io, signal };
-  try {
-    return await RUN[ctx.command.name](ctx);
-  } catch (error) {
-    if (error instanceof RequestNotCompletedError) {
-      // The request itself is the result: print it, then say why the exit code is 3.
-      print(ctx, error.request, requestDetails(error.request));
-    }
-    const { code, message } = describeError(error);
-    const usage = code === EXIT.usage ? `Run \`agent-wallet ${ctx.command.name} --help\` for usage.` : null;
-    if (json)
-      io.stderr.write(`${JSON.stringify({ error: { exitCode: code, message: usage ? withNextStep(message, usage) : message } })}\n`);
-    else io.stderr.write(`agent-wallet: ${message}\n${usage ? `${usage}\n` : ""}`);
-    return code;
-  }
+  const { runCommand } = await import("./run");
+  return runCommand({ ...parsed, command: parsed.command }, io, signal);
 }

@@ -1,5 +1,5 @@
 // A spinner on stderr while waiting for an approval. On a terminal it animates
-// in place; elsewhere (a pipe, a log, CI) it prints its text once per change.
+// in place, cut to the terminal's width; elsewhere (a pipe, a log, CI) it prints its text once per change.
 const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 export class Spinner {
@@ -38,6 +38,13 @@ export class Spinner {
 
   private render(): void {
     this.frame = (this.frame + 1) % FRAMES.length;
-    this.stream.write(`\r\x1b[2K${FRAMES[this.frame]} ${this.text}`);
+    // One line that never wraps: a wrapped line would not be cleared by \r, and each frame would add a line.
+    this.stream.write(`\r\x1b[2K${fitWidth(`${FRAMES[this.frame]} ${this.text}`, (this.stream.columns || 80) - 1)}`);
   }
+}
+
+/** The text cut to `width` characters (an ellipsis marks the cut). */
+export function fitWidth(text: string, width: number): string {
+  const chars = [...text];
+  return chars.length <= width ? text : `${chars.slice(0, Math.max(0, width - 1)).join("")}…`;
 }

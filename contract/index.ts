@@ -4,8 +4,7 @@
 // module alone: one definition for all of them (docs/architecture.md).
 import { z } from "zod";
 
-/** The prefix of a personal API key, accepted as a bearer on /mcp. */
-export const API_KEY_PREFIX = "svc_live_";
+export { API_KEY_PREFIX } from "./api-key";
 
 /** Per credential in a grant: `read` (no signatures) or `approve` (signatures, each approved with a passkey). */
 export const APPROVAL_MODES = ["read", "approve"] as const;

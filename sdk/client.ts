@@ -26,7 +26,7 @@ import {
   ToolError,
   WaitTimeoutError,
 } from "./errors";
-import { authenticationErrorFrom, discover, discoverResource, httpFetch, refresh, type FetchLike, type TokenSet } from "./oauth";
+import { authenticationErrorFrom, discover, discoverResource, httpFetch, refresh, sleep, type FetchLike, type TokenSet } from "./oauth";
 
 export const SDK_VERSION = "0.1.0";
 /** The MCP protocol version this client asks for in `initialize`. */
@@ -97,21 +97,6 @@ const REFRESH_EARLY_MS = 30_000;
 
 function isApiKeyOptions(options: AgentWalletClientOptions): options is ApiKeyClientOptions {
   return typeof (options as ApiKeyClientOptions).apiKey === "string";
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Reads a JSON-RPC message with the given id out of an SSE body. */

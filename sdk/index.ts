@@ -4,6 +4,7 @@ export type { AgentWalletClientOptions, ApiKeyClientOptions, CallOptions, OAuthC
 export {
   buildAuthorizationUrl,
   codeChallengeS256,
+  DEVICE_CODE_GRANT_TYPE,
   discover,
   discoverResource,
   exchangeCode,
@@ -11,14 +12,18 @@ export {
   generateState,
   parseBearerChallenge,
   parseCallback,
+  pollDeviceToken,
   refresh,
   register,
+  revokeToken,
+  startDeviceAuthorization,
   wellKnownUrl,
 } from "./oauth";
 export type {
   AuthorizationRequest,
   AuthorizationServerMetadata,
   ClientMetadata,
+  DeviceAuthorization,
   Discovery,
   FetchLike,
   ProtectedResourceMetadata,

@@ -45,6 +45,8 @@ export type Discovery = {
   authorizationEndpoint: string;
   tokenEndpoint: string;
   registrationEndpoint?: string;
+  /** RFC 8628's endpoint, when the server offers the device authorization grant */
+  deviceAuthorizationEndpoint?: string;
   scopesSupported: string[];
   resourceMetadata: ProtectedResourceMetadata;
   authorizationServerMetadata: AuthorizationServerMetadata;
@@ -175,6 +177,9 @@ export async function discover(baseUrl: string, options: HttpOptions & { resourc
     authorizationEndpoint: metadata.authorization_endpoint,
     tokenEndpoint: metadata.token_endpoint,
     registrationEndpoint: metadata.registration_endpoint,
+    ...(typeof metadata.device_authorization_endpoint === "string"
+      ? { deviceAuthorizationEndpoint: metadata.device_authorization_endpoint }
+      : {}),
     scopesSupported: metadata.scopes_supported ?? [],
     resourceMetadata: prm as ProtectedResourceMetadata,
     authorizationServerMetadata: metadata,
@@ -333,6 +338,112 @@ async function tokenRequest(tokenEndpoint: string, form: Record<string, string>,
   );
   if (!response.ok) throw await oauthErrorFrom(response, "token request");
   return tokenSetFrom(await readJson(response, "token response"), now);
+}
+
+/** RFC 8628's grant type, for registration (`grant_types`) and the token request. */
+export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
+
+/** The device authorization response (RFC 8628 §3.2). `device_code` is the client's secret; show the rest. */
+export type DeviceAuthorization = {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete?: string;
+  expires_in: number;
+  interval?: number;
+};
+
+/** Starts a device sign-in (RFC 8628 §3.1): the person then enters `user_code` at `verification_uri`. */
+export async function startDeviceAuthorization(
+  params: { discovery: Pick<Discovery, "deviceAuthorizationEndpoint" | "resource">; clientId: string; scope?: string },
+  options: HttpOptions = {},
+): Promise<DeviceAuthorization> {
+  const endpoint = params.discovery.deviceAuthorizationEndpoint;
+  if (!endpoint) throw new ServerError("the authorization server does not offer the device authorization grant");
+  const response = await httpFetch(
+    endpoint,
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams({
+        client_id: params.clientId,
+        scope: params.scope ?? "mcp offline_access",
+        resource: params.discovery.resource,
+      }).toString(),
+    },
+    options,
+  );
+  if (!response.ok) throw await oauthErrorFrom(response, "device authorization");
+  const body = await readJson(response, "device authorization");
+  if (!isObject(body) || typeof body.device_code !== "string" || typeof body.user_code !== "string")
+    throw new ServerError("the device authorization response has no device_code or user_code", response.status);
+  return body as DeviceAuthorization;
+}
+
+/**
+ * Polls the token endpoint until the person decides (RFC 8628 §3.4–3.5): waits `interval` seconds between polls
+ * (5 more after each slow_down), and gives up when the code expires. Rejects with an OAuthError `access_denied`
+ * or `expired_token`, or with the signal's reason when aborted.
+ */
+export async function pollDeviceToken(
+  params: { tokenEndpoint: string; clientId: string; authorization: DeviceAuthorization; resource?: string },
+  options: HttpOptions = {},
+): Promise<TokenSet> {
+  let interval = params.authorization.interval ?? 5;
+  const deadline = Date.now() + params.authorization.expires_in * 1000;
+  for (;;) {
+    await sleep(interval * 1000, options.signal);
+    if (Date.now() >= deadline) throw new OAuthError("expired_token", "the code expired before it was approved");
+    try {
+      return await tokenRequest(
+        params.tokenEndpoint,
+        {
+          grant_type: DEVICE_CODE_GRANT_TYPE,
+          client_id: params.clientId,
+          device_code: params.authorization.device_code,
+          ...(params.resource ? { resource: params.resource } : {}),
+        },
+        options,
+      );
+    } catch (error) {
+      if (!(error instanceof OAuthError)) throw error;
+      if (error.code === "slow_down") interval += 5;
+      else if (error.code !== "authorization_pending") throw error;
+    }
+  }
+}
+
+/** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** RFC 7009: ends a token (and with it, here, the grant it belongs to). Unknown tokens are not an error. */
+export async function revokeToken(
+  params: { revocationEndpoint: string; clientId: string; token: string },
+  options: HttpOptions = {},
+): Promise<void> {
+  const response = await httpFetch(
+    params.revocationEndpoint,
+    {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
+      body: new URLSearchParams({ client_id: params.clientId, token: params.token }).toString(),
+    },
+    options,
+  );
+  if (!response.ok) throw await oauthErrorFrom(response, "token revocation");
 }
 
 /** The authorization-code exchange (public client: no secret, the PKCE verifier instead). */

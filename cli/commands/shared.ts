@@ -1,7 +1,7 @@
 // What the command modules share: the context a command runs in, printing (human or --json),
 // finding the service and the client (login session or personal key), and waiting for a request.
 import { AgentWalletClient, API_KEY_PREFIX, FINAL_STATUSES, WaitTimeoutError, type RequestView } from "../../sdk";
-import { DEFAULT_WAIT_SECONDS, secondsOption, UsageError, type Command, type ParsedCommandLine } from "../args";
+import { DEFAULT_WAIT_SECONDS, didYouMean, secondsOption, UsageError, type Command, type ParsedCommandLine } from "../args";
 import { loadSession, saveSession, withSessionLock, type StoredSession } from "../config";
 import { EXIT } from "../exit-codes";
 import { requestDetails } from "../format";
@@ -34,6 +34,8 @@ export class RequestNotCompletedError extends Error {
 }
 /** A tool-level refusal found by the CLI itself (e.g. no such credential in the grant). */
 export class CliToolError extends Error {}
+/** Ctrl-C while a request exists or may exist: the message is the one safe next step (never "ask again"). */
+export class InterruptedError extends Error {}
 
 export type Io = {
   stdout: (text: string) => void;
@@ -145,10 +147,10 @@ export async function connectWithCredential(ctx: Context) {
     credentials.find((candidate) => candidate.name === ref) ??
     credentials.find((candidate) => candidate.name.toLowerCase() === lower || candidate.address.toLowerCase() === lower);
   if (!credential) {
-    const known = credentials.map((candidate) => candidate.name).join(", ") || "none";
-    throw new CliToolError(
-      `No credential ${JSON.stringify(ref)} in this grant (granted: ${known}). Run \`agent-wallet status\` to see your grant.`,
-    );
+    const names = credentials.map((candidate) => candidate.name);
+    const guess = didYouMean(ref, names);
+    const next = guess ? `Did you mean ${JSON.stringify(guess)}?` : "Run `agent-wallet status` to see your grant.";
+    throw new CliToolError(`No credential ${JSON.stringify(ref)} in this grant (granted: ${names.join(", ") || "none"}). ${next}`);
   }
   return { client, credential };
 }
@@ -162,13 +164,15 @@ export function chainOption(ctx: Context): number {
   return Number(raw);
 }
 
-/** Waits for a final status with a spinner that shows where to approve; Ctrl-C stops waiting (the request stays). */
+/**
+ * Waits for a final status: the approval URL once on its own line (a terminal can open it), then a spinner;
+ * Ctrl-C stops waiting and says how to resume the same request (it stays, and is never created twice).
+ */
 async function waitWithSpinner(ctx: Context, client: AgentWalletClient, first: RequestView, seconds: number): Promise<RequestView> {
   const spinner = new Spinner(ctx.io.stderr);
   const describe = (view: RequestView) =>
-    view.status === "pending"
-      ? `Waiting for your approval (request ${view.request_id}): ${view.approval_url}`
-      : `Request ${view.request_id} is ${view.status}…`;
+    view.status === "pending" ? `Waiting for your approval of request ${view.request_id}` : `Request ${view.request_id} is ${view.status}…`;
+  if (first.status === "pending") ctx.io.stderr.write(`Approve it at:\n${first.approval_url}\n`);
   spinner.start(describe(first));
   try {
     const view = await client.waitForRequest(first.request_id, {
@@ -185,8 +189,9 @@ async function waitWithSpinner(ctx: Context, client: AgentWalletClient, first: R
       throw new RequestNotCompletedError(latest);
     }
     if (ctx.signal.aborted) {
-      ctx.io.stderr.write(
-        `Stopped waiting; request ${first.request_id} stays ${first.status}. Resume with: agent-wallet request wait ${first.request_id}\n`,
+      throw new InterruptedError(
+        `Stopped waiting; request ${first.request_id} stays ${first.status} and is not sent again. ` +
+          `To resume: agent-wallet request wait ${first.request_id}`,
       );
     }
     throw error;
@@ -222,7 +227,16 @@ export async function sensitive(ctx: Context, create: CreateRequest): Promise<nu
   const noWait = ctx.parsed.values["no-wait"] === true;
   if (noWait && ctx.parsed.values.wait !== undefined) throw new UsageError("Use either --wait or --no-wait", ctx.command);
   const seconds = secondsOption(ctx.parsed.values, "wait", DEFAULT_WAIT_SECONDS, ctx.command);
-  const request = await create(client, credential.id);
+  let request;
+  try {
+    request = await create(client, credential.id);
+  } catch (error) {
+    if (!ctx.signal.aborted) throw error;
+    throw new InterruptedError(
+      "Interrupted before the service answered: the request may exist. " +
+        "Check with `agent-wallet requests --status pending` before asking again",
+    );
+  }
   if (!noWait) return settle(ctx, client, request, seconds);
   if (!ctx.json && request.status === "pending") {
     print(

@@ -1,5 +1,5 @@
-// The CLI as a child process against the started app: login through the
-// browser (Playwright + a virtual passkey answer the consent), then the
+// The CLI as a child process against the started app: login with a code
+// (Playwright + a virtual passkey answer the consent), then the
 // commands; the same with a personal API key; the SDK's refresh rotation;
 // revoked clients' clear errors and exit code 2.
 import { after, before, describe, it } from "node:test";
@@ -9,29 +9,12 @@ import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startApp, type RunningApp } from "../support/app";
 import { addAuthenticator, launchBrowser, signUp } from "../support/browser";
-import { cliEnv, runCli, startCli, waitForOutput } from "../support/cli";
+import { cliEnv, cliLogin as deviceLogin, runCli } from "../support/cli";
 import { AgentWalletClient, OAuthError, refresh, type TokenSet } from "agent-wallet/sdk";
 
-const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
-
-/** `agent-wallet login --no-browser`; the person approves Main in `mode` on the consent screen. */
+/** `agent-wallet login --no-browser`; the person approves Main in `mode` with the code the CLI shows. */
 async function cliLogin(app: RunningApp, page: Page, env: NodeJS.ProcessEnv, mode: "read" | "approve" = "approve") {
-  const run = startCli(["login", "--no-browser", "--base-url", app.baseUrl], env);
-  const [, url] = await waitForOutput(run, AUTHORIZE_URL);
-  const authorization = new URL(url);
-  assert.equal(authorization.searchParams.get("code_challenge_method"), "S256");
-  assert.equal(authorization.searchParams.get("resource"), `${app.baseUrl}/mcp`);
-  assert.match(authorization.searchParams.get("redirect_uri")!, /^http:\/\/localhost:\d+\/callback$/);
-  await page.goto(url);
-  await page.waitForURL(/\/consent\?request=/);
-  await page.getByRole("heading", { name: "An application wants to connect to your wallet" }).waitFor();
-  await page.getByRole("checkbox", { name: "Main", exact: true }).check();
-  await page.getByLabel("Approval mode for Main").selectOption(mode);
-  assert.equal(await page.getByRole("checkbox", { name: "Stay connected" }).isChecked(), true, "the CLI asks to stay connected");
-  await page.getByRole("button", { name: "Approve with passkey" }).click();
-  await page.waitForURL(/localhost:\d+\/callback\?/);
-  await page.getByRole("heading", { name: "Signed in" }).waitFor();
-  const result = await run.result;
+  const result = await deviceLogin(app.baseUrl, page, env, [{ name: "Main", mode }]);
   assert.equal(result.code, 0, result.stderr);
   assert.match(result.stdout, /Signed in to .* as "Agent Wallet CLI"/);
   return result;

@@ -15,13 +15,9 @@ import { startApp, type RunningApp } from "../support/app";
 import { launchBrowser } from "../support/browser";
 import { chainsSetting, startChain, type LocalChain } from "../support/chain";
 import { newPerson, type Person } from "../support/consent";
-import { cliEnv, runCli, startCli, waitForOutput, type CliResult } from "../support/cli";
+import { cliEnv, cliLogin, runCli, startCli, waitForOutput, WAITING, type CliResult } from "../support/cli";
 import { AgentWalletClient, WaitTimeoutError, type RequestView } from "agent-wallet/sdk";
 import { orderTypedData } from "../support/fixtures";
-
-const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
-/** What the spinner (stderr, not a terminal: one line per change) shows while waiting. */
-const WAITING = /Waiting for your approval \(request (rq_\S+)\): (http:\/\/\S+\/approvals\/rq_\S+)/;
 
 const TYPED_DATA = orderTypedData("Agent Wallet CLI Test", "three teas");
 
@@ -98,22 +94,6 @@ async function issueApiKey(app: RunningApp, page: Page, name: string, grants: Gr
   return key;
 }
 
-/** `agent-wallet login --no-browser`; the person grants on the consent screen. */
-async function cliLogin(app: RunningApp, page: Page, env: NodeJS.ProcessEnv, grants: Grant[]) {
-  const run = startCli(["login", "--no-browser", "--base-url", app.baseUrl], env);
-  const [, url] = await waitForOutput(run, AUTHORIZE_URL);
-  await page.goto(url);
-  await page.waitForURL(/\/consent\?request=/);
-  for (const grant of grants) {
-    await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
-    await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
-  }
-  await page.getByRole("button", { name: "Approve with passkey" }).click();
-  await page.getByRole("heading", { name: "Signed in" }).waitFor();
-  const result = await run.result;
-  assert.equal(result.code, 0, result.stderr);
-}
-
 describe("the CLI's sensitive commands against the real tools and a local chain", { timeout: 600_000 }, () => {
   let chain: LocalChain;
   let app: RunningApp;
@@ -131,7 +111,8 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
     const apiKey = await issueApiKey(app, person.page, "CLI requests key", GRANTS);
     credentials["API key"] = { env: cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: app.baseUrl }).env, apiKey };
     const oauth = cliEnv().env;
-    await cliLogin(app, person.page, oauth, GRANTS);
+    const login = await cliLogin(app.baseUrl, person.page, oauth, GRANTS);
+    assert.equal(login.code, 0, login.stderr);
     credentials["OAuth login"] = { env: oauth };
 
     const listed = await runCli(["credentials", "--json"], credentials["API key"].env);

@@ -1,6 +1,6 @@
-// `agent-wallet login` and `status` as a child process against the started app: login prints the authorization
-// URL and a QR code of it, decoded here from the printed block characters; the person approves as if on a phone
-// whose browser cannot reach the CLI's loopback callback, and pastes the address into the terminal. `status` then
+// `agent-wallet login` and `status` as a child process against the started app: login shows a code, the address to
+// enter it at and a QR code of the address with the code, decoded here from the printed block characters; the
+// person scans it as if with a phone and approves there, and the CLI goes on by itself. `status` then
 // shows the service, the session's expiry, the credential's mode and limits and the pending request; signed out,
 // `status` and the other commands say what to do next.
 import { after, before, describe, it } from "node:test";
@@ -11,10 +11,9 @@ import type { Browser } from "playwright-core";
 import { startApp, type RunningApp } from "../support/app";
 import { launchBrowser } from "../support/browser";
 import { newPerson, type Person } from "../support/consent";
-import { cliEnv, runCli, startCli, waitForOutput } from "../support/cli";
+import { cliEnv, DEVICE_PROMPT, runCli, startCli, waitForOutput } from "../support/cli";
 
-const AUTHORIZE_URL = /(http:\/\/\S+\/oauth\/authorize\?\S+)/;
-const QR_BLOCK = /Or scan this code to sign in on your phone:\n\n([^]*?)\nOn another device/;
+const QR_BLOCK = /Or scan this code with your phone:\n\n([^]*?)\n$/;
 
 /**
  * Reads a QR code printed with half blocks (black on white; each character is two modules, one above the
@@ -78,40 +77,35 @@ describe("agent-wallet login (URL and QR code) and status against the app", { ti
     assert.match(JSON.parse(json.stderr).error.message, /run `agent-wallet login` to sign in/);
   });
 
-  it("login prints the URL and a QR code of it; a pasted callback address signs in; status shows grant, limits and pending", async () => {
+  it("login shows a code, the address and its QR code; the phone that scans it signs in; status shows grant, limits, pending", async () => {
     const { env } = cliEnv();
     const run = startCli(["login", "--no-browser", "--base-url", app.baseUrl], env);
     try {
-      await waitForOutput(run, /Waiting for the approval on http:\/\/localhost:\d+\/callback/);
-      const [, url] = run.stdout().match(AUTHORIZE_URL)!;
+      const [, userCode, address] = await waitForOutput(run, DEVICE_PROMPT);
+      assert.equal(address, `${app.appUrl}/device`, "the short address, on its own line");
+      await waitForOutput(run, /Waiting for your approval \(code [A-Z]{4}-[A-Z]{4}\)/, 30_000, "stderr");
       const printed = run.stdout().match(QR_BLOCK)?.[1];
-      assert.ok(printed, `a QR code after the URL:\n${run.stdout()}`);
-      assert.equal(decodeTerminalQr(printed), url, "the printed QR code decodes to the printed URL");
+      assert.ok(printed, `a QR code after the address:\n${run.stdout()}`);
+      const scanned = decodeTerminalQr(printed);
+      assert.equal(scanned, `${app.appUrl}/device?user_code=${userCode}`, "the printed QR code carries the address with the code");
       assert.equal(
         printed.trimEnd(),
-        (await QRCode.toString(url, { type: "terminal", small: true })).trimEnd(),
+        (await QRCode.toString(scanned, { type: "terminal", small: true })).trimEnd(),
         "qrcode's terminal rendering",
       );
 
-      // The phone: it opens the URL and approves, but the redirect to the CLI's localhost goes nowhere there.
-      const redirectUri = new URL(url).searchParams.get("redirect_uri")!;
+      // The phone opens the scanned address: the code is filled in, the person checks it and goes on.
       const { page } = person;
-      let landedOn = "";
-      await page.route(`${redirectUri}**`, (route) => {
-        landedOn = route.request().url();
-        return route.abort("connectionrefused");
-      });
-      await page.goto(url);
+      await page.goto(scanned);
+      assert.equal(await page.getByLabel("Code").inputValue(), userCode);
+      await page.getByRole("button", { name: "Continue" }).click();
       await page.waitForURL(/\/consent\?request=/);
+      await page.getByText("the device that showed you the code").waitFor();
       await page.getByRole("checkbox", { name: "Main", exact: true }).check();
       await page.getByLabel("Approval mode for Main").selectOption("approve");
       await page.getByLabel("Spending limits for Main").selectOption({ label: "Up to 0.05 ETH a transaction, 0.2 ETH a day" });
       await page.getByRole("button", { name: "Approve with passkey" }).click();
-      for (let waited = 0; !landedOn && waited < 30_000; waited += 100) await new Promise((resolve) => setTimeout(resolve, 100));
-      assert.match(landedOn, /\/callback\?.*code=/, "the consent redirected to the CLI's callback");
-      await page.unrouteAll();
-      // The person pastes the address the phone could not load.
-      run.child.stdin!.write(`${landedOn}\n`);
+      await page.getByRole("heading", { name: "Device connected" }).waitFor();
       const result = await run.result;
       assert.equal(result.code, 0, result.stderr);
       assert.match(result.stdout, /Signed in to .* as "Agent Wallet CLI"/);

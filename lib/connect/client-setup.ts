@@ -165,7 +165,7 @@ npx @modelcontextprotocol/inspector --cli ${mcp} --transport http \\
         {
           what: "CLI commands",
           language: "sh",
-          code: `# sign in in the browser, or on your phone with the QR code it prints
+          code: `# shows a code and a QR code: approve on any device with your passkey
 npx agent-wallet login --base-url ${baseUrl}
 # the connection, your grants and pending requests
 npx agent-wallet status`,
