@@ -16,7 +16,7 @@ export function authorizationServerMetadata(config: Config) {
     token_endpoint: `${config.baseUrl}/oauth/token`,
     registration_endpoint: `${config.baseUrl}/oauth/register`,
     revocation_endpoint: `${config.baseUrl}/oauth/revoke`,
-    // RFC 8628 §4: the device grant is found here; grant_types_supported stays the seed's two (decision 0016).
+    // RFC 8628 §4: the device grant is found here; grant_types_supported stays the seed's two (decision 0017).
     device_authorization_endpoint: `${config.baseUrl}/oauth/device_authorization`,
     response_types_supported: ["code"],
     grant_types_supported: ["authorization_code", "refresh_token"],

@@ -12,7 +12,7 @@ export const REGISTRATION_BODY_LIMIT = 16 * 1024;
 const MAX_REDIRECT_URIS = 10;
 const MAX_NAME = 200;
 
-/** RFC 8628's grant type: a client that registers it may use the device authorization endpoint (docs/decisions/0016). */
+/** RFC 8628's grant type: a client that registers it may use the device authorization endpoint (docs/decisions/0017). */
 export const DEVICE_CODE_GRANT_TYPE = "urn:ietf:params:oauth:grant-type:device_code";
 /** The seed's grant types: what a client gets when it names none. */
 const DEFAULT_GRANT_TYPES = ["authorization_code", "refresh_token"] as const;

@@ -22,7 +22,7 @@ export type TokenResponse = {
 
 type Exchange = (clientId: string, form: URLSearchParams, clock: Clock) => Promise<TokenResponse>;
 
-/** The grants the token endpoint answers: the seed's two, and RFC 8628's device code (docs/decisions/0016). */
+/** The grants the token endpoint answers: the seed's two, and RFC 8628's device code (docs/decisions/0017). */
 const EXCHANGES: Record<string, Exchange> = {
   authorization_code: exchangeCode,
   refresh_token: refresh,
