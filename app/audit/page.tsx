@@ -3,7 +3,8 @@ import { requireUser } from "@/lib/auth/session";
 import { AUDIT_EVENT_TYPES } from "@/lib/audit";
 import { auditIntegrityFor } from "@/lib/audit/integrity";
 import { auditChoices, auditQueryString, listAuditEvents, parseAuditQuery } from "@/lib/audit/query";
-import { formatAuditTime, namesFor, summarizeEvent } from "@/lib/audit/describe";
+import { AUDIT_TIME_ZONE, isRead, namesFor } from "@/lib/audit/describe";
+import { AuditTable } from "@/components/audit/audit-table";
 import { AppHeader } from "@/components/nav/app-header";
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
@@ -102,48 +103,21 @@ export default async function AuditPage({ searchParams }: Props) {
             {list.events.length === 0 ? (
               <p className="muted">{filtered ? "No events match these filters." : "No events here."}</p>
             ) : (
-              <table className="audit-table">
-                <caption className="visually-hidden">Audit events, newest first</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Time</th>
-                    <th scope="col">Event</th>
-                    <th scope="col">Client</th>
-                    <th scope="col">Credential</th>
-                    <th scope="col">Details</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {list.events.map((event) => (
-                    <tr key={event.seq} data-seq={event.seq}>
-                      <td data-label="Time">
-                        <time dateTime={event.at.toISOString()}>{formatAuditTime(event.at)}</time>
-                        <span className="muted small"> #{event.seq}</span>
-                      </td>
-                      <td data-label="Event" className="mono">
-                        {event.type}
-                      </td>
-                      <td data-label="Client">
-                        {event.clientId ? (
-                          (names.clients.get(event.clientId) ?? <span className="mono">{event.clientId}</span>)
-                        ) : (
-                          <span className="muted">—</span>
-                        )}
-                      </td>
-                      <td data-label="Credential">
-                        {event.credentialId ? (
-                          (names.credentials.get(event.credentialId) ?? <span className="muted">removed ({event.credentialId})</span>)
-                        ) : (
-                          <span className="muted">—</span>
-                        )}
-                      </td>
-                      <td data-label="Details" className="audit-details">
-                        {summarizeEvent(event, names)}
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <>
+                <p className="muted small">All times are in {AUDIT_TIME_ZONE}.</p>
+                <AuditTable
+                  title="Decisions and changes"
+                  caption="What was decided or changed, newest first"
+                  events={list.events.filter((event) => !isRead(event))}
+                  names={names}
+                />
+                <AuditTable
+                  title="Reads by agents"
+                  caption="What agents looked at, newest first"
+                  events={list.events.filter(isRead)}
+                  names={names}
+                />
+              </>
             )}
             <nav className="audit-paging actions" aria-label="Pages">
               {list.newer !== null && <Link href={`/audit${auditQueryString(values, { after: list.newer })}`}>Newer</Link>}

@@ -31,8 +31,10 @@ describe("the /audit screen", () => {
   }
 
   const rows = () => page.locator("table.audit-table tbody tr");
+  /** The page's events, newest first (decisions and reads are shown apart, each group newest first). */
   async function shownSeqs(): Promise<number[]> {
-    return await rows().evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-seq"))));
+    const seqs = await rows().evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute("data-seq"))));
+    return seqs.sort((a, b) => b - a);
   }
   async function columnTexts(label: string): Promise<string[]> {
     return page.locator(`table.audit-table tbody td[data-label="${label}"]`).allInnerTexts();
@@ -125,7 +127,7 @@ describe("the /audit screen", () => {
     assert.ok(!types.includes("token.issued"), "another person's token for a shared client is not shown");
     assert.ok(!types.includes("client.revoked"), "an unrelated client's revocation is not shown");
 
-    const text = await page.locator("table.audit-table").innerText();
+    const text = await page.getByRole("region", { name: "Decisions and changes" }).innerText();
     assert.match(text, /Wallet “Main” connected: 0x[0-9a-fA-F]{40}/);
     assert.match(text, /Client “Granted agent” registered/);
     assert.match(text, /Access approved \(mcp\) to Main \(approve\)/);

@@ -1,20 +1,67 @@
+import { formatEther } from "viem";
 import { db } from "@/lib/db";
-import type { AuditEventRow } from "./query";
+import { config } from "@/lib/config";
+import { TOOLS } from "@/contract";
+import { contactNames, type ContactNames } from "@/lib/wallet/address-book";
+import { parseAuditData, type AuditEventRow } from "./query";
 
-/** Describing audit events for people: names for ids, a sentence per event, times in UTC (the /audit screen). */
+/**
+ * Describing audit events for people (the /audit screen): names for ids, a sentence per event built from the
+ * stored events only, reads apart from decisions, times in UTC.
+ */
 
-export type Names = { clients: Map<string, string>; credentials: Map<string, string> };
+/** What the events of one request say about it: its first names the payment, a later one its transaction. */
+type RequestFacts = { kind?: string; chainId?: number; recipient?: string; value?: string; call?: boolean; txHash?: string };
 
-/** Names to show for the clients and credentials these events mention (a removed credential has none). */
+export type Names = {
+  clients: Map<string, string>;
+  credentials: Map<string, string>;
+  /** address book names by lowercased address, for recipients */
+  contacts?: ContactNames;
+  /** by request id, from the request's own audit events */
+  requests?: Map<string, RequestFacts>;
+};
+
+type Described = Pick<AuditEventRow, "type" | "data"> & Partial<Pick<AuditEventRow, "clientId" | "requestId">>;
+
+function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
+  const facts: RequestFacts = {};
+  for (const { data } of events) {
+    if (!facts.kind && text(data.kind)) facts.kind = text(data.kind)!;
+    if (typeof data.chainId === "number") facts.chainId = data.chainId;
+    if (typeof data.recipient === "string") facts.recipient = data.recipient;
+    if (typeof data.value === "string" && /^\d+$/.test(data.value)) facts.value = data.value;
+    if (typeof data.call === "boolean") facts.call = data.call;
+    if (typeof data.txHash === "string") facts.txHash = data.txHash;
+  }
+  return facts;
+}
+
+/** Names to show for the clients, credentials, recipients and requests these events mention (a removed credential has none). */
 export async function namesFor(userId: string, events: AuditEventRow[]): Promise<Names> {
   const clientIds = [...new Set(events.map((event) => event.clientId).filter((id): id is string => Boolean(id)))];
-  const [clients, credentials] = await Promise.all([
+  const requestIds = [...new Set(events.map((event) => event.requestId).filter((id): id is string => Boolean(id)))];
+  const [clients, credentials, contacts, requestEvents] = await Promise.all([
     db().client.findMany({ where: { id: { in: clientIds } }, select: { id: true, name: true } }),
     db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
+    contactNames(userId),
+    db().auditEvent.findMany({
+      where: { userId, type: "request.transition", requestId: { in: requestIds } },
+      orderBy: { seq: "asc" },
+      select: { requestId: true, data: true },
+    }),
   ]);
+  const byRequest = new Map<string, Pick<AuditEventRow, "data">[]>();
+  for (const event of requestEvents) {
+    const list = byRequest.get(event.requestId!) ?? [];
+    list.push({ data: parseAuditData(event.data) });
+    byRequest.set(event.requestId!, list);
+  }
   return {
     clients: new Map(clients.map((client) => [client.id, client.name])),
     credentials: new Map(credentials.map((credential) => [credential.id, credential.name])),
+    contacts,
+    requests: new Map([...byRequest].map(([id, list]) => [id, requestFacts(list)])),
   };
 }
 
@@ -49,10 +96,7 @@ function fields(data: Record<string, unknown>): string {
 }
 
 /** A short human sentence for an event (plain text; the page escapes it). */
-export function summarizeEvent(
-  event: Pick<AuditEventRow, "type" | "data">,
-  names: Names = { clients: new Map(), credentials: new Map() },
-): string {
+export function summarizeEvent(event: Described, names: Names = { clients: new Map(), credentials: new Map() }): string {
   const data = event.data;
   const scope = text(data.scope);
   switch (event.type) {
@@ -116,8 +160,13 @@ export function summarizeEvent(
       return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (tx ${text(data.txHash) ?? "?"})`;
     case "allowance.revoked":
       return `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
-    case "mcp.tool_called":
-      return `Tool ${text(data.tool) ?? "?"}: ${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
+    case "mcp.tool_called": {
+      const outcome = `${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
+      const words = READ_WORDS[text(data.tool) ?? ""];
+      if (!words || !isRead(event)) return `Tool ${text(data.tool) ?? "?"}: ${outcome}`;
+      const who = (event.clientId && names.clients.get(event.clientId)) || "An agent";
+      return `${who} ${words}${data.outcome === "ok" ? "" : `: ${outcome}`}`;
+    }
     case "policy.refused":
       return `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "?"})`;
     case "policy.changed":
@@ -130,20 +179,96 @@ export function summarizeEvent(
       return `Refused without a matching passkey approval: ${text(data.operation) ?? "?"}`;
     case "session.ended_everywhere":
       return `Signed out everywhere${text(data.reason) ? ` (${text(data.reason)})` : ""}`;
-    case "request.transition": {
-      const from = text(data.from);
-      const to = text(data.to) ?? text(data.status);
-      const kind = text(data.kind);
-      const reason = text(data.reason) ? ` (${text(data.reason)})` : "";
-      if (to) return `${kind ? `${kind} request` : "Request"} ${from ? `${from} → ${to}` : to}${reason}`;
-      return fields(data) || "Request changed";
-    }
+    case "request.transition":
+      return requestSentence(event, names) ?? (fields(data) || "Request changed");
     default:
       return fields(data);
   }
 }
 
+/** What a request asks, as the one who asked it would say it ("send 0.1 ETH to Alice") and once done ("Sent …"). */
+function requestWords(facts: RequestFacts, names: Names): { ask: string; done: string } {
+  if (facts.kind === "send_transaction" && facts.value !== undefined && facts.chainId !== undefined && facts.recipient) {
+    const chain = config().chains.find((candidate) => candidate.id === facts.chainId);
+    const amount = chain ? `${formatEther(BigInt(facts.value))} ${chain.symbol}` : `${facts.value} wei on chain ${facts.chainId}`;
+    const to = names.contacts?.[facts.recipient.toLowerCase()] ?? facts.recipient;
+    if (facts.call) return { ask: `call the contract ${to} with ${amount}`, done: `Called the contract ${to} with ${amount}` };
+    return { ask: `send ${amount} to ${to}`, done: `Sent ${amount} to ${to}` };
+  }
+  if (facts.kind === "send_transaction") return { ask: "send a transaction", done: "Sent a transaction" };
+  if (facts.kind === "sign_message") return { ask: "sign a message", done: "Signed a message" };
+  if (facts.kind === "sign_typed_data") return { ask: "sign typed data", done: "Signed typed data" };
+  return { ask: "act for you", done: "Done" };
+}
+
+const BY_PASSKEY = "approved by you with a passkey";
+
+/** A request's step as a sentence; an approval always took the person's passkey (lib/wallet/approvals.ts). */
+function requestSentence(event: Described, names: Names): string | null {
+  const { data } = event;
+  const to = text(data.to) ?? text(data.status);
+  if (!to) return null;
+  const facts = { ...(event.requestId ? names.requests?.get(event.requestId) : undefined), ...requestFacts([event]) };
+  const { ask, done } = requestWords(facts, names);
+  const reason = text(data.reason);
+  const sending = facts.kind === "send_transaction";
+  switch (to) {
+    case "pending":
+      return `${(event.clientId && names.clients.get(event.clientId)) || "An agent"} asked to ${ask}`;
+    case "approved":
+      return sending ? `Approved by you with a passkey: ${ask}` : `${done} — ${BY_PASSKEY}`;
+    case "submitted":
+      return `${done} — ${BY_PASSKEY}`;
+    case "completed":
+      return sending ? `${done}: included in a block` : `${done}: the agent has the signature`;
+    case "failed":
+      return `Failed to ${ask}${reason ? `: ${reason}` : ""}`;
+    case "rejected":
+      return `You rejected it: ${ask}`;
+    case "expired":
+      return `Expired without a decision: ${ask}`;
+    case "cancelled":
+      return `Cancelled${reason ? ` (${reason})` : ""}: ${ask}`;
+    default:
+      return `${ask}: ${to}`;
+  }
+}
+
+/** The transaction an event names, linked on its chain's explorer when the chain has one (never a made-up address). */
+export function transactionOf(event: Described, names: Names): { hash: string; url: string | null } | null {
+  const facts = event.type === "request.transition" && event.requestId ? names.requests?.get(event.requestId) : undefined;
+  const status = text(event.data.to);
+  const hash = text(event.data.txHash) ?? (status === "completed" || status === "failed" ? facts?.txHash : undefined);
+  if (!hash) return null;
+  const chainId = typeof event.data.chainId === "number" ? event.data.chainId : facts?.chainId;
+  const explorer = config().chains.find((chain) => chain.id === chainId)?.explorerUrl;
+  return { hash, url: explorer ? `${explorer.replace(/\/$/, "")}/tx/${hash}` : null };
+}
+
+/** Which tool calls only read (an agent looking), shown apart from what changed or was decided. */
+export function isRead(event: Pick<AuditEventRow, "type" | "data">): boolean {
+  const tool = text(event.data.tool);
+  return (
+    event.type === "mcp.tool_called" &&
+    tool !== null &&
+    tool in TOOLS &&
+    !TOOLS[tool as keyof typeof TOOLS].sensitive &&
+    tool !== "cancel_request"
+  );
+}
+
+const READ_WORDS: Record<string, string> = {
+  list_credentials: "listed your wallets",
+  get_balance: "read a balance",
+  get_request: "checked on a request",
+  list_requests: "listed its requests",
+  get_policy: "read its spending limits",
+};
+
+/** The one time zone of the page, named once there; each time is shown in it without repeating the name. */
+export const AUDIT_TIME_ZONE = "UTC";
+
 /** A timestamp as people read it, in UTC (the server does not know the browser's zone). */
 export function formatAuditTime(at: Date): string {
-  return `${at.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+  return at.toISOString().slice(0, 19).replace("T", " ");
 }

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { auditQueryString, exportLine, parseAuditDate, parseAuditQuery, type AuditEventRow } from "./query";
-import { formatAuditTime, summarizeEvent } from "./describe";
+import { formatAuditTime, isRead, summarizeEvent, transactionOf, type Names } from "./describe";
 
 describe("parseAuditDate", () => {
   it("reads a date input's day in UTC; as the upper bound, the whole day", () => {
@@ -126,11 +126,46 @@ describe("summarizeEvent", () => {
       summarizeEvent({ type: "token.issued", data: { scope: "mcp offline_access", withRefresh: true } }),
       "Access token issued (mcp offline_access) with a refresh token",
     );
-    assert.equal(summarizeEvent({ type: "mcp.tool_called", data: { tool: "get_balance", outcome: "ok" } }), "Tool get_balance: ok");
+    assert.equal(summarizeEvent({ type: "mcp.tool_called", data: { tool: "get_balance", outcome: "ok" } }), "An agent read a balance");
+    assert.equal(summarizeEvent({ type: "mcp.tool_called", data: { tool: "sign_message", outcome: "ok" } }), "Tool sign_message: ok");
     assert.equal(
       summarizeEvent({ type: "request.transition", data: { kind: "send_transaction", from: "pending", to: "approved" } }),
-      "send_transaction request pending → approved",
+      "Approved by you with a passkey: send a transaction",
     );
+  });
+  it("tells a request's story from its own events: who asked, what it sends to whom, how it was decided", () => {
+    const alice = "0x000000000000000000000000000000000000A11c";
+    const story: Names = {
+      clients: new Map([["c1", "Payroll bot"]]),
+      credentials: new Map(),
+      contacts: { [alice.toLowerCase()]: "Alice" },
+      requests: new Map([
+        ["rq_1", { kind: "send_transaction", chainId: 31337, recipient: alice, value: "100000000000000000", call: false, txHash: "0xabc" }],
+      ]),
+    };
+    const step = (data: Record<string, unknown>) =>
+      summarizeEvent({ type: "request.transition", clientId: "c1", requestId: "rq_1", data }, story);
+    assert.equal(step({ kind: "send_transaction", to: "pending", from: null }), "Payroll bot asked to send 0.1 ETH to Alice");
+    assert.equal(step({ to: "submitted", txHash: "0xabc" }), "Sent 0.1 ETH to Alice — approved by you with a passkey");
+    assert.equal(step({ to: "completed" }), "Sent 0.1 ETH to Alice: included in a block");
+    assert.equal(step({ to: "rejected" }), "You rejected it: send 0.1 ETH to Alice");
+    assert.equal(step({ to: "failed", reason: "The transaction reverted" }), "Failed to send 0.1 ETH to Alice: The transaction reverted");
+    assert.equal(
+      summarizeEvent({ type: "request.transition", data: { kind: "sign_message", to: "approved" } }),
+      "Signed a message — approved by you with a passkey",
+    );
+    // The local chain has no explorer configured: the hash is shown, never a made-up link.
+    assert.deepEqual(transactionOf({ type: "request.transition", requestId: "rq_1", data: { to: "completed" } }, story), {
+      hash: "0xabc",
+      url: null,
+    });
+    assert.equal(transactionOf({ type: "request.transition", requestId: "rq_1", data: { to: "approved" } }, story), null);
+  });
+  it("tells reads apart from decisions", () => {
+    assert.equal(isRead({ type: "mcp.tool_called", data: { tool: "get_balance", outcome: "ok" } }), true);
+    assert.equal(isRead({ type: "mcp.tool_called", data: { tool: "send_transaction", outcome: "ok" } }), false);
+    assert.equal(isRead({ type: "mcp.tool_called", data: { tool: "cancel_request", outcome: "ok" } }), false);
+    assert.equal(isRead({ type: "grant.approved", data: { tool: "get_balance" } }), false);
   });
   it("has a sentence for every event type and survives data of any shape", () => {
     for (const type of ["user.signed_up", "grant.denied", "api_key.issued", "client.registered", "request.transition", "unknown.type"]) {
@@ -143,7 +178,7 @@ describe("summarizeEvent", () => {
 });
 
 describe("formatAuditTime", () => {
-  it("shows UTC to the second", () => {
-    assert.equal(formatAuditTime(new Date("2025-05-06T07:08:09.010Z")), "2025-05-06 07:08:09 UTC");
+  it("shows UTC to the second, the zone named once on the page", () => {
+    assert.equal(formatAuditTime(new Date("2025-05-06T07:08:09.010Z")), "2025-05-06 07:08:09");
   });
 });

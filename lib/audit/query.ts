@@ -163,7 +163,7 @@ async function whereFor(userId: string, filters: AuditFilters): Promise<Prisma.A
   return where;
 }
 
-function parseData(data: string): Record<string, unknown> {
+export function parseAuditData(data: string): Record<string, unknown> {
   try {
     const value = JSON.parse(data) as unknown;
     return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : { value };
@@ -183,7 +183,7 @@ function toRow(row: StoredRow): AuditEventRow {
     clientId: row.clientId,
     credentialId: row.credentialId,
     requestId: row.requestId,
-    data: parseData(row.data),
+    data: parseAuditData(row.data),
     prevHash: row.prevHash,
     hash: row.hash,
   };

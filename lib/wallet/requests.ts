@@ -146,7 +146,18 @@ export async function createRequest(
       clientId: agent.clientId,
       credentialId: credential.id,
       requestId: row.id,
-      data: { kind: row.kind, to: "pending", from: null },
+      // What a payment sends where, so the audit log can say it in words from its own events.
+      data: {
+        kind: row.kind,
+        to: "pending",
+        from: null,
+        ...(input.kind === "send_transaction" && {
+          chainId: input.chain_id,
+          recipient: getAddress(input.to),
+          value: String(BigInt(input.value)),
+          call: (input.data ?? "0x") !== "0x",
+        }),
+      },
     },
     clock,
   );
