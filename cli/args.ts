@@ -73,7 +73,7 @@ export const COMMANDS = [
     name: "balance",
     args: ["<credential>"],
     summary: "Native balance of a credential (id, name or address) on a chain",
-    options: { chain: { type: "string", value: "id", description: "Chain id (required), e.g. 31337" } },
+    options: { chain: { type: "string", value: "id", description: "Chain id, e.g. 31337 (default: the service's only chain)" } },
   },
   {
     name: "sign-message",

@@ -39,7 +39,10 @@ const chainId = z.number().int().positive().describe("An EVM chain id, e.g. 3133
 
 // ---------- inputs ----------
 const listCredentialsInput = z.object({});
-const getBalanceInput = z.object({ credential_id: credentialId, chain_id: chainId });
+const getBalanceInput = z.object({
+  credential_id: credentialId,
+  chain_id: chainId.optional().describe("The chain; may be left out when the service has only one"),
+});
 const signMessageInput = z.object({
   credential_id: credentialId,
   message: z.string().min(1).max(10_000).describe("The text to sign (EIP-191 personal_sign)"),

@@ -58,7 +58,7 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
     assert.equal(help.code, 0);
     assert.match(help.stdout, /Usage: agent-wallet request wait <id>/);
     assert.match(help.stdout, /Exit codes:/);
-    const usage = await runCli(["balance", "Main"], env);
+    const usage = await runCli(["balance", "Main", "--chain", "mainnet"], env);
     assert.equal(usage.code, 1);
     const down = await runCli(["credentials", "--api-key", "svc_live_x"], { ...env, AGENT_WALLET_URL: "http://127.0.0.1:9" });
     assert.equal(down.code, 5, down.stderr);

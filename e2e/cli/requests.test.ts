@@ -135,7 +135,7 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
     describe(`with ${via === "API key" ? "a personal API key" : "an OAuth login"}`, () => {
       const env = () => credentials[via].env;
 
-      it("balance --chain 31337 shows the funded balance (human and --json)", async () => {
+      it("balance (--chain 31337, or by default the only chain) shows the funded balance (human and --json)", async () => {
         await chain.fund(mainAddress, "10");
         const machine = await runCli(["balance", "Main", "--chain", "31337", "--json"], env());
         assert.equal(machine.code, 0, machine.stderr);
@@ -146,7 +146,8 @@ describe("the CLI's sensitive commands against the real tools and a local chain"
         assert.equal(balance.chain_id, 31337);
         assert.equal(String(balance.address).toLowerCase(), mainAddress.toLowerCase());
 
-        const human = await runCli(["balance", "Main", "--chain", "31337"], env());
+        // Without --chain: the service's only chain.
+        const human = await runCli(["balance", "Main"], env());
         assert.equal(human.code, 0, human.stderr);
         assert.match(human.stdout, new RegExp(`^10 ETH\\s+\\(10000000000000000000 wei, Main ${mainAddress} on Local dev chain\\)`, "i"));
       });

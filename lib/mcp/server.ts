@@ -24,7 +24,8 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   list_credentials:
     "The wallet credentials this client was granted: id, name, kind, address, and approval mode " +
     "(read: no signatures; approve: signatures wait for the person's passkey).",
-  get_balance: "The native balance of a granted credential on a configured chain, in wei and formatted.",
+  get_balance:
+    "The native balance of a granted credential on a configured chain (the only one when chain_id is left out), in wei and formatted.",
   sign_message:
     "Asks the person to sign a text message (EIP-191) with an approve-mode credential. " +
     `Returns a pending request with its approval_url at once, or waits up to wait_seconds (≤ ${MAX_WAIT_SECONDS}) for the decision; ` +
