@@ -6,8 +6,11 @@ import { z } from "zod";
 
 export { API_KEY_PREFIX } from "./api-key";
 
-/** Per credential in a grant: `read` (no signatures) or `approve` (signatures, each approved with a passkey). */
-export const APPROVAL_MODES = ["read", "approve"] as const;
+/**
+ * Per credential in a grant: `read` (no signatures), `approve` (signatures, each approved with a passkey) or
+ * `allowance` (payments within an on-chain allowance the person signed go without a tap; the rest as `approve`).
+ */
+export const APPROVAL_MODES = ["read", "approve", "allowance"] as const;
 export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 
 export const CREDENTIAL_KINDS = ["evm", "evm_watch"] as const;
@@ -81,6 +84,7 @@ const listRequestsInput = z.object({
 });
 const cancelRequestInput = z.object({ request_id: z.string().min(1).max(100) });
 const getPolicyInput = z.object({ credential_id: credentialId });
+const getAllowanceInput = z.object({ credential_id: credentialId });
 
 // ---------- spending policies ----------
 const smallestUnits = z.string().regex(/^\d{1,78}$/, "an amount in the smallest unit (wei), as a decimal string");
@@ -153,7 +157,7 @@ export const requestView = z.object({
   expires_at: z.string(),
   signature: z.string().nullable().describe("The signature, once a signing request completed"),
   tx_hash: z.string().nullable().describe("The transaction hash, once a transaction was broadcast"),
-  reason: z.string().nullable().describe("Why a request was rejected, failed, expired or cancelled"),
+  reason: z.string().nullable().describe("Why a request was rejected, failed, expired or cancelled; or that it was paid from an allowance"),
 });
 export type RequestView = z.infer<typeof requestView>;
 const listRequestsOutput = z.object({ requests: z.array(requestView) });
@@ -193,6 +197,32 @@ const policyOutput = z.object({
 });
 export type PolicyView = z.infer<typeof policyOutput>;
 
+/** An on-chain allowance of a granted credential: each limit, what is left of it this period and when it resets. */
+const allowanceOutput = z.object({
+  credential_id: z.string(),
+  allowances: z.array(
+    z.object({
+      id: z.string(),
+      chain_id: z.number(),
+      status: z.string().describe("active, revoking, or expired"),
+      over_limit: z.enum(["ask", "refuse"]).describe("What a payment above what is left becomes: a request to the person, or a refusal"),
+      expires_at: z.string(),
+      limits: z.array(
+        z.object({
+          token: z.string().nullable().describe("The ERC-20 contract, or null for the chain's coin"),
+          symbol: z.string(),
+          words: z.string().describe("The limit as the person signed it, in words"),
+          per_period: z.string().describe("The cap per period, in whole units"),
+          left: z.string().nullable().describe("What is left this period, in whole units (null once nothing can be spent)"),
+          resets_at: z.string().nullable().describe("When the next period starts"),
+          transfers_left: z.number().nullable(),
+        }),
+      ),
+    }),
+  ),
+});
+export type AllowanceOutput = z.infer<typeof allowanceOutput>;
+
 /** Every tool: its input and result schemas, and whether it asks for a signature. */
 export const TOOLS = {
   list_credentials: { input: listCredentialsInput, output: listCredentialsOutput, sensitive: false },
@@ -204,6 +234,7 @@ export const TOOLS = {
   list_requests: { input: listRequestsInput, output: listRequestsOutput, sensitive: false },
   cancel_request: { input: cancelRequestInput, output: requestView, sensitive: false },
   get_policy: { input: getPolicyInput, output: policyOutput, sensitive: false },
+  get_allowance: { input: getAllowanceInput, output: allowanceOutput, sensitive: false },
 } as const;
 export type ToolName = keyof typeof TOOLS;
 export type ToolInput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["input"]>;

@@ -192,6 +192,10 @@ export class AgentWalletClient {
   getPolicy(input: ToolInput<"get_policy">, options?: CallOptions): Promise<ToolOutput<"get_policy">> {
     return this.callTool("get_policy", input, options);
   }
+  /** The on-chain allowances of a granted credential: what is left this period, when it resets and when it ends. */
+  getAllowance(input: ToolInput<"get_allowance">, options?: CallOptions): Promise<ToolOutput<"get_allowance">> {
+    return this.callTool("get_allowance", input, options);
+  }
 
   /**
    * Waits until a request reaches a final status (completed, failed, rejected,

@@ -240,6 +240,7 @@ describe("the client guides (docs/clients.md), with the real client packages", {
     const { tools } = (JSON.parse(listed.stdout) as { result: { tools: { name: string }[] } }).result;
     assert.deepEqual(tools.map((tool) => tool.name).sort(), [
       "cancel_request",
+      "get_allowance",
       "get_balance",
       "get_policy",
       "get_request",

@@ -123,6 +123,7 @@ describe("MCP tasks for sensitive tools", { timeout: 180_000 }, () => {
         list_requests: undefined,
         cancel_request: undefined,
         get_policy: undefined,
+        get_allowance: undefined,
       });
       assert.deepEqual(session.capabilities, {
         inventory: "server-list",

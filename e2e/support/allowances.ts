@@ -30,9 +30,6 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
   });
   migrateDatabase(databaseUrl);
   // Imported after the environment is set: config() and db() read it once.
-  const caveats = await import("@/lib/allowances/caveats");
-  const { createAllowance } = await import("@/lib/allowances/allowances");
-  const { signAllowance } = await import("@/lib/allowances/signing");
   const { delegateAccount } = await import("@/lib/allowances/delegate-key");
   const { allowanceFramework, relayerAccount } = await import("@/lib/allowances/settings");
   const framework = allowanceFramework(chain.chainId);
@@ -47,43 +44,8 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
     return person;
   }
 
-  /** The person signs an allowance (authorization once, then each delegation) and the server stores it. */
-  async function allow(person: PrivateKeyAccount, overrides: Partial<AllowanceSpec> & { recipients: Address[] }) {
-    const block = await chain.client.getBlock();
-    const now = Number(block.timestamp);
-    const spec: AllowanceSpec = {
-      chainId: chain.chainId,
-      delegator: person.address,
-      delegate,
-      native: parseEther("0.01"),
-      tokens: [],
-      periodSeconds: caveats.DAY,
-      startsAt: now,
-      expiresAt: now + 7 * caveats.DAY,
-      transactions: 3,
-      overLimit: "ask",
-      ...overrides,
-    };
-    const code = await chain.client.getCode({ address: person.address });
-    const signed = await signAllowance(person, {
-      framework: framework!,
-      chainId: chain.chainId,
-      delegate,
-      delegations: caveats.delegationsFor(spec, framework!, now),
-      authorizationNonce: code ? null : await chain.client.getTransactionCount({ address: person.address }),
-    });
-    return createAllowance(
-      {
-        userId: "u_test",
-        credentialId: `cr_${person.address}`,
-        chainId: chain.chainId,
-        delegator: person.address,
-        overLimit: spec.overLimit,
-        ...signed,
-      },
-      new Date(now * 1000),
-    );
-  }
+  const allow = (person: PrivateKeyAccount, overrides: Partial<AllowanceSpec> & { recipients: Address[] }) =>
+    signAllowanceFor(chain, person, { userId: "u_test", credentialId: `cr_${person.address}` }, overrides);
 
   return {
     chain,
@@ -108,6 +70,53 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The person signs an allowance with their own key (the 7702 authorization once, then each delegation), as the
+ * browser will, and the server stores it for their credential (and grant). Call once the environment is set.
+ */
+export async function signAllowanceFor(
+  chain: LocalChain,
+  person: PrivateKeyAccount,
+  owner: { userId: string; credentialId: string; grantId?: string },
+  overrides: Partial<AllowanceSpec> & { recipients: Address[] },
+) {
+  const caveats = await import("@/lib/allowances/caveats");
+  const { createAllowance } = await import("@/lib/allowances/allowances");
+  const { signAllowance } = await import("@/lib/allowances/signing");
+  const { delegateAccount } = await import("@/lib/allowances/delegate-key");
+  const { allowanceFramework } = await import("@/lib/allowances/settings");
+  const framework = allowanceFramework(chain.chainId);
+  if (!framework) throw new Error("the deployed framework was not configured");
+  const delegate = (await delegateAccount()).address;
+  const block = await chain.client.getBlock();
+  const now = Number(block.timestamp);
+  const spec: AllowanceSpec = {
+    chainId: chain.chainId,
+    delegator: person.address,
+    delegate,
+    native: parseEther("0.01"),
+    tokens: [],
+    periodSeconds: caveats.DAY,
+    startsAt: now,
+    expiresAt: now + 7 * caveats.DAY,
+    transactions: 3,
+    overLimit: "ask",
+    ...overrides,
+  };
+  const code = await chain.client.getCode({ address: person.address });
+  const signed = await signAllowance(person, {
+    framework,
+    chainId: chain.chainId,
+    delegate,
+    delegations: caveats.delegationsFor(spec, framework, now),
+    authorizationNonce: code ? null : await chain.client.getTransactionCount({ address: person.address }),
+  });
+  return createAllowance(
+    { ...owner, chainId: chain.chainId, delegator: person.address, overLimit: spec.overLimit, ...signed },
+    new Date(now * 1000),
+  );
 }
 
 /**

@@ -40,7 +40,7 @@ export class AllowanceRefusal extends AppError {
     readonly reason: RefusalReason,
     message: string,
     readonly overLimit: OverLimit,
-    readonly left?: { available: string; resetsAt: string; transfersLeft: number },
+    readonly left?: { available: string; resetsAt: string; transfersLeft: number; token: Address | null; periodSeconds: number },
   ) {
     super("allowance_refused", message, 409);
   }
@@ -161,6 +161,8 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
       available: state.available.toString(),
       resetsAt: new Date(state.resetsAt * 1000).toISOString(),
       transfersLeft: state.callsLeft,
+      token: moved.token,
+      periodSeconds: state.meaning.periodSeconds,
     };
     if (state.callsLeft < 1) throw refuse("no_transfers_left", "This allowance has no transfers left.", left);
     if (moved.amount > state.available) {

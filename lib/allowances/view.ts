@@ -33,7 +33,7 @@ export type AllowanceView = {
   spends: { id: string; recipient: string; token: string | null; amount: string; status: string; txHash: string | null; at: string }[];
 };
 
-async function assetNames(chainId: number, token: Address | null): Promise<AssetNames> {
+export async function assetNames(chainId: number, token: Address | null): Promise<AssetNames> {
   if (!token) return { symbol: chainById(chainId).symbol, decimals: 18 };
   const metadata = await tokenMetadata(chainId, token);
   // A token that does not say what it is is shown in its smallest units, named by its address.

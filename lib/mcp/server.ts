@@ -6,6 +6,7 @@ import { HttpError } from "@/lib/http/errors";
 import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/wallet/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
+import { allowanceForAgent } from "@/lib/allowances/agent";
 import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
 import {
@@ -23,7 +24,8 @@ import { registerTasks } from "./tasks";
 const DESCRIPTIONS: Record<ToolName, string> = {
   list_credentials:
     "The wallet credentials this client was granted: id, name, kind, address, and approval mode " +
-    "(read: no signatures; approve: signatures wait for the person's passkey).",
+    "(read: no signatures; approve: signatures wait for the person's passkey; allowance: payments within the person's " +
+    "on-chain allowance go without a tap, the rest as approve).",
   get_balance:
     "The native balance of a granted credential on a configured chain (the only one when chain_id is left out), in wei and formatted.",
   sign_message:
@@ -33,7 +35,9 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   sign_typed_data: "Asks the person to sign EIP-712 typed data with an approve-mode credential. Returns a request like sign_message.",
   send_transaction:
     "Asks the person to sign and send a native transfer or contract call. The service prepares nonce, gas and fees; " +
-    "the person approves with a passkey; the request then carries the transaction hash.",
+    "the person approves with a passkey; the request then carries the transaction hash. With an allowance-mode credential, " +
+    "a payment within its allowance is sent at once and answered completed with its hash; above it, it goes to the " +
+    "person or is refused, as they chose.",
   get_request:
     "The status of a request (pending, approved, submitted, completed, failed, rejected, expired, cancelled), " +
     "its result or the reason. Waits up to wait_seconds for a decision.",
@@ -42,6 +46,9 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   get_policy:
     "The person's spending policy for a granted credential and what is left of each limit now (with when it frees up), " +
     "so an agent can plan instead of guessing. A request that breaks a rule is refused before it reaches the person.",
+  get_allowance:
+    "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
+    "and when the allowance expires.",
 };
 
 function annotationsOf(name: ToolName) {
@@ -99,7 +106,7 @@ type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
 
 /**
  * A server for one request of that era, whose tools see exactly the caller's grant. It registers only the tools
- * the request calls: tools/list is answered from the definitions, and registering all nine for every call was a
+ * the request calls: tools/list is answered from the definitions, and registering all ten for every call was a
  * tenth of a read call's allocations (docs/performance.md).
  */
 export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledTools: ReadonlySet<string>): McpServer {
@@ -156,7 +163,8 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   /**
    * A sensitive tool: re-entered with its approval state, it reports on that request; a client that can open
    * a URL is asked to send the person to the approval page; any other client gets the pending request, and
-   * so does a call answered as a task (the task then follows the request).
+   * so does a call answered as a task (the task then follows the request). A request already completed (paid
+   * from an allowance) is answered as it is.
    */
   async function sensitive(
     name: "sign_message" | "sign_typed_data" | "send_transaction",
@@ -167,7 +175,8 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     const hold = (view: RequestView) => waited(view, seconds ?? APPROVAL_ROUND_SECONDS, ctx);
     if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, name, ctx, hold);
     const view = await create();
-    if (isTaskCall(ctx)) return view;
+    // a payment from an allowance is already completed: nobody needs asking
+    if (isTaskCall(ctx) || view.status !== "pending") return view;
     return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
   }
 
@@ -186,6 +195,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => policyView(agent, input.credential_id));
+  tool("get_allowance", (input) => allowanceForAgent(agent, input.credential_id));
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
   registerTasks(server, agent, era);
 

@@ -2,11 +2,14 @@ import { z } from "zod";
 import { AppError } from "@/lib/http/errors";
 import type { Tx } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
-import { APPROVAL_MODES, policySchema } from "@/contract";
+import { policySchema } from "@/contract";
 
-/** The credentials a person chose for a client, each with its approval mode and spending policy (docs/policies.md). */
+/**
+ * The credentials a person chose for a client, each with its approval mode and spending policy (docs/policies.md).
+ * Consent grants `allowance` only once its ceremony (signing the allowance) exists: until then read or approve.
+ */
 export const grantSetSchema = z
-  .array(z.object({ credentialId: z.string().min(1).max(100), mode: z.enum(APPROVAL_MODES), policy: policySchema.optional() }))
+  .array(z.object({ credentialId: z.string().min(1).max(100), mode: z.enum(["read", "approve"]), policy: policySchema.optional() }))
   .max(100)
   .refine((entries) => new Set(entries.map((entry) => entry.credentialId)).size === entries.length, "a credential may appear only once");
 export type GrantSet = z.infer<typeof grantSetSchema>;

@@ -197,6 +197,11 @@ function holdOf(policy: Policy, facts: RequestFacts) {
 }
 type Hold = ReturnType<typeof holdOf>;
 
+/** What a payment made from an allowance holds against the caps: it moves the coin or one token, whatever the rules. */
+export function holdOfPayment(payload: RequestPayload): Hold {
+  return holdOf({}, factsOf(payload));
+}
+
 const same = (a: string | null, b: string | null) => a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
 
 /** The rules that need to know where tokens go and how many, in the order they are checked. */

@@ -24,12 +24,13 @@ import {
 } from "./request-lifecycle";
 import { checkedTypedData, TypedDataError } from "./typed-data";
 import { checkPolicy, PolicyViolation, withinPolicy } from "./policy";
+import { payFromAllowance } from "@/lib/allowances/agent";
 
 /** A credential of the agent's grant that may be asked for signatures. */
 async function signingCredential(agent: AgentContext, credentialId: string) {
   const entry = agent.credentials.find((candidate) => candidate.credentialId === credentialId);
   if (!entry) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
-  if (entry.mode !== "approve") {
+  if (entry.mode === "read") {
     throw new RequestError(
       "read_only_credential",
       `Credential ${credentialId} is granted read-only: this client may not ask for signatures with it`,
@@ -75,7 +76,10 @@ async function prepareTransaction(from: `0x${string}`, input: ToolInput<"send_tr
   });
 }
 
-/** A sensitive tool: creates a pending request for the person to approve. */
+/**
+ * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
+ * is paid from its allowance instead when that covers it (lib/allowances/agent.ts).
+ */
 export async function createRequest(
   agent: AgentContext,
   input:
@@ -102,6 +106,11 @@ export async function createRequest(
         data: (input.data ?? "0x") as `0x${string}`,
       };
       await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
+      const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
+      if (mode === "allowance") {
+        const paid = await payFromAllowance(agent, credential.id, transaction, clock);
+        if (paid) return paid;
+      }
       payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
     }
     row = await withinPolicy({ ...judged, payload }, async (tx, hold) => {

@@ -1,0 +1,166 @@
+// The agent's side of an allowance, through the real MCP SDK client against the started app on a hardhat chain with
+// the Delegation Framework: the person signed the allowance with their own key; payments within it complete with no
+// one at a browser, above it they go to the person (`ask`) or are refused in the person's units (`refuse`).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { startApp, type RunningApp } from "../support/app";
+import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { deployFramework, frameworksSetting } from "../support/delegation-framework";
+import { signAllowanceFor } from "../support/allowances";
+import { connectWithBearer } from "../support/mcp-client";
+import { obtainTokens } from "../support/oauth";
+import { db } from "@/lib/db";
+import { randomId } from "@/lib/crypto";
+import type { AllowanceOutput, RequestView } from "@/contract";
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
+
+describe("allowances through MCP", { timeout: 300_000 }, () => {
+  let chain: LocalChain;
+  let app: RunningApp;
+  let relayer: Address;
+  const clients: Client[] = [];
+
+  before(async () => {
+    chain = await startChain();
+    const environment = await deployFramework(chain);
+    app = await startApp({ env: { CHAINS: chainsSetting(chain), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) } });
+    const { relayerAccount } = await import("@/lib/allowances/settings");
+    relayer = relayerAccount(chain.chainId)!.address;
+  });
+  after(async () => {
+    for (const client of clients) await client.close();
+    await app?.stop();
+    await chain?.stop();
+  });
+
+  /** A person with 1 ETH whose credential a new agent holds in `allowance` mode. */
+  async function agentOf(): Promise<{ person: PrivateKeyAccount; userId: string; grantId: string; credentialId: string; client: Client }> {
+    const person = privateKeyToAccount(generatePrivateKey());
+    await chain.fund(person.address, "1");
+    let credentialId = "";
+    const flow = await obtainTokens(app, {
+      credentials: async (userId) => {
+        credentialId = (
+          await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address } })
+        ).id;
+        return [{ credentialId, mode: "approve" }];
+      },
+    });
+    // Consent does not offer the mode yet (its ceremony is the next step): set as the ceremony will.
+    await db().grantCredential.update({
+      where: { grantId_credentialId: { grantId: flow.grantId, credentialId } },
+      data: { mode: "allowance" },
+    });
+    const client = await connectWithBearer(app.baseUrl, flow.tokens.access_token);
+    clients.push(client);
+    return { person, userId: flow.user.id, grantId: flow.grantId, credentialId, client };
+  }
+
+  const ownerOf = ({ userId, grantId, credentialId }: { userId: string; grantId: string; credentialId: string }) => ({
+    userId,
+    grantId,
+    credentialId,
+  });
+  const recipient = () => privateKeyToAccount(generatePrivateKey()).address;
+  const relayerNonce = () => chain.client.getTransactionCount({ address: relayer });
+
+  async function send(agent: { client: Client; credentialId: string }, to: Address, ether: string) {
+    return (await agent.client.callTool({
+      name: "send_transaction",
+      arguments: { credential_id: agent.credentialId, chain_id: chain.chainId, to, value: String(parseEther(ether)) },
+    })) as ToolResult;
+  }
+  function view(result: ToolResult): RequestView {
+    assert.notEqual(result.isError, true, result.content[0]?.text);
+    return result.structuredContent as RequestView;
+  }
+  async function allowanceOf(agent: { client: Client; credentialId: string }) {
+    const result = (await agent.client.callTool({ name: "get_allowance", arguments: { credential_id: agent.credentialId } })) as ToolResult;
+    assert.notEqual(result.isError, true, result.content[0]?.text);
+    return result.structuredContent as AllowanceOutput;
+  }
+
+  it("pays within the cap with no tap, then asks the person above it (ask); get_allowance says what is left", async () => {
+    const agent = await agentOf();
+    const shop = recipient();
+    await signAllowanceFor(chain, agent.person, ownerOf(agent), {
+      recipients: [shop],
+      native: parseEther("0.01"),
+      transactions: 5,
+      overLimit: "ask",
+    });
+
+    for (let payment = 0; payment < 2; payment++) {
+      const paid = view(await send(agent, shop, "0.004"));
+      assert.equal(paid.status, "completed");
+      assert.match(paid.reason ?? "", /Paid from the allowance/);
+      const receipt = await chain.client.getTransactionReceipt({ hash: paid.tx_hash as `0x${string}` });
+      assert.equal(receipt.status, "success");
+    }
+    assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.008"));
+    assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId, status: "pending" } }), 0, "nothing reached the person");
+
+    const listed = (await agent.client.callTool({ name: "list_requests", arguments: {} })) as ToolResult;
+    const requests = (listed.structuredContent as { requests: RequestView[] }).requests;
+    assert.deepEqual(
+      requests.map((request) => request.status),
+      ["completed", "completed"],
+    );
+    const fetched = (await agent.client.callTool({ name: "get_request", arguments: { request_id: requests[0].request_id } })) as ToolResult;
+    assert.equal(view(fetched).tx_hash, requests[0].tx_hash);
+    const audited = await db().auditEvent.count({ where: { type: "request.transition", requestId: requests[0].request_id } });
+    assert.equal(audited, 1);
+
+    const left = await allowanceOf(agent);
+    assert.equal(left.allowances.length, 1);
+    assert.equal(left.allowances[0].limits[0].left, "0.002");
+    assert.equal(left.allowances[0].limits[0].symbol, "ETH");
+    assert.equal(left.allowances[0].limits[0].transfers_left, 3);
+    assert.ok(left.allowances[0].limits[0].resets_at);
+
+    const sent = await relayerNonce();
+    const asked = view(await send(agent, shop, "0.004"));
+    assert.equal(asked.status, "pending");
+    assert.equal(await relayerNonce(), sent, "nothing was sent");
+  });
+
+  it("refuses above the cap in the person's units (refuse), and a recipient off either list before anything is sent", async () => {
+    const agent = await agentOf();
+    const shop = recipient();
+    const stranger = recipient();
+    await signAllowanceFor(chain, agent.person, ownerOf(agent), { recipients: [shop], native: parseEther("0.01"), overLimit: "refuse" });
+    assert.equal(view(await send(agent, shop, "0.008")).status, "completed");
+
+    const sent = await relayerNonce();
+    const over = await send(agent, shop, "0.004");
+    assert.equal(over.isError, true);
+    assert.match(over.content[0].text, /0\.002 ETH left today, resets at \d\d:\d\d UTC/);
+
+    const offList = await send(agent, stranger, "0.001");
+    assert.equal(offList.isError, true);
+    assert.match(offList.content[0].text, new RegExp(`${stranger} is not among this allowance's recipients`));
+
+    // the spending policy applies first
+    await db().grantCredential.update({
+      where: { grantId_credentialId: { grantId: agent.grantId, credentialId: agent.credentialId } },
+      data: { policy: JSON.stringify({ recipients: [shop] }) },
+    });
+    const offPolicy = await send(agent, stranger, "0.001");
+    assert.equal(offPolicy.isError, true);
+    assert.match(offPolicy.content[0].text, /Refused by the spending policy \(recipients\)/);
+
+    assert.equal(await relayerNonce(), sent, "nothing was sent");
+    assert.equal(await chain.client.getBalance({ address: stranger }), 0n);
+    assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 1, "only the payment was recorded");
+  });
+
+  it("with no live allowance, a payment goes to the person", async () => {
+    const agent = await agentOf();
+    assert.equal(view(await send(agent, recipient(), "0.001")).status, "pending");
+    assert.deepEqual((await allowanceOf(agent)).allowances, []);
+  });
+});

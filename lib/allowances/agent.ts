@@ -1,0 +1,134 @@
+// The agent's side of an allowance (MCP): send_transaction on an `allowance` credential pays from the grant's live
+// allowance with no tap and is recorded as a completed request; above what is left it goes to the person (`ask`) or
+// is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
+import { formatUnits, getAddress, type Hex } from "viem";
+import { recordAudit } from "@/lib/audit";
+import { randomId } from "@/lib/crypto";
+import { db } from "@/lib/db";
+import type { Clock } from "@/lib/clock";
+import type { AllowanceOutput, RequestView } from "@/contract";
+import type { AgentContext } from "@/lib/wallet/agent-context";
+import { holdOfPayment } from "@/lib/wallet/policy";
+import { payloadDigest, type RequestPayload } from "@/lib/wallet/request-payload";
+import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
+import { chainById } from "@/lib/wallet/chains";
+import { DAY } from "./caveats";
+import { AllowanceRefusal, spendFromAllowance } from "./spend";
+import { allowanceViews, assetNames } from "./view";
+
+export type AllowancePayment = { chainId: number; to: Hex; value: string; data: Hex };
+
+function utcTime(iso: string, now: Date): string {
+  const at = new Date(iso);
+  const time = `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
+  // within about a day the time alone is clear (the chain's clock may run a little ahead of ours)
+  return at.getTime() - now.getTime() <= (DAY + 3600) * 1000 ? time : `${iso.slice(0, 10)} ${time}`;
+}
+
+const PERIOD_NAMES: Record<number, string> = { [3600]: "this hour", [DAY]: "today", [7 * DAY]: "this week" };
+
+/** "0.006 ETH left today, resets at 14:05 UTC": a refusal in the person's units, or the refusal's own words. */
+async function refusalWords(chainId: number, refusal: AllowanceRefusal, now: Date): Promise<string> {
+  const left = refusal.left;
+  if (!left) return refusal.message;
+  const names = await assetNames(chainId, left.token);
+  if (left.transfersLeft < 1) return "This allowance has no transfers left.";
+  const period = PERIOD_NAMES[left.periodSeconds] ?? "this period";
+  const amount = `${formatUnits(BigInt(left.available), names.decimals)} ${names.symbol}`;
+  return `Above this allowance: ${amount} left ${period}, resets at ${utcTime(left.resetsAt, now)}.`;
+}
+
+/**
+ * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; null when
+ * the payment goes to the person instead (no live allowance, or above it and the person chose `ask`).
+ */
+export async function payFromAllowance(
+  agent: AgentContext,
+  credentialId: string,
+  payment: AllowancePayment,
+  clock: Clock,
+): Promise<RequestView | null> {
+  const now = clock();
+  const allowance = await db().allowance.findFirst({
+    where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "active", expiresAt: { gt: now } },
+    orderBy: { createdAt: "desc" },
+  });
+  if (!allowance) return null;
+  let spent;
+  try {
+    spent = await spendFromAllowance(
+      allowance.id,
+      { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data },
+      { clientId: agent.clientId },
+    );
+  } catch (error) {
+    if (!(error instanceof AllowanceRefusal)) throw error;
+    if (error.reason === "not_active" || error.reason === "expired" || error.overLimit === "ask") return null;
+    throw new RequestError("allowance_refused", await refusalWords(allowance.chainId, error, now), 409);
+  }
+  // The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
+  // transaction names the payment and no nonce, gas or fee of the person's.
+  const payload: RequestPayload = {
+    kind: "send_transaction",
+    transaction: { type: "eip1559", ...payment, nonce: 0, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
+  };
+  const row = await db().agentRequest.create({
+    data: {
+      id: randomId("rq_"),
+      userId: agent.userId,
+      grantId: agent.grantId,
+      clientId: agent.clientId,
+      credentialId,
+      kind: "send_transaction",
+      status: "completed",
+      // counted under the policy's rolling caps like any other payment
+      ...holdOfPayment(payload),
+      payload: JSON.stringify(payload),
+      digest: payloadDigest(payload),
+      txHash: spent.txHash,
+      reason: `Paid from the allowance ${allowance.id} on ${chainById(allowance.chainId).name}, without a tap`,
+      createdAt: now,
+      expiresAt: now,
+      decidedAt: now,
+      completedAt: now,
+    },
+  });
+  await recordAudit(
+    {
+      type: "request.transition",
+      userId: agent.userId,
+      clientId: agent.clientId,
+      credentialId,
+      requestId: row.id,
+      data: { kind: row.kind, from: null, to: "completed", txHash: spent.txHash, allowanceId: allowance.id },
+    },
+    clock,
+  );
+  return toView(row);
+}
+
+/** get_allowance: the credential's allowances under this grant, what is left of each limit and when it resets. */
+export async function allowanceForAgent(agent: AgentContext, credentialId: string): Promise<AllowanceOutput> {
+  if (!agent.credentials.some((entry) => entry.credentialId === credentialId))
+    throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
+  const views = await allowanceViews({ grantId: agent.grantId, credentialId });
+  return {
+    credential_id: credentialId,
+    allowances: views.map((view) => ({
+      id: view.id,
+      chain_id: view.chainId,
+      status: view.status,
+      over_limit: view.overLimit as "ask" | "refuse",
+      expires_at: view.expiresAt,
+      limits: view.limits.map((limit) => ({
+        token: limit.token,
+        symbol: limit.symbol,
+        words: limit.words,
+        per_period: limit.perPeriod,
+        left: limit.left,
+        resets_at: limit.resetsAt,
+        transfers_left: limit.transfersLeft,
+      })),
+    })),
+  };
+}
