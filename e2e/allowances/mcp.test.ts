@@ -112,8 +112,14 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     );
     const fetched = (await agent.client.callTool({ name: "get_request", arguments: { request_id: requests[0].request_id } })) as ToolResult;
     assert.equal(view(fetched).tx_hash, requests[0].tx_hash);
-    const audited = await db().auditEvent.count({ where: { type: "request.transition", requestId: requests[0].request_id } });
-    assert.equal(audited, 1);
+    const audited = await db().auditEvent.findMany({ where: { type: "request.transition", requestId: requests[0].request_id } });
+    assert.equal(audited.length, 1);
+    const { summarizeEvent, namesFor } = await import("@/lib/audit/describe");
+    const events = audited.map((event) => ({ ...event, data: JSON.parse(event.data) as Record<string, unknown> }));
+    assert.equal(
+      summarizeEvent(events[0], await namesFor(agent.userId, events)),
+      `Sent 0.004 ETH to ${shop} from the allowance, without a tap: included in a block`,
+    );
 
     const left = await allowanceOf(agent);
     assert.equal(left.allowances.length, 1);

@@ -70,7 +70,7 @@ export async function payFromAllowance(
   // transaction names the payment and no nonce, gas or fee of the person's.
   const payload: RequestPayload = {
     kind: "send_transaction",
-    transaction: { type: "eip1559", ...payment, nonce: 0, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
+    transaction: { type: "eip1559", ...payment, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
   };
   const row = await db().agentRequest.create({
     data: {
@@ -100,7 +100,18 @@ export async function payFromAllowance(
       clientId: agent.clientId,
       credentialId,
       requestId: row.id,
-      data: { kind: row.kind, from: null, to: "completed", txHash: spent.txHash, allowanceId: allowance.id },
+      // the payment's facts, as a pending request's first event carries them, so the audit log can say it in words
+      data: {
+        kind: row.kind,
+        from: null,
+        to: "completed",
+        txHash: spent.txHash,
+        allowanceId: allowance.id,
+        chainId: payment.chainId,
+        recipient: getAddress(payment.to),
+        value: payment.value,
+        call: payment.data !== "0x",
+      },
     },
     clock,
   );

@@ -220,6 +220,7 @@ function requestSentence(event: Described, names: Names): string | null {
     case "submitted":
       return `${done} — ${BY_PASSKEY}`;
     case "completed":
+      if (data.allowanceId) return `${done} from the allowance, without a tap: included in a block`;
       return sending ? `${done}: included in a block` : `${done}: the agent has the signature`;
     case "failed":
       return `Failed to ${ask}${reason ? `: ${reason}` : ""}`;
