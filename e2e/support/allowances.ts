@@ -1,6 +1,7 @@
 // A world for allowance tests that call lib/allowances in-process: a hardhat chain with the Delegation Framework,
 // a fresh database (SQLite file or PostgreSQL), and people whose keys sign in the test as the browser will: the
 // EIP-7702 authorization and each EIP-712 delegation, with the person's own key.
+import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -120,10 +121,20 @@ export async function signAllowanceFor(
 }
 
 /**
- * 50 concurrent spends of 0.0003 ETH from an allowance of 0.01 ETH a day: 33 fit. Exactly 33 land, the other 17
- * are refused before anything is sent, and no transaction the relayer sent reverted.
+ * 50 concurrent spends of 0.0003 ETH from an allowance of 0.01 ETH a day: 33 fit. Asserts that exactly 33 land, the
+ * other 17 are refused before anything is sent, and no transaction the relayer sent reverted.
  */
-export async function concurrentSpendsNearTheCap(world: AllowanceWorld) {
+export async function assertConcurrentSpendsNearTheCap(world: AllowanceWorld): Promise<void> {
+  const outcome = await concurrentSpendsNearTheCap(world);
+  assert.deepEqual(outcome.others, []);
+  assert.equal(outcome.landed, 33);
+  assert.equal(outcome.refused, 17);
+  assert.equal(outcome.sent, 33, "the relayer sent only what landed");
+  assert.equal(outcome.reverted, 0);
+  assert.equal(outcome.received, parseEther("0.0099"));
+}
+
+async function concurrentSpendsNearTheCap(world: AllowanceWorld) {
   const { spendFromAllowance, AllowanceRefusal } = await import("@/lib/allowances/spend");
   const person = await world.newPerson("1");
   const shop = world.recipient();
