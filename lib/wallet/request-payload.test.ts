@@ -71,4 +71,10 @@ describe("summarizePayload (the approvals list: no chain reads)", () => {
       "Unknown contract call (0xdeadbeef) to 0x5FbDB2315678afecb367f032d93F642f64180aa3, sending 1 ETH",
     );
   });
+
+  it("shows a message's hidden characters escaped, as the page does (a list and a notification have no warning)", () => {
+    assert.equal(summarizePayload({ kind: "sign_message", message: "Pay \u202Egpj.exe\u200B" }, ""), "Pay ⟨U+202E⟩gpj.exe⟨U+200B⟩");
+    const typedData = { domain: { name: "Shop\u202E" }, types: { Mail: [] }, primaryType: "Mail", message: {} };
+    assert.equal(summarizePayload({ kind: "sign_typed_data", typedData } as never, ""), "Mail for Shop⟨U+202E⟩");
+  });
 });

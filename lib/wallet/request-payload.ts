@@ -12,6 +12,7 @@ import {
   type TypedDataDefinition,
 } from "viem";
 import { decodeCall, type DecodedCall } from "./call-decoding";
+import { escapedText } from "./visible-text";
 
 /**
  * What the person's browser signs for a send_transaction, exactly (amounts as decimal strings). The nonce is null
@@ -91,12 +92,12 @@ const SUMMARY_MESSAGE_LENGTH = 80;
 /** One line for lists: what the request would sign or send. `nativeSymbol` is the transaction's chain's. */
 export function summarizePayload(payload: RequestPayload, nativeSymbol: string): string {
   if (payload.kind === "sign_message") {
-    const { message } = payload;
+    const message = escapedText(payload.message);
     return message.length > SUMMARY_MESSAGE_LENGTH ? `${message.slice(0, SUMMARY_MESSAGE_LENGTH)}…` : message;
   }
   if (payload.kind === "sign_typed_data") {
     const appName = (payload.typedData.domain as { name?: unknown } | undefined)?.name;
-    return `${payload.typedData.primaryType} for ${String(appName ?? "an app")}`;
+    return escapedText(`${payload.typedData.primaryType} for ${String(appName ?? "an app")}`);
   }
   const { transaction } = payload;
   const native = `${formatEther(BigInt(transaction.value))} ${nativeSymbol}`;

@@ -56,3 +56,10 @@ export function visibleSegments(text: string): VisibleSegment[] {
   if (from < text.length) segments.push({ text: text.slice(from) });
   return segments;
 }
+
+/** `text` on one line of plain text (a list, a notification): each hidden character written as ⟨U+202E⟩. */
+export function escapedText(text: string): string {
+  return visibleSegments(text)
+    .map((segment) => ("text" in segment ? segment.text : `⟨${segment.hidden}⟩`))
+    .join("");
+}
