@@ -90,10 +90,11 @@ describe("passkey step-up for account operations", () => {
     return events.map((event) => JSON.parse(event.data) as { operation: string; subject: string; reason: string });
   }
 
-  async function expectRefused(person: Person, call: Promise<{ status: number; body: Record<string, unknown> }>, operation: string) {
+  /** `call` starts only once the state before it is read: a refusal recorded meanwhile would count as "before". */
+  async function expectRefused(person: Person, call: () => Promise<{ status: number; body: Record<string, unknown> }>, operation: string) {
     const before = await accountState(person.userId);
     const refusedBefore = (await refusals(person.userId)).length;
-    const { status, body } = await call;
+    const { status, body } = await call();
     assert.equal(status, 403, `${operation}: ${JSON.stringify(body)}`);
     assert.equal(body.error, "step_up_required");
     assert.match(String(body.message), /needs a fresh approval with one of your passkeys/);
@@ -116,24 +117,28 @@ describe("passkey step-up for account operations", () => {
     const { id: grantId } = await db().grant.findFirstOrThrow({ where: { clientId } });
     const { session } = person;
 
-    await expectRefused(person, session.json("/api/passkeys/options", {}), "approve-add-passkey");
+    await expectRefused(person, () => session.json("/api/passkeys/options", {}), "approve-add-passkey");
     await expectRefused(
       person,
-      session.json(`/api/grants/${grantId}/policy`, { credential_id: wallet.id, policy: { native: { per_day: "1" } } }, "PUT"),
+      () => session.json(`/api/grants/${grantId}/policy`, { credential_id: wallet.id, policy: { native: { per_day: "1" } } }, "PUT"),
       "change-policy",
     );
-    await expectRefused(person, session.json(`/api/passkeys/${second.id}`, { name: "Stolen" }, "PATCH"), "rename-passkey");
-    await expectRefused(person, session.json(`/api/passkeys/${second.id}`, {}, "DELETE"), "remove-passkey");
-    await expectRefused(person, session.json(`/api/credentials/${wallet.id}/seals`, { seal: sealInput() }), "seal");
-    await expectRefused(person, session.json(`/api/credentials/${wallet.id}`, {}, "DELETE"), "remove-wallet");
-    await expectRefused(person, session.json(`/api/credentials/${wallet.id}`, { name: "Stolen" }, "PATCH"), "rename-wallet");
+    await expectRefused(person, () => session.json(`/api/passkeys/${second.id}`, { name: "Stolen" }, "PATCH"), "rename-passkey");
+    await expectRefused(person, () => session.json(`/api/passkeys/${second.id}`, {}, "DELETE"), "remove-passkey");
+    await expectRefused(person, () => session.json(`/api/credentials/${wallet.id}/seals`, { seal: sealInput() }), "seal");
+    await expectRefused(person, () => session.json(`/api/credentials/${wallet.id}`, {}, "DELETE"), "remove-wallet");
+    await expectRefused(person, () => session.json(`/api/credentials/${wallet.id}`, { name: "Stolen" }, "PATCH"), "rename-wallet");
     await expectRefused(
       person,
-      session.json("/api/api-keys", { name: "Exfiltrate", credentials: [{ credentialId: wallet.id, mode: "approve" }] }),
+      () => session.json("/api/api-keys", { name: "Exfiltrate", credentials: [{ credentialId: wallet.id, mode: "approve" }] }),
       "api-key",
     );
-    await expectRefused(person, session.json(`/api/clients/${clientId}/revoke`, {}), "revoke-client");
-    await expectRefused(person, session.json("/api/address-book", { address: wallet.address, label: "Savings" }, "PUT"), "address-book");
+    await expectRefused(person, () => session.json(`/api/clients/${clientId}/revoke`, {}), "revoke-client");
+    await expectRefused(
+      person,
+      () => session.json("/api/address-book", { address: wallet.address, label: "Savings" }, "PUT"),
+      "address-book",
+    );
     assert.equal(await session.signedIn(), true, "a refusal does not end the session");
   });
 
@@ -146,25 +151,29 @@ describe("passkey step-up for account operations", () => {
     const passkeyPath = `/api/passkeys/${second.id}`;
 
     const renameToPhone = await approve(person, `${passkeyPath}/options`, { action: "rename", name: "Phone" });
-    await expectRefused(person, session.json(passkeyPath, { assertion: renameToPhone }, "DELETE"), "remove-passkey");
+    await expectRefused(person, () => session.json(passkeyPath, { assertion: renameToPhone }, "DELETE"), "remove-passkey");
 
     const renameToLaptop = await approve(person, `${passkeyPath}/options`, { action: "rename", name: "Laptop" });
-    await expectRefused(person, session.json(passkeyPath, { name: "Attacker", assertion: renameToLaptop }, "PATCH"), "rename-passkey");
+    await expectRefused(
+      person,
+      () => session.json(passkeyPath, { name: "Attacker", assertion: renameToLaptop }, "PATCH"),
+      "rename-passkey",
+    );
 
     const removeMain = await approve(person, `/api/credentials/${main.id}/options`, { action: "remove" });
-    await expectRefused(person, session.json(`/api/credentials/${spare.id}`, { assertion: removeMain }, "DELETE"), "remove-wallet");
+    await expectRefused(person, () => session.json(`/api/credentials/${spare.id}`, { assertion: removeMain }, "DELETE"), "remove-wallet");
 
     // A wallet's name is approved for exactly its text (names appear in approval headlines), and not by a removal's approval.
     const renameToVault = await approve(person, `/api/credentials/${main.id}/options`, { action: "rename", name: "Vault" });
     await expectRefused(
       person,
-      session.json(`/api/credentials/${main.id}`, { name: "Send all to Mallory", assertion: renameToVault }, "PATCH"),
+      () => session.json(`/api/credentials/${main.id}`, { name: "Send all to Mallory", assertion: renameToVault }, "PATCH"),
       "rename-wallet",
     );
     const removeMainAgain = await approve(person, `/api/credentials/${main.id}/options`, { action: "remove" });
     await expectRefused(
       person,
-      session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: removeMainAgain }, "PATCH"),
+      () => session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: removeMainAgain }, "PATCH"),
       "rename-wallet",
     );
     const renameMain = await approve(person, `/api/credentials/${main.id}/options`, { action: "rename", name: "Vault" });
@@ -172,7 +181,7 @@ describe("passkey step-up for account operations", () => {
     assert.equal((await db().credential.findUniqueOrThrow({ where: { id: main.id } })).name, "Vault");
     await expectRefused(
       person,
-      session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: renameMain }, "PATCH"),
+      () => session.json(`/api/credentials/${main.id}`, { name: "Vault", assertion: renameMain }, "PATCH"),
       "rename-wallet",
     );
 
@@ -183,27 +192,27 @@ describe("passkey step-up for account operations", () => {
     const policyPath = `/api/grants/${grantId}/policy`;
     const tight = { credential_id: main.id, policy: { native: { per_transaction: "1" } } };
     const tightApproval = await approve(person, `${policyPath}/options`, tight);
-    await expectRefused(person, session.json(policyPath, { ...tight, policy: {}, assertion: tightApproval }, "PUT"), "change-policy");
+    await expectRefused(person, () => session.json(policyPath, { ...tight, policy: {}, assertion: tightApproval }, "PUT"), "change-policy");
     const tightAgain = await approve(person, `${policyPath}/options`, tight);
     assert.equal((await session.json(policyPath, { ...tight, assertion: tightAgain }, "PUT")).status, 200);
     const entry = await db().grantCredential.findUniqueOrThrow({ where: { grantId_credentialId: { grantId, credentialId: main.id } } });
     assert.deepEqual(JSON.parse(entry.policy), tight.policy);
     const changed = await db().auditEvent.findFirstOrThrow({ where: { userId: person.userId, type: "policy.changed" } });
     assert.deepEqual(JSON.parse(changed.data), { grant: grantId, from: "{}", to: JSON.stringify(tight.policy) });
-    await expectRefused(person, session.json(`/api/clients/${clientId}/revoke`, { assertion: removeSpare }), "revoke-client");
+    await expectRefused(person, () => session.json(`/api/clients/${clientId}/revoke`, { assertion: removeSpare }), "revoke-client");
 
     // The matching approvals work, once each.
     const rename = await approve(person, `${passkeyPath}/options`, { action: "rename", name: "Laptop" });
     assert.equal((await session.json(passkeyPath, { name: "Laptop", assertion: rename }, "PATCH")).status, 200);
     assert.equal((await db().passkey.findUniqueOrThrow({ where: { id: second.id } })).name, "Laptop");
-    await expectRefused(person, session.json(passkeyPath, { name: "Laptop", assertion: rename }, "PATCH"), "rename-passkey");
+    await expectRefused(person, () => session.json(passkeyPath, { name: "Laptop", assertion: rename }, "PATCH"), "rename-passkey");
 
     // A name is approved for exactly its address and text: an approval of "Alice" cannot name it "Savings".
     const alice = { address: spare.address, label: "Alice" };
     const nameAlice = await approve(person, "/api/address-book/options", alice);
     await expectRefused(
       person,
-      session.json("/api/address-book", { ...alice, label: "Savings", assertion: nameAlice }, "PUT"),
+      () => session.json("/api/address-book", { ...alice, label: "Savings", assertion: nameAlice }, "PUT"),
       "address-book",
     );
 
@@ -224,7 +233,11 @@ describe("passkey step-up for account operations", () => {
       action: "remove",
     });
     const foreign = other.passkey.assert(options);
-    await expectRefused(person, person.session.json(`/api/credentials/${wallet.id}`, { assertion: foreign }, "DELETE"), "remove-wallet");
+    await expectRefused(
+      person,
+      () => person.session.json(`/api/credentials/${wallet.id}`, { assertion: foreign }, "DELETE"),
+      "remove-wallet",
+    );
   });
 
   it("removing a passkey ends every other session, and keeps the acting one", async () => {
