@@ -118,12 +118,11 @@ export async function obtainTokens(
   return { client, user, grantId, tokens };
 }
 
-/** A grant with one approve-mode signing credential (no sealed key: for requests nobody approves). */
-export async function signerGrant(app: RunningApp) {
+/** A grant with one approve-mode signing credential "Main" (no sealed key: for requests nobody approves), at `address` if given. */
+export async function signerGrant(app: RunningApp, address = `0x${randomBytes(20).toString("hex")}`) {
   let credentialId = "";
   const flow = await obtainTokens(app, {
     credentials: async (userId) => {
-      const address = `0x${randomBytes(20).toString("hex")}`;
       credentialId = (await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } })).id;
       return [{ credentialId, mode: "approve" }];
     },

@@ -5,7 +5,7 @@ import { formatUnits, getAddress, type Hex } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
-import type { Clock } from "@/lib/clock";
+import { utcTimeFrom, type Clock } from "@/lib/clock";
 import type { AllowanceOutput, RequestView } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { holdOfPayment } from "@/lib/wallet/policy";
@@ -18,13 +18,6 @@ import { allowanceViews, assetNames } from "./view";
 
 export type AllowancePayment = { chainId: number; to: Hex; value: string; data: Hex };
 
-function utcTime(iso: string, now: Date): string {
-  const at = new Date(iso);
-  const time = `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
-  // within about a day the time alone is clear (the chain's clock may run a little ahead of ours)
-  return at.getTime() - now.getTime() <= (DAY + 3600) * 1000 ? time : `${iso.slice(0, 10)} ${time}`;
-}
-
 const PERIOD_NAMES: Record<number, string> = { [3600]: "this hour", [DAY]: "today", [7 * DAY]: "this week" };
 
 /** "0.006 ETH left today, resets at 14:05 UTC": a refusal in the person's units, or the refusal's own words. */
@@ -35,7 +28,7 @@ async function refusalWords(chainId: number, refusal: AllowanceRefusal, now: Dat
   if (left.transfersLeft < 1) return "This allowance has no transfers left.";
   const period = PERIOD_NAMES[left.periodSeconds] ?? "this period";
   const amount = `${formatUnits(BigInt(left.available), names.decimals)} ${names.symbol}`;
-  return `Above this allowance: ${amount} left ${period}, resets at ${utcTime(left.resetsAt, now)}.`;
+  return `Above this allowance: ${amount} left ${period}, resets at ${utcTimeFrom(new Date(left.resetsAt), now)}.`;
 }
 
 /**

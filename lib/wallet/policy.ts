@@ -137,14 +137,35 @@ export function factsOf(payload: Intent): RequestFacts {
   };
 }
 
+/**
+ * A cap the request would go over, in the rule's terms (wei, or the token's smallest unit): enough to say it in the
+ * person's units (policy-words.ts). `resetsAt` is when the last request the window counts leaves it.
+ */
+export type Breach = {
+  window: "transaction" | "day" | "week";
+  chainId: number | null;
+  /** null for the chain's coin */
+  token: Address | null;
+  amount: bigint;
+  limit: bigint;
+  remaining: bigint;
+  resetsAt: Date | null;
+};
+
 /** A rule the request breaks: which, why, and (for caps) what is left. */
 export class PolicyViolation extends RequestError {
   constructor(
     readonly rule: string,
-    message: string,
+    readonly reason: string,
     readonly allowance: { limit: string; remaining: string } | null = null,
+    readonly breach: Breach | null = null,
   ) {
-    super("policy_violation", `Refused by the spending policy (${rule}): ${message}`, 403);
+    super("policy_violation", `Refused by the spending policy (${rule}): ${reason}`, 403);
+  }
+
+  /** The same refusal, its reason said another way (the rule and the machine-readable fields stay). */
+  saying(reason: string): PolicyViolation {
+    return new PolicyViolation(this.rule, reason, this.allowance, this.breach);
   }
 }
 
@@ -157,18 +178,24 @@ type Held = {
   chainId: number | null;
 };
 
-/** What the requests held in the window from `since` add up to, and when the oldest of them leaves it. */
+/**
+ * What the requests held in the window from `since` add up to, when the oldest of them leaves it (`freesAt`), and
+ * when the newest does (`resetsAt`: the whole cap is free again).
+ */
 function heldSince(held: Held[], since: Date, window: number, amount: (request: Held) => bigint) {
   let used = 0n;
   let oldest: Date | null = null;
+  let newest: Date | null = null;
   for (const request of held) {
     if (request.createdAt < since) continue;
     const value = amount(request);
     if (value === 0n) continue;
     used += value;
     if (!oldest || request.createdAt < oldest) oldest = request.createdAt;
+    if (!newest || request.createdAt > newest) newest = request.createdAt;
   }
-  return { used, freesAt: oldest ? new Date(oldest.getTime() + window) : null };
+  const after = (at: Date | null) => (at ? new Date(at.getTime() + window) : null);
+  return { used, freesAt: after(oldest), resetsAt: after(newest) };
 }
 
 /** What a held request counts against the native caps of `chainId`: wei of two chains never add up. */
@@ -284,21 +311,30 @@ export function violationOf(
   if (facts.unlimitedApproval && policy.no_unlimited_approvals) {
     return new PolicyViolation("no_unlimited_approvals", "unlimited approvals are not allowed");
   }
-  const cap = (rule: string, limit: string | undefined, amount: bigint, used: bigint) => {
-    if (limit === undefined || amount === 0n || used + amount <= BigInt(limit)) return null;
+  const unheld = { used: 0n, resetsAt: null };
+  const cap = (
+    rule: string,
+    limit: string | undefined,
+    move: { amount: bigint; chainId: number | null; token: Address | null },
+    window: Breach["window"],
+    { used, resetsAt }: { used: bigint; resetsAt: Date | null },
+  ) => {
+    if (limit === undefined || move.amount === 0n || used + move.amount <= BigInt(limit)) return null;
     const remaining = BigInt(limit) > used ? BigInt(limit) - used : 0n;
-    return new PolicyViolation(rule, `${amount} would exceed the limit of ${limit} (${remaining} left)`, {
-      limit,
-      remaining: String(remaining),
-    });
+    return new PolicyViolation(
+      rule,
+      `${move.amount} would exceed the limit of ${limit} (${remaining} left)`,
+      { limit, remaining: String(remaining) },
+      { ...move, window, limit: BigInt(limit), remaining, resetsAt },
+    );
   };
   const native = policy.native ?? {};
-  const nativeHeld = (since: number, window: number) =>
-    heldSince(held, new Date(now.getTime() - since), window, nativeOn(facts.chainId)).used;
+  const nativeMove = { amount: facts.native, chainId: facts.chainId, token: null };
+  const nativeHeld = (window: number) => heldSince(held, new Date(now.getTime() - window), window, nativeOn(facts.chainId));
   const nativeBreach =
-    cap("native.per_transaction", native.per_transaction, facts.native, 0n) ??
-    cap("native.per_day", native.per_day, facts.native, nativeHeld(DAY, DAY)) ??
-    cap("native.per_week", native.per_week, facts.native, nativeHeld(WEEK, WEEK));
+    cap("native.per_transaction", native.per_transaction, nativeMove, "transaction", unheld) ??
+    cap("native.per_day", native.per_day, nativeMove, "day", nativeHeld(DAY)) ??
+    cap("native.per_week", native.per_week, nativeMove, "week", nativeHeld(WEEK));
   if (nativeBreach) return nativeBreach;
   const capped = cappedTokens(policy, facts);
   if (capped.length > 1) {
@@ -308,11 +344,12 @@ export function violationOf(
     );
   }
   for (const { rule, move } of capped) {
-    const used = heldSince(held, new Date(now.getTime() - DAY), DAY, (request) =>
+    const today = heldSince(held, new Date(now.getTime() - DAY), DAY, (request) =>
       request.chainId === move.chainId && same(request.tokenAddress, move.token) ? BigInt(request.tokenAmount ?? "0") : 0n,
-    ).used;
+    );
     const breach =
-      cap("tokens.per_transaction", rule.per_transaction, move.amount, 0n) ?? cap("tokens.per_day", rule.per_day, move.amount, used);
+      cap("tokens.per_transaction", rule.per_transaction, move, "transaction", unheld) ??
+      cap("tokens.per_day", rule.per_day, move, "day", today);
     if (breach) return breach;
   }
   return null;

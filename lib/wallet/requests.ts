@@ -24,6 +24,7 @@ import {
 } from "./request-lifecycle";
 import { checkedTypedData, TypedDataError } from "./typed-data";
 import { checkPolicy, PolicyViolation, withinPolicy } from "./policy";
+import { inPersonsUnits } from "./policy-words";
 import { payFromAllowance } from "@/lib/allowances/agent";
 
 /** A credential of the agent's grant that may be asked for signatures. */
@@ -145,6 +146,7 @@ export async function createRequest(
         },
         clock,
       );
+      throw await inPersonsUnits(error, credential.name, now);
     }
     throw error;
   }
