@@ -71,7 +71,8 @@ describe("a refusal in the person's units", { timeout: 180_000 }, () => {
     const refused = await send("0.3");
     assert.equal(
       refused.content?.[0]?.text,
-      `Refused by the spending policy (native.per_day): 0.3 ETH is over today's limit for Main: 0.2 ETH left, resets at ${dayAfter(created)}`,
+      "Refused by the spending policy (native.per_day): " +
+        `0.3 ETH is over today's limit for Main: 0.2 ETH left, resets at ${dayAfter(created)}`,
     );
     // The machine-readable fields are the rule's own, in wei.
     assert.deepEqual(refused.structuredContent, {
@@ -99,7 +100,8 @@ describe("a refusal in the person's units", { timeout: 180_000 }, () => {
     const refused = await transfer("12.5");
     assert.equal(
       refused.content?.[0]?.text,
-      `Refused by the spending policy (tokens.per_day): 12.5 TUSD is over today's limit for Main: 10 TUSD left, resets at ${dayAfter(created)}`,
+      "Refused by the spending policy (tokens.per_day): " +
+        `12.5 TUSD is over today's limit for Main: 10 TUSD left, resets at ${dayAfter(created)}`,
     );
     assert.deepEqual(refused.structuredContent?.allowance, { limit: String(parseEther("30")), remaining: String(parseEther("10")) });
   });
