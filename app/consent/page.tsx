@@ -6,6 +6,8 @@ import { listContacts } from "@/lib/wallet/address-book";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/wallets-panel";
+import { walletAssets } from "@/lib/prices/holdings";
+import { Holdings } from "@/components/prices/holdings";
 
 const CLOSED: Record<string, [string, string]> = {
   approved: ["Already approved", "You already approved this request. Return to the application."],
@@ -93,11 +95,27 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
 
   const [credentials, passkeys, contacts] = await Promise.all([listCredentials(user.id), listPasskeys(user.id), listContacts(user.id)]);
   const canSeal = passkeys.some((passkey) => passkey.prfCapable);
+  const assets = walletAssets(user.id);
   return (
     <main>
       <h1>{HEADING}</h1>
       <p className="muted small">Signed in as {user.email}</p>
       {summary}
+      {credentials.length > 0 && (
+        <section aria-labelledby="holdings-heading">
+          <h2 id="holdings-heading">What your wallets hold</h2>
+          <dl className="summary">
+            {credentials.map(({ id, name, address }) => (
+              <div key={id}>
+                <dt>{name}</dt>
+                <dd>
+                  <Holdings address={address as `0x${string}`} assets={assets} label={`What ${name} holds`} />
+                </dd>
+              </div>
+            ))}
+          </dl>
+        </section>
+      )}
       <ConsentForm
         key={credentials.map((credential) => credential.id).join(",")}
         requestId={requestId}

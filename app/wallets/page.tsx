@@ -1,12 +1,15 @@
 import { requireUser } from "@/lib/auth/session";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listPasskeys } from "@/lib/auth/passkeys";
+import { walletAssets } from "@/lib/prices/holdings";
 import { AppHeader } from "@/components/nav/app-header";
+import { Holdings } from "@/components/prices/holdings";
 import { WalletsPanel } from "@/components/wallet/wallets-panel";
 
 export default async function WalletsPage() {
   const user = await requireUser("/wallets");
   const [credentials, passkeys] = await Promise.all([listCredentials(user.id), listPasskeys(user.id)]);
+  const assets = walletAssets(user.id);
   return (
     <>
       <AppHeader email={user.email} />
@@ -15,6 +18,12 @@ export default async function WalletsPage() {
         <WalletsPanel
           wallets={credentials.map(({ id, name, kind, address, grantCount }) => ({ id, name, kind, address, grantCount }))}
           canSeal={passkeys.some((passkey) => passkey.prfCapable)}
+          holdings={Object.fromEntries(
+            credentials.map(({ id, name, address }) => [
+              id,
+              <Holdings key={id} address={address as `0x${string}`} assets={assets} label={`What ${name} holds`} />,
+            ]),
+          )}
         />
       </main>
     </>

@@ -1,5 +1,6 @@
 import type { ContactNames } from "@/lib/wallet/address-book";
 import type { Described, Detail } from "@/lib/wallet/request-description";
+import { Money } from "@/components/prices/money";
 
 /** One labelled line of the approval summary (a `dl`). */
 export function Field({ label, children }: { label: React.ReactNode; children: React.ReactNode }) {
@@ -30,6 +31,14 @@ function DetailField({ detail, names }: { detail: Detail; names: ContactNames })
   return (
     <Field label={detail.label}>
       {detail.text}
+      {detail.value && (
+        <Money
+          chainId={detail.value.chainId}
+          token={detail.value.token}
+          amount={BigInt(detail.value.amount)}
+          decimals={detail.value.decimals}
+        />
+      )}
       {detail.address && <AddressText address={detail.address} names={names} />}
       {detail.raw && <span className="muted small mono"> (raw integer {detail.raw})</span>}
     </Field>

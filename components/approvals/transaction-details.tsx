@@ -3,6 +3,7 @@ import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
 import { AddressText, DescribedFields, Field } from "./fields";
 import { CopyButton } from "@/components/shared/copy-button";
+import { Money } from "@/components/prices/money";
 
 /** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee. */
 export function TransactionDetails({
@@ -38,13 +39,18 @@ export function TransactionDetails({
         <strong>
           {formatEther(BigInt(transaction.value))} {chain.symbol}
         </strong>
+        <Money chainId={chain.id} token={null} amount={BigInt(transaction.value)} decimals={18} />
       </Field>
       <Field label="Data">
         <span className="mono small">{plain ? "none (a plain transfer)" : transaction.data}</span>
       </Field>
       <Field label="Maximum network fee">
-        {formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas))} {chain.symbol} ({transaction.gas} gas at up to{" "}
-        {formatGwei(BigInt(transaction.maxFeePerGas))} gwei)
+        {formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas))} {chain.symbol}
+        <Money chainId={chain.id} token={null} amount={BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas)} decimals={18} />
+        <span className="muted small">
+          {" "}
+          · {transaction.gas} gas at up to {formatGwei(BigInt(transaction.maxFeePerGas))} gwei
+        </span>
       </Field>
       <Field label="Nonce">{transaction.nonce ?? "Set when you approve: the next free one of this wallet"}</Field>
     </>

@@ -1,7 +1,7 @@
 "use client";
 
 import { CopyButton } from "@/components/shared/copy-button";
-import { useState } from "react";
+import { useState, type ReactNode } from "react";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress, isAddress } from "viem";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
@@ -30,7 +30,16 @@ async function connectSealedKey(name: string, privateKey: `0x${string}`) {
   await callApi("/api/credentials", { kind: "evm", name, address: account.address, seal, assertion: response });
 }
 
-export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSeal: boolean }) {
+/** `holdings`: per wallet id, what it holds (rendered on the server, streamed in). */
+export function WalletsPanel({
+  wallets,
+  canSeal,
+  holdings,
+}: {
+  wallets: WalletRow[];
+  canSeal: boolean;
+  holdings: Record<string, ReactNode>;
+}) {
   const { busy, error, status, run } = useAction();
   const [importName, setImportName] = useState("");
   const [importKey, setImportKey] = useState("");
@@ -69,7 +78,7 @@ export function WalletsPanel({ wallets, canSeal }: { wallets: WalletRow[]; canSe
         ) : (
           <ul className="rows">
             {wallets.map((wallet) => (
-              <WalletItem key={wallet.id} wallet={wallet} run={run} busy={busy} />
+              <WalletItem key={wallet.id} wallet={wallet} holdings={holdings[wallet.id]} run={run} busy={busy} />
             ))}
           </ul>
         )}
@@ -180,10 +189,12 @@ export function CreateWalletForm({ canSeal }: { canSeal: boolean }) {
 
 function WalletItem({
   wallet,
+  holdings,
   run,
   busy,
 }: {
   wallet: WalletRow;
+  holdings: ReactNode;
   run: (action: () => Promise<string | void>) => Promise<boolean>;
   busy: boolean;
 }) {
@@ -194,6 +205,7 @@ function WalletItem({
         <div className="small">
           <span className="mono">{wallet.address}</span> <CopyButton text={wallet.address} what={`address of ${wallet.name}`} />
         </div>
+        {holdings}
         {wallet.grantCount > 0 && (
           <div className="muted small">
             Granted to {wallet.grantCount} client{wallet.grantCount === 1 ? "" : "s"}

@@ -12,7 +12,7 @@ const erc721Preset = require("@openzeppelin/contracts/build/contracts/ERC721Pres
 const erc1155Preset = require("@openzeppelin/contracts/build/contracts/ERC1155PresetMinterPauser.json") as Artifact;
 
 /** A wallet client for the node's first funded account (hardhat unlocks it: the node signs). */
-async function deployer(chain: LocalChain) {
+export async function deployer(chain: LocalChain) {
   const [account] = await createWalletClient({ transport: http(chain.rpcUrl) }).getAddresses();
   const definition = defineChain({
     id: chain.chainId,
@@ -23,7 +23,7 @@ async function deployer(chain: LocalChain) {
   return createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) });
 }
 
-async function mined(chain: LocalChain, hash: Hex): Promise<Address | null | undefined> {
+export async function mined(chain: LocalChain, hash: Hex): Promise<Address | null | undefined> {
   const receipt = await chain.client.waitForTransactionReceipt({ hash });
   if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
   return receipt.contractAddress;

@@ -23,7 +23,14 @@ export type SigningAgent = {
   ask: (tool: string, args: Record<string, unknown>) => Promise<RequestView>;
 };
 
-export function signingAgent(options: { email: string; agentName: string; fund?: string; explorerUrl?: string }): SigningAgent {
+export function signingAgent(options: {
+  email: string;
+  agentName: string;
+  fund?: string;
+  explorerUrl?: string;
+  /** More settings for the app, from what is deployed on the chain before it starts. */
+  env?: (chain: LocalChain) => Promise<Record<string, string>>;
+}): SigningAgent {
   const suite = {
     ask: async (tool: string, args: Record<string, unknown>) => {
       const result = (await suite.agent.callTool({ name: tool, arguments: { credential_id: suite.wallet.id, ...args } })) as {
@@ -37,7 +44,8 @@ export function signingAgent(options: { email: string; agentName: string; fund?:
   } as SigningAgent;
   before(async () => {
     suite.chain = await startChain();
-    suite.app = await startApp({ env: { CHAINS: chainsSetting(suite.chain, { explorerUrl: options.explorerUrl }) } });
+    const more = (await options.env?.(suite.chain)) ?? {};
+    suite.app = await startApp({ env: { CHAINS: chainsSetting(suite.chain, { explorerUrl: options.explorerUrl }), ...more } });
     suite.browser = await launchBrowser();
     suite.person = await newPerson(suite.browser, suite.app, options.email, ["Main"]);
     const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });

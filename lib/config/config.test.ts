@@ -173,6 +173,33 @@ describe("parseConfig", () => {
     assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), CHAINS: JSON.stringify(chains) }).chains, chains);
   });
 
+  describe("PRICE_FEEDS", () => {
+    const FEED = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    const TOKEN = "0x000000000000000000000000000000000000bEEF";
+
+    it("reads feeds per chain, addresses lowercase; none by default, in USD, an hour old at most", () => {
+      const settings = parseConfig({
+        DATA_DIR: tempDir(),
+        PRICE_FEEDS: JSON.stringify({ 31337: { native: FEED, tokens: { [TOKEN]: FEED } } }),
+      });
+      assert.deepEqual(settings.prices.feeds, {
+        31337: { native: FEED.toLowerCase(), tokens: { [TOKEN.toLowerCase()]: FEED.toLowerCase() } },
+      });
+      assert.deepEqual(parseConfig({ DATA_DIR: tempDir() }).prices, { feeds: {}, currency: "USD", maxAgeSeconds: 3600 });
+    });
+
+    for (const [label, value] of [
+      ["a chain CHAINS does not configure", { 1: { native: FEED } }],
+      ["an aggregator that is no address", { 31337: { native: "0x1234" } }],
+      ["an unknown key", { 31337: { native: FEED, feeds: {} } }],
+    ] as const) {
+      it(`refuses ${label}, naming PRICE_FEEDS`, () => expectConfigError({ PRICE_FEEDS: JSON.stringify(value) }, "PRICE_FEEDS"));
+    }
+
+    it("refuses a currency that is no ISO 4217 code, naming PRICE_CURRENCY", () =>
+      expectConfigError({ PRICE_CURRENCY: "dollars" }, "PRICE_CURRENCY"));
+  });
+
   describe("JWT_SIGNING_KEYS", () => {
     it("reads kid:secret pairs; the first signs, all verify; env secrets win over generated ones", () => {
       const dir = tempDir();

@@ -15,6 +15,16 @@ export const chainSchema = z.object({
 });
 export type Chain = z.infer<typeof chainSchema>;
 
+/** An EVM address, as any case; kept lowercase so that lookups do not depend on a checksum. */
+const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be an address: 0x and 40 hexadecimal characters")
+  .transform((value) => value.toLowerCase() as `0x${string}`);
+
+/** Chainlink aggregators on one chain: the coin's price and each token's (by the token's address), in PRICE_CURRENCY. */
+const chainFeeds = z.object({ native: evmAddress.optional(), tokens: z.record(evmAddress, evmAddress).default({}) }).strict();
+type ChainFeeds = z.infer<typeof chainFeeds>;
+
 const DEFAULT_CHAINS: Chain[] = [{ id: 31337, name: "Local dev chain", rpcUrl: "http://127.0.0.1:8545", symbol: "ETH" }];
 
 function parsedUrl(value: string): URL | null {
@@ -111,6 +121,17 @@ const trustedProxies = commaList.transform((entries, ctx): number | string[] => 
   return ranges;
 });
 
+/** A setting written as JSON; `expected` says what it must be when it is not JSON at all. */
+const jsonText = (expected: string) =>
+  z.string().transform((value, ctx) => {
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      ctx.addIssue({ code: "custom", message: expected });
+      return z.NEVER;
+    }
+  });
+
 /** A duration in whole seconds, at least 1. */
 const seconds = z.coerce.number().int("must be whole seconds").min(1, "must be at least 1 second");
 
@@ -150,18 +171,16 @@ const envSchema = z
     REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
     UNUSED_CLIENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
     PENDING_REQUESTS_PER_CREDENTIAL: z.coerce.number().int().min(1).default(50),
-    CHAINS: z
+    CHAINS: jsonText("must be a JSON array of chains").pipe(z.array(chainSchema).min(1)).optional(),
+    // Chainlink price feeds per chain id (docs/decisions/0018-balances-and-prices.md); none: no value in money is shown.
+    PRICE_FEEDS: jsonText("must be a JSON object keyed by chain id")
+      .pipe(z.record(z.string().regex(/^\d+$/, "keys must be chain ids"), chainFeeds))
+      .default({}),
+    PRICE_CURRENCY: z
       .string()
-      .transform((value, ctx) => {
-        try {
-          return JSON.parse(value) as unknown;
-        } catch {
-          ctx.addIssue({ code: "custom", message: "must be a JSON array of chains" });
-          return z.NEVER;
-        }
-      })
-      .pipe(z.array(chainSchema).min(1))
-      .optional(),
+      .regex(/^[A-Z]{3}$/, "must be an ISO 4217 currency code such as USD")
+      .default("USD"),
+    PRICE_MAX_AGE_SECONDS: seconds.default(3600),
   })
   .superRefine((values, ctx) => {
     if (values.HTTP_HEADERS_TIMEOUT_SECONDS > values.HTTP_REQUEST_TIMEOUT_SECONDS)
@@ -170,6 +189,11 @@ const envSchema = z
         path: ["HTTP_HEADERS_TIMEOUT_SECONDS"],
         message: "must not exceed HTTP_REQUEST_TIMEOUT_SECONDS (the headers are part of the request)",
       });
+    const chainIds = (values.CHAINS ?? DEFAULT_CHAINS).map((chain) => String(chain.id));
+    for (const chainId of Object.keys(values.PRICE_FEEDS)) {
+      if (!chainIds.includes(chainId))
+        ctx.addIssue({ code: "custom", path: ["PRICE_FEEDS"], message: `names chain ${chainId}, which CHAINS does not configure` });
+    }
     // In production the session cookie, passkeys and tokens must not travel in the clear; loopback is this machine.
     if (values.NODE_ENV !== "production") return;
     for (const key of ["BASE_URL", "APP_URL"] as const) {
@@ -224,6 +248,8 @@ export type Config = {
   unusedClientRetentionMs: number;
   /** How many of a grant's requests on one credential may wait for the person at once (lib/wallet/policy.ts). */
   pendingRequestsPerCredential: number;
+  /** Values in money (lib/prices): Chainlink feeds per chain id, their currency, and how old an answer may be. */
+  prices: { feeds: Record<string, ChainFeeds>; currency: string; maxAgeSeconds: number };
 };
 
 export class ConfigError extends Error {
@@ -278,6 +304,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redisUrl: values.REDIS_URL ?? null,
     unusedClientRetentionMs: values.UNUSED_CLIENT_RETENTION_HOURS * 3_600_000,
     pendingRequestsPerCredential: values.PENDING_REQUESTS_PER_CREDENTIAL,
+    prices: { feeds: values.PRICE_FEEDS, currency: values.PRICE_CURRENCY, maxAgeSeconds: values.PRICE_MAX_AGE_SECONDS },
   };
 }
 

@@ -10,8 +10,20 @@ import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import { tokenMetadata, type TokenMetadata } from "./token-metadata";
 import { declaredFields, domainFields, type FieldNode } from "./typed-data-fields";
 
-/** One line of a description: a label and a text, an address, and the raw integer behind a formatted amount. */
-export type Detail = { label: string; text?: string; address?: Address; raw?: string };
+/** A token on a chain, when a description knows both: its amounts can be valued (lib/prices). */
+type TokenAt = { chainId: number; address: Address };
+
+/**
+ * One line of a description: a label and a text, an address, the raw integer behind a formatted amount, and that
+ * amount of an ERC-20 on its chain for its value in money.
+ */
+export type Detail = {
+  label: string;
+  text?: string;
+  address?: Address;
+  raw?: string;
+  value?: { chainId: number; token: Address; amount: string; decimals: number };
+};
 
 /** What a call or a permit does: one sentence, its details, and a warning when it hands over more than an amount. */
 export type Described = { action: string; details: Detail[]; warning: string | null };
@@ -44,8 +56,10 @@ function amountText(token: TokenMetadata, amount: bigint): string {
   return unlimited ? "an unlimited amount of an unknown token" : `${amount} base units of an unknown token`;
 }
 
-function amountDetail(label: string, token: TokenMetadata, amount: bigint): Detail {
-  return { label, text: amountText(token, amount), raw: amount.toString() };
+function amountDetail(label: string, token: TokenMetadata, amount: bigint, at: TokenAt | null): Detail {
+  const detail = { label, text: amountText(token, amount), raw: amount.toString() };
+  if (token.standard !== "erc20" || !at || isUnlimitedAmount(amount)) return detail;
+  return { ...detail, value: { chainId: at.chainId, token: at.address, amount: amount.toString(), decimals: token.decimals } };
 }
 
 function contractDetail(contract: Address, token: TokenMetadata): Detail {
@@ -60,7 +74,8 @@ function unlimitedWarning(spender: Address, what: string): string {
 }
 
 /** A token call in words; `contract` is the token's (for Permit2's approve, the token it names, not Permit2). */
-function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, called: Address): Described {
+function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, called: Address, chainId: number): Described {
+  const at = { chainId, address: contract };
   const label = tokenLabel(token);
   const contractLine = contractDetail(contract, token);
   const isNft = token.standard === "erc721";
@@ -68,14 +83,14 @@ function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, 
     case "transfer":
       return {
         action: `Transfer ${amountText(token, call.amount)}`,
-        details: [amountDetail("Amount", token, call.amount), party("Recipient", call.to), contractLine],
+        details: [amountDetail("Amount", token, call.amount, at), party("Recipient", call.to), contractLine],
         warning: null,
       };
     case "transferAndCall":
       return {
         action: `Transfer ${amountText(token, call.amount)} and call the recipient`,
         details: [
-          amountDetail("Amount", token, call.amount),
+          amountDetail("Amount", token, call.amount, at),
           party("Recipient", call.to),
           { label: "Data passed to the recipient", text: call.data },
           contractLine,
@@ -85,14 +100,14 @@ function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, 
     case "increaseAllowance":
       return {
         action: `Allow spending of ${amountText(token, call.amount)} more`,
-        details: [amountDetail("Added amount", token, call.amount), party("Spender", call.spender), contractLine],
+        details: [amountDetail("Added amount", token, call.amount, at), party("Spender", call.spender), contractLine],
         warning: isUnlimitedAmount(call.amount) ? unlimitedWarning(call.spender, label) : null,
       };
     case "permit2Approve":
       return {
         action: `Allow spending of ${amountText(token, call.amount)} through Permit2`,
         details: [
-          amountDetail("Amount", token, call.amount),
+          amountDetail("Amount", token, call.amount, at),
           party("Spender", call.spender),
           contractLine,
           party("Permit2 contract", called),
@@ -110,7 +125,7 @@ function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, 
       }
       return {
         action: `Allow spending of ${amountText(token, call.amount)}`,
-        details: [amountDetail("Amount", token, call.amount), party("Spender", call.spender), contractLine],
+        details: [amountDetail("Amount", token, call.amount, at), party("Spender", call.spender), contractLine],
         warning: isUnlimitedAmount(call.amount) ? unlimitedWarning(call.spender, label) : null,
       };
     case "transferFrom":
@@ -128,7 +143,7 @@ function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, 
       }
       return {
         action: `Transfer ${amountText(token, call.amount)}`,
-        details: [amountDetail("Amount", token, call.amount), party("From", call.from), party("Recipient", call.to), contractLine],
+        details: [amountDetail("Amount", token, call.amount, at), party("From", call.from), party("Recipient", call.to), contractLine],
         warning: null,
       };
     case "safeTransferFrom":
@@ -184,7 +199,7 @@ function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, 
 
 async function describeTokenCall(call: TokenCall, transaction: PreparedTransaction): Promise<Described> {
   const contract = call.kind === "permit2Approve" ? call.token : transaction.to;
-  return describeCall(call, contract, await tokenMetadata(transaction.chainId, contract), transaction.to);
+  return describeCall(call, contract, await tokenMetadata(transaction.chainId, contract), transaction.to, transaction.chainId);
 }
 
 async function callDescription(transaction: PreparedTransaction): Promise<CallDescription> {
@@ -234,7 +249,12 @@ async function permitDescription(permit: Permit): Promise<Described> {
   const unlimited = permit.amounts.flatMap((entry, index) => (isUnlimitedAmount(entry.amount) ? [tokenLabel(tokens[index])] : []));
   const details = permit.amounts.flatMap((entry, index): Detail[] => [
     { label: "Token", text: tokenLabel(tokens[index]), ...(entry.token ? { address: entry.token } : {}) },
-    amountDetail("Amount", tokens[index], entry.amount),
+    amountDetail(
+      "Amount",
+      tokens[index],
+      entry.amount,
+      entry.token && permit.chainId !== null ? { chainId: permit.chainId, address: entry.token } : null,
+    ),
     ...(entry.expiration === undefined
       ? []
       : [{ label: "Allowance expires", text: entry.expiration === 0n ? "when used (no standing allowance)" : dateText(entry.expiration) }]),

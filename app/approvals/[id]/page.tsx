@@ -12,6 +12,7 @@ import type { RequestView } from "@/contract";
 import { AppHeader } from "@/components/nav/app-header";
 import { ApprovalActions } from "@/components/approvals/approval-actions";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
+import { BalanceFields } from "@/components/approvals/balance-fields";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Field } from "@/components/approvals/fields";
 import { headlineOf } from "@/components/approvals/headline";
@@ -137,6 +138,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             )}
             {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
             {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
+            {pending && (
+              <BalanceFields
+                userId={user.id}
+                address={approval.address as `0x${string}`}
+                send={description.kind === "send_transaction" ? description : null}
+              />
+            )}
             {today && chain && (
               <Field label="Spending limit today">
                 {formatEther(BigInt(today.remaining))} {chain.symbol} left of {formatEther(BigInt(today.limit))} {chain.symbol}, this

@@ -1,0 +1,65 @@
+// Chainlink price feeds on the local chain: @chainlink/contracts' MockV3Aggregator, compiled from the package's
+// Solidity source with solc-js (the package ships no bytecode; solc's npm package carries its compiler, so nothing is
+// downloaded) and deployed with viem from the node's first funded account.
+import fs from "node:fs";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { getAddress, parseAbi, type Abi, type Address, type Hex } from "viem";
+import type { LocalChain } from "./chain";
+import { deployer, mined } from "./contracts";
+
+const require = createRequire(import.meta.url);
+const SOURCES = path.dirname(require.resolve("@chainlink/contracts/package.json"));
+const MOCK = "src/v0.8/tests/MockV3Aggregator.sol";
+
+let compiled: { abi: Abi; bytecode: Hex } | undefined;
+
+/** MockV3Aggregator's ABI and bytecode, compiled once per test process. */
+function mockAggregator(): { abi: Abi; bytecode: Hex } {
+  if (compiled) return compiled;
+  const solc = require("solc") as { compile: (input: string, callbacks: object) => string };
+  const input = {
+    language: "Solidity",
+    sources: { [MOCK]: { content: fs.readFileSync(path.join(SOURCES, MOCK), "utf8") } },
+    settings: { outputSelection: { "*": { MockV3Aggregator: ["abi", "evm.bytecode.object"] } } },
+  };
+  const findImports = (file: string) => ({ contents: fs.readFileSync(path.join(SOURCES, file), "utf8") });
+  const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as {
+    errors?: { severity: string; formattedMessage: string }[];
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
+  };
+  const errors = (output.errors ?? []).filter((error) => error.severity === "error");
+  if (errors.length) throw new Error(errors.map((error) => error.formattedMessage).join("\n"));
+  const contract = output.contracts[MOCK].MockV3Aggregator;
+  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+  return compiled;
+}
+
+/** A feed answering `answer` (an integer with `decimals` of them, e.g. 2000_00000000 with 8 for $2,000) now. */
+export async function deployPriceFeed(chain: LocalChain, feed: { answer: bigint; decimals: number }): Promise<Address> {
+  const { abi, bytecode } = mockAggregator();
+  const wallet = await deployer(chain);
+  return getAddress((await mined(chain, await wallet.deployContract({ abi, bytecode, args: [feed.decimals, feed.answer] })))!);
+}
+
+/** The feed's latest round set to `answer`, last updated at `updatedAt` (seconds since the epoch). */
+export async function setRound(chain: LocalChain, feed: Address, round: { answer: bigint; updatedAt: bigint }) {
+  const wallet = await deployer(chain);
+  const abi = parseAbi(["function updateRoundData(uint80 roundId, int256 answer, uint256 timestamp, uint256 startedAt)"]);
+  await mined(
+    chain,
+    await wallet.writeContract({
+      address: feed,
+      abi,
+      functionName: "updateRoundData",
+      args: [2n, round.answer, round.updatedAt, round.updatedAt],
+    }),
+  );
+}
+
+/** Sends `amount` of an ERC-20 that the node's first account holds to `to`. */
+export async function sendToken(chain: LocalChain, token: Address, to: Address, amount: bigint) {
+  const wallet = await deployer(chain);
+  const abi = parseAbi(["function transfer(address to, uint256 amount) returns (bool)"]);
+  await mined(chain, await wallet.writeContract({ address: token, abi, functionName: "transfer", args: [to, amount] }));
+}

@@ -1,0 +1,37 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther, parseUnits } from "viem";
+import { amountWithMoney, moneyText } from "./format";
+
+const ETH_AT_2000 = { answer: 2000n * 10n ** 8n, decimals: 8 };
+
+describe("moneyText", () => {
+  it("values an amount at the feed's answer, with the feed's and the asset's decimals", () => {
+    assert.equal(moneyText(parseEther("0.1"), 18, ETH_AT_2000, "USD"), "$200.00");
+    assert.equal(moneyText(parseUnits("2.5", 6), 6, { answer: 100_000_000n, decimals: 8 }, "USD"), "$2.50");
+    assert.equal(moneyText(parseEther("1234.5"), 18, ETH_AT_2000, "USD"), "$2,469,000.00");
+  });
+
+  it("rounds to the currency's smallest unit without floating point drift", () => {
+    assert.equal(moneyText(parseEther("0.000123456"), 18, ETH_AT_2000, "USD"), "$0.25");
+    // 2^53 + 1 cents survives: the value is formatted from its decimal string, not a float.
+    assert.equal(moneyText(9007199254740993n, 2, { answer: 1n, decimals: 0 }, "USD"), "$90,071,992,547,409.93");
+  });
+
+  it("says a value under a cent is under a cent, and zero is zero", () => {
+    assert.equal(moneyText(1n, 18, ETH_AT_2000, "USD"), "< $0.01");
+    assert.equal(moneyText(0n, 18, ETH_AT_2000, "USD"), "$0.00");
+  });
+
+  it("writes the configured currency", () => {
+    assert.equal(moneyText(parseEther("0.1"), 18, ETH_AT_2000, "EUR"), "€200.00");
+    assert.equal(moneyText(parseEther("1"), 18, { answer: 300_000n, decimals: 0 }, "JPY"), "¥300,000");
+  });
+});
+
+describe("amountWithMoney", () => {
+  it("adds the value after the amount, or nothing without a price", () => {
+    assert.equal(amountWithMoney("0.1 ETH", "$200.00"), "0.1 ETH (≈ $200.00)");
+    assert.equal(amountWithMoney("0.1 ETH", null), "0.1 ETH");
+  });
+});

@@ -1,0 +1,85 @@
+// What a wallet holds, for the pages where a person decides: the coin of each chain and the tokens they follow,
+// each with its value when a feed gives one. Every read is bounded (feeds.ts): what does not answer in time is
+// "unavailable", and the page goes on without it.
+import { erc20Abi, formatUnits, type Address } from "viem";
+import { config, type Chain } from "@/lib/config";
+import { db } from "@/lib/db";
+import { onChain } from "@/lib/wallet/chains";
+import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { priceCurrency, priceOf, quickly } from "./feeds";
+import { amountWithMoney, moneyText, type Price } from "./format";
+
+/** A chain's coin (token null) or an ERC-20 on it. */
+export type Asset = { chain: Chain; token: Address | null; symbol: string; decimals: number };
+
+/** An asset's balance in a wallet (null: could not be read in time) and its price (null: none to show). */
+export type Holding = Asset & { balance: bigint | null; price: Price | null };
+
+/** How many followed tokens a page reads, most recently named first. */
+const FOLLOWED_LIMIT = 8;
+
+/**
+ * The tokens a person follows: those their agents' requests named (a token transfer or approval), most recent first,
+ * on chains still configured. No list to keep: asking about a token is what puts it on the person's pages.
+ */
+async function followedTokens(userId: string): Promise<{ chainId: number; token: Address }[]> {
+  const rows = await db().agentRequest.findMany({
+    where: { userId, tokenAddress: { not: null }, chainId: { in: config().chains.map((chain) => chain.id) } },
+    distinct: ["chainId", "tokenAddress"],
+    orderBy: { createdAt: "desc" },
+    select: { chainId: true, tokenAddress: true },
+    take: FOLLOWED_LIMIT,
+  });
+  return rows.map((row) => ({ chainId: row.chainId!, token: row.tokenAddress as Address }));
+}
+
+/** The coin of a configured chain. */
+export function coinOf(chain: Chain): Asset {
+  return { chain, token: null, symbol: chain.symbol, decimals: 18 };
+}
+
+/** An ERC-20 as its contract describes itself, or null when it does not answer as one in time. */
+export async function tokenAsset(chain: Chain, token: Address): Promise<Asset | null> {
+  const metadata = await quickly(() => tokenMetadata(chain.id, token));
+  return metadata?.standard === "erc20" ? { chain, token, symbol: metadata.symbol, decimals: metadata.decimals } : null;
+}
+
+async function balanceOf(address: Address, asset: Asset): Promise<bigint | null> {
+  return quickly(() =>
+    onChain(asset.chain.id, (client) =>
+      asset.token === null
+        ? client.getBalance({ address })
+        : client.readContract({ address: asset.token, abi: erc20Abi, functionName: "balanceOf", args: [address] }),
+    ),
+  );
+}
+
+/** The wallet's balance of each asset, with its price; all read at once, none waiting longer than the budget. */
+export async function holdingsOf(address: Address, assets: Asset[]): Promise<Holding[]> {
+  return Promise.all(
+    assets.map(async (asset) => {
+      const [balance, price] = await Promise.all([balanceOf(address, asset), priceOf(asset.chain.id, asset.token)]);
+      return { ...asset, balance, price };
+    }),
+  );
+}
+
+/** Every configured chain's coin and every token the person follows, as the chains describe them. */
+export async function walletAssets(userId: string): Promise<Asset[]> {
+  const chains = config().chains;
+  const tokens = await Promise.all(
+    (await followedTokens(userId)).map(({ chainId, token }) =>
+      tokenAsset(
+        chains.find((chain) => chain.id === chainId)!,
+        token,
+      ),
+    ),
+  );
+  return [...chains.map(coinOf), ...tokens.filter((asset) => asset !== null)];
+}
+
+/** "0.1 ETH (≈ $200.00)": an amount of an asset, with its value when there is a price. */
+export function amountText(amount: bigint, asset: Asset, price: Price | null): string {
+  const money = price && moneyText(amount, asset.decimals, price, priceCurrency());
+  return amountWithMoney(`${formatUnits(amount, asset.decimals)} ${asset.symbol}`, money);
+}
