@@ -72,8 +72,15 @@ export const COMMANDS = [
   {
     name: "balance",
     args: ["<credential>"],
-    summary: "Native balance of a credential (id, name or address) on a chain",
-    options: { chain: { type: "string", value: "id", description: "Chain id, e.g. 31337 (default: the service's only chain)" } },
+    summary: "Balance of a credential (id, name or address) on a chain: the coin, and the tokens its limits name",
+    options: {
+      chain: { type: "string", value: "id", description: "Chain id, e.g. 31337 (default: the service's only chain)" },
+      tokens: {
+        type: "string",
+        value: "addresses",
+        description: "ERC-20 contracts to show, separated by commas (default: the tokens your limits cap on that chain)",
+      },
+    },
   },
   {
     name: "sign-message",

@@ -45,6 +45,11 @@ const listCredentialsInput = z.object({});
 const getBalanceInput = z.object({
   credential_id: credentialId,
   chain_id: chainId.optional().describe("The chain; may be left out when the service has only one"),
+  tokens: z
+    .array(address)
+    .max(20)
+    .optional()
+    .describe("ERC-20 contracts to read balances of too; default: the tokens the credential's spending policy caps on that chain"),
 });
 const signMessageInput = z.object({
   credential_id: credentialId,
@@ -134,7 +139,15 @@ const credentialView = z.object({
   address: z.string(),
   mode: z.enum(APPROVAL_MODES),
 });
-const listCredentialsOutput = z.object({ credentials: z.array(credentialView) });
+const listCredentialsOutput = z.object({
+  credentials: z.array(credentialView),
+  account: z
+    .object({
+      email_hint: z.string().nullable().describe("The start of the person's sign-in email and its domain, e.g. ca…@example.com"),
+      client_name: z.string().describe("This client as the person sees it on their Clients screen (its name, or the API key's)"),
+    })
+    .describe("Whose wallets these are, and which client the person granted them to"),
+});
 
 const balanceOutput = z.object({
   credential_id: z.string(),
@@ -144,6 +157,17 @@ const balanceOutput = z.object({
   symbol: z.string(),
   wei: z.string().describe("Native balance in wei, decimal"),
   formatted: z.string().describe("The same in whole units, e.g. 1.5"),
+  tokens: z
+    .array(
+      z.object({
+        token: z.string(),
+        symbol: z.string().nullable().describe("As the contract reports it; null when it does not answer as an ERC-20"),
+        decimals: z.number().nullable(),
+        balance: z.string().nullable().describe("In the token's smallest unit, decimal; null when it could not be read"),
+        formatted: z.string().nullable().describe("The same in whole tokens, e.g. 10.5"),
+      }),
+    )
+    .describe("The balance of each token asked for (or capped by the policy)"),
 });
 
 export const requestView = z.object({

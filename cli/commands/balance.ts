@@ -1,19 +1,46 @@
-// `agent-wallet balance <credential> [--chain <id>]`: a credential's native balance.
+// `agent-wallet balance <credential> [--chain <id>] [--tokens <a,b>]`: a credential's coin and token balances.
+import { UsageError } from "../args";
 import { EXIT } from "../exit-codes";
 import { chainOption, connectWithCredential, print, type Context } from "./shared";
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+/** --tokens as a list of addresses; left out, the service reads the tokens the credential's limits cap. */
+function tokensOption(ctx: Context): string[] | undefined {
+  const raw = ctx.parsed.values.tokens;
+  if (raw === undefined) return undefined;
+  const tokens = String(raw)
+    .split(",")
+    .map((token) => token.trim())
+    .filter(Boolean);
+  const bad = tokens.find((token) => !ADDRESS.test(token));
+  if (bad !== undefined || !tokens.length) {
+    throw new UsageError(
+      `--tokens takes ERC-20 contract addresses separated by commas (${JSON.stringify(bad ?? raw)} is not one)`,
+      ctx.command,
+    );
+  }
+  return tokens;
+}
 
 export async function run(ctx: Context): Promise<number> {
   // Without --chain the service reads the balance on its only chain (or says which chains it has).
   const chainId = ctx.parsed.values.chain === undefined ? undefined : chainOption(ctx);
+  const tokens = tokensOption(ctx);
   const { client, credential } = await connectWithCredential(ctx);
   const balance = await client.getBalance(
-    { credential_id: credential.id, ...(chainId === undefined ? {} : { chain_id: chainId }) },
+    { credential_id: credential.id, ...(chainId === undefined ? {} : { chain_id: chainId }), ...(tokens ? { tokens } : {}) },
     { signal: ctx.signal },
   );
-  print(
-    ctx,
-    balance,
+  // The coin first, as before; each token below it in its own units (a contract that does not answer says so).
+  const lines = [
     `${balance.formatted} ${balance.symbol}  (${balance.wei} wei, ${credential.name} ${balance.address} on ${balance.chain_name})`,
-  );
+    ...balance.tokens.map((token) =>
+      token.formatted !== null
+        ? `${token.formatted} ${token.symbol}  (token ${token.token})`
+        : `${token.balance ?? "unavailable"}  (token ${token.token}, which does not answer as an ERC-20)`,
+    ),
+  ];
+  print(ctx, balance, lines.join("\n"));
   return EXIT.ok;
 }

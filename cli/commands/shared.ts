@@ -91,6 +91,13 @@ async function personalKey(ctx: Context): Promise<string | undefined> {
 }
 
 /** A client for the personal key if there is one, else for the stored login. */
+/** How this CLI is signed in, as the person knows the client from their Clients screen. */
+export function signedInAs(connection: Connection, clientName: string): string {
+  return connection.via === "api_key"
+    ? `with the personal API key "${clientName}" (${connection.apiKey!.slice(0, 13)}…)`
+    : `as "${clientName}" (client ${connection.session?.clientId})`;
+}
+
 export async function connect(ctx: Context): Promise<Connection> {
   const apiKey = await personalKey(ctx);
   const session = loadSession(ctx.io.env);

@@ -2,9 +2,8 @@
 // requests, at a glance. Signed out, it still shows the service and says how to sign in (exit code 2).
 import { EXIT } from "../exit-codes";
 import { keyValues, policySummary, relativeTime, table } from "../format";
-import { CLIENT_NAME } from "../login";
 import { loadSession } from "../config";
-import { baseUrlOf, connect, NotSignedInError, print, type Context } from "./shared";
+import { baseUrlOf, connect, NotSignedInError, print, type Context, signedInAs } from "./shared";
 
 export async function run(ctx: Context): Promise<number> {
   let connection;
@@ -25,7 +24,7 @@ export async function run(ctx: Context): Promise<number> {
     throw error;
   }
   const { client } = connection;
-  const { credentials } = await client.listCredentials({ signal: ctx.signal });
+  const { credentials, account } = await client.listCredentials({ signal: ctx.signal });
   const [policies, { requests: pending }] = await Promise.all([
     Promise.all(credentials.map((credential) => client.getPolicy({ credential_id: credential.id }, { signal: ctx.signal }))),
     client.listRequests({ status: "pending", limit: 100 }, { signal: ctx.signal }),
@@ -37,6 +36,7 @@ export async function run(ctx: Context): Promise<number> {
   const nameOf = (id: string) => credentials.find((credential) => credential.id === id)?.name ?? id;
   const result = {
     baseUrl: connection.baseUrl,
+    account,
     signedIn: true,
     auth: connection.via,
     clientId: connection.session?.clientId ?? null,
@@ -50,10 +50,8 @@ export async function run(ctx: Context): Promise<number> {
   const sections = [
     keyValues([
       ["Service", result.baseUrl],
-      [
-        "Signed in",
-        connection.via === "api_key" ? `with a personal API key (${result.apiKey})` : `as ${CLIENT_NAME} (client ${result.clientId})`,
-      ],
+      ["Account", account.email_hint],
+      ["Signed in", signedInAs(connection, account.client_name)],
       ["Access until", expiresAt && `${expiresAt} (${relativeTime(expiresAt, now)})`],
       ["Stays connected", result.staysConnected === null ? null : result.staysConnected ? "yes" : "no"],
     ]),

@@ -1,15 +1,15 @@
 // `agent-wallet whoami`: the service, how this CLI is signed in, and the credentials granted.
 import { EXIT } from "../exit-codes";
 import { keyValues } from "../format";
-import { CLIENT_NAME } from "../login";
-import { connect, print, type Context } from "./shared";
+import { connect, print, type Context, signedInAs } from "./shared";
 
 export async function run(ctx: Context): Promise<number> {
   const connection = await connect(ctx);
-  const { credentials } = await connection.client.listCredentials({ signal: ctx.signal });
+  const { credentials, account } = await connection.client.listCredentials({ signal: ctx.signal });
   const tokens = connection.client.tokens;
   const result = {
     baseUrl: connection.baseUrl,
+    account,
     auth: connection.via,
     clientId: connection.session?.clientId ?? null,
     apiKey: connection.apiKey ? `${connection.apiKey.slice(0, 13)}…` : null,
@@ -23,10 +23,8 @@ export async function run(ctx: Context): Promise<number> {
     result,
     keyValues([
       ["Service", result.baseUrl],
-      [
-        "Signed in",
-        connection.via === "api_key" ? `with a personal API key (${result.apiKey})` : `as ${CLIENT_NAME} (client ${result.clientId})`,
-      ],
+      ["Account", account.email_hint],
+      ["Signed in", signedInAs(connection, account.client_name)],
       ["Scope", result.scope],
       ["Access until", result.expiresAt],
       ["Stays connected", result.staysConnected === null ? null : result.staysConnected ? "yes" : "no"],

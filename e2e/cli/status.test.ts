@@ -122,7 +122,8 @@ describe("agent-wallet login (URL and QR code) and status against the app", { ti
     assert.equal(status.code, 0, status.stderr);
     const [connection, credentials, pending, requests] = status.stdout.split("\n\n");
     assert.match(connection, new RegExp(`^Service:\\s+${app.baseUrl}$`, "m"));
-    assert.match(connection, /^Signed in:\s+as Agent Wallet CLI \(client \S+\)$/m);
+    assert.match(connection, /^Account:\s+st…@example\.com$/m);
+    assert.match(connection, /^Signed in:\s+as "Agent Wallet CLI" \(client \S+\)$/m);
     assert.match(connection, /^Access until:\s+\d{4}-\d\d-\d\dT\S+Z \(in (59|60) min\)$/m);
     assert.match(connection, /^Stays connected:\s+yes$/m);
     assert.match(credentials, /^CREDENTIAL\s+MODE\s+ADDRESS\s+LIMITS\n/);

@@ -25,9 +25,11 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   list_credentials:
     "The wallet credentials this client was granted: id, name, kind, address, and approval mode " +
     "(read: no signatures; approve: signatures wait for the person's passkey; allowance: payments within the person's " +
-    "on-chain allowance go without a tap, the rest as approve).",
+    "on-chain allowance go without a tap, the rest as approve); and whose they are (the start of the person's email) " +
+    "and this client's name as the person sees it.",
   get_balance:
-    "The native balance of a granted credential on a configured chain (the only one when chain_id is left out), in wei and formatted.",
+    "The native balance of a granted credential on a configured chain (the only one when chain_id is left out), in wei and " +
+    "formatted, and its balances of the ERC-20 tokens named in `tokens` (by default, those its spending policy caps there).",
   sign_message:
     "Asks the person to sign a text message (EIP-191) with an approve-mode credential. " +
     `Returns a pending request with its approval_url at once, or waits up to wait_seconds (≤ ${MAX_WAIT_SECONDS}) for the decision; ` +
@@ -180,8 +182,8 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
   }
 
-  tool("list_credentials", async () => ({ credentials: await listGrantedCredentials(agent) }));
-  tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id));
+  tool("list_credentials", () => listGrantedCredentials(agent));
+  tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id, input.tokens));
   tool("sign_message", (input, ctx) =>
     sensitive("sign_message", () => createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, ctx),
   );

@@ -1,10 +1,12 @@
-import { formatEther } from "viem";
+import { erc20Abi, formatEther, formatUnits, getAddress, type Address } from "viem";
 import { db } from "@/lib/db";
 import type { AgentContext } from "./agent-context";
 import type { ToolOutput } from "@/contract";
 import { AppError } from "@/lib/http/errors";
 import { config } from "@/lib/config";
 import { chainById, onChain } from "./chains";
+import { parsePolicy } from "./policy";
+import { tokenMetadata } from "./token-metadata";
 
 /** The chain a balance is read on when none is named: the service's only one, or a clear error naming them. */
 function onlyChain() {
@@ -14,11 +16,39 @@ function onlyChain() {
   throw new AppError("chain_required", `Name chain_id: this service has several chains: ${named}`, 400);
 }
 
-/** The native balance of a granted credential (any approval mode may read). */
+/** The tokens the credential's policy in this grant caps on `chainId`: what the person chose to limit, so worth showing. */
+async function cappedTokens(grantId: string, credentialId: string, chainId: number): Promise<string[]> {
+  const entry = await db().grantCredential.findUnique({
+    where: { grantId_credentialId: { grantId, credentialId } },
+    select: { policy: true },
+  });
+  return (parsePolicy(entry?.policy ?? "{}").tokens ?? []).filter((rule) => rule.chain_id === chainId).map((rule) => rule.token);
+}
+
+/** One token's balance in its own units; what the contract does not answer is null, never a guess. */
+async function tokenBalance(chainId: number, holder: Address, token: Address) {
+  const [metadata, balance] = await Promise.all([
+    tokenMetadata(chainId, token),
+    onChain(chainId, (client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] })).catch(
+      () => null,
+    ),
+  ]);
+  const erc20 = metadata.standard === "erc20" ? metadata : null;
+  return {
+    token,
+    symbol: erc20?.symbol ?? null,
+    decimals: erc20?.decimals ?? null,
+    balance: balance === null ? null : balance.toString(),
+    formatted: balance === null || !erc20 ? null : formatUnits(balance, erc20.decimals),
+  };
+}
+
+/** The native balance of a granted credential (any approval mode may read), and its balances of the tokens asked for. */
 export async function getBalance(
   agent: AgentContext,
   credentialId: string,
   chainId: number | undefined,
+  tokens?: string[],
 ): Promise<ToolOutput<"get_balance">> {
   if (!agent.credentials.some((entry) => entry.credentialId === credentialId)) {
     throw new AppError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
@@ -26,7 +56,13 @@ export async function getBalance(
   const credential = await db().credential.findFirst({ where: { id: credentialId, userId: agent.userId }, select: { address: true } });
   if (!credential) throw new AppError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
   const chain = chainId === undefined ? onlyChain() : chainById(chainId);
-  const wei = await onChain(chain.id, (client) => client.getBalance({ address: credential.address as `0x${string}` }));
+  const holder = credential.address as Address;
+  const asked = tokens ?? (await cappedTokens(agent.grantId, credentialId, chain.id));
+  const unique = [...new Set(asked.map((token) => getAddress(token)))];
+  const [wei, tokenBalances] = await Promise.all([
+    onChain(chain.id, (client) => client.getBalance({ address: holder })),
+    Promise.all(unique.map((token) => tokenBalance(chain.id, holder, token))),
+  ]);
   return {
     credential_id: credentialId,
     address: credential.address,
@@ -35,5 +71,6 @@ export async function getBalance(
     symbol: chain.symbol,
     wei: wei.toString(),
     formatted: formatEther(wei),
+    tokens: tokenBalances,
   };
 }

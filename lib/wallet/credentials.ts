@@ -211,7 +211,18 @@ export async function removeCredential(userId: string, credentialId: string, clo
   await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
 }
 
-/** The credentials in an agent's grant, as the agent may see them. */
-export function listGrantedCredentials(agent: AgentContext) {
-  return agent.credentials.map(({ credentialId, name, kind, address, mode }) => ({ id: credentialId, name, kind, address, mode }));
+/** "ca…@example.com": enough of the sign-in email for the person to tell their accounts apart, not an address to write to. */
+export function emailHint(email: string): string {
+  const at = email.lastIndexOf("@");
+  const local = at < 0 ? email : email.slice(0, at);
+  return `${local.slice(0, local.length > 2 ? 2 : 1)}…${at < 0 ? "" : email.slice(at)}`;
+}
+
+/** The credentials in an agent's grant, as the agent may see them, and whose account and which client granted them. */
+export async function listGrantedCredentials(agent: AgentContext) {
+  const user = await db().user.findUnique({ where: { id: agent.userId }, select: { email: true } });
+  return {
+    credentials: agent.credentials.map(({ credentialId, name, kind, address, mode }) => ({ id: credentialId, name, kind, address, mode })),
+    account: { email_hint: user ? emailHint(user.email) : null, client_name: agent.clientName },
+  };
 }

@@ -391,7 +391,7 @@ function tooManyWaiting(waiting: number): PolicyViolation | null {
   );
 }
 
-function parsePolicy(stored: string): Policy {
+export function parsePolicy(stored: string): Policy {
   const parsed = policySchema.safeParse(JSON.parse(stored));
   // A stored policy is validated when it is written; one that no longer parses refuses everything rather than nothing.
   return parsed.success ? parsed.data : { requests_per_hour: 0 };

@@ -1,0 +1,104 @@
+// The CLI in the person's terms, as a child process against the started app with a personal API key: whoami and
+// status name the account and the server, balance shows the tokens the limits cap beside the coin, and a refusal
+// by a cap reads in ETH and in the token's own units.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { startApp, type RunningApp } from "../support/app";
+import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { deployErc20 } from "../support/contracts";
+import { cliEnv, runCli } from "../support/cli";
+import { createUser } from "../support/oauth";
+import { db } from "@/lib/db";
+import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
+import { createGrant } from "@/lib/oauth/grants";
+
+describe("the CLI in the person's units", { timeout: 180_000 }, () => {
+  let chain: LocalChain;
+  let app: RunningApp;
+  let env: NodeJS.ProcessEnv;
+  let token: Address;
+  let owner: Address;
+
+  before(async () => {
+    chain = await startChain();
+    app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
+    owner = privateKeyToAccount(generatePrivateKey()).address;
+    await chain.fund(owner, "2.5");
+    token = await deployErc20(chain, { name: "Test Dollar", symbol: "TUSD", supply: parseEther("1234.5"), holder: owner });
+    // A personal API key as the Clients screen issues one (stored the same way; the screen's passkey step is its own test's).
+    const user = await createUser("carol@example.com");
+    const credentialId = (
+      await db().credential.create({ data: { id: randomId("cr_"), userId: user.id, name: "Main", kind: "evm", address: owner } })
+    ).id;
+    const key = `svc_live_${randomBase62(43)}`;
+    const clientId = randomId("k_");
+    await db().$transaction(async (tx) => {
+      await tx.client.create({
+        data: { id: clientId, kind: "api_key", name: "Budget bot", userId: user.id, keyHash: sha256Hex(key), keyHint: key.slice(-4) },
+      });
+      const policy = {
+        native: { per_transaction: String(parseEther("1")), per_day: String(parseEther("1")) },
+        tokens: [{ chain_id: chain.chainId, token, per_transaction: String(parseEther("100")) }],
+      };
+      await createGrant(tx, {
+        userId: user.id,
+        clientId,
+        scope: "mcp",
+        credentials: [{ credentialId, mode: "approve", policy }],
+        now: new Date(),
+      });
+    });
+    env = cliEnv({ AGENT_WALLET_API_KEY: key, AGENT_WALLET_URL: app.baseUrl }).env;
+  });
+  after(async () => {
+    await app?.stop();
+    await chain?.stop();
+  });
+
+  it("whoami and status name the account, the client as the person named it, and the server", async () => {
+    const whoami = await runCli(["whoami"], env);
+    assert.equal(whoami.code, 0, whoami.stderr);
+    assert.match(whoami.stdout, new RegExp(`^Service:\\s+${app.baseUrl}$`, "m"));
+    assert.match(whoami.stdout, /^Account:\s+ca…@example\.com$/m);
+    assert.match(whoami.stdout, /^Signed in:\s+with the personal API key "Budget bot" \(svc_live_\S{4}…\)$/m);
+    const status = await runCli(["status"], env);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(status.stdout, /^Account:\s+ca…@example\.com$/m);
+    const json = JSON.parse((await runCli(["whoami", "--json"], env)).stdout);
+    assert.deepEqual(json.account, { email_hint: "ca…@example.com", client_name: "Budget bot" });
+  });
+
+  it("balance shows the coin and the tokens the limits cap, each in its own units; --tokens names others", async () => {
+    const human = await runCli(["balance", "Main"], env);
+    assert.equal(human.code, 0, human.stderr);
+    const lines = human.stdout.trimEnd().split("\n");
+    assert.match(lines[0], new RegExp(`^2\\.5 ETH\\s+\\(2500000000000000000 wei, Main ${owner} on Local dev chain\\)$`));
+    assert.equal(lines[1], `1234.5 TUSD  (token ${token})`);
+    assert.equal(lines.length, 2);
+
+    const machine = JSON.parse((await runCli(["balance", "Main", "--json", "--tokens", owner], env)).stdout);
+    // An address that is no token: its balance cannot be read, and nothing is guessed.
+    assert.deepEqual(machine.tokens, [{ token: owner, symbol: null, decimals: null, balance: null, formatted: null }]);
+    const bad = await runCli(["balance", "Main", "--tokens", "usdc"], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /--tokens takes ERC-20 contract addresses/);
+  });
+
+  it("a refusal by a cap reads in ETH and in the token's units", async () => {
+    const native = await runCli(["send", "Main", "--to", owner, "--value", "1.5eth", "--chain", String(chain.chainId), "--no-wait"], env);
+    assert.equal(native.code, 4, native.stderr);
+    assert.match(
+      native.stderr,
+      /Refused by the spending policy \(native\.per_transaction\): 1\.5 ETH is over the limit for Main of 1 ETH a transaction/,
+    );
+    const transfer = `0xa9059cbb${owner.slice(2).toLowerCase().padStart(64, "0")}${parseEther("150").toString(16).padStart(64, "0")}`;
+    const tokens = await runCli(
+      ["send", "Main", "--to", token, "--value", "0", "--data", transfer, "--chain", String(chain.chainId), "--no-wait"],
+      env,
+    );
+    assert.equal(tokens.code, 4, tokens.stderr);
+    assert.match(tokens.stderr, /\(tokens\.per_transaction\): 150 TUSD is over the limit for Main of 100 TUSD a transaction/);
+  });
+});
