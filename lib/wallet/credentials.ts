@@ -212,7 +212,7 @@ export async function removeCredential(userId: string, credentialId: string, clo
 }
 
 /** "ca…@example.com": enough of the sign-in email for the person to tell their accounts apart, not an address to write to. */
-export function emailHint(email: string): string {
+function emailHint(email: string): string {
   const at = email.lastIndexOf("@");
   const local = at < 0 ? email : email.slice(0, at);
   return `${local.slice(0, local.length > 2 ? 2 : 1)}…${at < 0 ? "" : email.slice(at)}`;
