@@ -3,6 +3,7 @@ import { listPasskeys } from "@/lib/auth/passkeys";
 import { ConsentRequestError, loadAuthorizationRequest } from "@/lib/oauth/consent";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listContacts } from "@/lib/wallet/address-book";
+import { allowanceChains } from "@/lib/allowances/settings";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/wallets-panel";
@@ -121,6 +122,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
         requestId={requestId}
         offlineRequested={offlineRequested}
         contacts={contacts}
+        allowanceChains={allowanceChains()}
         credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
       />
       {credentials.length === 0 ? (

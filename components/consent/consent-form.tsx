@@ -6,20 +6,27 @@ import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
 import type { Contact } from "@/lib/wallet/address-book";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
+import { signReviewedAllowance, type AllowanceChain } from "@/components/grants/allowance-picker";
+import { allowanceBinding } from "@/lib/allowances/signing";
 
-/** The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. */
+/**
+ * The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. With an
+ * allowance, the same tap unseals the wallet's key, which signs the allowance the page stated in words.
+ */
 export function ConsentForm({
   requestId,
   credentials,
   contacts,
   offlineRequested,
+  allowanceChains,
 }: {
   requestId: string;
   credentials: PickableCredential[];
   contacts: Contact[];
   offlineRequested: boolean;
+  allowanceChains: AllowanceChain[];
 }) {
-  const [choice, setChoice] = useState(() => emptyChoice(credentials));
+  const [choice, setChoice] = useState(() => emptyChoice(credentials, allowanceChains));
   const [stayConnected, setStayConnected] = useState(offlineRequested);
   const hydrated = useHydrated();
   const [working, setBusy] = useState(false);
@@ -40,13 +47,27 @@ export function ConsentForm({
 
   const approve = () =>
     decide(async () => {
-      const decision = { credentials: chosenGrantSet({ ...emptyChoice(credentials), ...choice }), stayConnected };
-      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(
-        `/api/consent/${encodeURIComponent(requestId)}/options`,
-        decision,
-      );
-      const assertion = await startAuthentication({ optionsJSON });
-      return callApi<{ location: string }>(`/api/consent/${encodeURIComponent(requestId)}/approve`, { ...decision, assertion });
+      const chosen = { ...emptyChoice(credentials, allowanceChains), ...choice };
+      const grantSet = chosenGrantSet(chosen);
+      const withAllowance = grantSet.find((entry) => entry.mode === "allowance");
+      const path = `/api/consent/${encodeURIComponent(requestId)}`;
+      if (!withAllowance) {
+        const decision = { credentials: grantSet, stayConnected };
+        const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, decision);
+        const assertion = await startAuthentication({ optionsJSON });
+        return callApi<{ location: string }>(`${path}/approve`, { ...decision, assertion });
+      }
+      const review = chosen[withAllowance.credentialId].review;
+      if (!review || "error" in review) throw new Error("Review the allowance first: you approve only what the page has stated.");
+      const { prepared } = review;
+      const withEntry = (allowance: unknown) =>
+        grantSet.map((entry) => (entry.credentialId === withAllowance.credentialId ? { ...entry, allowance } : entry));
+      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, {
+        credentials: withEntry(allowanceBinding(prepared)),
+        stayConnected,
+      });
+      const { assertion, allowance } = await signReviewedAllowance(prepared, optionsJSON);
+      return callApi<{ location: string }>(`${path}/approve`, { credentials: withEntry(allowance), stayConnected, assertion });
     });
 
   const deny = () => decide(() => callApi<{ location: string }>(`/api/consent/${encodeURIComponent(requestId)}/deny`));
@@ -61,13 +82,14 @@ export function ConsentForm({
           <>
             <p className="muted small">
               read: it may see the address and balance, never ask for a signature. approve: it may ask, and every signature waits for your
-              passkey.
+              passkey.{allowanceChains.length > 0 && " allowance: it pays by itself within limits you sign now, which the chain enforces."}
             </p>
             <GrantSetPicker
               credentials={credentials}
-              choice={{ ...emptyChoice(credentials), ...choice }}
+              choice={{ ...emptyChoice(credentials, allowanceChains), ...choice }}
               onChange={setChoice}
               contacts={contacts}
+              allowanceChains={allowanceChains}
             />
           </>
         )}

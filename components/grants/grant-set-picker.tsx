@@ -2,15 +2,19 @@
 
 import type { Contact } from "@/lib/wallet/address-book";
 import { ASK_FOR_EVERYTHING, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
+import { AllowancePicker, newAllowanceForm, type AllowanceChain, type AllowanceForm, type AllowanceReview } from "./allowance-picker";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
-type Entry = { included: boolean; mode: "read" | "approve" } & LimitsChoice;
+type Mode = "read" | "approve" | "allowance";
+type Entry = { included: boolean; mode: Mode; allowance: AllowanceForm; review?: AllowanceReview } & LimitsChoice;
 export type GrantChoice = Record<string, Entry>;
 
-const NEW_ENTRY: Entry = { included: false, mode: "read", ...ASK_FOR_EVERYTHING };
+const NEW_ENTRY: Entry = { included: false, mode: "read", allowance: newAllowanceForm([]), ...ASK_FOR_EVERYTHING };
 
-export function emptyChoice(credentials: PickableCredential[]): GrantChoice {
-  return Object.fromEntries(credentials.map((credential) => [credential.id, NEW_ENTRY]));
+/** Every credential left out, in read mode; an allowance, if chosen, on the first chain that offers one. */
+export function emptyChoice(credentials: PickableCredential[], chains: AllowanceChain[] = []): GrantChoice {
+  const entry = { ...NEW_ENTRY, allowance: newAllowanceForm(chains) };
+  return Object.fromEntries(credentials.map((credential) => [credential.id, entry]));
 }
 
 /** The grant set to send: per included credential its mode and, for approve, the spending policy it was given. */
@@ -24,17 +28,22 @@ function shortAddress(address: string) {
   return `${address.slice(0, 6)}…${address.slice(-4)}`;
 }
 
-/** Which credentials to grant, and per credential read or approve (default read). */
+/**
+ * Which credentials to grant, and per credential read, approve or — given chains that offer it — allowance
+ * (default read).
+ */
 export function GrantSetPicker({
   credentials,
   choice,
   onChange,
   contacts,
+  allowanceChains = [],
 }: {
   credentials: PickableCredential[];
   choice: GrantChoice;
   onChange: (next: GrantChoice) => void;
   contacts: Contact[];
+  allowanceChains?: AllowanceChain[];
 }) {
   return (
     <ul className="rows grant-set">
@@ -65,16 +74,29 @@ export function GrantSetPicker({
                 id={`mode-${credential.id}`}
                 value={entry.mode}
                 disabled={!entry.included}
-                onChange={(event) => update({ mode: event.target.value as "read" | "approve" })}
+                onChange={(event) => update({ mode: event.target.value as Mode })}
               >
                 <option value="read">read</option>
                 <option value="approve" disabled={credential.kind === "evm_watch"}>
                   approve
                 </option>
+                {credential.kind === "evm" && allowanceChains.length > 0 && (
+                  <option value="allowance">allowance: pays small amounts by itself, within an allowance you sign</option>
+                )}
               </select>
             </div>
             {entry.included && entry.mode === "approve" && (
               <LimitsPicker credentialId={credential.id} name={credential.name} choice={entry} onChange={update} contacts={contacts} />
+            )}
+            {entry.included && entry.mode === "allowance" && (
+              <AllowancePicker
+                credential={credential}
+                chains={allowanceChains}
+                form={entry.allowance}
+                review={entry.review}
+                onChange={(allowance, review) => update({ allowance, review })}
+                contacts={contacts}
+              />
             )}
           </li>
         );

@@ -7,16 +7,20 @@ import { hashDelegation } from "@metamask/delegation-core";
 import { ERC20PeriodTransferEnforcer, LimitedCallsEnforcer, NativeTokenPeriodTransferEnforcer } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
-import { db } from "@/lib/db";
+import { db, type Tx } from "@/lib/db";
+import type { Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { onChain } from "@/lib/wallet/chains";
 import {
+  delegationFromJson,
+  delegationToJson,
   delegationTypedData,
   MAX_DELEGATIONS,
   MAX_EXPIRY_DAYS,
   DAY,
   readDelegation,
   type Delegation,
+  type DelegationJson,
   type DelegationMeaning,
   type OverLimit,
 } from "./caveats";
@@ -38,16 +42,12 @@ export function frameworkFor(chainId: number): Framework {
   return framework;
 }
 
-/** A signed delegation as JSON keeps it (the salt, a uint256, as a decimal string). */
-type StoredDelegation = Omit<Delegation, "salt"> & { salt: string };
-
 function storedDelegation(delegation: Delegation): string {
-  return JSON.stringify({ ...delegation, salt: delegation.salt.toString() } satisfies StoredDelegation);
+  return JSON.stringify(delegationToJson(delegation));
 }
 
 export function parseStoredDelegation(json: string): Delegation {
-  const stored = JSON.parse(json) as StoredDelegation;
-  return { ...stored, salt: BigInt(stored.salt) };
+  return delegationFromJson(JSON.parse(json) as DelegationJson);
 }
 
 /** Code at an address that EIP-7702 delegated to `implementation`. */
@@ -56,19 +56,27 @@ function delegatedCode(implementation: Address): Hex {
 }
 
 /**
- * Gives the person's address the DeleGator's code when it lacks it, with the authorization they signed; refuses an
- * account that runs another implementation (the delegations would be checked by code we do not know).
+ * The nonce the person's EIP-7702 authorization must carry, or null when the account already runs this chain's
+ * DeleGator; refuses an account that runs another implementation (the delegations would be checked by code we do not
+ * know). The relayer sends the authorization, so it is the account's current transaction count.
  */
-async function ensureDeleGator(chainId: number, framework: Framework, delegator: Address, authorization: SignedAuthorization | undefined) {
-  const implementation = framework.implementations.EIP7702StatelessDeleGatorImpl;
+export async function authorizationNonce(chainId: number, delegator: Address): Promise<number | null> {
+  const framework = frameworkFor(chainId);
   const code = ((await onChain(chainId, (client) => client.getCode({ address: delegator }))) ?? "0x").toLowerCase();
-  if (code === delegatedCode(implementation)) return;
+  if (code === delegatedCode(framework.implementations.EIP7702StatelessDeleGatorImpl)) return null;
   if (code !== "0x") {
     throw new AllowanceError(
       "This account already runs another smart-account implementation; an allowance needs MetaMask's EIP7702StatelessDeleGator.",
       409,
     );
   }
+  return onChain(chainId, (client) => client.getTransactionCount({ address: delegator }));
+}
+
+/** Gives the person's address the DeleGator's code when it lacks it, with the authorization they signed. */
+async function ensureDeleGator(chainId: number, framework: Framework, delegator: Address, authorization: SignedAuthorization | undefined) {
+  const implementation = framework.implementations.EIP7702StatelessDeleGatorImpl;
+  if ((await authorizationNonce(chainId, delegator)) === null) return;
   if (!authorization) throw new AllowanceError("This account needs a signed EIP-7702 authorization for the DeleGator first.");
   if (authorization.chainId !== chainId)
     throw new AllowanceError("The EIP-7702 authorization must name this chain (never chain 0, which is valid everywhere).");
@@ -96,15 +104,25 @@ export type NewAllowance = {
   authorization?: SignedAuthorization;
 };
 
-/** Checks what the person signed and stores the allowance; the chain enforces it from now on. */
-export async function createAllowance(input: NewAllowance, now = new Date()): Promise<{ id: string; hashes: Hex[] }> {
+/** An allowance whose signatures and shape were checked, and whose account runs the DeleGator: ready to store. */
+export type ReadyAllowance = Omit<NewAllowance, "grantId" | "delegations" | "authorization"> & {
+  delegate: Address;
+  checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex }[];
+};
+
+/**
+ * Checks what the person signed as the DelegationManager will, then gives the account the DeleGator's code (through
+ * the relayer) if it lacks it. Stores nothing: a caller that must store the allowance together with something else
+ * (consent's grant) does so in its own transaction with `storeAllowance`, so a failed relay leaves no trace.
+ */
+export async function readyAllowance(input: NewAllowance, now = new Date()): Promise<ReadyAllowance> {
   const framework = frameworkFor(input.chainId);
   const delegate = (await delegateAccount()).address;
   if (!input.delegations.length || input.delegations.length > MAX_DELEGATIONS) {
     throw new AllowanceError(`An allowance has between 1 and ${MAX_DELEGATIONS} delegations.`);
   }
   const seconds = Math.floor(now.getTime() / 1000);
-  const checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex }[] = [];
+  const checked: ReadyAllowance["checked"] = [];
   for (const delegation of input.delegations) {
     let meaning: DelegationMeaning;
     try {
@@ -122,36 +140,67 @@ export async function createAllowance(input: NewAllowance, now = new Date()): Pr
     const signer = await recoverTypedDataAddress({
       ...delegationTypedData(framework, input.chainId, delegation),
       signature: delegation.signature,
-    });
+    }).catch(() => null);
     if (signer !== getAddress(input.delegator)) throw new AllowanceError("A delegation's signature is not the wallet's.");
     checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
   }
   await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization);
+  const { userId, credentialId, chainId, delegator, overLimit } = input;
+  return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked };
+}
+
+/** Stores a ready allowance (in the caller's transaction); the chain enforces it from now on. */
+export async function storeAllowance(tx: Tx, ready: ReadyAllowance, grantId: string | null): Promise<string> {
   const id = randomId("al_");
-  const expiresAt = new Date(Math.min(...checked.map(({ meaning }) => meaning.expiresAt)) * 1000);
-  await db().allowance.create({
+  const expiresAt = new Date(Math.min(...ready.checked.map(({ meaning }) => meaning.expiresAt)) * 1000);
+  await tx.allowance.create({
     data: {
       id,
-      userId: input.userId,
-      credentialId: input.credentialId,
-      grantId: input.grantId ?? null,
-      chainId: input.chainId,
-      delegator: getAddress(input.delegator),
-      delegate,
-      overLimit: input.overLimit,
+      userId: ready.userId,
+      credentialId: ready.credentialId,
+      grantId,
+      chainId: ready.chainId,
+      delegator: ready.delegator,
+      delegate: ready.delegate,
+      overLimit: ready.overLimit,
       expiresAt,
       delegations: {
-        create: checked.map(({ delegation, meaning, hash }) => ({ hash, token: meaning.token, signed: storedDelegation(delegation) })),
+        create: ready.checked.map(({ delegation, meaning, hash }) => ({
+          hash,
+          token: meaning.token,
+          signed: storedDelegation(delegation),
+        })),
       },
     },
   });
-  await recordAudit({
-    type: "allowance.created",
-    userId: input.userId,
-    credentialId: input.credentialId,
-    data: { allowanceId: id, chainId: input.chainId, delegations: checked.map(({ hash }) => hash), overLimit: input.overLimit },
-  });
-  return { id, hashes: checked.map(({ hash }) => hash) };
+  return id;
+}
+
+/** The audit event of a stored allowance. */
+export function auditAllowanceCreated(ready: ReadyAllowance, id: string, grantId: string | null, clock?: Clock) {
+  return recordAudit(
+    {
+      type: "allowance.created",
+      userId: ready.userId,
+      credentialId: ready.credentialId,
+      data: {
+        allowanceId: id,
+        grant: grantId,
+        chainId: ready.chainId,
+        delegations: ready.checked.map(({ hash }) => hash),
+        overLimit: ready.overLimit,
+      },
+    },
+    clock,
+  );
+}
+
+/** Checks what the person signed and stores the allowance; the chain enforces it from now on. */
+export async function createAllowance(input: NewAllowance, now = new Date()): Promise<{ id: string; hashes: Hex[] }> {
+  const ready = await readyAllowance(input, now);
+  const id = await db().$transaction((tx) => storeAllowance(tx, ready, input.grantId ?? null));
+  await auditAllowanceCreated(ready, id, input.grantId ?? null);
+  return { id, hashes: ready.checked.map(({ hash }) => hash) };
 }
 
 export type DelegationState = {

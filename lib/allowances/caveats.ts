@@ -63,6 +63,17 @@ export type Delegation = {
   signature: Hex;
 };
 
+/** A delegation as JSON carries it (the salt, a uint256, as a decimal string): stored, and between server and page. */
+export type DelegationJson = Omit<Delegation, "salt"> & { salt: string };
+
+export function delegationToJson(delegation: Delegation): DelegationJson {
+  return { ...delegation, salt: delegation.salt.toString() };
+}
+
+export function delegationFromJson(json: DelegationJson): Delegation {
+  return { ...json, salt: BigInt(json.salt) };
+}
+
 export class AllowanceSpecError extends Error {
   constructor(message: string) {
     super(message);

@@ -70,6 +70,13 @@ export function allowanceFramework(chainId: number): Framework | null {
   return frameworkOn(chainId, settings().frameworks);
 }
 
+/** The configured chains that offer the allowance mode, as the consent screen names them. */
+export function allowanceChains(): { id: number; name: string; symbol: string }[] {
+  return config()
+    .chains.filter((chain) => allowanceFramework(chain.id))
+    .map(({ id, name, symbol }) => ({ id, name, symbol }));
+}
+
 /** The key that pays gas for spends and revocations on `chainId`, or null when the operator configured none. */
 export function relayerAccount(chainId: number): LocalAccount | null {
   const key = settings().relayers[String(chainId)];

@@ -2,9 +2,17 @@
 // EIP-7702 authorization (only when the account lacks the DeleGator's code, only for this chain's DeleGator, never
 // for chain 0) and each delegation the server prepared — after reading every one back from its caveats, so that a
 // server that prepared anything but the allowance described gets no signature.
-import { getAddress, type Address, type LocalAccount, type SignedAuthorization } from "viem";
-import { ROOT_AUTHORITY } from "@metamask/delegation-core";
-import { delegationTypedData, readDelegation, type Delegation, type DelegationMeaning } from "./caveats";
+import { getAddress, type Address, type Hex, type LocalAccount, type SignedAuthorization } from "viem";
+import { hashDelegation, ROOT_AUTHORITY } from "@metamask/delegation-core";
+import {
+  delegationFromJson,
+  delegationTypedData,
+  readDelegation,
+  type Delegation,
+  type DelegationJson,
+  type DelegationMeaning,
+  type OverLimit,
+} from "./caveats";
 import type { Framework } from "./framework";
 
 export type AllowanceToSign = {
@@ -51,4 +59,17 @@ export async function signAllowance(
     delegations.push({ ...delegation, signature });
   }
   return { delegations, authorization };
+}
+
+/**
+ * What the person's passkey approval is bound to: the chain, their choice above the allowance, and each delegation's
+ * hash (its content, the signature aside). The page binds the unsigned delegations; the server checks that the signed
+ * ones it receives have the same hashes, so the tap approves exactly what is then signed.
+ */
+export function allowanceBinding(allowance: { chainId: number; overLimit: OverLimit; delegations: DelegationJson[] }) {
+  return {
+    chainId: allowance.chainId,
+    overLimit: allowance.overLimit,
+    delegations: allowance.delegations.map((delegation) => hashDelegation(delegationFromJson(delegation)) as Hex),
+  };
 }

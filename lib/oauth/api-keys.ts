@@ -19,7 +19,11 @@ export const apiKeyRequestSchema = z.object({
     .min(1, "Name the key")
     .max(100, "A key name may be at most 100 characters")
     .superRefine(visibleName("A key name")),
-  credentials: grantSetSchema,
+  // An allowance is signed with the wallet's key at consent; an API key's grant has read or approve.
+  credentials: grantSetSchema.refine(
+    (entries) => entries.every((entry) => entry.mode !== "allowance"),
+    "an API key's wallets are read or approve; an allowance is signed when an application connects",
+  ),
 });
 export type ApiKeyRequest = z.infer<typeof apiKeyRequestSchema>;
 

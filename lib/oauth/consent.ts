@@ -9,6 +9,7 @@ import { createGrant, describeGrantSet, grantSetSchema, type GrantSet } from "./
 import { formatScope } from "./scope";
 import { metadataDocumentHost } from "./client-metadata-document";
 import { deviceDecidedLocation } from "./device-authorization";
+import { auditAllowanceCreated, storeAllowance, type ReadyAllowance } from "@/lib/allowances/allowances";
 
 export class ConsentRequestError extends AppError {}
 
@@ -58,7 +59,7 @@ export type ConsentRedirect = { location: string };
  * `stayConnected` false drops `offline_access`, so no refresh token is issued.
  */
 export async function approveAuthorizationRequest(
-  input: { requestId: string; userId: string; credentials: GrantSet; stayConnected: boolean },
+  input: { requestId: string; userId: string; credentials: GrantSet; stayConnected: boolean; allowance?: ReadyAllowance },
   clock: Clock = systemClock,
 ): Promise<ConsentRedirect & { grantId: string; clientId: string }> {
   const grantSet = grantSetSchema.safeParse(input.credentials);
@@ -76,14 +77,21 @@ export async function approveAuthorizationRequest(
     const scopes = request.scope.split(" ").filter((scope) => scope !== "offline_access" || input.stayConnected);
     const scope = formatScope(scopes);
     const grantId = await createGrant(tx, { userId: input.userId, clientId: request.clientId, scope, credentials, now });
+    const allowanceId = input.allowance ? await storeAllowance(tx, input.allowance, grantId) : null;
     const { id, clientId, redirectUri, codeChallenge } = request;
     if (redirectUri === null || codeChallenge === null) {
       // A device's request: its next poll finds the grant here (lib/oauth/device-authorization.ts).
       await tx.authorizationRequest.update({ where: { id }, data: { grantId } });
-      return { request, grantId, scope, location: deviceDecidedLocation(id) };
+      return { request, grantId, allowanceId, scope, location: deviceDecidedLocation(id) };
     }
     const code = await mintAuthorizationCode(tx, { grantId, clientId, redirectUri, codeChallenge, scope, now });
-    return { request, grantId, scope, location: redirectWith(redirectUri, { code, state: request.state, iss: config().baseUrl }) };
+    return {
+      request,
+      grantId,
+      allowanceId,
+      scope,
+      location: redirectWith(redirectUri, { code, state: request.state, iss: config().baseUrl }),
+    };
   });
   await recordAudit(
     {
@@ -94,6 +102,7 @@ export async function approveAuthorizationRequest(
     },
     clock,
   );
+  if (input.allowance && result.allowanceId) await auditAllowanceCreated(input.allowance, result.allowanceId, result.grantId, clock);
   return {
     grantId: result.grantId,
     clientId: result.request.clientId,

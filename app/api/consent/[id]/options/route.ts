@@ -1,4 +1,4 @@
 import { appRoute } from "@/lib/routes/app-route";
-import { consentDecisionSchema, consentOptions } from "@/lib/oauth/consent-passkey";
+import { consentChoiceSchema, consentOptions } from "@/lib/oauth/consent-passkey";
 
-export const POST = appRoute(consentDecisionSchema, (decision, { user, params }) => consentOptions(user.id, params.id, decision));
+export const POST = appRoute(consentChoiceSchema, (decision, { user, params }) => consentOptions(user.id, params.id, decision));

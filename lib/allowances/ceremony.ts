@@ -1,0 +1,175 @@
+// Creating an allowance with one passkey approval. The server prepares what the person will sign (delegations to its
+// delegate key with a random salt each, and the EIP-7702 authorization's nonce when the account still needs the
+// DeleGator's code); the page decodes and states it, then signs it with the key the same tap unsealed; what comes back
+// signed is checked again here (readyAllowance) before anything is stored.
+import { z } from "zod";
+import { getAddress, type Address, type Hex } from "viem";
+import { db } from "@/lib/db";
+import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { chainById, onChain } from "@/lib/wallet/chains";
+import { NotFoundError } from "@/lib/http/errors";
+import type { Seal } from "@/lib/wallet/seal";
+import { AllowanceError, authorizationNonce, frameworkFor, readyAllowance, type ReadyAllowance } from "./allowances";
+import {
+  AllowanceSpecError,
+  delegationFromJson,
+  delegationsFor,
+  delegationToJson,
+  MAX_DELEGATIONS,
+  MAX_EXPIRY_DAYS,
+  specFromChoices,
+  type DelegationJson,
+} from "./caveats";
+import { delegateAccount } from "./delegate-key";
+import type { Framework } from "./framework";
+
+const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address")
+  .transform((value) => getAddress(value));
+const hex = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, "must be 0x-prefixed hex bytes") as z.ZodType<Hex>;
+const word = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be 32 bytes in hex") as z.ZodType<Hex>;
+const decimal = z
+  .string()
+  .trim()
+  .regex(/^\d+(\.\d+)?$/, "must be an amount such as 0.01");
+const overLimit = z.enum(["ask", "refuse"]);
+
+/** What the person chose, in their own units. */
+export const allowanceChoicesSchema = z.object({
+  credentialId: z.string().min(1).max(100),
+  chainId: z.number().int().positive(),
+  /** per period, of the chain's coin; absent: none of it */
+  coin: decimal.optional(),
+  tokens: z
+    .array(z.object({ address, amount: decimal }))
+    .max(MAX_DELEGATIONS)
+    .default([]),
+  recipients: z.array(address).min(1, "Name at least one recipient.").max(MAX_DELEGATIONS),
+  period: z.enum(["hour", "day", "week"]).default("day"),
+  expiresInDays: z.number().int().min(1).max(MAX_EXPIRY_DAYS).default(7),
+  transactions: z.number().int().min(1).max(10_000),
+  overLimit,
+});
+export type AllowanceChoicesInput = z.input<typeof allowanceChoicesSchema>;
+
+/** What the page decodes, states and signs (JSON-safe). */
+export type PreparedAllowance = {
+  credentialId: string;
+  chainId: number;
+  /** the person's address */
+  address: Address;
+  framework: Framework;
+  delegate: Address;
+  delegations: DelegationJson[];
+  authorizationNonce: number | null;
+  overLimit: "ask" | "refuse";
+  /** how each asset is named in the words; null: the chain's coin */
+  assets: { token: Address | null; symbol: string; decimals: number }[];
+  /** the seals the page opens with the passkey's PRF output, so that the approval's one tap also unseals the key */
+  seals: (Seal & { passkeyId: string })[];
+};
+
+async function sealedCredential(userId: string, credentialId: string) {
+  const credential = await db().credential.findFirst({ where: { id: credentialId, userId }, include: { seals: true } });
+  if (!credential) throw new NotFoundError("The wallet");
+  if (credential.kind !== "evm") throw new AllowanceError("A watch-only address has no key to sign an allowance with.");
+  if (!credential.seals.length) throw new AllowanceError("This wallet's key is not sealed under any of your passkeys.", 409);
+  return credential;
+}
+
+/** The delegations for the person's choices, periods starting at the chain's current time. */
+export async function prepareAllowance(userId: string, choices: z.infer<typeof allowanceChoicesSchema>): Promise<PreparedAllowance> {
+  const credential = await sealedCredential(userId, choices.credentialId);
+  const framework = frameworkFor(choices.chainId);
+  const delegator = getAddress(credential.address);
+  const [delegate, nonce, block] = await Promise.all([
+    delegateAccount().then((account) => account.address),
+    authorizationNonce(choices.chainId, delegator),
+    onChain(choices.chainId, (client) => client.getBlock()),
+  ]);
+  const tokens = await Promise.all(
+    choices.tokens.map(async (token) => {
+      const metadata = await tokenMetadata(choices.chainId, token.address);
+      if (metadata.standard !== "erc20") throw new AllowanceError(`${token.address} is not an ERC-20 token on this chain.`);
+      return { ...token, symbol: metadata.symbol, decimals: metadata.decimals };
+    }),
+  );
+  const now = Number(block.timestamp);
+  let delegations;
+  try {
+    const spec = specFromChoices({ ...choices, delegator, delegate, tokens }, now);
+    delegations = delegationsFor(spec, framework, now);
+  } catch (error) {
+    if (error instanceof AllowanceSpecError) throw new AllowanceError(error.message);
+    throw error;
+  }
+  return {
+    credentialId: credential.id,
+    chainId: choices.chainId,
+    address: delegator,
+    framework,
+    delegate,
+    delegations: delegations.map(delegationToJson),
+    authorizationNonce: nonce,
+    overLimit: choices.overLimit,
+    assets: [
+      ...(choices.coin === undefined ? [] : [{ token: null, symbol: chainById(choices.chainId).symbol, decimals: 18 }]),
+      ...tokens.map(({ address: token, symbol, decimals }) => ({ token, symbol, decimals })),
+    ],
+    seals: credential.seals.map(({ passkeyId, ciphertext, iv, prfSalt }) => ({ passkeyId, ciphertext, iv, prfSalt })),
+  };
+}
+
+/** The passkeys whose PRF output opens this wallet's key: the only ones that may approve creating its allowance. */
+export async function sealingPasskeys(userId: string, credentialId: string): Promise<string[]> {
+  return (await sealedCredential(userId, credentialId)).seals.map((seal) => seal.passkeyId);
+}
+
+const delegationJsonSchema = z.object({
+  delegate: address,
+  delegator: address,
+  authority: word,
+  caveats: z.array(z.object({ enforcer: address, terms: hex, args: hex })).max(20),
+  salt: z.string().regex(/^\d{1,78}$/, "must be a decimal uint256"),
+  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte signature") as z.ZodType<Hex>,
+}) satisfies z.ZodType<DelegationJson>;
+
+/** An allowance as the person signed it: the only thing that can make a grant's mode `allowance`. */
+export const signedAllowanceSchema = z.object({
+  chainId: z.number().int().positive(),
+  overLimit,
+  delegations: z.array(delegationJsonSchema).min(1).max(MAX_DELEGATIONS),
+  authorization: z
+    .object({
+      address,
+      chainId: z.number().int().positive(),
+      nonce: z.number().int().min(0),
+      r: word,
+      s: word,
+      yParity: z.union([z.literal(0), z.literal(1)]),
+    })
+    .optional(),
+});
+export type SignedAllowance = z.infer<typeof signedAllowanceSchema>;
+
+/** What a passkey approval of an allowance is bound to (lib/allowances/signing.ts allowanceBinding). */
+export const allowanceBindingSchema = z.object({
+  chainId: z.number().int().positive(),
+  overLimit,
+  delegations: z.array(word).min(1).max(MAX_DELEGATIONS),
+});
+
+/** The signed allowance of one of the person's wallets, checked and with the DeleGator's code in place: ready to store. */
+export async function readySignedAllowance(userId: string, credentialId: string, signed: SignedAllowance): Promise<ReadyAllowance> {
+  const credential = await sealedCredential(userId, credentialId);
+  return readyAllowance({
+    userId,
+    credentialId,
+    chainId: signed.chainId,
+    delegator: getAddress(credential.address),
+    overLimit: signed.overLimit,
+    delegations: signed.delegations.map(delegationFromJson),
+    authorization: signed.authorization,
+  });
+}
