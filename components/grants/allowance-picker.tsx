@@ -10,6 +10,7 @@ import { describeDelegation } from "@/lib/allowances/wording";
 import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
+import { ContactPicks } from "./contact-picks";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 
@@ -157,7 +158,6 @@ export function AllowancePicker({
   const id = (field: string) => `allowance-${field}-${credential.id}`;
   const chain = chains.find((candidate) => candidate.id === form.chainId);
   const set = (patch: Partial<AllowanceForm>) => onChange({ ...form, ...patch });
-  const listed = form.recipients.toLowerCase();
 
   async function prepare() {
     setBusy(true);
@@ -239,22 +239,12 @@ export function AllowancePicker({
         value={form.recipients}
         onChange={(event) => set({ recipients: event.target.value })}
       />
-      {contacts.some((contact) => !listed.includes(contact.address.toLowerCase())) && (
-        <div className="contacts">
-          {contacts
-            .filter((contact) => !listed.includes(contact.address.toLowerCase()))
-            .map((contact) => (
-              <button
-                key={contact.address}
-                type="button"
-                className="small"
-                onClick={() => set({ recipients: [form.recipients.trim(), contact.address].filter(Boolean).join("\n") })}
-              >
-                Let {name} pay {contact.label}
-              </button>
-            ))}
-        </div>
-      )}
+      <ContactPicks
+        contacts={contacts}
+        recipients={form.recipients}
+        label={(contact) => `Let ${name} pay ${contact.label}`}
+        onChange={(recipients) => set({ recipients })}
+      />
       <label htmlFor={id("period")}>Allowance period for {name}</label>
       <select id={id("period")} value={form.period} onChange={(event) => set({ period: event.target.value as AllowanceForm["period"] })}>
         <option value="hour">per hour</option>

@@ -2,6 +2,7 @@
 
 import type { Policy } from "@/contract";
 import type { Contact } from "@/lib/wallet/address-book";
+import { ContactPicks } from "./contact-picks";
 import {
   customLimitsOf,
   customPolicy,
@@ -44,7 +45,6 @@ export function LimitsPicker({
   /** The address book, offered as allowed recipients in one click. */
   contacts: Contact[];
 }) {
-  const allowed = choice.custom.recipients.toLowerCase();
   const custom = (patch: Partial<CustomLimits>) => onChange({ ...choice, custom: { ...choice.custom, ...patch } });
   const field = (
     rule: TextRule,
@@ -95,22 +95,12 @@ export function LimitsPicker({
           {field("perDay", "Per day (ETH)", { inputMode: "decimal" })}
           {field("perWeek", "Per week (ETH)", { inputMode: "decimal" })}
           {field("recipients", "Allowed recipients", { rows: 2, placeholder: "0x… one per line; empty: anyone" })}
-          {contacts.some((contact) => !allowed.includes(contact.address.toLowerCase())) && (
-            <div className="contacts">
-              {contacts
-                .filter((contact) => !allowed.includes(contact.address.toLowerCase()))
-                .map((contact) => (
-                  <button
-                    key={contact.address}
-                    type="button"
-                    className="small"
-                    onClick={() => custom({ recipients: [choice.custom.recipients.trim(), contact.address].filter(Boolean).join("\n") })}
-                  >
-                    Allow {contact.label} for {name}
-                  </button>
-                ))}
-            </div>
-          )}
+          <ContactPicks
+            contacts={contacts}
+            recipients={choice.custom.recipients}
+            label={(contact) => `Allow ${contact.label} for ${name}`}
+            onChange={(recipients) => custom({ recipients })}
+          />
           <details>
             <summary>More rules for {name}</summary>
             <div className="stack">
