@@ -22,11 +22,14 @@ function actionWithParty(described: Described, names: ContactNames): string {
 export function headlineOf(description: RequestDescription, credentialName: string, names: ContactNames): string {
   switch (description.kind) {
     case "sign_message":
-      return `Sign a message with ${credentialName}`;
+      return description.signIn
+        ? `Sign in to ${description.signIn.domain} with ${credentialName}`
+        : `Sign a message with ${credentialName}`;
     case "sign_typed_data": {
       if (description.permit) return `${actionWithParty(description.permit, names)} — by signature, no transaction`;
       const app = description.domain.find((field) => field.name === "name");
-      return `Sign ${description.primaryType} data${app && "value" in app ? ` for ${app.value}` : ""} with ${credentialName}`;
+      const claim = app && "value" in app ? ` for an app that calls itself “${app.value}”` : "";
+      return `Sign ${description.primaryType} data with ${credentialName}${claim}`;
     }
     case "send_transaction": {
       const { chain, transaction, call } = description;

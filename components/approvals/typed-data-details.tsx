@@ -20,6 +20,10 @@ function FieldTree({ fields, names }: { fields: FieldNode[]; names: ContactNames
             <FieldTree fields={field.fields} names={names} />
           ) : field.type === "address" ? (
             <AddressText address={field.value} names={names} />
+          ) : field.inWords ? (
+            <>
+              {field.inWords} <span className="muted small mono">(raw integer {field.value})</span>
+            </>
           ) : (
             <span className="mono">{field.value}</span>
           )}
@@ -37,9 +41,15 @@ export function TypedDataDetails({
   permit,
   names,
 }: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames }) {
+  const app = domain.find((field) => field.name === "name");
   return (
     <>
       {permit && <DescribedFields described={permit} names={names} />}
+      {app && "value" in app && (
+        <Field label="App">
+          calls itself “{app.value}” <span className="muted small">(a name the app chose; nothing checks it)</span>
+        </Field>
+      )}
       <Field label="Domain">
         <FieldTree fields={domain} names={names} />
       </Field>

@@ -8,8 +8,6 @@ import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
 import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
-import { GrantAllowance } from "./grant-allowance";
-import type { AllowanceChain } from "@/components/grants/allowance-picker";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** A connected client as the page receives it: lib's shape with dates serialized. */
@@ -19,18 +17,7 @@ function when(iso: string | null) {
   return iso ? new Date(iso).toLocaleString() : "never";
 }
 
-export function ClientsList({
-  clients,
-  contacts,
-  emptyText,
-  allowance,
-}: {
-  clients: ClientRow[];
-  contacts: Contact[];
-  emptyText: string;
-  /** chains that offer allowances, and the person's wallets whose key can sign one (evm, by id) */
-  allowance?: { chains: AllowanceChain[]; wallets: string[] };
-}) {
+export function ClientsList({ clients, contacts, emptyText }: { clients: ClientRow[]; contacts: Contact[]; emptyText: string }) {
   const { busy, error, run } = useAction();
 
   function revoke(client: ClientRow) {
@@ -80,21 +67,6 @@ export function ClientsList({
                     />
                   ),
               )}
-              {client.status === "active" &&
-                allowance &&
-                allowance.chains.length > 0 &&
-                client.credentials
-                  .filter((credential) => allowance.wallets.includes(credential.id))
-                  .map((credential) => (
-                    <GrantAllowance
-                      key={credential.id}
-                      grantId={client.grantId}
-                      clientName={client.name}
-                      credential={credential}
-                      chains={allowance.chains}
-                      contacts={contacts}
-                    />
-                  ))}
               <div className="muted small">
                 Connected {when(client.connectedAt)} · last used {when(client.lastUsedAt)}
               </div>

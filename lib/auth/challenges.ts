@@ -20,7 +20,6 @@ export type ChallengePurpose =
   | "export"
   | "revoke-client"
   | "change-policy"
-  | "give-allowance"
   | "address-book";
 
 export const CHALLENGE_TTL_SECONDS = 5 * 60;

@@ -18,3 +18,15 @@ export function utcTimeFrom(at: Date, now: Date): string {
   const time = `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
   return at.getTime() - now.getTime() <= 25 * 3_600_000 ? time : `${at.toISOString().slice(0, 10)} ${time}`;
 }
+
+/** "in 2 hours", "3 days ago": how far `at` is from `now`, in the largest whole unit. */
+export function fromNow(at: Date, now: Date = new Date()): string {
+  const seconds = Math.round((at.getTime() - now.getTime()) / 1000);
+  const units = [
+    ["day", 86_400],
+    ["hour", 3_600],
+    ["minute", 60],
+  ] as const;
+  const [unit, size] = units.find(([, length]) => Math.abs(seconds) >= length) ?? (["second", 1] as const);
+  return new Intl.RelativeTimeFormat("en", { numeric: "auto" }).format(Math.round(seconds / size), unit);
+}

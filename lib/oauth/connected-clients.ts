@@ -27,14 +27,27 @@ export type ConnectedClient = {
   credentials: { id: string; name: string; address: string; mode: string; limits: Limits | null }[];
 };
 
-/** Who asks, for the approval page: the client's claimed name, where it sends people back, since when it is connected. */
+/** The client_uri a client registered or published, when it is a URL. */
+function clientUriHost(client: { metadata: string }): string | null {
+  const uri = (JSON.parse(client.metadata) as { client_uri?: unknown }).client_uri;
+  if (typeof uri !== "string" || !URL.canParse(uri)) return null;
+  return new URL(uri).host;
+}
+
+/**
+ * Who asks, for the approval page: the client's claimed name, where it sends people back, since when it is
+ * connected, and every host it names (redirect URIs, client_uri, metadata document), which a sign-in is checked against.
+ */
 export async function requestingClient(userId: string, grantId: string) {
   const grant = await db().grant.findFirst({ where: { id: grantId, userId }, include: { client: true } });
   if (!grant) return null;
+  const redirectHosts = [...new Set(redirectUrisOf(grant.client).map((uri) => new URL(uri).host))];
+  const metadataHost = metadataDocumentHost(grant.client);
   return {
     kind: grant.client.kind as ConnectedClient["kind"],
-    redirectHosts: [...new Set(redirectUrisOf(grant.client).map((uri) => new URL(uri).host))],
-    metadataHost: metadataDocumentHost(grant.client),
+    redirectHosts,
+    metadataHost,
+    hosts: [...new Set([...redirectHosts, clientUriHost(grant.client), metadataHost].filter((host): host is string => host !== null))],
     connectedAt: grant.createdAt,
   };
 }

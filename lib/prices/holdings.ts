@@ -23,12 +23,11 @@ const FOLLOWED_LIMIT = 8;
  * on chains still configured. No list to keep: asking about a token is what puts it on the person's pages.
  */
 async function followedTokens(userId: string): Promise<{ chainId: number; token: Address }[]> {
-  // Grouped in the database: a person's many requests are not read to find a few tokens.
-  const rows = await db().agentRequest.groupBy({
-    by: ["chainId", "tokenAddress"],
+  const rows = await db().agentRequest.findMany({
     where: { userId, tokenAddress: { not: null }, chainId: { in: config().chains.map((chain) => chain.id) } },
-    _max: { createdAt: true },
-    orderBy: { _max: { createdAt: "desc" } },
+    distinct: ["chainId", "tokenAddress"],
+    orderBy: { createdAt: "desc" },
+    select: { chainId: true, tokenAddress: true },
     take: FOLLOWED_LIMIT,
   });
   return rows.map((row) => ({ chainId: row.chainId!, token: row.tokenAddress as Address }));

@@ -1,14 +1,16 @@
 // What a stored request asks, in the person's terms, for the approval page: the calldata decoded and the token
 // named as its contract answers, typed data as its declared fields, permits as the allowances they grant.
 // Everything is derived from exactly the payload that gets signed; what cannot be put in words is shown raw.
-import { formatUnits, type Address, type Hex } from "viem";
+import { formatUnits, isAddress, type Address, type Hex } from "viem";
 import type { Chain } from "@/lib/config";
+import { fromNow } from "@/lib/clock";
 import { chainById } from "./chains";
 import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { recognisePermit, type Permit, type PermitKind } from "./permits";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import { tokenMetadata, type TokenMetadata } from "./token-metadata";
 import { declaredFields, domainFields, type FieldNode } from "./typed-data-fields";
+import { signInOf, type SignIn } from "./sign-in";
 
 /** A token on a chain, when a description knows both: its amounts can be valued (lib/prices). */
 type TokenAt = { chainId: number; address: Address };
@@ -32,7 +34,7 @@ export type CallDescription =
   { kind: "none" } | { kind: "unknown"; selector: Hex; data: Hex } | ({ kind: "decoded"; data: Hex } & Described);
 
 export type RequestDescription =
-  | { kind: "sign_message"; message: string }
+  | { kind: "sign_message"; message: string; signIn: SignIn | null }
   | { kind: "sign_typed_data"; primaryType: string; domain: FieldNode[]; fields: FieldNode[]; permit: Described | null }
   | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription };
 
@@ -216,13 +218,14 @@ async function callDescription(transaction: PreparedTransaction): Promise<CallDe
   };
 }
 
-/** Seconds since the epoch as a UTC date and time; past what a date can hold, it never ends. */
+/** Seconds since the epoch as a UTC date and time and how far away it is; past what a date can hold, it never ends. */
 function dateText(seconds: bigint): string {
   if (seconds > 8_640_000_000_000n) return "never";
-  return new Date(Number(seconds) * 1000)
+  const at = new Date(Number(seconds) * 1000);
+  return `${at
     .toISOString()
     .replace("T", " ")
-    .replace(/\.\d{3}Z$/, " UTC");
+    .replace(/\.\d{3}Z$/, " UTC")} (${fromNow(at)})`;
 }
 
 const ONE_TIME: PermitKind[] = [
@@ -247,6 +250,12 @@ async function permitDescription(permit: Permit): Promise<Described> {
   );
   const amounts = permit.amounts.map((entry, index) => amountText(tokens[index], entry.amount));
   const unlimited = permit.amounts.flatMap((entry, index) => (isUnlimitedAmount(entry.amount) ? [tokenLabel(tokens[index])] : []));
+  // One deadline is shown once: tokens whose allowances lapse together say it after them, and an allowance that
+  // lapses when the signature does is one line.
+  const { deadline, validAfter } = permit;
+  const expirations = [...new Set(permit.amounts.flatMap((entry) => (entry.expiration === undefined ? [] : [entry.expiration])))];
+  const shared = expirations.length === 1 ? expirations[0] : null;
+  const expiresText = (expiration: bigint) => (expiration === 0n ? "when used (no standing allowance)" : dateText(expiration));
   const details = permit.amounts.flatMap((entry, index): Detail[] => [
     { label: "Token", text: tokenLabel(tokens[index]), ...(entry.token ? { address: entry.token } : {}) },
     amountDetail(
@@ -255,36 +264,68 @@ async function permitDescription(permit: Permit): Promise<Described> {
       entry.amount,
       entry.token && permit.chainId !== null ? { chainId: permit.chainId, address: entry.token } : null,
     ),
-    ...(entry.expiration === undefined
-      ? []
-      : [{ label: "Allowance expires", text: entry.expiration === 0n ? "when used (no standing allowance)" : dateText(entry.expiration) }]),
+    ...(entry.expiration === undefined || shared !== null ? [] : [{ label: "Allowance expires", text: expiresText(entry.expiration) }]),
   ]);
-  const { deadline, validAfter } = permit;
+  const together = shared !== null && shared === deadline;
   return {
     action: permitAction(permit, amounts, tokenLabel(tokens[0])),
     details: [
       party(AUTHORIZATIONS.includes(permit.kind) ? "Recipient" : "Spender", permit.spender),
       ...details,
+      ...(shared !== null && !together ? [{ label: "Allowance expires", text: expiresText(shared) }] : []),
       ...(validAfter ? [{ label: "Signature valid from", text: dateText(validAfter), raw: validAfter.toString() }] : []),
       deadline === null
         ? { label: "Signature valid until", text: "never expires" }
-        : { label: "Signature valid until", text: dateText(deadline), raw: deadline.toString() },
+        : { label: together ? "Signature and allowance valid until" : "Signature valid until", text: dateText(deadline) },
     ],
     warning: unlimited.length ? unlimitedWarning(permit.spender, unlimited.join(", ")) : null,
   };
 }
 
+const OWN_TOKEN: PermitKind[] = ["Permit", "TransferWithAuthorization", "ReceiveWithAuthorization"];
+const AMOUNT_FIELDS = ["amount", "value"];
+
+/**
+ * Token amounts of typed data in the token's units, wherever a struct names its token: a `token` address beside an
+ * `amount` or `value` (Permit2's details and permitted amounts, an order's legs), or, for the message itself,
+ * `ownToken` (the token whose own permit it is). The raw integer stays; a token that does not answer stays raw.
+ */
+async function inTokenUnits(fields: FieldNode[], chainId: number | null, ownToken: Address | null): Promise<FieldNode[]> {
+  if (chainId === null || !Number.isSafeInteger(chainId)) return fields;
+  const leaf = (name: string, within: FieldNode[]) => within.find((field) => field.name === name && "value" in field);
+  const walk = async (within: FieldNode[], inherited: Address | null): Promise<FieldNode[]> => {
+    const tokenField = leaf("token", within);
+    const token = tokenField && "value" in tokenField && isAddress(tokenField.value) ? (tokenField.value as Address) : inherited;
+    const metadata = token ? await tokenMetadata(chainId, token) : null;
+    return Promise.all(
+      within.map(async (field): Promise<FieldNode> => {
+        if ("fields" in field) return { ...field, fields: await walk(field.fields, null) };
+        if (metadata?.standard !== "erc20" || !AMOUNT_FIELDS.includes(field.name) || !/^uint\d*$/.test(field.type)) return field;
+        return /^\d+$/.test(field.value) ? { ...field, inWords: amountText(metadata, BigInt(field.value)) } : field;
+      }),
+    );
+  };
+  return walk(fields, ownToken);
+}
+
 /** The approval page's account of a request's stored payload. Reads token metadata from the chain. */
 export async function describeRequest(payload: RequestPayload): Promise<RequestDescription> {
-  if (payload.kind === "sign_message") return { kind: "sign_message", message: payload.message };
+  if (payload.kind === "sign_message") return { kind: "sign_message", message: payload.message, signIn: signInOf(payload.message) };
   if (payload.kind === "sign_typed_data") {
     const permit = recognisePermit(payload.typedData);
+    const chainId = (payload.typedData.domain as { chainId?: unknown } | undefined)?.chainId;
+    // A token's own permit or authorization moves the domain's token: its top-level value is in that token's units.
+    const ownToken = permit && OWN_TOKEN.includes(permit.kind) ? permit.amounts[0]?.token : null;
+    const [fields, described] = await Promise.all([
+      inTokenUnits(declaredFields(payload.typedData), chainId === undefined ? null : Number(chainId), ownToken ?? null),
+      permit && permitDescription(permit),
+    ]);
     return {
       kind: "sign_typed_data",
       primaryType: String(payload.typedData.primaryType),
       domain: domainFields(payload.typedData),
-      fields: declaredFields(payload.typedData),
-      permit: permit && (await permitDescription(permit)),
+      fields,
+      permit: described,
     };
   }
   const { transaction } = payload;

@@ -3,7 +3,9 @@
 // never the raw message object, so nothing undeclared can be shown as if it were signed. Pure and browser-safe.
 import type { TypedDataDefinition } from "viem";
 
-export type FieldNode = { name: string; type: string; value: string } | { name: string; type: string; fields: FieldNode[] };
+/** A declared field: a value (and, for a token amount, the amount in the token's units), or nested fields. */
+export type FieldNode =
+  { name: string; type: string; value: string; inWords?: string } | { name: string; type: string; fields: FieldNode[] };
 
 type Declared = Record<string, readonly { name: string; type: string }[]>;
 

@@ -19,6 +19,7 @@ import { headlineOf } from "@/components/approvals/headline";
 import { MessageText } from "@/components/approvals/message-text";
 import { PhoneHandoff } from "@/components/approvals/phone-handoff";
 import { SignedOutApproval } from "@/components/approvals/signed-out-approval";
+import { SignInCheck, SignInDetails } from "@/components/approvals/sign-in-details";
 import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
 
@@ -119,6 +120,9 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
           )}
           {client ? ` · connected ${since(client.connectedAt)}` : ""}
         </p>
+        {description.kind === "sign_message" && description.signIn && (
+          <SignInCheck signIn={description.signIn} asker={{ name: approval.clientName, hosts: client?.hosts ?? [] }} />
+        )}
         <Outcome view={view} chain={chain} />
         {/* Right after the sentence, so a phone reaches the decision without scrolling; mounted whatever the status, so
             the outcome of a decision stays on screen after the refresh. */}
@@ -131,6 +135,9 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               {approval.credentialName} <span className="mono small">{approval.address}</span>{" "}
               <CopyButton text={approval.address} what="wallet address" />
             </Field>
+            {description.kind === "sign_message" && description.signIn && (
+              <SignInDetails signIn={description.signIn} walletAddress={approval.address} />
+            )}
             {description.kind === "sign_message" && (
               <Field label="Message">
                 <MessageText message={description.message} />
@@ -138,7 +145,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             )}
             {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
             {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
-            {pending && <BalanceFields userId={user.id} address={approval.address as `0x${string}`} description={description} />}
+            {pending && (
+              <BalanceFields
+                userId={user.id}
+                address={approval.address as `0x${string}`}
+                send={description.kind === "send_transaction" ? description : null}
+              />
+            )}
             {today && chain && (
               <Field label="Spending limit today">
                 {formatEther(BigInt(today.remaining))} {chain.symbol} left of {formatEther(BigInt(today.limit))} {chain.symbol}, this
