@@ -76,9 +76,9 @@ export function GrantSetPicker({
                 disabled={!entry.included}
                 onChange={(event) => update({ mode: event.target.value as Mode })}
               >
-                <option value="read">read</option>
+                <option value="read">Read: can see balances and addresses only</option>
                 <option value="approve" disabled={credential.kind === "evm_watch"}>
-                  approve
+                  Approve: can ask you to approve each signature
                 </option>
                 {credential.kind === "evm" && allowanceChains.length > 0 && (
                   <option value="allowance">allowance: pays small amounts by itself, within an allowance you sign</option>

@@ -16,7 +16,8 @@ import {
 /** The spending limits chosen for one credential: a preset, or every rule written out. */
 export type LimitsChoice = { limits: PresetKey | "custom"; custom: CustomLimits };
 
-export const ASK_FOR_EVERYTHING: LimitsChoice = { limits: "ask", custom: NO_CUSTOM_LIMITS };
+/** A new choice asks for everything; its custom form, once chosen, starts refusing unlimited approvals. */
+export const ASK_FOR_EVERYTHING: LimitsChoice = { limits: "ask", custom: { ...NO_CUSTOM_LIMITS, noUnlimitedApprovals: true } };
 
 /** The rules a choice means (throws with the field at fault when a custom field is not valid). */
 export function policyOfChoice(choice: LimitsChoice): Policy {
@@ -101,6 +102,7 @@ export function LimitsPicker({
             label={(contact) => `Allow ${contact.label} for ${name}`}
             onChange={(recipients) => custom({ recipients })}
           />
+          {toggle("noUnlimitedApprovals", "Refuse unlimited approvals")}
           <details>
             <summary>More rules for {name}</summary>
             <div className="stack">
@@ -114,7 +116,6 @@ export function LimitsPicker({
               {field("typedDataNames", "Typed data names", { rows: 2, placeholder: "domain names, one per line" })}
               {field("requestsPerHour", "Requests per hour", { inputMode: "numeric" })}
               {toggle("signMessage", "Allow message signing")}
-              {toggle("noUnlimitedApprovals", "Refuse unlimited approvals")}
             </div>
           </details>
         </div>

@@ -93,6 +93,12 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     await page.getByLabel("Spending limits for Spare").selectOption({ label: "Custom" });
     await page.getByLabel("Per transaction (ETH) for Spare").fill("0.01");
     await page.getByLabel("Allowed recipients for Spare").fill("0x000000000000000000000000000000000000bEEF");
+    // Visible beside the first rules, and on unless the person clears it.
+    assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Spare" }).isChecked(), true);
+    assert.deepEqual(await page.getByLabel("Approval mode for Spare").locator("option").allInnerTexts(), [
+      "Read: can see balances and addresses only",
+      "Approve: can ask you to approve each signature",
+    ]);
     await page.getByRole("button", { name: "Approve with passkey" }).click();
     const client = await finishAndConnect(suite.app.baseUrl, provider, (await redirected(page, callback)).get("code")!);
 
@@ -104,7 +110,11 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     }
     assert.deepEqual(policies, {
       Main: { native: { per_transaction: "50000000000000000", per_day: "200000000000000000" } },
-      Spare: { native: { per_transaction: "10000000000000000" }, recipients: ["0x000000000000000000000000000000000000bEEF"] },
+      Spare: {
+        native: { per_transaction: "10000000000000000" },
+        recipients: ["0x000000000000000000000000000000000000bEEF"],
+        no_unlimited_approvals: true,
+      },
     });
     await client.close();
     await callback.close();
