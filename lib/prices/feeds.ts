@@ -9,7 +9,7 @@ import { onChain } from "@/lib/wallet/chains";
 import type { Price } from "./format";
 
 /** Reads that decorate a decision wait this long at most: a slow node must not hold the page. */
-const READ_BUDGET_MS = 400;
+const READ_BUDGET_MS = 800;
 
 const aggregatorAbi = parseAbi([
   "function decimals() view returns (uint8)",
@@ -68,8 +68,13 @@ export function priceOf(chainId: number, token: Address | null, clock: Clock = s
   const key = `${chainId}:${feed}`;
   let price = recent.get(key);
   if (!price) {
-    price = quickly(() => readFeed(chainId, feed, clock));
-    recent.set(key, price);
+    const reading = quickly(() => readFeed(chainId, feed, clock));
+    recent.set(key, reading);
+    // No price is not kept: a feed that was slow once (a cold start) is asked again by the next page.
+    void reading.then((answer) => {
+      if (answer === null && recent.peek(key) === reading) recent.delete(key);
+    });
+    price = reading;
   }
   return price;
 }
