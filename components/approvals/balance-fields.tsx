@@ -4,12 +4,14 @@ import { Suspense } from "react";
 import { formatUnits, type Address } from "viem";
 import { decodeCall } from "@/lib/wallet/call-decoding";
 import type { PreparedTransaction } from "@/lib/wallet/request-payload";
-import type { Chain } from "@/lib/config";
+import { config, type Chain } from "@/lib/config";
+import type { Detail, RequestDescription } from "@/lib/wallet/request-description";
 import { amountText, coinOf, holdingsOf, tokenAsset, walletAssets, type Asset, type Holding } from "@/lib/prices/holdings";
 import { holdingText } from "@/components/prices/holdings";
 import { Field } from "./fields";
 
 type Send = { chain: Chain; transaction: PreparedTransaction };
+type Props = { userId: string; address: Address; description: RequestDescription };
 
 /** What a send takes from the wallet: its coin (value and at most the whole fee) and, for a token transfer, the token. */
 async function spending({ chain, transaction }: Send): Promise<{ asset: Asset; amount: bigint }[]> {
@@ -18,6 +20,33 @@ async function spending({ chain, transaction }: Send): Promise<{ asset: Asset; a
   if (call.kind !== "transfer" && call.kind !== "transferAndCall") return [coin];
   const token = await tokenAsset(chain, transaction.to);
   return token ? [coin, { asset: token, amount: call.amount }] : [coin];
+}
+
+/** The tokens a request names with an amount (a transfer, an approval, a permit), as the chains describe them. */
+async function namedTokens(description: RequestDescription): Promise<Asset[]> {
+  const details: Detail[] =
+    description.kind === "send_transaction"
+      ? description.call.kind === "decoded"
+        ? description.call.details
+        : []
+      : description.kind === "sign_typed_data"
+        ? (description.permit?.details ?? [])
+        : [];
+  const named = new Map(details.flatMap(({ value }) => (value ? [[`${value.chainId}:${value.token.toLowerCase()}`, value]] : [])));
+  const assets = await Promise.all(
+    [...named.values()].map((value) => {
+      // Typed data may name a chain this service does not read: nothing to show there.
+      const chain = config().chains.find((candidate) => candidate.id === value.chainId);
+      return chain ? tokenAsset(chain, value.token) : null;
+    }),
+  );
+  return assets.filter((asset) => asset !== null);
+}
+
+/** Each asset once (the same token may be followed and named). */
+function distinct(assets: Asset[]): Asset[] {
+  const key = (asset: Asset) => `${asset.chain.id}:${asset.token?.toLowerCase() ?? "coin"}`;
+  return [...new Map(assets.map((asset) => [key(asset), asset])).values()];
 }
 
 function afterText(holding: Holding, spent: bigint): string {
@@ -37,35 +66,37 @@ function Lines({ lines }: { lines: string[] }) {
   );
 }
 
-async function BalanceRead({ userId, address, send }: { userId: string; address: Address; send: Send | null }) {
-  if (!send) {
-    const holdings = await holdingsOf(address, await walletAssets(userId));
+async function BalanceRead({ userId, address, description }: Props) {
+  const named = namedTokens(description);
+  if (description.kind !== "send_transaction") {
+    const [followed, asked] = await Promise.all([walletAssets(userId), named]);
+    const holdings = await holdingsOf(address, distinct([...followed, ...asked]));
     return (
       <Field label="Balance">
         <Lines lines={holdings.map(holdingText)} />
       </Field>
     );
   }
-  const spent = await spending(send);
-  const holdings = await holdingsOf(
-    address,
-    spent.map((entry) => entry.asset),
-  );
+  const [spent, asked] = await Promise.all([spending(description), named]);
+  const holdings = await holdingsOf(address, distinct([...spent.map((entry) => entry.asset), ...asked]));
   return (
     <>
       <Field label="Balance">
         <Lines lines={holdings.map(holdingText)} />
       </Field>
       <Field label="Balance after">
-        <Lines lines={holdings.map((holding, index) => afterText(holding, spent[index].amount))} />
+        <Lines lines={spent.map((entry, index) => afterText(holdings[index], entry.amount))} />
         <span className="muted small">if the whole maximum network fee is paid</span>
       </Field>
     </>
   );
 }
 
-/** The "Balance" (and, for a send, "Balance after") lines of the approval summary. */
-export function BalanceFields(props: { userId: string; address: Address; send: Send | null }) {
+/**
+ * The "Balance" lines of the approval summary: what the request touches (the coin, the tokens it names) and, for a
+ * message or typed data, the tokens the person follows; for a send, also "Balance after".
+ */
+export function BalanceFields(props: Props) {
   return (
     <Suspense
       fallback={

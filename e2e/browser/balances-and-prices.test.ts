@@ -110,6 +110,24 @@ describe("balances and their value in money where the person decides", { timeout
     await page.getByText("You rejected this request. Nothing was signed.").waitFor();
   });
 
+  it("an approval: the approved token's balance beside it; nothing leaves the wallet but the fee", async () => {
+    const { page } = suite.person;
+    await page.setViewportSize(VIEWPORTS[1]);
+    const request = await ask("send_transaction", {
+      chain_id: 31337,
+      to: tokens.tst,
+      value: "0",
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [FRIEND, parseUnits("5", 18)] }),
+    });
+    await page.goto(request.approval_url);
+    await settled(page);
+    assert.match(await field(page, "Amount").innerText(), /^5 TST \(≈ \$7\.50\) /);
+    assert.equal(await field(page, "Balance").innerText(), "10 ETH (≈ $20,000.00)\n100 TST (≈ $150.00)");
+    assert.doesNotMatch(await field(page, "Balance after").innerText(), /TST/);
+    await page.getByRole("button", { name: "Reject" }).click();
+    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+  });
+
   for (const [what, token, symbol] of [
     ["no feed", "nof", "NOF"],
     ["a stale feed", "stl", "STL"],

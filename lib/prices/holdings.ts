@@ -23,11 +23,12 @@ const FOLLOWED_LIMIT = 8;
  * on chains still configured. No list to keep: asking about a token is what puts it on the person's pages.
  */
 async function followedTokens(userId: string): Promise<{ chainId: number; token: Address }[]> {
-  const rows = await db().agentRequest.findMany({
+  // Grouped in the database: a person's many requests are not read to find a few tokens.
+  const rows = await db().agentRequest.groupBy({
+    by: ["chainId", "tokenAddress"],
     where: { userId, tokenAddress: { not: null }, chainId: { in: config().chains.map((chain) => chain.id) } },
-    distinct: ["chainId", "tokenAddress"],
-    orderBy: { createdAt: "desc" },
-    select: { chainId: true, tokenAddress: true },
+    _max: { createdAt: true },
+    orderBy: { _max: { createdAt: "desc" } },
     take: FOLLOWED_LIMIT,
   });
   return rows.map((row) => ({ chainId: row.chainId!, token: row.tokenAddress as Address }));

@@ -145,13 +145,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             )}
             {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
             {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
-            {pending && (
-              <BalanceFields
-                userId={user.id}
-                address={approval.address as `0x${string}`}
-                send={description.kind === "send_transaction" ? description : null}
-              />
-            )}
+            {pending && <BalanceFields userId={user.id} address={approval.address as `0x${string}`} description={description} />}
             {today && chain && (
               <Field label="Spending limit today">
                 {formatEther(BigInt(today.remaining))} {chain.symbol} left of {formatEther(BigInt(today.limit))} {chain.symbol}, this
