@@ -1,30 +1,17 @@
 "use client";
 
+import { useEffect } from "react";
 import { useRouter } from "next/navigation";
-import { privateKeyToAccount } from "viem/accounts";
-import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
 import { Feedback, useAction } from "@/components/browser/use-action";
-import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
-import { unsealPrivateKey } from "@/lib/wallet/seal";
-import { transactionForSigning, type RequestPayload } from "@/lib/wallet/request-payload";
 import type { RequestStatus, RequestView } from "@/contract";
+import type { ApprovalOptions } from "./sign-approval";
 
-type ApprovalOptions = {
-  options: PublicKeyCredentialRequestOptionsJSON;
-  credentialId: string;
-  address: string;
-  payload: RequestPayload;
-  seals: StoredSeal[];
-};
-
-/** Signs exactly the prepared payload with the key unsealed in this page's memory. */
-async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): Promise<string> {
-  const account = privateKeyToAccount(privateKey);
-  if (payload.kind === "sign_message") return account.signMessage({ message: payload.message });
-  if (payload.kind === "sign_typed_data") return account.signTypedData(payload.typedData as Parameters<typeof account.signTypedData>[0]);
-  return account.signTransaction(transactionForSigning(payload.transaction));
-}
+/**
+ * The signing code, apart from the page so that the buttons work before it has arrived: fetched once the page is
+ * usable, and awaited on a tap that comes first (docs/performance.md).
+ */
+const loadSigner = () => import("./sign-approval");
 
 /** The approval's outcome as the server reports it, when it succeeded (a failure is an error, never both). */
 function outcomeLine(view: RequestView): string {
@@ -46,15 +33,17 @@ export function ApprovalActions({ requestId, status: current }: { requestId: str
   const { busy, error, status, run } = useAction();
   const pending = current === "pending";
   const path = `/api/approvals/${encodeURIComponent(requestId)}`;
+  useEffect(() => {
+    if (!pending) return;
+    // Once the page has settled: evaluating the signer is a long task that must not hold up an early tap.
+    const whenIdle = "requestIdleCallback" in window ? window.requestIdleCallback : (run: () => void) => setTimeout(run, 1000);
+    whenIdle(() => void loadSigner());
+  }, [pending]);
 
   const approve = () =>
     run(async () => {
-      const approval = await callApi<ApprovalOptions>(`${path}/options`);
-      const { response, prfOutput, seal } = await assertForSeals(approval.options, approval.seals);
-      const privateKey = await unsealPrivateKey({ ...seal, prfOutput, credentialId: approval.credentialId, address: approval.address });
-      prfOutput.fill(0);
-      const signature = await signPayload(privateKey, approval.payload);
-      const view = await callApi<RequestView>(`${path}/approve`, { assertion: response, signature });
+      const [{ assertAndSign }, approval] = await Promise.all([loadSigner(), callApi<ApprovalOptions>(`${path}/options`)]);
+      const view = await callApi<RequestView>(`${path}/approve`, await assertAndSign(approval));
       if (view.status === "failed") {
         router.refresh();
         throw new Error(`Approved, but the transaction failed: ${view.reason ?? "no reason given"}`);

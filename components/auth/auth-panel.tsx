@@ -2,10 +2,12 @@
 
 import { useState } from "react";
 import { useRouter } from "next/navigation";
-import { signIn } from "next-auth/react";
-import { startAuthentication, startRegistration } from "@simplewebauthn/browser";
+import type { PublicKeyCredentialCreationOptionsJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
+
+/** The passkey ceremonies and the session's sign-in, loaded on a tap (with the server's options) rather than with the page. */
+const loadCeremonies = () => Promise.all([import("@simplewebauthn/browser"), import("next-auth/react")]);
 
 /** Sign up with an email and a new passkey, or sign in with an existing one. */
 export function AuthPanel({ next }: { next: string }) {
@@ -17,6 +19,7 @@ export function AuthPanel({ next }: { next: string }) {
   const [error, setError] = useState<string | null>(null);
 
   async function finish(mode: "sign-up" | "sign-in", response: unknown) {
+    const [, { signIn }] = await loadCeremonies();
     const result = await signIn("passkey", { redirect: false, mode, response: JSON.stringify(response) });
     if (!result || result.error) throw new Error(result?.error ?? "Sign-in failed");
     router.replace(next);
@@ -36,13 +39,19 @@ export function AuthPanel({ next }: { next: string }) {
 
   const signUp = () =>
     run(async () => {
-      const optionsJSON = await callApi<Parameters<typeof startRegistration>[0]["optionsJSON"]>("/api/webauthn/sign-up", { email });
+      const [[{ startRegistration }], optionsJSON] = await Promise.all([
+        loadCeremonies(),
+        callApi<PublicKeyCredentialCreationOptionsJSON>("/api/webauthn/sign-up", { email }),
+      ]);
       await finish("sign-up", await startRegistration({ optionsJSON }));
     });
 
   const signInWithPasskey = () =>
     run(async () => {
-      const optionsJSON = await callApi<Parameters<typeof startAuthentication>[0]["optionsJSON"]>("/api/webauthn/sign-in", {});
+      const [[{ startAuthentication }], optionsJSON] = await Promise.all([
+        loadCeremonies(),
+        callApi<PublicKeyCredentialRequestOptionsJSON>("/api/webauthn/sign-in", {}),
+      ]);
       await finish("sign-in", await startAuthentication({ optionsJSON }));
     });
 

@@ -1,10 +1,14 @@
 // Passkey ceremonies in the browser, including the PRF evaluation that unlocks
 // sealed wallet keys. The PRF output stays in this page's memory: it is removed
 // from the assertion before anything is posted.
-import { startAuthentication } from "@simplewebauthn/browser";
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { fromBase64Url, toBase64Url, unsealPrivateKey } from "@/lib/wallet/seal";
 import { callApi } from "./api";
+
+/** SimpleWebAuthn's ceremony, loaded with the first one: the pages that offer a passkey action are usable before it arrives. */
+async function startAuthentication(...args: Parameters<typeof import("@simplewebauthn/browser").startAuthentication>) {
+  return (await import("@simplewebauthn/browser")).startAuthentication(...args);
+}
 
 class NoPrfError extends Error {
   constructor() {
