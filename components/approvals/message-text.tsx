@@ -1,4 +1,4 @@
-import { visibleSegments } from "@/lib/wallet/visible-text";
+import { visibleSegments } from "@/lib/text/visible-text";
 
 /**
  * A message to sign as the person reads it: each character they could not see, or that would reorder what they see,

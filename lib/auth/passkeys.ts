@@ -16,6 +16,7 @@ import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
+import { visibleName } from "@/lib/text/visible-text";
 import { challengeOf, consumeChallenge, issueChallenge, type ChallengePurpose, type ConsumedChallenge } from "./challenges";
 
 const RP_NAME = "Agent Wallet";
@@ -27,7 +28,12 @@ class PasskeyError extends AppError {
 }
 
 const emailSchema = z.string().trim().toLowerCase().pipe(z.email("Enter a valid email address").max(254));
-export const passkeyNameSchema = z.string().trim().min(1, "Name the passkey").max(100, "A passkey name may be at most 100 characters");
+export const passkeyNameSchema = z
+  .string()
+  .trim()
+  .min(1, "Name the passkey")
+  .max(100, "A passkey name may be at most 100 characters")
+  .superRefine(visibleName("A passkey name"));
 
 /** A WebAuthn response as the browser library posts it; checked in depth by @simplewebauthn/server. */
 function webauthnResponseSchema<Response>(message: string) {

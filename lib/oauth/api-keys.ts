@@ -6,7 +6,7 @@ import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
 import { API_KEY_PREFIX } from "@/contract";
-import { visibleName } from "@/lib/wallet/visible-text";
+import { visibleName } from "@/lib/text/visible-text";
 import { createGrant, describeGrantSet, grantSetSchema } from "./grants";
 
 /** 43 base62 characters carry 256 bits. */

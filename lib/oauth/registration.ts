@@ -5,7 +5,7 @@ import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { type JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { InvalidClientMetadataError, InvalidRedirectUriError } from "./errors";
-import { visibleName } from "@/lib/wallet/visible-text";
+import { visibleName } from "@/lib/text/visible-text";
 import { redirectUriProblem } from "./redirect-uri";
 
 export const REGISTRATION_BODY_LIMIT = 16 * 1024;

@@ -10,7 +10,7 @@ import { assertionOptions, authenticationResponseSchema, verifyAssertion } from 
 import { guarded, guardedOptions, requireStepUp } from "@/lib/auth/step-up";
 import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
-import { visibleName } from "./visible-text";
+import { visibleName } from "@/lib/text/visible-text";
 import { cancellationEvents, cancelPendingIn } from "./request-lifecycle";
 
 /** Wallet names appear in approval headlines. */

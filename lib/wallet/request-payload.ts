@@ -12,7 +12,7 @@ import {
   type TypedDataDefinition,
 } from "viem";
 import { decodeCall, type DecodedCall } from "./call-decoding";
-import { escapedText } from "./visible-text";
+import { escapedText } from "@/lib/text/visible-text";
 
 /**
  * What the person's browser signs for a send_transaction, exactly (amounts as decimal strings). The nonce is null
