@@ -5,6 +5,7 @@ import http from "node:http";
 import { config } from "@/lib/config";
 import { withConnectionAddress } from "@/lib/http/connection-address";
 import { directHandler } from "@/lib/http/direct-routes";
+import { brotliAssets } from "@/lib/http/brotli-assets";
 import { sendWebResponse, webRequestOf } from "@/lib/http/node-bridge";
 import { runShutdownHooks } from "@/lib/runtime/shutdown";
 import { SECURITY_HEADERS } from "@/lib/http/security-headers.mjs";
@@ -35,6 +36,7 @@ async function serveDirect(
 await app.prepare();
 const handle = app.getRequestHandler();
 const limits = config().http;
+const serveBrotli = brotliAssets(process.env.NEXT_DIST_DIR || ".next");
 // A client that trickles its headers or body, or holds a connection idle, is cut off; past the cap new connections
 // are closed at once. Only receiving the request is timed: an answer that waits for a person (up to 60 s) is not.
 const server = http.createServer(
@@ -45,6 +47,7 @@ const server = http.createServer(
     connectionsCheckingInterval: 1000,
   },
   withConnectionAddress((req, res) => {
+    if (serveBrotli(req, res)) return;
     const pathname = (req.url ?? "/").split("?", 1)[0];
     const route = directHandler(pathname, req.method ?? "GET");
     void (route ? serveDirect(route, req, res) : handle(req, res));
