@@ -150,11 +150,13 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.equal(offList.isError, true);
     assert.match(offList.content[0].text, new RegExp(`${stranger} is not among this allowance's recipients`));
 
-    // the spending policy applies first
-    await db().grantCredential.update({
+    // the spending policy applies first; the person changes it as on /clients, and the mode stays `allowance`
+    const { changePolicy } = await import("@/lib/wallet/policy");
+    await changePolicy(agent.userId, { grantId: agent.grantId, credentialId: agent.credentialId, policy: { recipients: [shop] } });
+    const entry = await db().grantCredential.findUniqueOrThrow({
       where: { grantId_credentialId: { grantId: agent.grantId, credentialId: agent.credentialId } },
-      data: { policy: JSON.stringify({ recipients: [shop] }) },
     });
+    assert.equal(entry.mode, "allowance");
     const offPolicy = await send(agent, stranger, "0.001");
     assert.equal(offPolicy.isError, true);
     assert.match(offPolicy.content[0].text, /Refused by the spending policy \(recipients\)/);
@@ -162,6 +164,26 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.equal(await relayerNonce(), sent, "nothing was sent");
     assert.equal(await chain.client.getBalance({ address: stranger }), 0n);
     assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 1, "only the payment was recorded");
+  });
+
+  it("checks the spending policy under its lock: of two concurrent payments only one fits a daily cap", async () => {
+    const agent = await agentOf();
+    const shop = recipient();
+    await signAllowanceFor(chain, agent.person, ownerOf(agent), { recipients: [shop], native: parseEther("0.01"), overLimit: "refuse" });
+    await db().grantCredential.update({
+      where: { grantId_credentialId: { grantId: agent.grantId, credentialId: agent.credentialId } },
+      data: { policy: JSON.stringify({ native: { per_day: String(parseEther("0.005")) } }) },
+    });
+    const sent = await relayerNonce();
+    const results = await Promise.all([send(agent, shop, "0.004"), send(agent, shop, "0.004")]);
+    const paid = results.filter((result) => !result.isError);
+    const refused = results.filter((result) => result.isError);
+    assert.equal(paid.length, 1, "one payment fits the policy's cap");
+    assert.equal(view(paid[0]).status, "completed");
+    assert.match(refused[0].content[0].text, /Refused by the spending policy \(native\.per_day\)/);
+    assert.equal(await relayerNonce(), sent + 1, "only the payment that fits was sent");
+    assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.004"));
+    assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 1, "the refused payment left nothing behind");
   });
 
   it("with no live allowance, a payment goes to the person", async () => {

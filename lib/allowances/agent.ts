@@ -3,13 +3,12 @@
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { formatUnits, getAddress, type Hex } from "viem";
 import { recordAudit } from "@/lib/audit";
-import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
 import { utcTimeFrom, type Clock } from "@/lib/clock";
 import type { AllowanceOutput, RequestView } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
-import { holdOfPayment } from "@/lib/wallet/policy";
-import { payloadDigest, type RequestPayload } from "@/lib/wallet/request-payload";
+import { createWithinPolicy } from "@/lib/wallet/policy";
+import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
 import { DAY } from "./caveats";
@@ -47,6 +46,21 @@ export async function payFromAllowance(
     orderBy: { createdAt: "desc" },
   });
   if (!allowance) return null;
+  // The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
+  // transaction names the payment and no nonce, gas or fee of the person's.
+  const payload: RequestPayload = {
+    kind: "send_transaction",
+    transaction: { type: "eip1559", ...payment, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
+  };
+  // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
+  // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here.
+  const reserved = await createWithinPolicy(agent, credentialId, payload, now, {
+    // the person approved it in advance, by signing the allowance
+    status: "approved",
+    reason: `Paid from the allowance ${allowance.id} on ${chainById(allowance.chainId).name}, without a tap`,
+    expiresAt: now,
+    decidedAt: now,
+  });
   let spent;
   try {
     spent = await spendFromAllowance(
@@ -55,36 +69,18 @@ export async function payFromAllowance(
       { clientId: agent.clientId },
     );
   } catch (error) {
-    if (!(error instanceof AllowanceRefusal)) throw error;
+    if (!(error instanceof AllowanceRefusal)) {
+      await db().agentRequest.update({ where: { id: reserved.id }, data: { status: "failed", reason: (error as Error).message } });
+      throw error;
+    }
+    // Refused before anything was sent: the hold goes, as if it had never been asked.
+    await db().agentRequest.delete({ where: { id: reserved.id } });
     if (error.reason === "not_active" || error.reason === "expired" || error.overLimit === "ask") return null;
     throw new RequestError("allowance_refused", await refusalWords(allowance.chainId, error, now), 409);
   }
-  // The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
-  // transaction names the payment and no nonce, gas or fee of the person's.
-  const payload: RequestPayload = {
-    kind: "send_transaction",
-    transaction: { type: "eip1559", ...payment, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
-  };
-  const row = await db().agentRequest.create({
-    data: {
-      id: randomId("rq_"),
-      userId: agent.userId,
-      grantId: agent.grantId,
-      clientId: agent.clientId,
-      credentialId,
-      kind: "send_transaction",
-      status: "completed",
-      // counted under the policy's rolling caps like any other payment
-      ...holdOfPayment(payload),
-      payload: JSON.stringify(payload),
-      digest: payloadDigest(payload),
-      txHash: spent.txHash,
-      reason: `Paid from the allowance ${allowance.id} on ${chainById(allowance.chainId).name}, without a tap`,
-      createdAt: now,
-      expiresAt: now,
-      decidedAt: now,
-      completedAt: now,
-    },
+  const row = await db().agentRequest.update({
+    where: { id: reserved.id },
+    data: { status: "completed", txHash: spent.txHash, completedAt: clock() },
   });
   await recordAudit(
     {

@@ -9,14 +9,14 @@ import { db, usesPostgres, type Tx } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
-import { canonicalJson } from "@/lib/crypto";
+import { canonicalJson, randomId } from "@/lib/crypto";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
 import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
-import type { PreparedTransaction, RequestPayload } from "./request-payload";
-import { RequestError } from "./request-lifecycle";
+import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
+import { lockLiveGrant, RequestError } from "./request-lifecycle";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -224,11 +224,6 @@ function holdOf(policy: Policy, facts: RequestFacts) {
 }
 type Hold = ReturnType<typeof holdOf>;
 
-/** What a payment made from an allowance holds against the caps: it moves the coin or one token, whatever the rules. */
-export function holdOfPayment(payload: RequestPayload): Hold {
-  return holdOf({}, factsOf(payload));
-}
-
 const same = (a: string | null, b: string | null) => a !== null && b !== null && a.toLowerCase() === b.toLowerCase();
 
 /** The rules that need to know where tokens go and how many, in the order they are checked. */
@@ -428,7 +423,7 @@ export async function checkPolicy(input: Judged & { intent: Intent }): Promise<v
   if (violation) throw violation;
 }
 
-export async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (tx: Tx, hold: Hold) => Promise<T>): Promise<T> {
+async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (tx: Tx, hold: Hold) => Promise<T>): Promise<T> {
   const facts = factsOf(input.payload);
   for (let attempt = 0; ; attempt++) {
     try {
@@ -455,6 +450,37 @@ export async function withinPolicy<T>(input: Judged & { payload: RequestPayload 
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
     }
   }
+}
+
+/**
+ * Creates the agent's request for `payload` under the policy's lock, holding its amounts against the rolling caps;
+ * refused when the grant is no longer live (a revocation that won the race leaves no request behind it).
+ */
+export function createWithinPolicy(
+  agent: AgentContext,
+  credentialId: string,
+  payload: RequestPayload,
+  now: Date,
+  fields: { status: "pending" | "approved"; expiresAt: Date; reason?: string; decidedAt?: Date },
+) {
+  return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, async (tx, hold) => {
+    await lockLiveGrant(tx, agent.grantId);
+    return tx.agentRequest.create({
+      data: {
+        id: randomId("rq_"),
+        userId: agent.userId,
+        grantId: agent.grantId,
+        clientId: agent.clientId,
+        credentialId,
+        kind: payload.kind,
+        ...hold,
+        payload: JSON.stringify(payload),
+        digest: payloadDigest(payload),
+        createdAt: now,
+        ...fields,
+      },
+    });
+  });
 }
 
 /** get_policy: the rules for one of the agent's credentials and what is left of each cap right now. */
@@ -521,7 +547,8 @@ export async function policyStanding(grantId: string, credentialId: string, now:
 
 /**
  * The person changes the rules of one credential in one of their grants (after a passkey step-up, in the
- * route). Only an active grant's approve-mode credential has rules; read credentials cannot ask for signatures.
+ * route). Only an active grant's approve- or allowance-mode credential has rules; read credentials cannot ask for
+ * signatures. The mode itself never changes here.
  * Requests already created keep counting against the new caps.
  */
 export async function changePolicy(
@@ -535,7 +562,8 @@ export async function changePolicy(
     select: { mode: true, policy: true, grant: { select: { clientId: true } } },
   });
   if (!entry) throw new NotFoundError("The grant's credential");
-  if (entry.mode !== "approve")
+  // An allowance credential's payments pass the policy first; its mode stays what consent made it.
+  if (entry.mode === "read")
     throw new AppError(
       "read_only_credential",
       "This credential is granted read-only: it cannot ask for signatures, so it has no limits",

@@ -5,16 +5,14 @@
 import { getAddress, type TypedDataDefinition } from "viem";
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
-import { randomId } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestView, type ToolInput } from "@/contract";
 import type { AgentContext } from "./agent-context";
 import { chainById, onChain } from "./chains";
-import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
+import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import {
   currentRequest,
-  lockLiveGrant,
   REQUEST_TTL_SECONDS,
   RequestError,
   reloadRequest,
@@ -23,7 +21,7 @@ import {
   type RequestRow,
 } from "./request-lifecycle";
 import { checkedTypedData, TypedDataError } from "./typed-data";
-import { checkPolicy, PolicyViolation, withinPolicy } from "./policy";
+import { checkPolicy, createWithinPolicy, PolicyViolation } from "./policy";
 import { inPersonsUnits } from "./policy-words";
 import { payFromAllowance } from "@/lib/allowances/agent";
 
@@ -114,25 +112,9 @@ export async function createRequest(
       }
       payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
     }
-    row = await withinPolicy({ ...judged, payload }, async (tx, hold) => {
-      // Under the policy's lock: a revocation that won the race leaves no request behind it.
-      await lockLiveGrant(tx, agent.grantId);
-      return tx.agentRequest.create({
-        data: {
-          id: randomId("rq_"),
-          userId: agent.userId,
-          grantId: agent.grantId,
-          clientId: agent.clientId,
-          credentialId: credential.id,
-          kind: input.kind,
-          status: "pending",
-          ...hold,
-          payload: JSON.stringify(payload),
-          digest: payloadDigest(payload),
-          createdAt: now,
-          expiresAt: addSeconds(now, REQUEST_TTL_SECONDS),
-        },
-      });
+    row = await createWithinPolicy(agent, credential.id, payload, now, {
+      status: "pending",
+      expiresAt: addSeconds(now, REQUEST_TTL_SECONDS),
     });
   } catch (error) {
     if (error instanceof PolicyViolation) {
