@@ -6,6 +6,9 @@ import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
+import { startAuthentication } from "@simplewebauthn/browser";
+import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
+import { ClientAllowances, signRevocations, type RevocationCeremony } from "./client-allowances";
 import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
@@ -21,9 +24,27 @@ export function ClientsList({ clients, contacts, emptyText }: { clients: ClientR
   const { busy, error, run } = useAction();
 
   function revoke(client: ClientRow) {
-    if (!window.confirm(`Revoke ${client.name}? It loses access at once.`)) return;
+    if (!window.confirm(`Revoke ${client.name}? It loses access at once, and its allowances stop.`)) return;
     const path = `/api/clients/${encodeURIComponent(client.clientId)}/revoke`;
-    void run(async () => void (await callApi(path, { assertion: await approveWithPasskey(`${path}/options`) })));
+    void run(async () => {
+      const ceremony = await callApi<RevocationCeremony & { revocations: (RevocationToSign & { allowanceIds: string[] })[] }>(
+        `${path}/options`,
+      );
+      if (!ceremony.revocations.length) {
+        await callApi(path, { assertion: await startAuthentication({ optionsJSON: ceremony.options }) });
+        return;
+      }
+      // The same tap signs the disabling of its allowances on chain.
+      const { assertion, signed } = await signRevocations(ceremony, ceremony.revocations);
+      await callApi(path, {
+        assertion,
+        revocations: signed.map(({ revocation, signature }) => ({
+          allowanceIds: revocation.allowanceIds,
+          nonce: revocation.nonce,
+          signature,
+        })),
+      });
+    });
   }
 
   if (!clients.length) return <p className="muted">{emptyText}</p>;
@@ -67,6 +88,7 @@ export function ClientsList({ clients, contacts, emptyText }: { clients: ClientR
                     />
                   ),
               )}
+              <ClientAllowances allowances={client.allowances} />
               <div className="muted small">
                 Connected {when(client.connectedAt)} · last used {when(client.lastUsedAt)}
               </div>

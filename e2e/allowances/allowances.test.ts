@@ -249,16 +249,27 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     // A second allowance of the same wallet (another client's, say): one signature revokes both.
     const other = await world.allow(person, { recipients: [world.recipient()] });
     hashes.push(...other.hashes);
-    const prepared = await lib.revocation.prepareRevocation([id, other.id]);
+    const prepared = await lib.revocation.prepareRevocation("u_test", [id, other.id]);
     // A revocation the chain would not take (signed by someone else): spends stop all the same, and it stays asked for.
-    const wrong = await privateKeyToAccount(generatePrivateKey()).signTypedData(prepared.typedData);
+    const { operationTypedData, revocationOperation, signRevocation } = await import("@/lib/allowances/revocation-operation");
+    const { delegationFromJson } = await import("@/lib/allowances/caveats");
+    const operation = revocationOperation(
+      prepared.framework,
+      prepared.delegator,
+      prepared.delegations.map(delegationFromJson),
+      BigInt(prepared.nonce),
+    );
+    const wrong = await privateKeyToAccount(generatePrivateKey()).signTypedData(
+      operationTypedData(prepared.framework, prepared.chainId, operation),
+    );
     await assert.rejects(
-      lib.revocation.revokeAllowances([id, other.id], { nonce: prepared.nonce, signature: wrong }),
+      lib.revocation.revokeAllowances("u_test", [id, other.id], { nonce: prepared.nonce, signature: wrong }),
       /would refuse this revocation/,
     );
     assert.equal((await refusal(lib.spend.spendFromAllowance(id, { to: shop, value: 1n }))).reason, "not_active");
-    const signature = await person.signTypedData(prepared.typedData);
-    const { txHash } = await lib.revocation.revokeAllowances([id, other.id], { nonce: prepared.nonce, signature });
+    await assert.rejects(signRevocation(privateKeyToAccount(generatePrivateKey()), prepared), /not this wallet's/);
+    const signature = await signRevocation(person, prepared);
+    const { txHash } = await lib.revocation.revokeAllowances("u_test", [id, other.id], { nonce: prepared.nonce, signature });
     assert.equal((await world.chain.client.getTransactionReceipt({ hash: txHash })).status, "success");
     const { DelegationManager } = await import("@metamask/delegation-abis");
     for (const hash of hashes) {

@@ -25,8 +25,10 @@ export type AllowanceView = {
     symbol: string;
     words: string;
     perPeriod: string;
-    /** null once the allowance is no longer active (nothing is left to spend) */
+    /** null once the allowance is no longer active (nothing is left to spend), or while the chain cannot be read */
     left: string | null;
+    /** the chain could not be read just now: what is left is unknown, not nothing */
+    unavailable: boolean;
     resetsAt: string | null;
     transfersLeft: number | null;
   }[];
@@ -61,7 +63,8 @@ export async function allowanceViews(
       const limits = await Promise.all(
         meanings.map(async ({ row, meaning }) => {
           const names = named.get(meaning.token)!;
-          const state = live ? await delegationState(allowance.chainId, framework, row) : null;
+          // A chain that cannot be read leaves what is left unknown; the rest of the page still shows.
+          const state = live ? await delegationState(allowance.chainId, framework, row).catch(() => undefined) : null;
           return {
             delegationHash: row.hash,
             token: meaning.token,
@@ -71,6 +74,7 @@ export async function allowanceViews(
             left: state ? formatUnits(state.available, names.decimals) : null,
             resetsAt: state ? new Date(state.resetsAt * 1000).toISOString() : null,
             transfersLeft: state ? state.callsLeft : null,
+            unavailable: state === undefined,
           };
         }),
       );

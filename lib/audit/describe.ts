@@ -158,6 +158,8 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
       return `Allowance created on chain ${text(data.chainId) ?? "?"}: ${text(data.summary) ?? "?"}`;
     case "allowance.spent":
       return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (tx ${text(data.txHash) ?? "?"})`;
+    case "allowance.stopped":
+      return `Allowance stopped here, ${text(data.reason) ?? "?"}: still live on chain until you sign to disable it on /clients`;
     case "allowance.revoked":
       return `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
     case "mcp.tool_called": {

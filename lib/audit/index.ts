@@ -38,6 +38,7 @@ export const AUDIT_EVENT_TYPES = [
   "session.ended_everywhere",
   "allowance.created",
   "allowance.spent",
+  "allowance.stopped",
   "allowance.revoked",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];

@@ -19,6 +19,7 @@ export type ChallengePurpose =
   | "rename-wallet"
   | "export"
   | "revoke-client"
+  | "revoke-allowance"
   | "change-policy"
   | "address-book";
 

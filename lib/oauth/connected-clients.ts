@@ -2,12 +2,15 @@ import { db } from "@/lib/db";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
+import { stopAllowancesIn } from "@/lib/allowances/stop";
 import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
+import { chainById } from "@/lib/wallet/chains";
+import { allowanceViews, type AllowanceView } from "@/lib/allowances/view";
 import { redirectUrisOf } from "./clients";
 import { metadataDocumentHost } from "./client-metadata-document";
 
-/** A granted credential's spending limits and what is left of them now (approve mode in an active grant only). */
+/** A granted credential's spending limits and what is left of them now (approve or allowance mode, active grant only). */
 type Limits = Awaited<ReturnType<typeof policyStanding>>;
 
 export type ConnectedClient = {
@@ -25,7 +28,12 @@ export type ConnectedClient = {
   lastUsedAt: Date | null;
   staysConnected: boolean;
   credentials: { id: string; name: string; address: string; mode: string; limits: Limits | null }[];
+  /** Its allowances not yet disabled on chain, under any of the person's grants to it (revoked ones included). */
+  allowances: ClientAllowance[];
 };
+
+/** An allowance as /clients shows it: the wallet and chain by name, spends linked to the explorer when there is one. */
+export type ClientAllowance = AllowanceView & { walletName: string; chainName: string; explorerUrl: string | null };
 
 /** The client_uri a client registered or published, when it is a URL. */
 function clientUriHost(client: { metadata: string }): string | null {
@@ -67,6 +75,11 @@ export async function listConnectedClients(userId: string, clock: Clock = system
       credentials: { include: { credential: { select: { id: true, name: true, address: true } } } },
     },
   });
+  const allowances = await allowanceViews({ userId });
+  const walletNames = new Map(
+    (await db().credential.findMany({ where: { userId }, select: { id: true, name: true } })).map((entry) => [entry.id, entry.name]),
+  );
+  const clientOfGrant = new Map(grants.map((grant) => [grant.id, grant.clientId]));
   const byClient = new Map<string, ConnectedClient>();
   for (const grant of grants) {
     const active = grant.status === "active" && grant.client.status === "active";
@@ -93,9 +106,20 @@ export async function listConnectedClients(userId: string, clock: Clock = system
         grant.credentials.map(async (entry) => ({
           ...entry.credential,
           mode: entry.mode,
-          limits: active && entry.mode === "approve" ? await policyStanding(grant.id, entry.credentialId, now) : null,
+          limits: active && entry.mode !== "read" ? await policyStanding(grant.id, entry.credentialId, now) : null,
         })),
       ),
+      allowances: allowances
+        .filter((allowance) => allowance.grantId && clientOfGrant.get(allowance.grantId) === grant.clientId)
+        .map((allowance) => {
+          const chain = chainById(allowance.chainId);
+          return {
+            ...allowance,
+            walletName: walletNames.get(allowance.credentialId) ?? "A removed wallet",
+            chainName: chain.name,
+            explorerUrl: chain.explorerUrl ?? null,
+          };
+        }),
     });
   }
   return [...byClient.values()];
@@ -128,6 +152,8 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
         .count;
     }
     const cancelled = await cancelPendingIn(tx, { clientId, userId }, reason, now);
+    // Its allowances stop here at once; their disabling on chain is signed in the same ceremony when it can be.
+    const stopped = await stopAllowancesIn(tx, { clientId, userId }, "you revoked its client");
     const events: AuditInput[] = [];
     if (revoked) {
       events.push(
@@ -136,6 +162,6 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
           : { type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked } },
       );
     }
-    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, reason)], clock);
+    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, reason), ...stopped], clock);
   });
 }

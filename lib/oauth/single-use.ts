@@ -2,6 +2,7 @@ import { db } from "@/lib/db";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
+import { stopAllowancesIn } from "@/lib/allowances/stop";
 import { isClientIdUrl } from "./client-metadata-document";
 import { InvalidGrantError } from "./errors";
 
@@ -96,8 +97,10 @@ async function replayDetected(issued: Issued, credential: SingleUseCredential, c
       if (count) events.push({ type: "client.revoked", clientId, data: { reason: "replay" } });
     }
     // Their pending requests end with them, each a transition with its own event.
-    const cancelled = await cancelPendingIn(tx, sharedClient ? { grantId } : { clientId }, CANCELLED_AFTER_REPLAY, now);
-    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, CANCELLED_AFTER_REPLAY)], clock);
+    const ended = sharedClient ? { grantId } : { clientId };
+    const cancelled = await cancelPendingIn(tx, ended, CANCELLED_AFTER_REPLAY, now);
+    const stopped = await stopAllowancesIn(tx, ended, "its client's token was replayed");
+    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, CANCELLED_AFTER_REPLAY), ...stopped], clock);
   });
   throw new InvalidGrantError(REJECTED(credential).used);
 }

@@ -12,6 +12,7 @@ import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
 import { visibleName } from "@/lib/text/visible-text";
 import { cancellationEvents, cancelPendingIn } from "./request-lifecycle";
+import { stopAllowancesIn } from "@/lib/allowances/stop";
 
 /** Wallet names appear in approval headlines. */
 export const credentialNameSchema = z
@@ -204,7 +205,8 @@ export async function removeCredential(userId: string, credentialId: string, clo
     const deleted = await tx.credential.deleteMany({ where: { id: credentialId, userId } });
     if (!deleted.count) return null;
     const cancelled = await cancelPendingIn(tx, { credentialId }, reason, clock());
-    await recordAuditIn(tx, cancellationEvents(cancelled, reason), clock);
+    const stopped = await stopAllowancesIn(tx, { credentialId }, "its wallet was removed");
+    await recordAuditIn(tx, [...cancellationEvents(cancelled, reason), ...stopped], clock);
     return credential;
   });
   if (!removed) throw new NotFoundError("The wallet");

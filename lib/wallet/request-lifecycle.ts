@@ -181,7 +181,7 @@ function notFoundAs<T>(value: T) {
 }
 
 /** Which pending requests a revocation or a removal ends. */
-type Ended = { credentialId: string } | { clientId: string; userId?: string } | { grantId: string };
+export type Ended = { credentialId: string } | { clientId: string; userId?: string } | { grantId: string };
 
 /**
  * Cancels, inside the transaction `tx` that revokes or removes what they depend on (their wallet, their client's

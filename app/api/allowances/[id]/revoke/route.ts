@@ -1,0 +1,10 @@
+import { z } from "zod";
+import { appRoute } from "@/lib/routes/app-route";
+import { authenticationResponseSchema } from "@/lib/auth/passkeys";
+import { revokeAllowanceForUser } from "@/lib/allowances/person";
+import { signatureSchema } from "@/lib/wallet/approvals";
+
+export const POST = appRoute(
+  z.object({ assertion: authenticationResponseSchema, nonce: z.string().regex(/^\d{1,78}$/), signature: signatureSchema }),
+  ({ assertion, nonce, signature }, { user, params }) => revokeAllowanceForUser(user.id, params.id, { assertion, nonce, signature }),
+);

@@ -1,0 +1,145 @@
+"use client";
+
+import { privateKeyToAccount } from "viem/accounts";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { callApi } from "@/components/browser/api";
+import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
+import { Feedback, useAction } from "@/components/browser/use-action";
+import { signRevocation, type RevocationToSign } from "@/lib/allowances/revocation-operation";
+import { unsealPrivateKey } from "@/lib/wallet/seal";
+import type { ClientAllowance } from "@/lib/oauth/connected-clients";
+
+/** What the server sends for a revocation ceremony: the challenge, the wallet's seals, what to sign. */
+export type RevocationCeremony = {
+  options: PublicKeyCredentialRequestOptionsJSON;
+  credentialId?: string;
+  address?: string;
+  seals?: StoredSeal[];
+};
+
+/**
+ * One passkey tap: the assertion approves the step, and its PRF output unseals the wallet key in this page, which
+ * signs each revocation (built here from the delegations shown, see lib/allowances/revocation-operation.ts).
+ */
+export async function signRevocations<T extends RevocationToSign>(ceremony: RevocationCeremony, revocations: T[]) {
+  const { response, prfOutput, seal } = await assertForSeals(ceremony.options, ceremony.seals ?? []);
+  let privateKey: `0x${string}`;
+  try {
+    privateKey = await unsealPrivateKey({ ...seal, prfOutput, credentialId: ceremony.credentialId!, address: ceremony.address! });
+  } finally {
+    prfOutput.fill(0);
+  }
+  const account = privateKeyToAccount(privateKey);
+  const signed = [];
+  for (const revocation of revocations) signed.push({ revocation, signature: await signRevocation(account, revocation) });
+  return { assertion: response, signed };
+}
+
+function when(iso: string) {
+  return new Date(iso).toLocaleString();
+}
+
+function shortHash(hash: string) {
+  return `${hash.slice(0, 10)}…${hash.slice(-8)}`;
+}
+
+/** A client's allowances: each limit in words, what is left this period, resets and expiry, every spend with its transaction. */
+export function ClientAllowances({ allowances }: { allowances: ClientAllowance[] }) {
+  const { busy, error, status, run } = useAction();
+
+  const revoke = (allowance: ClientAllowance) =>
+    run(async () => {
+      const path = `/api/allowances/${encodeURIComponent(allowance.id)}/revoke`;
+      const ceremony = await callApi<RevocationCeremony & { revocation: RevocationToSign }>(`${path}/options`);
+      const { assertion, signed } = await signRevocations(ceremony, [ceremony.revocation]);
+      const { txHash } = await callApi<{ txHash: string }>(path, {
+        assertion,
+        nonce: ceremony.revocation.nonce,
+        signature: signed[0].signature,
+      });
+      return `Allowance disabled on chain (transaction ${txHash}).`;
+    });
+
+  // the outcome stays in view after a revoked allowance has left the list
+  if (!allowances.length) return <Feedback error={error} status={status} />;
+  return (
+    <div className="stack">
+      <Feedback error={error} status={status} />
+      {allowances.map((allowance) => {
+        const label = `Allowance of ${allowance.walletName} on ${allowance.chainName}`;
+        return (
+          <section key={allowance.id} className="card" aria-label={label}>
+            <h3>
+              {label}{" "}
+              <span className={allowance.status === "active" ? "badge" : "badge revoked"}>
+                {allowance.status === "revoking" ? "Stopped" : allowance.status === "active" ? "Live" : allowance.status}
+              </span>
+            </h3>
+            {allowance.status === "revoking" && (
+              <p className="error">Stopped here: no payment is made from it. It is still live on chain until you sign to disable it.</p>
+            )}
+            <ul className="small">
+              {allowance.limits.map((limit) => (
+                <li key={limit.delegationHash}>
+                  {limit.words}{" "}
+                  {limit.unavailable ? (
+                    <span>Left this period: unavailable (the chain cannot be read just now).</span>
+                  ) : (
+                    limit.left !== null && (
+                      <span>
+                        Left this period: {limit.left} {limit.symbol}, {limit.transfersLeft} transfer{limit.transfersLeft === 1 ? "" : "s"};
+                        resets {limit.resetsAt ? when(limit.resetsAt) : "at the period's start"}.
+                      </span>
+                    )
+                  )}
+                </li>
+              ))}
+            </ul>
+            <p className="small muted">
+              Expires {when(allowance.expiresAt)} · above it: {allowance.overLimit === "ask" ? "asks you" : "refused"}
+            </p>
+            {allowance.spends.length > 0 && (
+              <table className="small">
+                <caption>Payments from this allowance</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">When</th>
+                    <th scope="col">Amount</th>
+                    <th scope="col">To</th>
+                    <th scope="col">Outcome</th>
+                    <th scope="col">Transaction</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {allowance.spends.map((spend) => (
+                    <tr key={spend.id}>
+                      <td>{when(spend.at)}</td>
+                      <td>{spend.amount}</td>
+                      <td className="mono">{spend.recipient}</td>
+                      <td>{spend.status}</td>
+                      <td className="mono">
+                        {spend.txHash &&
+                          (allowance.explorerUrl ? (
+                            <a href={`${allowance.explorerUrl.replace(/\/$/, "")}/tx/${spend.txHash}`} rel="noreferrer" target="_blank">
+                              {shortHash(spend.txHash)}
+                            </a>
+                          ) : (
+                            <span title={spend.txHash}>{spend.txHash}</span>
+                          ))}
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+            {(allowance.status === "active" || allowance.status === "revoking") && (
+              <button type="button" className="danger" disabled={busy} onClick={() => void revoke(allowance)}>
+                Revoke allowance
+              </button>
+            )}
+          </section>
+        );
+      })}
+    </div>
+  );
+}

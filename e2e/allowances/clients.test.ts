@@ -1,0 +1,183 @@
+// The person's side of an allowance on /clients, in Chromium with a virtual passkey (PRF) against the started app on
+// a hardhat chain with the Delegation Framework: what is left and each payment with its transaction; "Revoke
+// allowance" signs the disabling with the key unsealed in the page while the wallet holds 0 ETH; revoking the client
+// stops its allowances at once, in the browser or not.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { Browser, Page } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { DelegationManager } from "@metamask/delegation-abis";
+import { startApp, type RunningApp } from "../support/app";
+import { launchBrowser } from "../support/browser";
+import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { connectAgent, newPerson, type Person } from "../support/consent";
+import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "../support/delegation-framework";
+import { signAllowanceFor } from "../support/allowances";
+import { db } from "@/lib/db";
+import type { RequestView } from "@/contract";
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
+
+const EXPLORER = "https://explorer.example";
+
+describe("allowances on /clients", { timeout: 300_000 }, () => {
+  let chain: LocalChain;
+  let environment: FrameworkEnvironment;
+  let app: RunningApp;
+  let browser: Browser;
+  let person: Person;
+  let userId: string;
+  const key = generatePrivateKey();
+  const wallet = privateKeyToAccount(key);
+  let credentialId: string;
+  const clients: Client[] = [];
+
+  before(async () => {
+    chain = await startChain();
+    environment = await deployFramework(chain);
+    app = await startApp({
+      env: { CHAINS: chainsSetting(chain, { explorerUrl: EXPLORER }), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) },
+    });
+    browser = await launchBrowser();
+    person = await newPerson(browser, app, "payer@example.com", []);
+    await person.page.getByLabel("Imported wallet name").fill("Shopping");
+    await person.page.getByLabel("Private key").fill(key);
+    await person.page.getByRole("button", { name: "Import wallet" }).click();
+    await person.page.getByRole("status").filter({ hasText: "Shopping" }).waitFor();
+    const credential = await db().credential.findFirstOrThrow({ where: { name: "Shopping" } });
+    credentialId = credential.id;
+    userId = credential.userId;
+    person.page.on("dialog", (dialog) => void dialog.accept());
+  });
+  after(async () => {
+    for (const client of clients) await client.close();
+    await browser?.close();
+    await app?.stop();
+    await chain?.stop();
+  });
+
+  /** An agent the person connected, whose grant holds the wallet in `allowance` mode with a signed allowance. */
+  async function agentWithAllowance(name: string, shop: Address) {
+    const { client, provider } = await connectAgent(app, person.page, name, [{ name: "Shopping", mode: "approve" }]);
+    clients.push(client);
+    const grant = await db().grant.findFirstOrThrow({ where: { userId, client: { name } } });
+    // Consent's ceremony is built beside this: set the mode as it will.
+    await db().grantCredential.update({
+      where: { grantId_credentialId: { grantId: grant.id, credentialId } },
+      data: { mode: "allowance" },
+    });
+    const { id, hashes } = await signAllowanceFor(
+      chain,
+      wallet,
+      { userId, credentialId, grantId: grant.id },
+      { recipients: [shop], native: parseEther("0.01"), transactions: 3, overLimit: "refuse" },
+    );
+    return { client, provider, grantId: grant.id, allowanceId: id, hashes };
+  }
+
+  const recipient = () => privateKeyToAccount(generatePrivateKey()).address;
+  const relayer = async () => (await import("@/lib/allowances/settings")).relayerAccount(chain.chainId)!.address;
+
+  async function pay(client: Client, to: Address, ether: string) {
+    return (await client.callTool({
+      name: "send_transaction",
+      arguments: { credential_id: credentialId, chain_id: chain.chainId, to, value: String(parseEther(ether)) },
+    })) as ToolResult;
+  }
+
+  async function disabledOnChain(hashes: Hex[]) {
+    return Promise.all(
+      hashes.map((hash) =>
+        chain.client.readContract({
+          address: environment.DelegationManager,
+          abi: DelegationManager,
+          functionName: "disabledDelegations",
+          args: [hash],
+        }),
+      ),
+    );
+  }
+
+  /** The page's outcome line, success or error, so that a failure says why. */
+  async function outcome(page: Page, expected: RegExp) {
+    // (Next.js's route announcer is an empty alert)
+    const line = page.getByRole("status").or(page.getByRole("alert")).filter({ hasText: /\S/ }).first();
+    await line.waitFor();
+    assert.match((await line.textContent()) ?? "", expected);
+  }
+
+  async function openClients(page: Page) {
+    await page.goto(`${app.appUrl}/clients`);
+    return page.getByRole("region", { name: "Allowance of Shopping on Local dev chain" });
+  }
+
+  it("lists what is left and each payment with its transaction; Revoke allowance disables it on chain with 0 ETH", async () => {
+    const shop = recipient();
+    // exactly what the agent will pay: after it, the wallet holds nothing to pay any gas with
+    await chain.fund(wallet.address, "0.004");
+    const agent = await agentWithAllowance("Shop Agent", shop);
+    let allowance = await openClients(person.page);
+    await allowance.getByText(`Up to 0.01 ETH per day`).waitFor();
+    await allowance.getByText("Left this period: 0.01 ETH, 3 transfers").waitFor();
+
+    const paid = (await pay(agent.client, shop, "0.004")).structuredContent as RequestView;
+    assert.equal(paid.status, "completed");
+    assert.equal(await chain.client.getBalance({ address: wallet.address }), 0n);
+
+    allowance = await openClients(person.page);
+    await allowance.getByText("Left this period: 0.006 ETH, 2 transfers").waitFor();
+    const link = allowance.getByRole("link", { name: `${paid.tx_hash!.slice(0, 10)}…${paid.tx_hash!.slice(-8)}` });
+    assert.equal(await link.getAttribute("href"), `${EXPLORER}/tx/${paid.tx_hash}`);
+    await allowance.getByRole("cell", { name: "0.004 ETH" }).waitFor();
+
+    await allowance.getByRole("button", { name: "Revoke allowance" }).click();
+    await outcome(person.page, /Allowance disabled on chain/);
+    assert.deepEqual(await disabledOnChain(agent.hashes), [true]);
+    assert.equal(await chain.client.getBalance({ address: wallet.address }), 0n, "the person paid nothing");
+    assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: agent.allowanceId } })).status, "revoked");
+    assert.equal(await db().auditEvent.count({ where: { type: "allowance.revoked", userId } }), 1);
+
+    // The next payment is not made from it: it goes to the person, and the relayer sends nothing.
+    await chain.fund(wallet.address, "0.01");
+    const sent = await chain.client.getTransactionCount({ address: await relayer() });
+    const next = (await pay(agent.client, shop, "0.001")).structuredContent as RequestView;
+    assert.equal(next.status, "pending");
+    assert.equal(await chain.client.getTransactionCount({ address: await relayer() }), sent);
+  });
+
+  it("revoking the client stops its allowances at once, and the same tap disables them on chain", async () => {
+    const shop = recipient();
+    await chain.fund(wallet.address, "0.01");
+    const agent = await agentWithAllowance("Client Agent", shop);
+    await openClients(person.page);
+    await person.page.getByRole("button", { name: "Revoke Client Agent" }).click();
+    const row = person.page.getByRole("listitem", { name: "Client Agent" });
+    await row.getByText("Revoked", { exact: true }).waitFor();
+    assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: agent.allowanceId } })).status, "revoked");
+    assert.deepEqual(await disabledOnChain(agent.hashes), [true]);
+    const { spendFromAllowance } = await import("@/lib/allowances/spend");
+    await assert.rejects(spendFromAllowance(agent.allowanceId, { to: shop, value: 1n }), /revoked/);
+  });
+
+  it("a client revoked without the browser: spends are refused at once, and /clients asks to sign the disabling", async () => {
+    const shop = recipient();
+    await chain.fund(wallet.address, "0.01");
+    const agent = await agentWithAllowance("Token Agent", shop);
+    // The application ends its own access (RFC 7009): no passkey, no signature of the person's.
+    const { revokeToken } = await import("@/lib/oauth/revocation");
+    await revokeToken(new URLSearchParams({ token: agent.provider.tokens()!.access_token, client_id: agent.provider.client!.client_id }));
+    const { spendFromAllowance, AllowanceRefusal } = await import("@/lib/allowances/spend");
+    const refused = await spendFromAllowance(agent.allowanceId, { to: shop, value: 1n }).catch((error: unknown) => error);
+    assert.ok(refused instanceof AllowanceRefusal && refused.reason === "not_active");
+    assert.deepEqual(await disabledOnChain(agent.hashes), [false], "still live on chain until the person signs");
+    assert.equal(await db().auditEvent.count({ where: { type: "allowance.stopped", data: { contains: agent.allowanceId } } }), 1);
+
+    const allowance = await openClients(person.page);
+    await allowance.getByText("still live on chain until you sign to disable it").waitFor();
+    await allowance.getByRole("button", { name: "Revoke allowance" }).click();
+    await outcome(person.page, /Allowance disabled on chain/);
+    assert.deepEqual(await disabledOnChain(agent.hashes), [true]);
+  });
+});

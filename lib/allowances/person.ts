@@ -1,0 +1,110 @@
+// The person's side of revoking allowances on /clients: one passkey assertion both approves the step and, through
+// its PRF output, unseals the wallet key in the browser, which signs the revocation (revocation-operation.ts). The
+// same ceremony revokes a client and signs the disabling of its allowances.
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
+import type { Hex } from "viem";
+import { db } from "@/lib/db";
+import { NotFoundError } from "@/lib/http/errors";
+import { guarded, requireStepUp, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
+import { revokeForUser } from "@/lib/oauth/connected-clients";
+import { AllowanceError } from "./allowances";
+import { prepareRevocation, revokeAllowances } from "./revocation";
+import type { RevocationToSign } from "./revocation-operation";
+
+/** One revocation the browser signed: the allowances it disables, the EntryPoint nonce it was signed for. */
+type SignedRevocation = { allowanceIds: string[]; nonce: string; signature: string };
+
+/** The wallet whose key signs, with the seals the browser can open it with. */
+async function signingWallet(userId: string, credentialId: string) {
+  const credential = await db().credential.findFirst({ where: { id: credentialId, userId }, include: { seals: true } });
+  if (!credential?.seals.length) {
+    throw new AllowanceError(
+      "This allowance's wallet is not sealed under any of your passkeys here, so it cannot sign its revocation.",
+      409,
+    );
+  }
+  return {
+    credentialId: credential.id,
+    address: credential.address,
+    seals: credential.seals.map(({ passkeyId, ciphertext, iv, prfSalt }) => ({ passkeyId, ciphertext, iv, prfSalt })),
+    allow: credential.seals.map((seal) => seal.passkeyId),
+  };
+}
+
+/** What "Revoke allowance" needs: a challenge only the wallet's sealing passkeys answer, and the revocation to sign. */
+export async function allowanceRevocationOptions(userId: string, allowanceId: string) {
+  const allowance = await db().allowance.findFirst({ where: { id: allowanceId, userId } });
+  if (!allowance) throw new NotFoundError("The allowance");
+  if (allowance.status === "revoked") throw new AllowanceError("This allowance is already revoked.", 409);
+  const { allow, ...wallet } = await signingWallet(userId, allowance.credentialId);
+  const revocation = await prepareRevocation(userId, [allowanceId]);
+  const options = await stepUpOptions(userId, "revoke-allowance", allowanceId, { nonce: revocation.nonce }, { allow });
+  return { options, ...wallet, revocation };
+}
+
+/** Revokes one allowance with the person's passkey approval and their key's signature (made in the browser). */
+export async function revokeAllowanceForUser(
+  userId: string,
+  allowanceId: string,
+  input: { assertion: AuthenticationResponseJSON; nonce: string; signature: string },
+) {
+  await verifyStepUp(userId, "revoke-allowance", allowanceId, { nonce: input.nonce }, input.assertion);
+  return revokeAllowances(userId, [allowanceId], { nonce: input.nonce, signature: input.signature as Hex });
+}
+
+/**
+ * The live allowances under the person's grants to a client, one revocation to sign per chain, when they are all
+ * of one wallet (one passkey opens one key); otherwise none here, and /clients offers each its own button after.
+ */
+async function clientAllowancesToSign(userId: string, clientId: string) {
+  const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true } });
+  const allowances = await db().allowance.findMany({
+    where: {
+      userId,
+      grantId: { in: grants.map((grant) => grant.id) },
+      status: { in: ["active", "revoking"] },
+      expiresAt: { gt: new Date() },
+    },
+    orderBy: { id: "asc" },
+  });
+  const credentials = new Set(allowances.map((allowance) => allowance.credentialId));
+  if (credentials.size !== 1) return null;
+  const wallet = await signingWallet(userId, [...credentials][0]).catch(() => null);
+  if (!wallet) return null;
+  const chains = [...new Set(allowances.map((allowance) => allowance.chainId))];
+  const revocations: (RevocationToSign & { allowanceIds: string[] })[] = [];
+  for (const chainId of chains) {
+    const allowanceIds = allowances.filter((allowance) => allowance.chainId === chainId).map((allowance) => allowance.id);
+    revocations.push({ ...(await prepareRevocation(userId, allowanceIds)), allowanceIds });
+  }
+  return { wallet, revocations };
+}
+
+/** "Revoke <client>": the step-up challenge, and when its allowances can be signed in the same tap, what to sign. */
+export async function clientRevocationOptions(userId: string, clientId: string) {
+  const operation = guarded.revokeClient(clientId);
+  const toSign = await clientAllowancesToSign(userId, clientId);
+  if (!toSign) return { options: await stepUpOptions(userId, operation.purpose, operation.subject, operation.decision), revocations: [] };
+  const { allow, ...wallet } = toSign.wallet;
+  return {
+    options: await stepUpOptions(userId, operation.purpose, operation.subject, operation.decision, { allow }),
+    ...wallet,
+    revocations: toSign.revocations,
+  };
+}
+
+/**
+ * Revokes the client (its allowances stop here at once, in the same transaction), then relays the signed disabling
+ * of its allowances. A disabling the chain does not confirm leaves them stopped, and /clients asks to sign again.
+ */
+export async function revokeClientForUser(
+  userId: string,
+  clientId: string,
+  input: { assertion?: AuthenticationResponseJSON; revocations: SignedRevocation[] },
+) {
+  await requireStepUp(userId, guarded.revokeClient(clientId), input.assertion);
+  await revokeForUser(userId, clientId);
+  for (const revocation of input.revocations) {
+    await revokeAllowances(userId, revocation.allowanceIds, { nonce: revocation.nonce, signature: revocation.signature as Hex });
+  }
+}

@@ -1,0 +1,103 @@
+// The person's side of revoking allowances, browser-safe: the ERC-4337 v0.7 UserOperation from their own (EIP-7702)
+// account whose one call is a batch of DelegationManager.disableDelegation, one per delegation, and its EIP-712 form
+// that their key signs. The browser builds it itself from the delegations it is shown (each read back as an
+// allowance of this wallet), so a server that asked for anything else gets no signature. Gas prices are 0: the
+// account owes the EntryPoint nothing, and the relayer pays the transaction.
+import { encodeAbiParameters, encodeFunctionData, getAddress, type Address, type Hex, type LocalAccount } from "viem";
+import { toPackedUserOperation, type UserOperation } from "viem/account-abstraction";
+import { DelegationManager, EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
+import { delegationFromJson, readDelegation, type Delegation, type DelegationJson } from "./caveats";
+import type { Framework } from "./framework";
+
+/** ERC-7579 ModeCode for a batch of calls, reverting on failure. */
+const BATCH_DEFAULT_MODE = `0x01${"00".repeat(31)}` as Hex;
+
+const USER_OPERATION_TYPES = {
+  PackedUserOperation: [
+    { name: "sender", type: "address" },
+    { name: "nonce", type: "uint256" },
+    { name: "initCode", type: "bytes" },
+    { name: "callData", type: "bytes" },
+    { name: "accountGasLimits", type: "bytes32" },
+    { name: "preVerificationGas", type: "uint256" },
+    { name: "gasFees", type: "bytes32" },
+    { name: "paymasterAndData", type: "bytes" },
+    { name: "entryPoint", type: "address" },
+  ],
+} as const;
+
+/** What the server asks the person to sign: the delegations (as JSON), the chain and the account's nonce. */
+export type RevocationToSign = {
+  framework: Framework;
+  chainId: number;
+  /** the person's address, whose delegations these are */
+  delegator: Address;
+  /** the account's EntryPoint nonce (key 0), as a decimal string */
+  nonce: string;
+  delegations: DelegationJson[];
+};
+
+/** The UserOperation that disables every one of `delegations`, for the account's EntryPoint nonce `nonce`. */
+export function revocationOperation(
+  framework: Framework,
+  delegator: Address,
+  delegations: Delegation[],
+  nonce: bigint,
+): UserOperation<"0.7"> {
+  const calls = delegations.map((delegation) => ({
+    target: framework.DelegationManager,
+    value: 0n,
+    callData: encodeFunctionData({ abi: DelegationManager, functionName: "disableDelegation", args: [delegation] }),
+  }));
+  const batch = encodeAbiParameters(
+    [
+      {
+        type: "tuple[]",
+        components: [
+          { name: "target", type: "address" },
+          { name: "value", type: "uint256" },
+          { name: "callData", type: "bytes" },
+        ],
+      },
+    ],
+    [calls],
+  );
+  return {
+    sender: getAddress(delegator),
+    nonce,
+    callData: encodeFunctionData({ abi: EIP7702StatelessDeleGator, functionName: "execute", args: [BATCH_DEFAULT_MODE, batch] }),
+    callGasLimit: 80_000n + 40_000n * BigInt(calls.length),
+    verificationGasLimit: 150_000n,
+    preVerificationGas: 60_000n,
+    maxFeePerGas: 0n,
+    maxPriorityFeePerGas: 0n,
+    signature: "0x",
+  };
+}
+
+/** What the person signs to revoke (EIP-712, verified by their DeleGator account). */
+export function operationTypedData(framework: Framework, chainId: number, operation: UserOperation<"0.7">) {
+  return {
+    domain: { name: "EIP7702StatelessDeleGator", version: "1", chainId, verifyingContract: operation.sender },
+    types: USER_OPERATION_TYPES,
+    primaryType: "PackedUserOperation" as const,
+    message: { ...toPackedUserOperation({ ...operation, signature: "0x" }), entryPoint: framework.EntryPoint },
+  };
+}
+
+/**
+ * Signs the revocation with the key just unsealed: only delegations of this wallet that read as an allowance, only
+ * their disabling. Returns the signature the server relays.
+ */
+export async function signRevocation(account: LocalAccount, input: RevocationToSign): Promise<Hex> {
+  if (!input.chainId) throw new Error("A revocation names its chain.");
+  if (getAddress(input.delegator) !== getAddress(account.address)) throw new Error("These allowances are not this wallet's.");
+  if (!input.delegations.length) throw new Error("Nothing to revoke.");
+  const delegations = input.delegations.map(delegationFromJson);
+  for (const delegation of delegations) {
+    if (getAddress(delegation.delegator) !== getAddress(account.address)) throw new Error("A delegation is not from this wallet.");
+    readDelegation(input.framework, delegation);
+  }
+  const operation = revocationOperation(input.framework, account.address, delegations, BigInt(input.nonce));
+  return account.signTypedData(operationTypedData(input.framework, input.chainId, operation));
+}
