@@ -14,7 +14,11 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { freePort, startApp, type RunningApp } from "../e2e/support/app";
-import { chainsSetting, startChain } from "../e2e/support/chain";
+import { parseEther } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
+import { deployFramework, frameworksSetting } from "../e2e/support/delegation-framework";
+import { signAllowanceFor } from "../e2e/support/allowances";
 import { createUser, createWatchCredential, obtainTokens } from "../e2e/support/oauth";
 import { db } from "@/lib/db";
 import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
@@ -293,10 +297,70 @@ const modernToolCall = (name: string) =>
     },
   });
 
+const ALLOWANCE_SPEND = "/mcp send_transaction from an allowance (to its tx hash)";
+/** Spends of one allowance go one at a time (each waits for its receipt), so they are timed one after another. */
+const ALLOWANCE_SPENDS = 50;
+
+/**
+ * The time from an MCP tools/call send_transaction to its transaction hash for a payment from an allowance, on the
+ * local chain with the Delegation Framework: policy, the enforcers' view calls, the simulation, the relayer's
+ * redemption and its receipt (hardhat mines each at once).
+ */
+async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
+  const person = privateKeyToAccount(generatePrivateKey());
+  await chain.fund(person.address, "10");
+  let credentialId = "";
+  const { tokens, user, grantId } = await obtainTokens(app, {
+    credentials: async (userId) => {
+      credentialId = (
+        await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Payer", kind: "evm", address: person.address } })
+      ).id;
+      return [{ credentialId, mode: "approve" }];
+    },
+  });
+  // As the consent ceremony leaves it: the mode, and an allowance the person signed with their key.
+  await db().grantCredential.update({ where: { grantId_credentialId: { grantId, credentialId } }, data: { mode: "allowance" } });
+  const shop = privateKeyToAccount(generatePrivateKey()).address;
+  await signAllowanceFor(
+    chain,
+    person,
+    { userId: user.id, credentialId, grantId },
+    { recipients: [shop], native: parseEther("1"), transactions: ALLOWANCE_SPENDS * 2, overLimit: "refuse" },
+  );
+  const body = toolCall("send_transaction", { credential_id: credentialId, chain_id: chain.chainId, to: shop, value: "1000" });
+  const call = () =>
+    fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${tokens.access_token}` }, body });
+  await call(); // warm-up
+  let peak = rssMb(app.pid);
+  const cpuBefore = cpuMs(app.pid);
+  const started = performance.now();
+  const latencies: number[] = [];
+  let errors = 0;
+  for (let index = 0; index < ALLOWANCE_SPENDS; index++) {
+    const sent = performance.now();
+    const text = await (await call()).text();
+    latencies.push(Math.round(performance.now() - sent));
+    if (!/"tx_hash":"0x[0-9a-f]{64}"/.test(text)) errors++;
+    peak = Math.max(peak, rssMb(app.pid));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuMs(app.pid) - cpuBefore;
+  return {
+    scenario: ALLOWANCE_SPEND,
+    scale,
+    rps: Math.round(ALLOWANCE_SPENDS / seconds),
+    ...quantiles(latencies.sort((a, b) => a - b)),
+    errors,
+    cpuUsPerRequest: Math.round((cpu * 1000) / ALLOWANCE_SPENDS),
+    peakRssMb: Math.round(peak),
+  };
+}
+
 const BENCH_LIMITS = ["RATE_LIMIT_MCP_PER_IP", "RATE_LIMIT_MCP_PER_CLIENT", "RATE_LIMIT_OAUTH_PER_IP", "RATE_LIMIT_OAUTH_PER_CLIENT"];
 
 async function run(scale: number): Promise<Result[]> {
   const chain = await startChain();
+  const framework = await deployFramework(chain);
   const profileDir = process.env.BENCH_PROFILE;
   const app = await startApp({
     database: values.postgres ? "postgres" : "sqlite",
@@ -304,6 +368,7 @@ async function run(scale: number): Promise<Result[]> {
     // Limits far above the load, so every request still runs the limiter (same batching as the defaults) and none is refused.
     env: {
       CHAINS: chainsSetting(chain),
+      ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, framework),
       ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
       // sign_message measures creating a request, every one of which waits for the person.
       PENDING_REQUESTS_PER_CREDENTIAL: "1000000",
@@ -434,6 +499,9 @@ async function run(scale: number): Promise<Result[]> {
       const [full] = await measure(scenario, scale);
       results.push(full);
       if (scenario.halfLoad) results.push(...(await measure(scenario, scale, Math.max(1, Math.round(full.rps / 2)))));
+    }
+    if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) {
+      results.push(await allowanceSpends(app, chain, scale, mcpHeaders("")));
     }
     return results;
   } finally {
