@@ -4,6 +4,7 @@ import { config } from "@/lib/config";
 import { listConnectedClients } from "@/lib/oauth/connected-clients";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listContacts } from "@/lib/wallet/address-book";
+import { allowanceChains } from "@/lib/allowances/settings";
 import { AppHeader } from "@/components/nav/app-header";
 import { ClientsList, CreateApiKeyForm, type ClientRow } from "@/components/clients/clients-panel";
 
@@ -29,7 +30,15 @@ export default async function ClientsPage() {
           address.
         </p>
         <h2>Connected applications</h2>
-        <ClientsList clients={rows.filter((row) => row.kind === "oauth")} contacts={contacts} emptyText="No application is connected." />
+        <ClientsList
+          clients={rows.filter((row) => row.kind === "oauth")}
+          contacts={contacts}
+          emptyText="No application is connected."
+          allowance={{
+            chains: allowanceChains(),
+            wallets: credentials.filter((credential) => credential.kind === "evm").map((credential) => credential.id),
+          }}
+        />
         <h2>Personal API keys</h2>
         <ClientsList clients={rows.filter((row) => row.kind === "api_key")} contacts={contacts} emptyText="No API keys yet." />
         <CreateApiKeyForm

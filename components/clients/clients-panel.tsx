@@ -11,6 +11,8 @@ import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import { ClientAllowances, signRevocations, type RevocationCeremony } from "./client-allowances";
 import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
+import { GrantAllowance } from "./grant-allowance";
+import type { AllowanceChain } from "@/components/grants/allowance-picker";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 
 /** A connected client as the page receives it: lib's shape with dates serialized. */
@@ -20,7 +22,18 @@ function when(iso: string | null) {
   return iso ? new Date(iso).toLocaleString() : "never";
 }
 
-export function ClientsList({ clients, contacts, emptyText }: { clients: ClientRow[]; contacts: Contact[]; emptyText: string }) {
+export function ClientsList({
+  clients,
+  contacts,
+  emptyText,
+  allowance,
+}: {
+  clients: ClientRow[];
+  contacts: Contact[];
+  emptyText: string;
+  /** chains that offer allowances, and the person's wallets whose key can sign one (evm, by id) */
+  allowance?: { chains: AllowanceChain[]; wallets: string[] };
+}) {
   const { busy, error, run } = useAction();
 
   function revoke(client: ClientRow) {
@@ -89,6 +102,21 @@ export function ClientsList({ clients, contacts, emptyText }: { clients: ClientR
                   ),
               )}
               <ClientAllowances allowances={client.allowances} />
+              {client.status === "active" &&
+                allowance &&
+                allowance.chains.length > 0 &&
+                client.credentials
+                  .filter((credential) => allowance.wallets.includes(credential.id))
+                  .map((credential) => (
+                    <GrantAllowance
+                      key={credential.id}
+                      grantId={client.grantId}
+                      clientName={client.name}
+                      credential={credential}
+                      chains={allowance.chains}
+                      contacts={contacts}
+                    />
+                  ))}
               <div className="muted small">
                 Connected {when(client.connectedAt)} · last used {when(client.lastUsedAt)}
               </div>

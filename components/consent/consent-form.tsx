@@ -6,7 +6,7 @@ import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
 import type { Contact } from "@/lib/wallet/address-book";
 import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
-import { signReviewedAllowance, type AllowanceChain } from "@/components/grants/allowance-picker";
+import { reviewedAllowance, signReviewedAllowance, type AllowanceChain } from "@/components/grants/allowance-picker";
 import { allowanceBinding } from "@/lib/allowances/signing";
 
 /**
@@ -57,9 +57,7 @@ export function ConsentForm({
         const assertion = await startAuthentication({ optionsJSON });
         return callApi<{ location: string }>(`${path}/approve`, { ...decision, assertion });
       }
-      const review = chosen[withAllowance.credentialId].review;
-      if (!review || "error" in review) throw new Error("Review the allowance first: you approve only what the page has stated.");
-      const { prepared } = review;
+      const prepared = reviewedAllowance(chosen[withAllowance.credentialId].review);
       const withEntry = (allowance: unknown) =>
         grantSet.map((entry) => (entry.credentialId === withAllowance.credentialId ? { ...entry, allowance } : entry));
       const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, {

@@ -101,6 +101,12 @@ function wordsOf(prepared: PreparedAllowance, chain: AllowanceChain | undefined)
   return lines;
 }
 
+/** What was reviewed and may be signed; anything else is refused before any tap. */
+export function reviewedAllowance(review: AllowanceReview | undefined): PreparedAllowance {
+  if (!review || "error" in review) throw new Error("Review the allowance first: you approve only what the page has stated.");
+  return review.prepared;
+}
+
 /**
  * The one tap: the passkey that sealed the key answers the approval's challenge and, through PRF, unseals the key in
  * this page's memory; the key signs exactly what was reviewed.

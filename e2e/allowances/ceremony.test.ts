@@ -15,7 +15,7 @@ import { launchBrowser } from "../support/browser";
 import { chainsSetting, startChain, type LocalChain } from "../support/chain";
 import { deployFramework, frameworksSetting } from "../support/delegation-framework";
 import { deployErc20 } from "../support/contracts";
-import { agentAsks, newPerson, redirected, type Person } from "../support/consent";
+import { agentAsks, connectAgent, newPerson, redirected, type Person } from "../support/consent";
 import { finishAndConnect } from "../support/mcp-client";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
@@ -68,12 +68,17 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     return { person, credentialId: main.id, address, token };
   }
 
-  /** Fills in the allowance for "Main" on the consent page and asks for its review; returns the page's words. */
+  /** Fills in the allowance for "Main" on the consent page and asks for its review. */
   async function fillAllowance(page: Page, form: AllowanceForm) {
     await page.getByRole("checkbox", { name: "Main", exact: true }).check();
     const mode = page.getByLabel("Approval mode for Main");
     assert.equal(await mode.inputValue(), "read", "allowance is never the default");
     await mode.selectOption("allowance");
+    await fillAllowanceFields(page, form);
+  }
+
+  /** The allowance picker's fields for "Main" (consent and /clients share it), then its review. */
+  async function fillAllowanceFields(page: Page, form: AllowanceForm) {
     if (form.coin) await page.getByLabel("ETH per period for Main").fill(form.coin);
     if (form.token) {
       await page.getByRole("button", { name: "Add a token for Main" }).click();
@@ -203,6 +208,29 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     assert.match(offList.content[0].text, new RegExp(`${stranger} is not among this allowance's recipients`));
     assert.equal(await relayerNonce(), sent, "nothing was sent");
     assert.equal(await chain.client.getBalance({ address: stranger }), 0n);
+    await client.close();
+    await person.context.close();
+  });
+
+  it("on /clients, a wallet of an existing grant takes the allowance mode with one tap; the agent then pays alone", async () => {
+    const { person, credentialId } = await personWithWallet("clients@example.com", false);
+    const shop = recipient();
+    const { client } = await connectAgent(app, person.page, "Later Agent", [{ name: "Main", mode: "approve" }]);
+    assert.equal(view(await send(client, credentialId, shop, parseEther("0.001"))).status, "pending", "approve: the person is asked");
+
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    await page.getByText("Give Main an allowance for Later Agent").click();
+    await fillAllowanceFields(page, { coin: "0.01", recipient: shop, transactions: 3, over: "refuse" });
+    assert.match((await reviewedWords(page)).join("\n"), /Up to 0\.01 ETH per day, the day starting at \d\d:\d\d UTC, to 0x/);
+    await page.getByRole("button", { name: "Sign allowance for Main with passkey" }).click();
+    await page.getByText("Main (allowance)").waitFor();
+
+    const grant = await db().grantCredential.findFirstOrThrow({ where: { credentialId } });
+    assert.equal(grant.mode, "allowance");
+    assert.equal((await db().allowance.findFirstOrThrow({ where: { credentialId } })).grantId, grant.grantId);
+    assert.equal(view(await send(client, credentialId, shop, parseEther("0.004"))).status, "completed");
+    assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.004"));
     await client.close();
     await person.context.close();
   });

@@ -9,7 +9,15 @@ import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { NotFoundError } from "@/lib/http/errors";
 import type { Seal } from "@/lib/wallet/seal";
-import { AllowanceError, authorizationNonce, frameworkFor, readyAllowance, type ReadyAllowance } from "./allowances";
+import {
+  AllowanceError,
+  auditAllowanceCreated,
+  authorizationNonce,
+  frameworkFor,
+  readyAllowance,
+  storeAllowance,
+  type ReadyAllowance,
+} from "./allowances";
 import {
   AllowanceSpecError,
   delegationFromJson,
@@ -172,4 +180,23 @@ export async function readySignedAllowance(userId: string, credentialId: string,
     delegations: signed.delegations.map(delegationFromJson),
     authorization: signed.authorization,
   });
+}
+
+/**
+ * Gives a wallet of one of the person's active grants an allowance (on /clients; after the passkey step-up bound to
+ * it, in the route): the grant's mode for it becomes `allowance`, in the same transaction that stores the allowance.
+ * The grant's spending policy stays and still applies first.
+ */
+export async function giveAllowance(userId: string, change: { grantId: string; credentialId: string; allowance: SignedAllowance }) {
+  const { grantId, credentialId } = change;
+  const granted = { grantId, credentialId, grant: { userId, status: "active" } };
+  if (!(await db().grantCredential.count({ where: granted }))) throw new NotFoundError("The grant's wallet");
+  const ready = await readySignedAllowance(userId, credentialId, change.allowance);
+  const id = await db().$transaction(async (tx) => {
+    const updated = await tx.grantCredential.updateMany({ where: granted, data: { mode: "allowance" } });
+    if (!updated.count) throw new NotFoundError("The grant's wallet");
+    return storeAllowance(tx, ready, grantId);
+  });
+  await auditAllowanceCreated(ready, id, grantId);
+  return { id };
 }

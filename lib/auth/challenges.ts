@@ -21,6 +21,7 @@ export type ChallengePurpose =
   | "revoke-client"
   | "revoke-allowance"
   | "change-policy"
+  | "give-allowance"
   | "address-book";
 
 export const CHALLENGE_TTL_SECONDS = 5 * 60;

@@ -98,6 +98,17 @@ export const guarded = {
     decision: change.policy,
     label: "Changing spending limits",
   }),
+  /**
+   * Bound to the allowance's delegations (their hashes); only `allow`, the passkeys that sealed the wallet's key, may
+   * answer: the same tap unseals the key that signs it.
+   */
+  giveAllowance: (change: { grantId: string; credentialId: string; allowance: unknown }, allow: string[]): GuardedOperation => ({
+    purpose: "give-allowance",
+    subject: `${change.grantId}:${change.credentialId}`,
+    decision: change.allowance,
+    allow,
+    label: "Giving an allowance",
+  }),
   /** `label` null: removing the address from the book. */
   changeContact: (address: string, label: string | null): GuardedOperation => ({
     purpose: "address-book",

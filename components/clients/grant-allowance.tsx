@@ -1,0 +1,75 @@
+"use client";
+
+import { useState } from "react";
+import { useRouter } from "next/navigation";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import { callApi } from "@/components/browser/api";
+import { Feedback, useAction } from "@/components/browser/use-action";
+import {
+  AllowancePicker,
+  newAllowanceForm,
+  reviewedAllowance,
+  signReviewedAllowance,
+  type AllowanceChain,
+  type AllowanceReview,
+} from "@/components/grants/allowance-picker";
+import { allowanceBinding } from "@/lib/allowances/signing";
+import type { Contact } from "@/lib/wallet/address-book";
+
+/** Choosing the allowance mode for a wallet of an existing grant: the consent's allowance picker, and one passkey tap. */
+export function GrantAllowance({
+  grantId,
+  clientName,
+  credential,
+  chains,
+  contacts,
+}: {
+  grantId: string;
+  clientName: string;
+  credential: { id: string; name: string; address: string };
+  chains: AllowanceChain[];
+  contacts: Contact[];
+}) {
+  const router = useRouter();
+  const { busy, error, run } = useAction();
+  const [form, setForm] = useState(() => newAllowanceForm(chains));
+  const [review, setReview] = useState<AllowanceReview>();
+  const path = `/api/grants/${encodeURIComponent(grantId)}/allowance`;
+
+  const sign = () =>
+    run(async () => {
+      const prepared = reviewedAllowance(review);
+      const body = { credential_id: credential.id };
+      const options = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, {
+        ...body,
+        allowance: allowanceBinding(prepared),
+      });
+      const { assertion, allowance } = await signReviewedAllowance(prepared, options);
+      await callApi(path, { ...body, allowance, assertion });
+      setReview(undefined);
+      router.refresh();
+    });
+
+  return (
+    <details>
+      <summary>
+        Give {credential.name} an allowance for {clientName}
+      </summary>
+      <AllowancePicker
+        credential={credential}
+        chains={chains}
+        form={form}
+        review={review}
+        onChange={(next, nextReview) => {
+          setForm(next);
+          setReview(nextReview);
+        }}
+        contacts={contacts}
+      />
+      <button type="button" className="primary" disabled={busy} onClick={() => void sign()}>
+        Sign allowance for {credential.name} with passkey
+      </button>
+      <Feedback error={error} />
+    </details>
+  );
+}
