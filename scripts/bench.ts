@@ -19,9 +19,11 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
 import { deployFramework, frameworksSetting } from "../e2e/support/delegation-framework";
 import { signAllowanceFor } from "../e2e/support/allowances";
-import { createUser, createWatchCredential, obtainTokens } from "../e2e/support/oauth";
+import { keyHolder } from "../e2e/support/key-holder";
+import { createUser, createWatchCredential, mcp, obtainTokens, pkcePair } from "../e2e/support/oauth";
 import { db } from "@/lib/db";
 import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
+import { performance } from "node:perf_hooks";
 import { recordAudit } from "@/lib/audit";
 import { API_KEY_PREFIX } from "@/contract";
 
@@ -57,6 +59,10 @@ type Scenario = {
   pid: number;
   /** also measured at a steady half of the rate it reached: the latency at a load the server keeps up with */
   halfLoad?: boolean;
+  /** run just before the scenario is measured: what its requests spend (codes, approvals) is made then */
+  prepare?: () => Promise<void>;
+  /** this many requests in all, instead of --duration seconds (a scenario whose requests each spend something made ahead) */
+  amount?: number;
 };
 
 /**
@@ -159,8 +165,9 @@ async function saturated(scenario: Scenario): Promise<Measured> {
   // Unmeasured: the first calls of a path load its modules and warm the JIT. Not for request sequences: their
   // state (the refresh chains) would be left with calls cut off at the end.
   if (!scenario.requests) await autocannon({ ...load, duration: WARM_UP_SECONDS });
+  await scenario.prepare?.();
   const cpuBefore = cpuMs(scenario.pid);
-  const result = await autocannon({ ...load, duration: DURATION });
+  const result = await autocannon({ ...load, ...(scenario.amount ? { amount: scenario.amount } : { duration: DURATION }) });
   const cpu = cpuMs(scenario.pid) - cpuBefore;
   const expectedFailures = scenario.name.includes("401");
   return {
@@ -248,7 +255,7 @@ async function seed(scale: number) {
 }
 
 /** A personal API key for a read grant on `credentialId`, written as the Clients screen would. */
-async function apiKeyFor(userId: string, credentialId: string): Promise<string> {
+async function apiKeyFor(userId: string, credentialId: string, mode: "read" | "approve" = "read"): Promise<string> {
   const key = `${API_KEY_PREFIX}${randomSecret()}`;
   const clientId = randomId("c_");
   await db().client.create({
@@ -261,7 +268,7 @@ async function apiKeyFor(userId: string, credentialId: string): Promise<string> 
       clientId,
       scope: "mcp",
       createdAt: new Date(),
-      credentials: { create: [{ credentialId, mode: "read" }] },
+      credentials: { create: [{ credentialId, mode }] },
     },
   });
   return key;
@@ -356,7 +363,107 @@ async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number
   };
 }
 
-const BENCH_LIMITS = ["RATE_LIMIT_MCP_PER_IP", "RATE_LIMIT_MCP_PER_CLIENT", "RATE_LIMIT_OAUTH_PER_IP", "RATE_LIMIT_OAUTH_PER_CLIENT"];
+const bursts: Burst[] = [];
+
+const BENCH_LIMITS = [
+  "RATE_LIMIT_MCP_PER_IP",
+  "RATE_LIMIT_MCP_PER_CLIENT",
+  "RATE_LIMIT_OAUTH_PER_IP",
+  "RATE_LIMIT_OAUTH_PER_CLIENT",
+  "RATE_LIMIT_ACCOUNT_PER_IP",
+  "RATE_LIMIT_APPROVALS_PER_PERSON",
+];
+
+/** Codes of one client's grant (staying connected) as the consent screen mints them, for the code exchange scenario. */
+async function mintedCodes(grant: { clientId: string; grantId: string; redirectUri: string }, count: number) {
+  const { verifier, challenge } = pkcePair();
+  const now = new Date();
+  const codes = Array.from({ length: count }, () => randomSecret(32));
+  for (let start = 0; start < count; start += 1000) {
+    await db().authorizationCode.createMany({
+      data: codes.slice(start, start + 1000).map((code) => ({
+        codeHash: sha256Hex(code),
+        grantId: grant.grantId,
+        clientId: grant.clientId,
+        redirectUri: grant.redirectUri,
+        codeChallenge: challenge,
+        scope: "mcp offline_access",
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 5 * 60_000),
+      })),
+    });
+  }
+  return codes.map((code) => ({ code, verifier }));
+}
+
+/** How many approvals the approval scenario posts: each is a request asked for over /mcp and a passkey assertion. */
+const APPROVALS = 300;
+/** How many codes the code exchange scenario spends. */
+const CODES = 3000;
+/** The burst: this many agents (API keys of one person) each ask for a signature at once. */
+const BURST_AGENTS = 200;
+
+type Burst = {
+  agents: number;
+  answered: number;
+  distinct: number;
+  pendingInDb: number;
+  burstMs: number;
+  /** the first load of /approvals, then the median and slowest of the next five */
+  pageFirstMs: number;
+  pageMedianMs: number;
+  pageMaxMs: number;
+  peakRssMb: number;
+};
+
+/**
+ * 200 agents each create a request at the same moment; then the person opens /approvals (server-rendered) with the
+ * 200 waiting. Every request must be answered, with its own id, and stored once.
+ */
+async function burst(app: RunningApp): Promise<Burst> {
+  const holder = await keyHolder(app, `burst-${Date.now()}@bench.test`);
+  const keys: string[] = [];
+  for (let index = 0; index < BURST_AGENTS; index++) keys.push(await apiKeyFor(holder.person.userId, holder.credentialId, "approve"));
+  let peak = rssMb(app.pid);
+  const sampler = setInterval(() => (peak = Math.max(peak, rssMb(app.pid))), 50);
+  const started = performance.now();
+  const answers = await Promise.all(
+    keys.map(async (key) => {
+      const response = await mcp(app, key, "tools/call", {
+        name: "sign_message",
+        arguments: { credential_id: holder.credentialId, message: "burst" },
+      });
+      const reply = (await response.json()) as { result?: { structuredContent?: { request_id?: string } } };
+      return reply.result?.structuredContent?.request_id;
+    }),
+  );
+  const burstMs = Math.round(performance.now() - started);
+  const ids = answers.filter((id): id is string => Boolean(id));
+  const pendingInDb = await db().agentRequest.count({ where: { userId: holder.person.userId, status: "pending" } });
+  const load = async () => {
+    const begun = performance.now();
+    const response = await holder.person.session.request("/approvals", { method: "GET" });
+    await response.text();
+    if (response.status !== 200) throw new Error(`/approvals answered ${response.status}`);
+    return performance.now() - begun;
+  };
+  const pageFirstMs = Math.round(await load());
+  const times: number[] = [];
+  for (let index = 0; index < 5; index++) times.push(await load());
+  clearInterval(sampler);
+  times.sort((a, b) => a - b);
+  return {
+    agents: BURST_AGENTS,
+    answered: ids.length,
+    distinct: new Set(ids).size,
+    pendingInDb,
+    burstMs,
+    pageFirstMs,
+    pageMedianMs: Math.round(times[2]),
+    pageMaxMs: Math.round(times[4]),
+    peakRssMb: Math.round(peak),
+  };
+}
 
 async function run(scale: number): Promise<Result[]> {
   const chain = await startChain();
@@ -414,6 +521,13 @@ async function run(scale: number): Promise<Result[]> {
       "MCP-Protocol-Version": "2025-06-18",
     });
     const mcpUrl = `${app.baseUrl}/mcp`;
+    // Code exchange: one client that stays connected; its codes are minted just before the scenario.
+    const exchanging = await obtainTokens(app);
+    const codes: { code: string; verifier: string }[] = [];
+    // Approval: a person whose wallet key this process holds, asked over /mcp; each approval prepared as the
+    // person's browser would (options, passkey assertion, signature) just before the scenario, then only posted.
+    const approver = await keyHolder(app, `approver-${Date.now()}@bench.test`);
+    const approvals: { path: string; body: string }[] = [];
     const scenarios: Scenario[] = [
       { name: "GET discovery", url: `${app.baseUrl}/.well-known/oauth-protected-resource`, method: "GET", pid: app.pid },
       { name: "POST /mcp without token (401)", url: mcpUrl, body: mcpBody("tools/list"), pid: app.pid },
@@ -489,6 +603,62 @@ async function run(scale: number): Promise<Result[]> {
           },
         ],
       },
+      {
+        name: "/oauth/token code exchange",
+        url: `${app.baseUrl}/oauth/token`,
+        pid: app.pid,
+        amount: CODES,
+        prepare: async () => {
+          const grant = await db().grant.findUniqueOrThrow({ where: { id: exchanging.grantId } });
+          codes.push(
+            ...(await mintedCodes({ clientId: grant.clientId, grantId: grant.id, redirectUri: exchanging.client.redirect_uris[0] }, CODES)),
+          );
+        },
+        requests: [
+          {
+            method: "POST",
+            headers: { "Content-Type": "application/x-www-form-urlencoded" },
+            setupRequest: (request) => {
+              const { code, verifier } = codes.shift() ?? { code: "spent", verifier: "" };
+              const form = {
+                grant_type: "authorization_code",
+                client_id: exchanging.client.client_id,
+                code,
+                redirect_uri: exchanging.client.redirect_uris[0],
+                code_verifier: verifier,
+              };
+              return { ...request, body: new URLSearchParams(form).toString() };
+            },
+          },
+        ],
+      },
+      {
+        name: "/api/approvals/{id}/approve",
+        url: app.appUrl,
+        pid: app.pid,
+        amount: APPROVALS,
+        prepare: async () => {
+          for (let index = 0; index < APPROVALS; index++) {
+            const { requestId } = await approver.ask("sign_message", { message: `bench ${index}` });
+            const { path, approval } = await approver.prepareApproval(requestId!);
+            approvals.push({ path, body: JSON.stringify(approval) });
+          }
+        },
+        requests: [
+          {
+            method: "POST",
+            setupRequest: (request) => {
+              const { path, body } = approvals.shift() ?? { path: "/api/approvals/none/approve", body: "{}" };
+              return {
+                ...request,
+                path,
+                body,
+                headers: { ...approver.person.session.browserHeaders(), "Content-Type": "application/json" },
+              };
+            },
+          },
+        ],
+      },
     ];
     const wanted = values.only?.split(",");
     const chosen = scenarios.filter(
@@ -503,6 +673,7 @@ async function run(scale: number): Promise<Result[]> {
     if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) {
       results.push(await allowanceSpends(app, chain, scale, mcpHeaders("")));
     }
+    if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app));
     return results;
   } finally {
     peer.stop();
@@ -544,6 +715,16 @@ function printed(scale: number, results: Result[]): Result[] {
         `${String(r.peakRssMb).padStart(12)}   ${ratio}`,
     );
   }
+  console.log(
+    `peak RSS of the server over the run: ${Math.max(...results.filter((r) => !r.scenario.startsWith("peer")).map((r) => r.peakRssMb))} MB`,
+  );
+  for (const b of bursts) {
+    console.log(
+      `burst: ${b.agents} agents at once, ${b.answered} answered (${b.distinct} distinct requests, ${b.pendingInDb} pending in the database) ` +
+        `in ${b.burstMs} ms; /approvals with them waiting: first load ${b.pageFirstMs} ms, then median ${b.pageMedianMs} ms, ` +
+        `slowest ${b.pageMaxMs} ms; peak RSS ${b.peakRssMb} MB`,
+    );
+  }
   return results;
 }
 
@@ -558,6 +739,7 @@ const report = {
   connections: CONNECTIONS,
   durationSeconds: DURATION,
   results,
+  bursts,
 };
 fs.writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwritten to ${RESULTS}`);

@@ -70,7 +70,12 @@ export async function keyHolder(app: RunningApp, email: string) {
           ? await signer.signTransaction(transactionForSigning(payload.transaction))
           : await signer.signTypedData(payload.typedData as Parameters<typeof signer.signTypedData>[0]);
     const approval = { assertion: passkey.assert(body.options), signature };
-    return { payload, post: () => person.session.json<Record<string, unknown>>(`${path}/approve`, approval) };
+    return {
+      payload,
+      path: `${path}/approve`,
+      approval,
+      post: () => person.session.json<Record<string, unknown>>(`${path}/approve`, approval),
+    };
   }
 
   return { person, signer, credentialId, apiKey, clientId, assertion, ask, prepareApproval };

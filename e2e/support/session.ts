@@ -17,11 +17,7 @@ export class Session {
 
   /** `raw`: a body sent as JSON's content type exactly as given, for hostile input. */
   async request(path: string, init: { method?: string; body?: unknown; form?: Record<string, string>; raw?: string } = {}) {
-    const headers: Record<string, string> = {
-      ...this.headers,
-      Origin: this.app.appUrl,
-      Cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
-    };
+    const headers = this.browserHeaders();
     let body: string | undefined;
     if (init.form) {
       headers["Content-Type"] = "application/x-www-form-urlencoded";
@@ -42,6 +38,11 @@ export class Session {
       else this.cookies.delete(pair.slice(0, index));
     }
     return response;
+  }
+
+  /** What this session sends on every request: its headers, the app's Origin and its cookies (for a load generator). */
+  browserHeaders(): Record<string, string> {
+    return { ...this.headers, Origin: this.app.appUrl, Cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ") };
   }
 
   async json<T = Record<string, unknown>>(path: string, body: unknown = {}, method = "POST"): Promise<{ status: number; body: T }> {

@@ -1,6 +1,6 @@
 /**
  * Route handlers that the production server (server.ts) calls straight from node:http, past Next's routing:
- * /mcp, the agents' hot path (docs/decisions/0011-mcp-beside-next.md). A route module registers its own
+ * /mcp and /oauth/token, the agents' hot paths (docs/decisions/0011-mcp-beside-next.md). A route module registers its own
  * handlers when Next first loads it, so the server calls the very module instance Next would, with its state
  * (database client, audit queue, rate-limit counters); until then requests go through Next as usual.
  */

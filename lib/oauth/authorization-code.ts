@@ -1,9 +1,22 @@
 import { db, type Tx } from "@/lib/db";
+import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { randomSecret, safeEqual, sha256Hex } from "@/lib/crypto";
 import { addSeconds, type Clock } from "@/lib/clock";
 import { InvalidGrantError } from "./errors";
 import { verifyPkce } from "./pkce";
-import { activeGrant, checkPresented, spendOnce, type ActiveGrant } from "./single-use";
+import { hasScope } from "./scope";
+import { mintRefreshToken } from "./refresh-token";
+import {
+  activeGrantOf,
+  checkPresented,
+  grantUsed,
+  presentedQuery,
+  settleSpend,
+  type ActiveGrant,
+  type Lost,
+  type Presented,
+  type Replay,
+} from "./single-use";
 
 const AUTHORIZATION_CODE_TTL_SECONDS = 5 * 60;
 
@@ -29,45 +42,50 @@ export async function mintAuthorizationCode(
   return code;
 }
 
+const PRESENTED = presentedQuery("AuthorizationCode", "codeHash", "usedAt", ["redirectUri", "codeChallenge"]);
+const SPEND = `UPDATE "AuthorizationCode" SET "usedAt" = ? WHERE "codeHash" = ? AND "usedAt" IS NULL AND "expiresAt" > ?`;
+/** A wrong verifier may be a thief holding the code: it is made unusable (expired), not used. */
+const DISABLE = `UPDATE "AuthorizationCode" SET "expiresAt" = ? WHERE "codeHash" = ? AND "usedAt" IS NULL`;
+
+type Claimed = { grant: ActiveGrant; scope: string; refreshToken?: string };
+
 /**
- * The token endpoint's side of a code: checks it against the presenting client, its redirect URI and
- * PKCE verifier, and spends it. Returns the grant and the scope the code was issued for.
+ * The token endpoint's side of a code: checks it against the presenting client, its redirect URI and PKCE
+ * verifier, and spends it, in one transaction that also mints the grant's first refresh token (when the grant
+ * holds offline_access) and marks the grant used. Returns the grant, the scope the code was issued for and that
+ * refresh token.
  */
 export async function claimAuthorizationCode(
   input: { clientId: string; code: string; redirectUri: string; verifier: string },
   clock: Clock,
-): Promise<{ grant: ActiveGrant; scope: string }> {
+): Promise<Claimed> {
   const { clientId } = input;
   const now = clock();
   const codeHash = sha256Hex(input.code);
-  const stored = await checkPresented(await db().authorizationCode.findUnique({ where: { codeHash } }), {
-    credential: "authorization_code",
-    clientId,
-    isSpent: (code) => code.usedAt !== null,
-    clock,
+  const outcome = await runTransaction(function* (): TransactionScript<Claimed | Replay | Lost | { refused: InvalidGrantError }> {
+    const [row] = yield* rowsOf<Presented & { redirectUri: string; codeChallenge: string }>(PRESENTED, now, codeHash);
+    const stored = checkPresented(row, { credential: "authorization_code", clientId });
+    if ("replayed" in stored) return stored;
+    if (!safeEqual(stored.redirectUri, input.redirectUri))
+      throw new InvalidGrantError("redirect_uri does not match the authorization request");
+    if (!verifyPkce(input.verifier, stored.codeChallenge)) {
+      yield* changesOf(DISABLE, now, codeHash);
+      return { refused: new InvalidGrantError("PKCE verification failed") };
+    }
+    // Checked before the claim: once the code is claimed, concurrent replays of it revoke the
+    // client (or the grant), and that must not turn the one winning exchange into an error.
+    const grant = activeGrantOf(stored);
+    if (!(yield* changesOf(SPEND, now, codeHash, now))) return { lost: stored };
+    const refreshToken = hasScope(grant.scope, "offline_access")
+      ? yield* mintRefreshToken({ grantId: grant.id, clientId: grant.clientId, scope: grant.scope, now })
+      : undefined;
+    yield* grantUsed(grant.id, now);
+    return { grant, scope: stored.scope, refreshToken };
   });
-  if (!safeEqual(stored.redirectUri, input.redirectUri))
-    throw new InvalidGrantError("redirect_uri does not match the authorization request");
-  if (!verifyPkce(input.verifier, stored.codeChallenge)) {
-    // A wrong verifier may be a thief holding the code: make it unusable (expired), not used.
-    await db().authorizationCode.updateMany({ where: { codeHash, usedAt: null }, data: { expiresAt: now } });
-    throw new InvalidGrantError("PKCE verification failed");
-  }
-  // Checked before the claim: once the code is claimed, concurrent replays of it revoke the
-  // client (or the grant), and that must not turn the one winning exchange into an error.
-  const grant = await activeGrant(stored.grantId);
-  const scope = await spendOnce({
+  if ("refused" in outcome) throw outcome.refused;
+  return settleSpend(outcome, {
     credential: "authorization_code",
-    issued: stored,
-    spend: async () => {
-      const { count } = await db().authorizationCode.updateMany({
-        where: { codeHash, usedAt: null, expiresAt: { gt: now } },
-        data: { usedAt: now },
-      });
-      return count ? stored.scope : null;
-    },
     isSpent: async () => Boolean((await db().authorizationCode.findUnique({ where: { codeHash } }))?.usedAt),
     clock,
   });
-  return { grant, scope };
 }

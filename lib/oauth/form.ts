@@ -3,7 +3,7 @@ import { MAX_AUTHORIZATION_HEADER } from "@/lib/http/input-limits";
 import { clientIp } from "@/lib/limits/client-ip";
 import { spendRateLimit } from "@/lib/limits/rate-limit";
 import { systemClock, type Clock } from "@/lib/clock";
-import { findOAuthClient } from "./clients";
+import { isOAuthClient } from "./clients";
 import { InvalidClientError, InvalidRequestError } from "./errors";
 
 const FORM_BODY_LIMIT = 16 * 1024;
@@ -52,7 +52,6 @@ export function formParam(form: URLSearchParams, name: string, required = true):
  */
 export async function authenticateClient(form: URLSearchParams, clock: Clock = systemClock): Promise<string> {
   const clientId = formParam(form, "client_id")!;
-  const client = await findOAuthClient(clientId, clock);
-  if (!client) throw new InvalidClientError();
-  return client.id;
+  if (!(await isOAuthClient(clientId, clock))) throw new InvalidClientError();
+  return clientId;
 }

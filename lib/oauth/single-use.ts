@@ -1,4 +1,5 @@
 import { db } from "@/lib/db";
+import { changesOf, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
@@ -22,47 +23,96 @@ const REJECTED = (credential: SingleUseCredential) => {
 };
 
 /**
+ * A presented code or refresh token as the token endpoint reads it, in one query with its grant and that grant's
+ * client (presentedQuery): whether it is spent or expired at the time asked, and the grant's standing.
+ */
+export type Presented = {
+  clientId: string;
+  grantId: string;
+  scope: string;
+  /** 1 when spent (used or rotated), 1 when expired: numbers, as both databases return a CASE */
+  spent: number;
+  expired: number;
+  userId: string | null;
+  grantClientId: string | null;
+  grantScope: string | null;
+  grantStatus: string | null;
+  clientStatus: string | null;
+};
+
+/**
+ * The SELECT of a presented credential from `table` by its hash, with `columns` of its own beside Presented's; its
+ * parameters are the time it may not have expired by, then the hash.
+ */
+export function presentedQuery(table: string, hashColumn: string, spentColumn: string, columns: string[] = []): string {
+  return `SELECT ${[...columns, "clientId", "grantId", "scope"].map((column) => `t."${column}"`).join(", ")},
+      CASE WHEN t."${spentColumn}" IS NULL THEN 0 ELSE 1 END AS "spent",
+      CASE WHEN t."expiresAt" > ? THEN 0 ELSE 1 END AS "expired",
+      g."userId", g."clientId" AS "grantClientId", g."scope" AS "grantScope", g."status" AS "grantStatus",
+      c."status" AS "clientStatus"
+    FROM "${table}" t LEFT JOIN "Grant" g ON g."id" = t."grantId" LEFT JOIN "Client" c ON c."id" = g."clientId"
+    WHERE t."${hashColumn}" = ?`;
+}
+
+/** A spent credential came back: the caller commits what it read, then calls replayDetected. */
+export type Replay = { replayed: Presented };
+
+/**
  * The checks every presented code or refresh token passes before anything else: it is known, unspent
  * (a spent one coming back is a replay), the presenting client's, and unexpired.
  */
-export async function checkPresented<Stored extends { clientId: string; grantId: string; expiresAt: Date }>(
-  stored: Stored | null,
-  input: { credential: SingleUseCredential; clientId: string; isSpent: (stored: Stored) => boolean; clock: Clock },
-): Promise<Stored> {
+export function checkPresented<Stored extends Presented>(
+  stored: Stored | undefined,
+  input: { credential: SingleUseCredential; clientId: string },
+): Stored | Replay {
   const rejected = REJECTED(input.credential);
   if (!stored) throw new InvalidGrantError(rejected.invalid);
-  if (input.isSpent(stored)) return replayDetected(stored, input.credential, input.clock);
+  if (stored.spent) return { replayed: stored };
   if (stored.clientId !== input.clientId) throw new InvalidGrantError(rejected.otherClient);
-  if (stored.expiresAt <= input.clock()) throw new InvalidGrantError(rejected.expired);
+  if (stored.expired) throw new InvalidGrantError(rejected.expired);
   return stored;
 }
 
 export type ActiveGrant = { id: string; userId: string; clientId: string; scope: string };
 
-/** The grant a code or refresh token stands for, if it and its client are still active. */
+/** The grant a presented code or refresh token stands for, if it and its client are still active. */
+export function activeGrantOf(presented: Presented): ActiveGrant {
+  const { grantId: id, userId, grantClientId: clientId, grantScope: scope } = presented;
+  if (presented.grantStatus !== "active" || presented.clientStatus !== "active" || !userId || !clientId || scope === null)
+    throw new InvalidGrantError("The grant was revoked");
+  return { id, userId, clientId, scope };
+}
+
+/** The grant a device code stands for, if it and its client are still active. */
 export async function activeGrant(grantId: string): Promise<ActiveGrant> {
   const grant = await db().grant.findUnique({ where: { id: grantId }, include: { client: { select: { status: true } } } });
   if (!grant || grant.status !== "active" || grant.client.status !== "active") throw new InvalidGrantError("The grant was revoked");
   return grant;
 }
 
+/** "Last used" on the Clients screen: a token issued for the grant, in the transaction that issues it. */
+export function* grantUsed(grantId: string, now: Date): TransactionScript<void> {
+  yield* changesOf(`UPDATE "Grant" SET "lastUsedAt" = ? WHERE "id" = ?`, now, grantId);
+}
+
+/** Another exchange spent the credential between the read and the conditional UPDATE (PostgreSQL's READ COMMITTED). */
+export type Lost = { lost: Presented };
+
 /**
- * Spends a code or refresh token exactly once. `spend` runs the one conditional UPDATE (where unspent and
- * unexpired) and returns null if it changed no row: of any number of concurrent callers, one wins.
- * A loser re-reads the row: spent means the credential was presented twice, otherwise it expired meanwhile.
+ * What the token endpoint answers once the transaction that spends a credential has committed: its result; a
+ * replay's revocation; or, when the conditional UPDATE changed no row (of any number of concurrent callers, one
+ * wins), a re-read: spent means the credential was presented twice, otherwise it expired meanwhile.
  */
-export async function spendOnce<T>(input: {
-  credential: SingleUseCredential;
-  /** what the credential was issued for */
-  issued: Issued;
-  spend: () => Promise<T | null>;
-  isSpent: () => Promise<boolean>;
-  clock: Clock;
-}): Promise<T> {
-  const won = await input.spend();
-  if (won !== null) return won;
-  if (await input.isSpent()) return replayDetected(input.issued, input.credential, input.clock);
-  throw new InvalidGrantError(REJECTED(input.credential).expired);
+export async function settleSpend<T extends object>(
+  outcome: T | Replay | Lost,
+  input: { credential: SingleUseCredential; isSpent: () => Promise<boolean>; clock: Clock },
+): Promise<T> {
+  if ("replayed" in outcome) return replayDetected(outcome.replayed, input.credential, input.clock);
+  if ("lost" in outcome) {
+    if (await input.isSpent()) return replayDetected(outcome.lost, input.credential, input.clock);
+    throw new InvalidGrantError(REJECTED(input.credential).expired);
+  }
+  return outcome;
 }
 
 const CANCELLED_AFTER_REPLAY = "The client's access was revoked after a replay";

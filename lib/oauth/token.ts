@@ -1,4 +1,4 @@
-import { db } from "@/lib/db";
+import { runTransaction } from "@/lib/db/transaction-script";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { ACCESS_TOKEN_TTL_SECONDS, signAccessToken } from "./access-token";
@@ -10,7 +10,7 @@ import { mintRefreshToken, rotateRefreshToken } from "./refresh-token";
 import { DEVICE_CODE_GRANT_TYPE } from "./registration";
 import { checkResource } from "./resource";
 import { hasScope } from "./scope";
-import type { ActiveGrant } from "./single-use";
+import { grantUsed, type ActiveGrant } from "./single-use";
 
 export type TokenResponse = {
   access_token: string;
@@ -42,7 +42,14 @@ export async function exchangeToken(form: URLSearchParams, clock: Clock = system
 
 async function exchangeDeviceCode(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {
   const { grant, scope } = await claimDeviceCode(clientId, form, clock);
-  return issueTokens({ grant, scope, event: "token.issued", clock });
+  const now = clock();
+  // The grant's first refresh token, if it holds offline_access, as a code exchange mints it.
+  const refreshToken = await runTransaction(function* () {
+    yield* grantUsed(grant.id, now);
+    if (!hasScope(grant.scope, "offline_access")) return undefined;
+    return yield* mintRefreshToken({ grantId: grant.id, clientId: grant.clientId, scope: grant.scope, now });
+  });
+  return issueTokens({ grant, scope, event: "token.issued", clock, refreshToken });
 }
 
 async function exchangeCode(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {
@@ -51,8 +58,8 @@ async function exchangeCode(clientId: string, form: URLSearchParams, clock: Cloc
   // A malformed verifier is a failed PKCE check (invalid_grant, the code spent as failed), not a syntax error:
   // whoever holds the code must not learn anything more than with a wrong verifier.
   const verifier = formParam(form, "code_verifier")!;
-  const { grant, scope } = await claimAuthorizationCode({ clientId, code, redirectUri, verifier }, clock);
-  return issueTokens({ grant, scope, event: "token.issued", clock });
+  const { grant, scope, refreshToken } = await claimAuthorizationCode({ clientId, code, redirectUri, verifier }, clock);
+  return issueTokens({ grant, scope, event: "token.issued", clock, refreshToken });
 }
 
 async function refresh(clientId: string, form: URLSearchParams, clock: Clock): Promise<TokenResponse> {
@@ -63,8 +70,8 @@ async function refresh(clientId: string, form: URLSearchParams, clock: Clock): P
 }
 
 /**
- * Signs the access token and answers. A code exchange brings no refresh token: the grant's first one
- * is minted here if the grant holds offline_access; a refresh brings the rotated successor.
+ * Signs the access token, records the event and answers, once the exchange has committed the refresh token (the
+ * grant's first, when it holds offline_access, or a rotated successor) and marked the grant used.
  */
 async function issueTokens(input: {
   grant: ActiveGrant;
@@ -73,14 +80,8 @@ async function issueTokens(input: {
   clock: Clock;
   refreshToken?: string;
 }): Promise<TokenResponse> {
-  const { grant, scope, clock } = input;
-  const now = clock();
+  const { grant, scope, clock, refreshToken } = input;
   const accessToken = await signAccessToken({ sub: grant.userId, client_id: grant.clientId, scope, grant_id: grant.id }, clock);
-  let refreshToken = input.refreshToken;
-  if (!refreshToken && hasScope(grant.scope, "offline_access")) {
-    refreshToken = await mintRefreshToken(db(), { grantId: grant.id, clientId: grant.clientId, scope: grant.scope, now });
-  }
-  await db().grant.update({ where: { id: grant.id }, data: { lastUsedAt: now } });
   await recordAudit(
     {
       type: input.event,

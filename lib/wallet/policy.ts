@@ -5,7 +5,8 @@
 // expired, cancelled or failed. The check and the creation run under one lock per (grant, credential), so
 // concurrent requests cannot all squeeze under a cap (docs/policies.md).
 import { getAddress, type Address, type Hex } from "viem";
-import { db, usesPostgres, type Tx } from "@/lib/db";
+import { db, usesPostgres } from "@/lib/db";
+import { rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
@@ -16,7 +17,7 @@ import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-d
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
-import { lockLiveGrant, RequestError } from "./request-lifecycle";
+import { insertRequest, liveGrant, RequestError } from "./request-lifecycle";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -350,26 +351,53 @@ export function violationOf(
   return null;
 }
 
-const HOLDING = ["pending", "approved", "submitted", "completed"];
+const HOLDING = ["pending", "approved", "submitted", "completed"].map((status) => `'${status}'`).join(", ");
 
-async function heldRequests(
-  tx: Tx,
+/** How many of the (grant, credential)'s requests were created in the last hour, and how many wait for the person. */
+const COUNTS = `SELECT CAST(COALESCE(SUM(CASE WHEN "createdAt" >= ? THEN 1 ELSE 0 END), 0) AS INTEGER) AS "thisHour",
+    CAST(COALESCE(SUM(CASE WHEN "status" = 'pending' AND "expiresAt" > ? THEN 1 ELSE 0 END), 0) AS INTEGER) AS "waiting"
+  FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
+/**
+ * The requests of the last week that hold what they would spend (a pending one past its expiry is expired, whether
+ * or not anyone has looked at it since). Times as text: SQLite stores them so, and PostgreSQL's text of a timestamp
+ * names no zone, where its driver would read one in the process's zone.
+ */
+const HELD = `SELECT CAST("createdAt" AS TEXT) AS "createdAt", "nativeValue", "tokenAddress", "tokenAmount", "chainId"
+  FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?
+    AND "status" IN (${HOLDING}) AND NOT ("status" = 'pending' AND "expiresAt" <= ?)`;
+
+/** A stored time read as text: SQLite's ISO string with its offset, or PostgreSQL's UTC without one. */
+function storedTime(text: string): Date {
+  return new Date(/(Z|[+-]\d\d:\d\d)$/.test(text) ? text : `${text.replace(" ", "T")}Z`);
+}
+
+/** The policy of (grant, credential), and what its requests hold: each held one only when a cap counts them. */
+function* standing(
   grantId: string,
   credentialId: string,
   now: Date,
-): Promise<{ held: Held[]; thisHour: number; waiting: number }> {
-  const rows = await tx.agentRequest.findMany({
-    where: { grantId, credentialId, createdAt: { gte: new Date(now.getTime() - WEEK) } },
-    select: { createdAt: true, status: true, expiresAt: true, nativeValue: true, tokenAddress: true, tokenAmount: true, chainId: true },
-  });
-  const hourAgo = new Date(now.getTime() - HOUR);
-  // A pending request past its expiry is expired, whether or not anyone has looked at it since.
-  const held = rows.filter((row) => HOLDING.includes(row.status) && !(row.status === "pending" && row.expiresAt <= now));
-  return {
-    held,
-    thisHour: rows.filter((row) => row.createdAt >= hourAgo).length,
-    waiting: held.filter((row) => row.status === "pending").length,
-  };
+): TransactionScript<{ policy: Policy; held: Held[]; thisHour: number; waiting: number }> {
+  const [entry] = yield* rowsOf<{ policy: string }>(
+    `SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?`,
+    grantId,
+    credentialId,
+  );
+  const policy = parsePolicy(entry?.policy ?? "{}");
+  const weekAgo = new Date(now.getTime() - WEEK);
+  const [{ thisHour, waiting }] = yield* rowsOf<{ thisHour: number; waiting: number }>(
+    COUNTS,
+    new Date(now.getTime() - HOUR),
+    now,
+    grantId,
+    credentialId,
+    weekAgo,
+  );
+  let held: Held[] = [];
+  if (policy.native || policy.tokens?.length) {
+    const rows = yield* rowsOf<Omit<Held, "createdAt"> & { createdAt: string }>(HELD, grantId, credentialId, weekAgo, now);
+    held = rows.map((row) => ({ ...row, createdAt: storedTime(row.createdAt) }));
+  }
+  return { policy, held, thisHour: Number(thisHour), waiting: Number(waiting) };
 }
 
 /**
@@ -402,14 +430,9 @@ const POLICY_LOCK = 7_100_424;
  */
 type Judged = { grantId: string; credentialId: string; now: Date };
 
-/** The policy of (grant, credential) as `tx` reads it, and the first rule `facts` break given what is held. */
-async function judge(tx: Tx, input: Judged, facts: RequestFacts) {
-  const entry = await tx.grantCredential.findUnique({
-    where: { grantId_credentialId: { grantId: input.grantId, credentialId: input.credentialId } },
-    select: { policy: true },
-  });
-  const { held, thisHour, waiting } = await heldRequests(tx, input.grantId, input.credentialId, input.now);
-  const policy = parsePolicy(entry?.policy ?? "{}");
+/** The policy of (grant, credential) as the transaction reads it, and the first rule `facts` break given what is held. */
+function* judge(input: Judged, facts: RequestFacts): TransactionScript<{ policy: Policy; violation: PolicyViolation | null }> {
+  const { policy, held, thisHour, waiting } = yield* standing(input.grantId, input.credentialId, input.now);
   return { policy, violation: violationOf(policy, facts, held, thisHour, input.now) ?? tooManyWaiting(waiting) };
 }
 
@@ -419,37 +442,24 @@ async function judge(tx: Tx, input: Judged, facts: RequestFacts) {
  * reason. Not exact under concurrency: withinPolicy checks again, under the lock, as it creates the request.
  */
 export async function checkPolicy(input: Judged & { intent: Intent }): Promise<void> {
-  const { violation } = await judge(db(), input, factsOf(input.intent));
+  const { violation } = await runTransaction(() => judge(input, factsOf(input.intent)));
   if (violation) throw violation;
 }
 
-async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (tx: Tx, hold: Hold) => Promise<T>): Promise<T> {
+async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (hold: Hold) => TransactionScript<T>): Promise<T> {
   const facts = factsOf(input.payload);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await db().$transaction(
-        async (tx) => {
-          const { grantId, credentialId } = input;
-          if (usesPostgres()) {
-            const key = `${grantId}:${credentialId}`;
-            await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(${key}))) AS lock`;
-          } else {
-            // Take SQLite's write lock before reading, so no other writer can slip in between the check and the insert.
-            await tx.$executeRaw`UPDATE "GrantCredential" SET "policy" = "policy"
-              WHERE "grantId" = ${grantId} AND "credentialId" = ${credentialId}`;
-          }
-          const { policy, violation } = await judge(tx, input, facts);
-          if (violation) throw violation;
-          return create(tx, holdOf(policy, facts));
-        },
-        { maxWait: 10_000, timeout: 20_000 },
+  return runTransaction(function* () {
+    // SQLite: the transaction holds the single write lock from its start, so no other writer slips in between the
+    // check and the insert.
+    if (usesPostgres())
+      yield* rowsOf(
+        `SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(?))) AS held`,
+        `${input.grantId}:${input.credentialId}`,
       );
-    } catch (error) {
-      const code = (error as { code?: string }).code;
-      if (code !== "SQLITE_BUSY_SNAPSHOT" || attempt >= 20) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * (attempt + 1)));
-    }
-  }
+    const { policy, violation } = yield* judge(input, facts);
+    if (violation) throw violation;
+    return yield* create(holdOf(policy, facts));
+  });
 }
 
 /**
@@ -463,22 +473,23 @@ export function createWithinPolicy(
   now: Date,
   fields: { status: "pending" | "approved"; expiresAt: Date; reason?: string; decidedAt?: Date },
 ) {
-  return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, async (tx, hold) => {
-    await lockLiveGrant(tx, agent.grantId);
-    return tx.agentRequest.create({
-      data: {
-        id: randomId("rq_"),
-        userId: agent.userId,
-        grantId: agent.grantId,
-        clientId: agent.clientId,
-        credentialId,
-        kind: payload.kind,
-        ...hold,
-        payload: JSON.stringify(payload),
-        digest: payloadDigest(payload),
-        createdAt: now,
-        ...fields,
-      },
+  return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
+    yield* liveGrant(agent.grantId);
+    return yield* insertRequest({
+      id: randomId("rq_"),
+      userId: agent.userId,
+      grantId: agent.grantId,
+      clientId: agent.clientId,
+      credentialId,
+      kind: payload.kind,
+      ...hold,
+      payload: JSON.stringify(payload),
+      digest: payloadDigest(payload),
+      createdAt: now,
+      reason: fields.reason ?? null,
+      decidedAt: fields.decidedAt ?? null,
+      status: fields.status,
+      expiresAt: fields.expiresAt,
     });
   });
 }
@@ -492,12 +503,7 @@ export async function policyView(agent: AgentContext, credentialId: string, now:
 
 /** The policy of one (grant, credential) and what is left of each of its caps at `now`. */
 export async function policyStanding(grantId: string, credentialId: string, now: Date): Promise<Pick<PolicyView, "policy" | "remaining">> {
-  const entry = await db().grantCredential.findUnique({
-    where: { grantId_credentialId: { grantId, credentialId } },
-    select: { policy: true },
-  });
-  const policy = parsePolicy(entry?.policy ?? "{}");
-  const { held, thisHour } = await heldRequests(db(), grantId, credentialId, now);
+  const { policy, held, thisHour } = await runTransaction(() => standing(grantId, credentialId, now));
   const allowanceOf = (limit: string | undefined, window: number, amount: (request: Held) => bigint) => {
     if (limit === undefined) return null;
     const { used, freesAt } = heldSince(held, new Date(now.getTime() - window), window, amount);

@@ -13,6 +13,7 @@ import {
   type TransactionSerializedEIP1559,
 } from "viem";
 import { db, usesPostgres, type Tx } from "@/lib/db";
+import { changesOf, rowsOf, runInPrismaTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { config } from "@/lib/config";
 import { recordAudit, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
@@ -207,21 +208,67 @@ class GrantRevokedError extends RequestError {
 }
 
 /**
- * Refuses unless the grant and its client are active, and keeps them so until `tx` ends: on PostgreSQL the rows are
- * locked for share (the client's first, as revocations update it first), so a revocation waits for `tx` or `tx` for
- * it; on SQLite `tx` holds the single write lock already. Creating and approving a request call it in their
- * transaction, so a request of a revoked grant is never created, approved or broadcast.
+ * Refuses unless the grant and its client are active, and keeps them so until the transaction ends: on PostgreSQL
+ * the rows are locked for share (the client's first, as revocations update it first), so a revocation waits for the
+ * transaction or the transaction for it; on SQLite the transaction holds the single write lock already. Creating and
+ * approving a request run it in their transaction, so a request of a revoked grant is never created, approved or
+ * broadcast.
  */
-export async function lockLiveGrant(tx: Tx, grantId: string): Promise<void> {
+export function* liveGrant(grantId: string): TransactionScript<void> {
   let statuses: { client: string; grant: string } | null = null;
   if (usesPostgres()) {
-    const [client] = await tx.$queryRaw<{ status: string }[]>`SELECT c."status" FROM "Client" c
-      WHERE c."id" = (SELECT g."clientId" FROM "Grant" g WHERE g."id" = ${grantId}) FOR SHARE`;
-    const [grant] = await tx.$queryRaw<{ status: string }[]>`SELECT "status" FROM "Grant" WHERE "id" = ${grantId} FOR SHARE`;
+    const [client] = yield* rowsOf<{ status: string }>(
+      `SELECT c."status" FROM "Client" c WHERE c."id" = (SELECT g."clientId" FROM "Grant" g WHERE g."id" = ?) FOR SHARE`,
+      grantId,
+    );
+    const [grant] = yield* rowsOf<{ status: string }>(`SELECT "status" FROM "Grant" WHERE "id" = ? FOR SHARE`, grantId);
     if (client && grant) statuses = { client: client.status, grant: grant.status };
   } else {
-    const grant = await tx.grant.findUnique({ where: { id: grantId }, select: { status: true, client: { select: { status: true } } } });
-    if (grant) statuses = { client: grant.client.status, grant: grant.status };
+    const [grant] = yield* rowsOf<{ status: string; clientStatus: string }>(
+      `SELECT g."status", c."status" AS "clientStatus" FROM "Grant" g JOIN "Client" c ON c."id" = g."clientId" WHERE g."id" = ?`,
+      grantId,
+    );
+    if (grant) statuses = { client: grant.clientStatus, grant: grant.status };
   }
   if (statuses?.client !== "active" || statuses.grant !== "active") throw new GrantRevokedError();
+}
+
+/** liveGrant in a Prisma transaction `tx`. */
+export function lockLiveGrant(tx: Tx, grantId: string): Promise<void> {
+  return runInPrismaTransaction(tx, liveGrant(grantId));
+}
+
+const REQUEST_COLUMNS = [
+  "id",
+  "userId",
+  "grantId",
+  "clientId",
+  "credentialId",
+  "kind",
+  "status",
+  "chainId",
+  "payload",
+  "digest",
+  "nativeValue",
+  "tokenAddress",
+  "tokenAmount",
+  "createdAt",
+  "expiresAt",
+  "reason",
+  "decidedAt",
+] as const;
+const INSERT_REQUEST = `INSERT INTO "AgentRequest" (${REQUEST_COLUMNS.map((column) => `"${column}"`).join(", ")})
+  VALUES (${REQUEST_COLUMNS.map(() => "?").join(", ")})`;
+
+/** Stores a new pending request; returns its row as the ORM would read it. */
+export function* insertRequest(request: Pick<RequestRow, (typeof REQUEST_COLUMNS)[number]>): TransactionScript<RequestRow> {
+  yield* changesOf(INSERT_REQUEST, ...REQUEST_COLUMNS.map((column) => request[column]));
+  return {
+    ...request,
+    result: null,
+    txHash: null,
+    nonce: null,
+    nonceUntil: null,
+    completedAt: null,
+  };
 }

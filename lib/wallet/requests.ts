@@ -25,8 +25,8 @@ import { checkPolicy, createWithinPolicy, PolicyViolation } from "./policy";
 import { inPersonsUnits } from "./policy-words";
 import { payFromAllowance } from "@/lib/allowances/agent";
 
-/** A credential of the agent's grant that may be asked for signatures. */
-async function signingCredential(agent: AgentContext, credentialId: string) {
+/** A credential of the agent's grant that may be asked for signatures, as the bearer check loaded it. */
+function signingCredential(agent: AgentContext, credentialId: string) {
   const entry = agent.credentials.find((candidate) => candidate.credentialId === credentialId);
   if (!entry) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
   if (entry.mode === "read") {
@@ -36,11 +36,8 @@ async function signingCredential(agent: AgentContext, credentialId: string) {
       403,
     );
   }
-  const credential = await db().credential.findFirst({ where: { id: credentialId, userId: agent.userId } });
-  if (!credential) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
-  if (credential.kind !== "evm")
-    throw new RequestError("watch_only_credential", `Credential ${credential.name} is watch-only: it cannot sign`, 400);
-  return credential;
+  if (entry.kind !== "evm") throw new RequestError("watch_only_credential", `Credential ${entry.name} is watch-only: it cannot sign`, 400);
+  return { id: entry.credentialId, address: entry.address, kind: entry.kind, name: entry.name };
 }
 
 /** The typed data to sign, or a tool error naming the field that makes it unreviewable or invalid. */
@@ -88,7 +85,7 @@ export async function createRequest(
   clock: Clock = systemClock,
 ): Promise<RequestView> {
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
-  const credential = await signingCredential(agent, input.credential_id);
+  const credential = signingCredential(agent, input.credential_id);
   const address = credential.address as `0x${string}`;
   const now = clock();
   const judged = { grantId: agent.grantId, credentialId: credential.id, now };

@@ -2,6 +2,7 @@ import { exchangeToken } from "@/lib/oauth/token";
 import { oauthErrorResponse } from "@/lib/oauth/errors";
 import { readOAuthForm } from "@/lib/oauth/form";
 import { json, NO_STORE, preflight, PUBLIC_CORS } from "@/lib/http/respond";
+import { serveDirectly } from "@/lib/http/direct-routes";
 
 export async function POST(request: Request) {
   try {
@@ -13,3 +14,6 @@ export async function POST(request: Request) {
 }
 
 export const OPTIONS = preflight;
+
+// Agents refresh in bursts: past Next's routing, as /mcp (docs/decisions/0011-mcp-beside-next.md).
+serveDirectly("/oauth/token", { POST, OPTIONS });
