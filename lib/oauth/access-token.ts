@@ -1,4 +1,5 @@
-import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from "jose";
+import { createHmac } from "node:crypto";
+import { jwtVerify, errors as joseErrors, type JWTPayload } from "jose";
 import { LRUCache } from "lru-cache";
 import { config } from "@/lib/config";
 import { randomId, sha256Hex } from "@/lib/crypto";
@@ -31,20 +32,36 @@ function hmacKey(secret: string): Promise<CryptoKey> {
   return key;
 }
 
-/** Signs an access token with the first configured key (HS256, with its kid). */
-export async function signAccessToken(claims: AccessTokenClaims, clock: Clock): Promise<string> {
+/** Each configured secret's bytes, decoded once, for signing. */
+const signingKeys = new Map<string, Buffer>();
+
+const base64urlJson = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+
+/**
+ * Signs an access token with the first configured key (HS256, with its kid). By hand with node:crypto's HMAC, which
+ * is synchronous: jose signs through WebCrypto, an asynchronous job on libuv's thread pool that cost a seventh of a
+ * code exchange's CPU (docs/performance.md). A JWS with HS256 is exactly this; verification stays with jose.
+ */
+export function signAccessToken(claims: AccessTokenClaims, clock: Clock): string {
   const { baseUrl, mcpResource, jwtKeys } = config();
   const [current] = jwtKeys;
   const issuedAt = Math.floor(clock().getTime() / 1000);
-  return new SignJWT({ client_id: claims.client_id, scope: claims.scope, grant_id: claims.grant_id })
-    .setProtectedHeader({ alg: "HS256", typ: ACCESS_TOKEN_TYPE, kid: current.kid })
-    .setIssuer(baseUrl)
-    .setSubject(claims.sub)
-    .setAudience(mcpResource)
-    .setJti(randomId())
-    .setIssuedAt(issuedAt)
-    .setExpirationTime(issuedAt + ACCESS_TOKEN_TTL_SECONDS)
-    .sign(await hmacKey(current.secret));
+  const header = { alg: "HS256", typ: ACCESS_TOKEN_TYPE, kid: current.kid };
+  const payload = {
+    client_id: claims.client_id,
+    scope: claims.scope,
+    grant_id: claims.grant_id,
+    iss: baseUrl,
+    sub: claims.sub,
+    aud: mcpResource,
+    jti: randomId(),
+    iat: issuedAt,
+    exp: issuedAt + ACCESS_TOKEN_TTL_SECONDS,
+  };
+  let key = signingKeys.get(current.secret);
+  if (!key) signingKeys.set(current.secret, (key = Buffer.from(current.secret, "base64url")));
+  const signingInput = `${base64urlJson(header)}.${base64urlJson(payload)}`;
+  return `${signingInput}.${createHmac("sha256", key).update(signingInput).digest("base64url")}`;
 }
 
 /** Verified claims, as every /mcp call reads them. */

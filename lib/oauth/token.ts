@@ -81,7 +81,7 @@ async function issueTokens(input: {
   refreshToken?: string;
 }): Promise<TokenResponse> {
   const { grant, scope, clock, refreshToken } = input;
-  const accessToken = await signAccessToken({ sub: grant.userId, client_id: grant.clientId, scope, grant_id: grant.id }, clock);
+  const accessToken = signAccessToken({ sub: grant.userId, client_id: grant.clientId, scope, grant_id: grant.id }, clock);
   await recordAudit(
     {
       type: input.event,
