@@ -5,6 +5,7 @@ import type Database from "better-sqlite3";
 import type pg from "pg";
 import { directWriter, type Tx } from "@/lib/db";
 import { numberedPlaceholders, sqliteDateTime } from "@/lib/db/prepared";
+import { whenSqliteLockFree } from "@/lib/db/transaction-script";
 import type { ChainPoint, StoredEvent } from "./index";
 
 export type EventRow = StoredEvent & { hash: string };
@@ -18,9 +19,6 @@ const INSERT = `INSERT INTO "AuditEvent" (${EVENT_COLUMNS.map((column) => `"${co
 const ROW = `(${EVENT_COLUMNS.map(() => "?").join(", ")})`;
 const HEAD = `SELECT "seq", "hash" FROM "AuditEvent" ORDER BY "seq" DESC LIMIT 1`;
 
-/** How long an append may wait for the write lock before it fails, as Prisma's transactions did. */
-const LOCK_WAIT_MS = 20_000;
-
 /**
  * Inserts the rows `chain` gives for the current head, in one transaction that holds the log's write lock from
  * reading the head to the commit, so the chain cannot fork: SQLite's BEGIN IMMEDIATE, PostgreSQL's advisory lock
@@ -29,16 +27,7 @@ const LOCK_WAIT_MS = 20_000;
 export async function appendChained(chain: Chain): Promise<void> {
   const writer = directWriter();
   if (writer.kind === "postgres") return appendOnPostgres(writer.pool, chain);
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return appendOnSqlite(writer.connection(), chain);
-    } catch (error) {
-      // Another connection holds the write lock (Prisma's, across an await, or another process): try again soon.
-      if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.min(1 + attempt, 20)));
-    }
-  }
+  return whenSqliteLockFree(() => appendOnSqlite(writer.connection(), chain));
 }
 
 type SqliteAppend = (chain: Chain) => void;

@@ -29,28 +29,36 @@ export function* changesOf(sql: string, ...params: Parameter[]): Generator<State
   return (yield { sql, params, returns: "changes" }) as number;
 }
 
-/** How long a transaction may wait for the write lock before it fails, as Prisma's transactions did. */
+/** How long a write past the ORM may wait for SQLite's write lock before it fails, as Prisma's transactions did. */
 const LOCK_WAIT_MS = 20_000;
 
 /**
- * Runs `script` in one transaction: all its statements commit, or (when it throws) none. On SQLite the transaction
- * holds the database's write lock from its start (BEGIN IMMEDIATE), so what it reads no other writer changes before
- * it commits; when another connection holds the lock (Prisma's across an await, or another process's) it is tried
- * again a few milliseconds later, never waiting synchronously (the audit append does the same, lib/audit/append.ts).
- * On PostgreSQL it runs at READ COMMITTED, as Prisma's transactions do: the script takes the locks it needs.
+ * Runs `write`, a synchronous transaction on the connection that writes past the ORM (which never waits for the
+ * lock), until it finds SQLite's write lock free: when another connection holds it (Prisma's across an await, or
+ * another process's) it is tried again a few milliseconds later, for up to 20 s, never waiting synchronously.
  */
-export async function runTransaction<T>(script: () => TransactionScript<T>): Promise<T> {
-  const writer = directWriter();
-  if (writer.kind === "postgres") return onPostgres(writer.pool, script);
+export async function whenSqliteLockFree<T>(write: () => T): Promise<T> {
   const deadline = Date.now() + LOCK_WAIT_MS;
   for (let attempt = 0; ; attempt++) {
     try {
-      return onSqlite(writer.connection(), script);
+      return write();
     } catch (error) {
       if ((error as { code?: string }).code !== "SQLITE_BUSY" || Date.now() > deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, Math.min(1 + attempt, 20)));
     }
   }
+}
+
+/**
+ * Runs `script` in one transaction: all its statements commit, or (when it throws) none. On SQLite the transaction
+ * holds the database's write lock from its start (BEGIN IMMEDIATE), so what it reads no other writer changes before
+ * it commits (whenSqliteLockFree waits for the lock, as the audit append does). On PostgreSQL it runs at READ
+ * COMMITTED, as Prisma's transactions do: the script takes the locks it needs.
+ */
+export async function runTransaction<T>(script: () => TransactionScript<T>): Promise<T> {
+  const writer = directWriter();
+  if (writer.kind === "postgres") return onPostgres(writer.pool, script);
+  return whenSqliteLockFree(() => onSqlite(writer.connection(), script));
 }
 
 const sqliteStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
