@@ -725,7 +725,9 @@ function printed(scale: number, results: Result[]): Result[] {
   for (const b of bursts) {
     const answered = `${b.answered} answered (${b.distinct} distinct requests, ${b.pendingInDb} pending in the database)`;
     const page = `loaded first in ${b.pageFirstMs} ms, then median ${b.pageMedianMs} ms, slowest ${b.pageMaxMs} ms`;
-    console.log(`burst: ${b.agents} agents, ${answered} in ${b.burstMs} ms; /approvals with them waiting: ${page}; peak ${b.peakRssMb} MB`);
+    console.log(
+      `burst: ${b.agents} agents, ${answered} in ${b.burstMs} ms; /approvals with them waiting: ${page}; peak RSS ${b.peakRssMb} MB`,
+    );
   }
   return results;
 }
