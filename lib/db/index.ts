@@ -23,7 +23,18 @@ export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$trans
  * Where writes past the ORM go (the audit append, rate-limit reports): on SQLite a connection of its own, opened on
  * first use; on PostgreSQL the pool Prisma uses.
  */
-export type DirectWriter = { kind: "sqlite"; connection: () => Database.Database } | { kind: "postgres"; pool: pg.Pool };
+export type DirectWriter =
+  | { kind: "sqlite"; connection: () => Database.Database }
+  | {
+      kind: "postgres";
+      pool: pg.Pool;
+      /**
+       * The transaction scripts' own pool (lib/db/transaction-script.ts): 50 exchanges of one code each hold a
+       * connection while the winner's row lock blocks them, and on Prisma's pool they starved its transactions (the
+       * replays' revocations), which give up after 2 s without a connection.
+       */
+      scripts: pg.Pool;
+    };
 
 type Connections = { prisma: PrismaClient; selects: SelectConnection; writer: DirectWriter; close: () => void };
 
@@ -39,7 +50,14 @@ function connect(): Connections {
     // The PostgreSQL client is generated from the same models (prisma/postgresql/schema.prisma),
     // so its model API is the SQLite client's; callers see one type, the portable one.
     const prisma = new PostgresPrismaClient({ adapter: new PrismaPg(pool) }) as unknown as PrismaClient;
-    return { prisma, selects: postgresSelects(pool), writer: { kind: "postgres", pool }, close: () => {} };
+    const scripts = new pg.Pool({ connectionString: databaseUrl });
+    scripts.on("error", () => {});
+    return {
+      prisma,
+      selects: postgresSelects(pool),
+      writer: { kind: "postgres", pool, scripts },
+      close: () => void scripts.end().catch(() => {}),
+    };
   }
   const file = databaseFile({ DATABASE_URL: databaseUrl });
   const prisma = new PrismaClient({ adapter: serializedSqlite(new PrismaBetterSQLite3({ url: file, timeout: 10_000 })) });

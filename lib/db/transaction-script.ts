@@ -57,7 +57,7 @@ export async function whenSqliteLockFree<T>(write: () => T): Promise<T> {
  */
 export async function runTransaction<T>(script: () => TransactionScript<T>): Promise<T> {
   const writer = directWriter();
-  if (writer.kind === "postgres") return onPostgres(writer.pool, script);
+  if (writer.kind === "postgres") return onPostgres(writer.scripts, script);
   return whenSqliteLockFree(() => onSqlite(writer.connection(), script));
 }
 
