@@ -182,6 +182,14 @@ export const requestView = z.object({
   signature: z.string().nullable().describe("The signature, once a signing request completed"),
   tx_hash: z.string().nullable().describe("The transaction hash, once a transaction was broadcast"),
   reason: z.string().nullable().describe("Why a request was rejected, failed, expired or cancelled; or that it was paid from an allowance"),
+  signed_amount: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "When the person lowered the allowance asked for (an approve or a permit) before signing: the amount signed, in the token's " +
+        "smallest unit. The signature or transaction is over this amount, not the one asked",
+    ),
 });
 export type RequestView = z.infer<typeof requestView>;
 const listRequestsOutput = z.object({ requests: z.array(requestView) });

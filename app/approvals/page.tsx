@@ -3,15 +3,12 @@ import { cache } from "react";
 import Link from "next/link";
 import { currentUser, requireUser } from "@/lib/auth/session";
 import { listApprovals } from "@/lib/wallet/approvals";
+import { contactNames } from "@/lib/wallet/address-book";
+import { riskChip } from "@/lib/wallet/risk";
 import { AppHeader } from "@/components/nav/app-header";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
+import { headlineOf } from "@/components/approvals/headline";
 import { NewRequestNotifier } from "@/components/approvals/new-request-notifier";
-
-const KIND_LABEL: Record<string, string> = {
-  sign_message: "Sign a message",
-  sign_typed_data: "Sign typed data",
-  send_transaction: "Send a transaction",
-};
 
 /** One read of the list per render, shared by the title and the page. */
 const approvalsOf = cache(listApprovals);
@@ -25,33 +22,41 @@ export async function generateMetadata(): Promise<Metadata> {
 
 export default async function ApprovalsPage() {
   const user = await requireUser("/approvals");
-  const requests = await approvalsOf(user.id);
+  const [listed, names] = await Promise.all([approvalsOf(user.id), contactNames(user.id)]);
+  // Each request says what it is in the sentence its own page opens with, with its risk as a chip.
+  const requests = listed.map((request) => ({
+    ...request,
+    headline: headlineOf(request.description, request.credentialName, names),
+    chip: request.risk && riskChip(request.risk),
+  }));
   const pending = requests.filter((request) => request.status === "pending");
   const decided = requests.filter((request) => request.status !== "pending");
   const row = (request: (typeof requests)[number]) => (
     <li key={request.id} className="row">
       <div>
-        <Link href={`/approvals/${request.id}`}>
-          <strong>{KIND_LABEL[request.kind] ?? request.kind}</strong>
+        <Link href={`/approvals/${request.id}`} className="headline">
+          {request.headline}
         </Link>{" "}
         <span className="badge">{request.status}</span>
-        <div className="small">
-          {request.clientName} · {request.credentialName}
+        {request.chip && <span className="badge risk">{request.chip}</span>}
+        {request.excerpt && <div className="small mono">{request.excerpt}</div>}
+        <div className="muted small">
+          {request.credentialName} · asked by {request.clientName} · {request.createdAt.toLocaleString()}
         </div>
-        <div className="small mono">{request.summary}</div>
-        <div className="muted small">{request.createdAt.toLocaleString()}</div>
       </div>
     </li>
   );
   return (
     <>
       <AppHeader email={user.email} />
-      <main>
+      <main className="queue">
         <AutoRefresh />
         <NewRequestNotifier
           pending={pending.map((request) => ({
             id: request.id,
-            text: `${request.clientName} · ${KIND_LABEL[request.kind] ?? request.kind}: ${request.summary}`,
+            text: [request.headline, request.excerpt, request.chip && `Risk: ${request.chip}`, `Asked by ${request.clientName}`]
+              .filter(Boolean)
+              .join(" · "),
           }))}
         />
         <h1>Approvals</h1>

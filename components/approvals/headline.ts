@@ -1,6 +1,7 @@
 import { formatEther } from "viem";
 import type { ContactNames } from "@/lib/wallet/address-book";
 import type { Described, RequestDescription } from "@/lib/wallet/request-description";
+import { escapedText } from "@/lib/text/visible-text";
 
 /** An address as a person reads it at a glance: their name for it, or its start and end. */
 function shortAddress(address: string, names: ContactNames): string {
@@ -17,7 +18,7 @@ function actionWithParty(described: Described, names: ContactNames): string {
 
 /**
  * What approving does, in one sentence ("Send 0.05 ETH to Alice on Base"). Derived from the same description
- * as the details below it, which show every address in full.
+ * as the details below it, which show every address in full; the queue and its notifications use it too.
  */
 export function headlineOf(description: RequestDescription, credentialName: string, names: ContactNames): string {
   switch (description.kind) {
@@ -28,8 +29,9 @@ export function headlineOf(description: RequestDescription, credentialName: stri
     case "sign_typed_data": {
       if (description.permit) return `${actionWithParty(description.permit, names)} — by signature, no transaction`;
       const app = description.domain.find((field) => field.name === "name");
+      // The app's name is the requester's to choose: hidden characters in it are shown, in a list as on the page.
       const claim = app && "value" in app ? ` for an app that calls itself “${app.value}”` : "";
-      return `Sign ${description.primaryType} data with ${credentialName}${claim}`;
+      return escapedText(`Sign ${description.primaryType} data with ${credentialName}${claim}`);
     }
     case "send_transaction": {
       const { chain, transaction, call } = description;

@@ -6,6 +6,7 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/brow
 import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
 import { transactionForSigning, type RequestPayload } from "@/lib/wallet/request-payload";
+import { allowanceAmount } from "@/lib/wallet/allowance-amount";
 
 export type ApprovalOptions = {
   options: PublicKeyCredentialRequestOptionsJSON;
@@ -23,8 +24,14 @@ async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): 
   return account.signTransaction(transactionForSigning(payload.transaction));
 }
 
-/** One passkey assertion answering the server's challenge, and the payload's signature by the key it unseals. */
-export async function assertAndSign(approval: ApprovalOptions) {
+/**
+ * One passkey assertion answering the server's challenge, and the payload's signature by the key it unseals. When the
+ * person lowered an allowance, the payload must carry exactly that amount, whatever the server answered.
+ */
+export async function assertAndSign(approval: ApprovalOptions, loweredAmount?: bigint) {
+  if (loweredAmount !== undefined && allowanceAmount(approval.payload)?.amount !== loweredAmount) {
+    throw new Error("The prepared request does not carry the amount you chose. Nothing was signed.");
+  }
   const { response, prfOutput, seal } = await assertForSeals(approval.options, approval.seals);
   const privateKey = await unsealPrivateKey({ ...seal, prfOutput, credentialId: approval.credentialId, address: approval.address });
   prfOutput.fill(0);

@@ -186,7 +186,10 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
     await page.getByRole("heading", { name: "Waiting for you (1)" }).waitFor();
     await page.waitForFunction(() => document.title === "(1) Approvals · Agent Wallet");
     const shown = await page.waitForFunction(() => (window as unknown as { shownNotifications: string[] }).shownNotifications[0]);
-    assert.equal(await shown.jsonValue(), "A request waits for your approval: Pocket Agent · Sign a message: Ring ring");
+    assert.equal(
+      await shown.jsonValue(),
+      "A request waits for your approval: Sign a message with Main · Ring ring · Asked by Pocket Agent",
+    );
     await page.screenshot({ path: path.join(SCREENSHOTS, "approvals-phone.png"), fullPage: true });
   });
 });

@@ -91,6 +91,7 @@ describe(
         .getByRole("alert")
         .filter({ hasText: `Unlimited approval: ${spender} could take all your TST` })
         .waitFor();
+      await page.getByRole("checkbox", { name: /^I understand/ }).check();
       await approveAndSettle(request);
       const allowance = await chain.client.readContract({
         address: token,
@@ -117,6 +118,7 @@ describe(
         .getByRole("alert")
         .filter({ hasText: `Unlimited approval: ${spender}` })
         .waitFor();
+      await page.getByRole("checkbox", { name: /^I understand/ }).check();
       await approveAndSettle(request);
       const increase = encodeFunctionData({
         abi: parseAbi(["function increaseAllowance(address spender, uint256 addedValue) returns (bool)"]),

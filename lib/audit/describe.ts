@@ -205,6 +205,16 @@ function requestWords(facts: RequestFacts, names: Names): { ask: string; done: s
 
 const BY_PASSKEY = "approved by you with a passkey";
 
+/** What the person decided beyond "yes": an allowance they lowered before signing, a risk they confirmed. */
+function decisionWords(data: Record<string, unknown>): string {
+  const lowered = (data.lowered ?? {}) as { asked?: unknown; signed?: unknown };
+  const asked = text(lowered.asked);
+  const signed = text(lowered.signed);
+  const acknowledged = text(data.acknowledged);
+  const lowering = asked && signed ? `; you lowered the allowance from ${asked} to ${signed}` : "";
+  return `${lowering}${acknowledged ? `; you confirmed: “${acknowledged}”` : ""}`;
+}
+
 /** A request's step as a sentence; an approval always took the person's passkey (lib/wallet/approvals.ts). */
 function requestSentence(event: Described, names: Names): string | null {
   const { data } = event;
@@ -218,7 +228,7 @@ function requestSentence(event: Described, names: Names): string | null {
     case "pending":
       return `${(event.clientId && names.clients.get(event.clientId)) || "An agent"} asked to ${ask}`;
     case "approved":
-      return sending ? `Approved by you with a passkey: ${ask}` : `${done} — ${BY_PASSKEY}`;
+      return `${sending ? `Approved by you with a passkey: ${ask}` : `${done} — ${BY_PASSKEY}`}${decisionWords(data)}`;
     case "submitted":
       return `${done} — ${BY_PASSKEY}`;
     case "completed":

@@ -17,9 +17,14 @@ import { db, exclusiveTransaction } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
-import { chainById, ChainUnansweredError, onChain } from "./chains";
+import { ChainUnansweredError, onChain } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
-import { payloadOf, summarizePayload, transactionMismatch, type RequestPayload } from "./request-payload";
+import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
+import { contactNames } from "./address-book";
+import { describeRequest, amountText } from "./request-description";
+import { knownAddresses, requestRisk } from "./risk";
+import { tokenMetadata } from "./token-metadata";
+import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
   lockLiveGrant,
@@ -38,6 +43,52 @@ export const signatureSchema = z
   .string()
   .regex(/^0x[0-9a-fA-F]+$/, "must be 0x-prefixed hex")
   .max(2 + 2 * 200_000);
+
+/** What the person decided beyond "yes": a lowered allowance amount, and that they understood the risk they were shown. */
+export const decisionSchema = z.object({
+  amount: z
+    .string()
+    .regex(/^\d{1,78}$/, "must be an integer amount in the token's smallest unit")
+    .optional(),
+  acknowledged: z.boolean().optional(),
+});
+type Decision = z.infer<typeof decisionSchema>;
+
+/** An allowance the person lowered, in the token's units, as the audit log and the agent are told. */
+type Lowered = { asked: string; signed: string; signedAmount: string };
+
+/**
+ * The payload the person signs: the stored one, or the same with the allowance amount they lowered. Refused when its
+ * risk asks for the person's "I understand" and they did not give it: their browser signs, but a decision made
+ * without it is not one this service records or broadcasts.
+ */
+async function decidedPayload(userId: string, asked: RequestPayload, decision: Decision) {
+  let payload = asked;
+  let lowered: Lowered | null = null;
+  if (decision.amount !== undefined) {
+    const lowerable = await lowerableAllowance(asked);
+    if (!lowerable) throw new RequestError("not_lowerable", "This request has no token allowance whose amount can be lowered", 400);
+    const { allowance, token } = lowerable;
+    const amount = BigInt(decision.amount);
+    try {
+      payload = withAllowanceAmount(asked, amount);
+    } catch (error) {
+      if (error instanceof AllowanceAmountError) throw new RequestError("amount_not_lower", error.message, 400);
+      throw error;
+    }
+    lowered = { asked: amountText(token, allowance.amount), signed: amountText(token, amount), signedAmount: decision.amount };
+  }
+  const description = await describeRequest(payload);
+  const risk = await requestRisk(payload, description, await knownAddresses(userId, await contactNames(userId)));
+  if (risk.acknowledge && !decision.acknowledged) {
+    throw new RequestError(
+      "acknowledgement_required",
+      "This approval gives a spender you do not know an unlimited allowance: confirm that you understand, or lower the amount",
+      400,
+    );
+  }
+  return { payload, lowered, acknowledged: risk.acknowledge };
+}
 
 async function ownedRequest(userId: string, requestId: string, clock: Clock) {
   const row = await db().agentRequest.findUnique({ where: { id: requestId } });
@@ -65,34 +116,57 @@ export async function loadApproval(userId: string, requestId: string, clock: Clo
   };
 }
 
+/**
+ * The person's latest requests for the queue: each described as its page describes it (the same headline can be built
+ * from it), a pending one with its risks, a message with its excerpt.
+ */
 export async function listApprovals(userId: string, clock: Clock = systemClock) {
-  const rows = await db().agentRequest.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: 50 });
-  const clients = new Map(
-    (
-      await db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } })
-    ).map((c) => [c.id, c.name]),
-  );
-  const credentials = new Map(
-    (await db().credential.findMany({ where: { userId }, select: { id: true, name: true } })).map((c) => [c.id, c.name]),
-  );
+  const [rows, names] = await Promise.all([
+    db().agentRequest.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: 50 }),
+    contactNames(userId),
+  ]);
+  const [clients, credentials, known] = await Promise.all([
+    db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } }),
+    db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
+    knownAddresses(userId, names),
+  ]);
+  const clientNames = new Map(clients.map((client) => [client.id, client.name]));
+  const credentialNames = new Map(credentials.map((credential) => [credential.id, credential.name]));
   return Promise.all(
     rows.map(async (listed) => {
       const row = await currentRequest(listed, clock);
+      const payload = payloadOf(row);
+      const description = await describeRequest(payload);
       return {
         id: row.id,
         kind: row.kind,
         status: row.status,
-        clientName: clients.get(row.clientId) ?? "Unknown client",
-        credentialName: credentials.get(row.credentialId) ?? "Removed wallet",
+        clientName: clientNames.get(row.clientId) ?? "Unknown client",
+        credentialName: credentialNames.get(row.credentialId) ?? "Removed wallet",
         createdAt: row.createdAt,
-        summary: summaryOf(payloadOf(row)),
+        description,
+        risk: row.status === "pending" ? await requestRisk(payload, description, known) : null,
+        excerpt: payload.kind === "sign_message" ? messageExcerpt(payload.message) : null,
       };
     }),
   );
 }
 
-function summaryOf(payload: RequestPayload): string {
-  return summarizePayload(payload, payload.kind === "send_transaction" ? chainById(payload.transaction.chainId).symbol : "");
+/** The next request waiting for the person after `requestId` (the oldest, which expires first), and how many wait. */
+export async function nextPendingRequest(userId: string, requestId: string, clock: Clock = systemClock) {
+  const waiting = await db().agentRequest.findMany({
+    where: { userId, status: "pending", expiresAt: { gt: clock() }, id: { not: requestId } },
+    orderBy: { createdAt: "asc" },
+    select: { id: true },
+  });
+  return { next: waiting[0]?.id ?? null, waiting: waiting.length };
+}
+
+/** The allowance amount the person may lower on the approval page, in the token's units; null when there is none. */
+export async function lowerableAllowance(payload: RequestPayload) {
+  const allowance = allowanceAmount(payload);
+  const token = allowance && (await tokenMetadata(allowance.chainId, allowance.token));
+  return allowance && token?.standard === "erc20" ? { allowance, token } : null;
 }
 
 /**
@@ -101,18 +175,20 @@ function summaryOf(payload: RequestPayload): string {
  * A transaction's nonce is fixed now (lib/wallet/nonces.ts), so the digest and
  * the payload the browser signs carry it.
  */
-export async function approvalOptions(userId: string, requestId: string, clock: Clock = systemClock) {
+export async function approvalOptions(userId: string, requestId: string, decision: Decision = {}, clock: Clock = systemClock) {
   const pending = await ownedRequest(userId, requestId, clock);
   if (pending.status !== "pending") throw new RequestError("not_pending", notPendingMessage(pending), 409);
   const credential = await db().credential.findUnique({ where: { id: pending.credentialId }, include: { seals: true } });
   if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
   if (!credential.seals.length) throw new RequestError("no_seal", "This wallet's key is not sealed under any of your passkeys", 409);
   const row = await fixNonce(pending, credential.address as Address, clock);
+  // The challenge binds to exactly what the browser is to sign: with a lowered amount, that payload's digest.
+  const { payload } = await decidedPayload(userId, payloadOf(row), decision);
   const options = await stepUpOptions(
     userId,
     "approval",
     row.id,
-    row.digest,
+    payloadDigest(payload),
     { allow: credential.seals.map((seal) => seal.passkeyId) },
     clock,
   );
@@ -120,7 +196,7 @@ export async function approvalOptions(userId: string, requestId: string, clock: 
     options,
     credentialId: credential.id,
     address: credential.address,
-    payload: payloadOf(row),
+    payload,
     seals: credential.seals.map(({ passkeyId, ciphertext, iv, prfSalt }) => ({ passkeyId, ciphertext, iv, prfSalt })),
   };
 }
@@ -150,23 +226,24 @@ async function recoveredSigner(payload: RequestPayload, signature: Hex): Promise
 export async function approveRequest(
   userId: string,
   requestId: string,
-  input: { assertion: AuthenticationResponseJSON; signature: string },
+  input: { assertion: AuthenticationResponseJSON; signature: string } & Decision,
   clock: Clock = systemClock,
 ) {
   const row = await ownedRequest(userId, requestId, clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
-  await verifyStepUp(userId, "approval", row.id, row.digest, input.assertion, clock);
+  const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
+  await verifyStepUp(userId, "approval", row.id, payloadDigest(payload), input.assertion, clock);
   const credential = await db().credential.findUnique({ where: { id: row.credentialId } });
   if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
-  const payload = payloadOf(row);
   const signer = await recoveredSigner(payload, input.signature as Hex);
   if (signer.toLowerCase() !== credential.address.toLowerCase()) {
     throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
   }
   const signed = payload.kind === "send_transaction" ? (input.signature as Hex) : null;
-  await decideApproval(row, signed, clock);
+  await decideApproval(row, { signedTransaction: signed, payload, lowered, acknowledged }, clock);
   if (!signed) {
-    await transitionRequest(row, ["approved"], "completed", { result: JSON.stringify({ signature: input.signature }) }, clock);
+    const result = { signature: input.signature, ...(lowered ? { signedAmount: lowered.signedAmount } : {}) };
+    await transitionRequest(row, ["approved"], "completed", { result: JSON.stringify(result) }, clock);
     return toView(await reloadRequest(requestId));
   }
   return broadcast(row, (payload as Extract<RequestPayload, { kind: "send_transaction" }>).transaction.chainId, signed, clock);
@@ -176,13 +253,17 @@ function notPendingMessage(row: RequestRow): string {
   return `This request is ${row.status}${row.reason ? ` (${row.reason})` : ""}: it can no longer be approved`;
 }
 
+type Approval = { signedTransaction: Hex | null; payload: RequestPayload; lowered: Lowered | null; acknowledged: string | null };
+
 /**
  * Records the approval, once, in one transaction under the wallet's lock (the one its nonce was fixed under) that
  * first re-checks the grant and its client: a revocation committed before it refuses it, one after it waits for it.
  * The request must still be pending with the very payload the passkey approved, and a transaction's nonce still
- * held for it. A signed transaction is kept with it, to hand to the node again if the node loses it.
+ * held for it. A signed transaction is kept with it, to hand to the node again if the node loses it. A lowered
+ * allowance becomes the request's payload (what was signed) and what its token caps count.
  */
-async function decideApproval(row: RequestRow, signedTransaction: Hex | null, clock: Clock): Promise<void> {
+async function decideApproval(row: RequestRow, approval: Approval, clock: Clock): Promise<void> {
+  const { signedTransaction, payload, lowered, acknowledged } = approval;
   const now = clock();
   await exclusiveTransaction(walletLock(row.credentialId), async (tx) => {
     await lockLiveGrant(tx, row.grantId);
@@ -194,10 +275,12 @@ async function decideApproval(row: RequestRow, signedTransaction: Hex | null, cl
     if (signedTransaction && !(current.nonceUntil && current.nonceUntil > now)) {
       throw new RequestError("nonce_lapsed", "The nonce held for this transaction lapsed before the approval arrived. Approve again.", 409);
     }
-    const result = signedTransaction ? JSON.stringify({ signedTransaction }) : undefined;
-    await tx.agentRequest.update({ where: { id: row.id }, data: transitionData("approved", { result }, now) });
+    const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
+    const result = signedTransaction ? JSON.stringify({ signedTransaction, ...signedAmount }) : undefined;
+    const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : {};
+    await tx.agentRequest.update({ where: { id: row.id }, data: { ...transitionData("approved", { result }, now), ...changed } });
   });
-  await recordTransition(row, ["pending"], "approved", {}, clock);
+  await recordTransition(row, ["pending"], "approved", { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined }, clock);
 }
 
 /**

@@ -27,8 +27,11 @@ export type Detail = {
   value?: { chainId: number; token: Address; amount: string; decimals: number };
 };
 
-/** What a call or a permit does: one sentence, its details, and a warning when it hands over more than an amount. */
-export type Described = { action: string; details: Detail[]; warning: string | null };
+/**
+ * What a call or a permit does: one sentence, its details, and a warning when it hands over more than an amount;
+ * `unlimited` when a spender or operator may then take without limit (an unlimited allowance, an operator for all).
+ */
+export type Described = { action: string; details: Detail[]; warning: string | null; unlimited: boolean };
 
 export type CallDescription =
   { kind: "none" } | { kind: "unknown"; selector: Hex; data: Hex } | ({ kind: "decoded"; data: Hex } & Described);
@@ -52,7 +55,7 @@ function tokenLabel(token: TokenMetadata): string {
 }
 
 /** An amount in the token's units ("12.5 USDC"); without decimals from the chain, the integer and no guess. */
-function amountText(token: TokenMetadata, amount: bigint): string {
+export function amountText(token: TokenMetadata, amount: bigint): string {
   const unlimited = isUnlimitedAmount(amount);
   if (token.standard === "erc20") return unlimited ? `unlimited ${token.symbol}` : `${formatUnits(amount, token.decimals)} ${token.symbol}`;
   return unlimited ? "an unlimited amount of an unknown token" : `${amount} base units of an unknown token`;
@@ -76,7 +79,13 @@ function unlimitedWarning(spender: Address, what: string): string {
 }
 
 /** A token call in words; `contract` is the token's (for Permit2's approve, the token it names, not Permit2). */
-function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, called: Address, chainId: number): Described {
+function describeCall(
+  call: TokenCall,
+  contract: Address,
+  token: TokenMetadata,
+  called: Address,
+  chainId: number,
+): Omit<Described, "unlimited"> {
   const at = { chainId, address: contract };
   const label = tokenLabel(token);
   const contractLine = contractDetail(contract, token);
@@ -199,9 +208,17 @@ function describeCall(call: TokenCall, contract: Address, token: TokenMetadata, 
   }
 }
 
+/** True when the call lets its spender or operator take without limit (an NFT's approve names a token id, not an amount). */
+function grantsUnlimited(call: TokenCall, token: TokenMetadata): boolean {
+  if (call.kind === "setApprovalForAll") return call.approved;
+  if (call.kind === "approve") return token.standard !== "erc721" && isUnlimitedAmount(call.amount);
+  return (call.kind === "increaseAllowance" || call.kind === "permit2Approve") && isUnlimitedAmount(call.amount);
+}
+
 async function describeTokenCall(call: TokenCall, transaction: PreparedTransaction): Promise<Described> {
   const contract = call.kind === "permit2Approve" ? call.token : transaction.to;
-  return describeCall(call, contract, await tokenMetadata(transaction.chainId, contract), transaction.to, transaction.chainId);
+  const token = await tokenMetadata(transaction.chainId, contract);
+  return { ...describeCall(call, contract, token, transaction.to, transaction.chainId), unlimited: grantsUnlimited(call, token) };
 }
 
 async function callDescription(transaction: PreparedTransaction): Promise<CallDescription> {
@@ -215,6 +232,7 @@ async function callDescription(transaction: PreparedTransaction): Promise<CallDe
     action: `${parts.length} calls in one transaction: ${parts.map((part) => part.action).join("; ")}`,
     details: parts.flatMap((part, index) => part.details.map((detail) => ({ ...detail, label: `Call ${index + 1}: ${detail.label}` }))),
     warning: parts.flatMap((part) => part.warning ?? []).join(" ") || null,
+    unlimited: parts.some((part) => part.unlimited),
   };
 }
 
@@ -279,6 +297,7 @@ async function permitDescription(permit: Permit): Promise<Described> {
         : { label: together ? "Signature and allowance valid until" : "Signature valid until", text: dateText(deadline) },
     ],
     warning: unlimited.length ? unlimitedWarning(permit.spender, unlimited.join(", ")) : null,
+    unlimited: unlimited.length > 0,
   };
 }
 

@@ -33,7 +33,7 @@ function approvalUrl(requestId: string): string {
 }
 
 export function toView(row: RequestRow): RequestView {
-  const result = row.result ? (JSON.parse(row.result) as { signature?: string }) : {};
+  const result = row.result ? (JSON.parse(row.result) as { signature?: string; signedAmount?: string }) : {};
   return {
     request_id: row.id,
     kind: row.kind as RequestKind,
@@ -46,6 +46,7 @@ export function toView(row: RequestRow): RequestView {
     signature: result.signature ?? null,
     tx_hash: row.txHash,
     reason: row.reason,
+    signed_amount: result.signedAmount ?? null,
   };
 }
 
@@ -53,7 +54,15 @@ export function reloadRequest(requestId: string): Promise<RequestRow> {
   return db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
 }
 
-type TransitionData = { reason?: string; result?: string; txHash?: string };
+type TransitionData = {
+  reason?: string;
+  result?: string;
+  txHash?: string;
+  /** An approval's allowance amount the person lowered, in the token's units (for the audit log). */
+  lowered?: { asked: string; signed: string };
+  /** The risk the person confirmed they understood before approving. */
+  acknowledged?: string;
+};
 
 /** The columns a transition to `to` writes at `now`. */
 export function transitionData(to: RequestStatus, data: TransitionData, now: Date) {
@@ -75,7 +84,15 @@ function transitionEvent(row: RequestRef, from: RequestStatus[], to: RequestStat
     clientId: row.clientId,
     credentialId: row.credentialId,
     requestId: row.id,
-    data: { kind: row.kind, to, from, reason: data.reason, txHash: data.txHash },
+    data: {
+      kind: row.kind,
+      to,
+      from,
+      reason: data.reason,
+      txHash: data.txHash,
+      lowered: data.lowered && { asked: data.lowered.asked, signed: data.lowered.signed },
+      acknowledged: data.acknowledged,
+    },
   };
 }
 

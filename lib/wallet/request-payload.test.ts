@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseTransaction, serializeTransaction } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { summarizePayload, transactionForSigning, transactionMismatch, type PreparedTransaction } from "./request-payload";
+import { messageExcerpt, transactionForSigning, transactionMismatch, type PreparedTransaction } from "./request-payload";
 
 const account = privateKeyToAccount(`0x${"11".repeat(32)}`);
 const erc20Transfer: PreparedTransaction = {
@@ -56,25 +56,12 @@ describe("transactionMismatch", () => {
   });
 });
 
-describe("summarizePayload (the approvals list: no chain reads)", () => {
-  const send = (transaction: Partial<PreparedTransaction>) =>
-    summarizePayload({ kind: "send_transaction", transaction: { ...erc20Transfer, ...transaction } }, "ETH");
-
-  it("names a token call by what it does and its contract, never as a 0 ETH send", () => {
-    assert.equal(send({}), "Token transfer on 0x5FbDB2315678afecb367f032d93F642f64180aa3");
-    assert.equal(send({ data: "0x", value: "1500000000000000000" }), "Send 1.5 ETH to 0x5FbDB2315678afecb367f032d93F642f64180aa3");
-  });
-
-  it("calls unknown calldata unknown, with its selector, and says when native value goes with it", () => {
-    assert.equal(
-      send({ data: "0xdeadbeef00", value: "1000000000000000000" }),
-      "Unknown contract call (0xdeadbeef) to 0x5FbDB2315678afecb367f032d93F642f64180aa3, sending 1 ETH",
-    );
-  });
-
+describe("messageExcerpt (the approvals list and its notifications)", () => {
   it("shows a message's hidden characters escaped, as the page does (a list and a notification have no warning)", () => {
-    assert.equal(summarizePayload({ kind: "sign_message", message: "Pay \u202Egpj.exe\u200B" }, ""), "Pay ⟨U+202E⟩gpj.exe⟨U+200B⟩");
-    const typedData = { domain: { name: "Shop\u202E" }, types: { Mail: [] }, primaryType: "Mail", message: {} };
-    assert.equal(summarizePayload({ kind: "sign_typed_data", typedData } as never, ""), "Mail for Shop⟨U+202E⟩");
+    assert.equal(messageExcerpt("Pay \u202Egpj.exe\u200B"), "Pay ⟨U+202E⟩gpj.exe⟨U+200B⟩");
+  });
+
+  it("cuts a long message after 80 characters", () => {
+    assert.equal(messageExcerpt("a".repeat(81)), `${"a".repeat(80)}…`);
   });
 });

@@ -2,7 +2,6 @@
 // stores and digests the payload with these functions, and the approval page's
 // browser code signs exactly what they describe.
 import {
-  formatEther,
   hashMessage,
   hashTypedData,
   keccak256,
@@ -11,7 +10,6 @@ import {
   type TransactionSerializable,
   type TypedDataDefinition,
 } from "viem";
-import { decodeCall, type DecodedCall } from "./call-decoding";
 import { escapedText } from "@/lib/text/visible-text";
 
 /**
@@ -87,38 +85,10 @@ export function payloadDigest(payload: RequestPayload): `0x${string}` {
   return keccak256(serializeTransaction(transactionForSigning(payload.transaction)));
 }
 
-const SUMMARY_MESSAGE_LENGTH = 80;
+const EXCERPT_LENGTH = 80;
 
-/** One line for lists: what the request would sign or send. `nativeSymbol` is the transaction's chain's. */
-export function summarizePayload(payload: RequestPayload, nativeSymbol: string): string {
-  if (payload.kind === "sign_message") {
-    const message = escapedText(payload.message);
-    return message.length > SUMMARY_MESSAGE_LENGTH ? `${message.slice(0, SUMMARY_MESSAGE_LENGTH)}…` : message;
-  }
-  if (payload.kind === "sign_typed_data") {
-    const appName = (payload.typedData.domain as { name?: unknown } | undefined)?.name;
-    return escapedText(`${payload.typedData.primaryType} for ${String(appName ?? "an app")}`);
-  }
-  const { transaction } = payload;
-  const native = `${formatEther(BigInt(transaction.value))} ${nativeSymbol}`;
-  const call = decodeCall(transaction.data);
-  // The list has no chain reads: a token call is named by what it does and its contract; the page has the amounts.
-  if (call.kind === "none") return `Send ${native} to ${transaction.to}`;
-  const withValue = transaction.value === "0" ? "" : `, sending ${native}`;
-  if (call.kind === "unknown") return `Unknown contract call (${call.selector}) to ${transaction.to}${withValue}`;
-  return `${CALL_SUMMARY[call.kind]} on ${transaction.to}${withValue}`;
+/** A message's start for lists and notifications, its hidden characters shown escaped as on its page. */
+export function messageExcerpt(message: string): string {
+  const shown = escapedText(message);
+  return shown.length > EXCERPT_LENGTH ? `${shown.slice(0, EXCERPT_LENGTH)}…` : shown;
 }
-
-const CALL_SUMMARY: Record<Exclude<DecodedCall["kind"], "none" | "unknown">, string> = {
-  transfer: "Token transfer",
-  transferAndCall: "Token transfer",
-  approve: "Token approval",
-  increaseAllowance: "Token approval",
-  permit2Approve: "Token approval through Permit2",
-  multicall: "Token calls in one transaction",
-  transferFrom: "Token transfer",
-  safeTransferFrom: "NFT transfer",
-  safeTransferFrom1155: "Token transfer",
-  safeBatchTransferFrom: "Batch token transfer",
-  setApprovalForAll: "Operator approval for all tokens",
-};

@@ -2,7 +2,8 @@ import Link from "next/link";
 import { formatEther } from "viem";
 import { currentUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
-import { loadApproval } from "@/lib/wallet/approvals";
+import { loadApproval, lowerableAllowance, nextPendingRequest } from "@/lib/wallet/approvals";
+import { knownAddresses, requestRisk } from "@/lib/wallet/risk";
 import { describeRequest } from "@/lib/wallet/request-description";
 import { contactNames } from "@/lib/wallet/address-book";
 import { policyStanding } from "@/lib/wallet/policy";
@@ -91,12 +92,15 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
   }
   const { view } = approval;
   const pending = view.status === "pending";
-  const [description, names, client, limits] = await Promise.all([
+  const [description, names, client, limits, lowerable, next] = await Promise.all([
     describeRequest(approval.payload),
     contactNames(user.id),
     requestingClient(user.id, approval.grantId),
     pending ? policyStanding(approval.grantId, approval.credentialId, new Date()) : null,
+    pending ? lowerableAllowance(approval.payload) : null,
+    pending ? null : nextPendingRequest(user.id, view.request_id),
   ]);
+  const risk = pending ? await requestRisk(approval.payload, description, await knownAddresses(user.id, names)) : null;
   const chain = description.kind === "send_transaction" ? description.chain : null;
   const today = limits?.remaining.native_by_chain.find((entry) => entry.chain_id === chain?.id)?.per_day;
   return (
@@ -106,6 +110,11 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
         <h1>{TITLES[description.kind]}</h1>
         <p className="headline">{headlineOf(description, approval.credentialName, names)}</p>
+        {risk?.risks.length ? (
+          <p className="risk" role="note">
+            <strong>Check before approving:</strong> {risk.risks.map((entry) => entry.text).join(" · ")}
+          </p>
+        ) : null}
         <p className="asker small">
           {client?.kind === "api_key" ? (
             <>
@@ -123,10 +132,31 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         {description.kind === "sign_message" && description.signIn && (
           <SignInCheck signIn={description.signIn} asker={{ name: approval.clientName, hosts: client?.hosts ?? [] }} />
         )}
-        <Outcome view={view} chain={chain} />
-        {/* Right after the sentence, so a phone reaches the decision without scrolling; mounted whatever the status, so
-            the outcome of a decision stays on screen after the refresh. */}
-        <ApprovalActions requestId={view.request_id} status={view.status} />
+        {/* Right after the sentence and its risks, so a phone reaches the decision without scrolling; mounted whatever
+            the status, so the outcome of a decision stays on screen after the refresh, as the one outcome line. */}
+        <ApprovalActions
+          requestId={view.request_id}
+          status={view.status}
+          acknowledge={risk?.acknowledge ?? null}
+          allowance={
+            lowerable && {
+              amount: lowerable.allowance.amount.toString(),
+              symbol: lowerable.token.symbol,
+              decimals: lowerable.token.decimals,
+            }
+          }
+        >
+          <Outcome view={view} chain={chain} />
+        </ApprovalActions>
+        {next && (
+          <p className="next-request">
+            {next.next ? (
+              <Link href={`/approvals/${next.next}`}>Next request ({next.waiting} waiting)</Link>
+            ) : (
+              <Link href="/approvals">Back to the queue</Link>
+            )}
+          </p>
+        )}
         {pending && <PhoneHandoff url={view.approval_url} />}
         <section aria-labelledby="details-heading">
           <h2 id="details-heading">Details</h2>

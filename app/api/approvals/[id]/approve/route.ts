@@ -1,10 +1,9 @@
-import { z } from "zod";
 import { authenticationResponseSchema } from "@/lib/auth/passkeys";
 import { appRoute } from "@/lib/routes/app-route";
-import { approveRequest, signatureSchema } from "@/lib/wallet/approvals";
+import { approveRequest, decisionSchema, signatureSchema } from "@/lib/wallet/approvals";
 
 export const POST = appRoute(
-  z.object({ assertion: authenticationResponseSchema, signature: signatureSchema }),
+  decisionSchema.extend({ assertion: authenticationResponseSchema, signature: signatureSchema }),
   (input, { user, params }) => approveRequest(user.id, params.id, input),
   { limit: "approve" },
 );

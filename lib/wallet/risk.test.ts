@@ -1,0 +1,80 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256, type Hex } from "viem";
+import { assessRisk, dealingsOf, riskChip } from "./risk";
+import type { PreparedTransaction, RequestPayload } from "./request-payload";
+import type { RequestDescription } from "./request-description";
+
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const SPENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const FRIEND = "0x000000000000000000000000000000000000bEEF";
+
+const send = (to: `0x${string}`, data: Hex = "0x"): RequestPayload => ({
+  kind: "send_transaction",
+  transaction: {
+    type: "eip1559",
+    chainId: 31337,
+    to,
+    value: "0",
+    data,
+    nonce: null,
+    gas: "60000",
+    maxFeePerGas: "1",
+    maxPriorityFeePerGas: "1",
+  } satisfies PreparedTransaction,
+});
+const approveAll = send(TOKEN, encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [SPENDER, maxUint256] }));
+
+/** A transaction's description as the page has it: only what the risks read of it matters here. */
+const described = (payload: RequestPayload, unlimited: boolean): RequestDescription =>
+  ({
+    kind: "send_transaction",
+    transaction: (payload as Extract<RequestPayload, { kind: "send_transaction" }>).transaction,
+    call: { kind: "decoded", data: "0x", action: "", details: [], warning: null, unlimited },
+  }) as unknown as RequestDescription;
+
+const nobody = { names: {}, used: new Set<string>() };
+const texts = (risk: { risks: { text: string }[] }) => risk.risks.map((entry) => entry.text);
+
+describe("the risks of a request", () => {
+  it("whom a request deals with, from its payload alone", () => {
+    assert.deepEqual(dealingsOf(send(FRIEND)), { chainId: 31337, contract: null, parties: [{ role: "recipient", address: FRIEND }] });
+    assert.deepEqual(dealingsOf(approveAll), { chainId: 31337, contract: TOKEN, parties: [{ role: "spender", address: SPENDER }] });
+    const operator = encodeFunctionData({ abi: erc721Abi, functionName: "setApprovalForAll", args: [SPENDER, true] });
+    assert.deepEqual(dealingsOf(send(TOKEN, operator)).parties, [{ role: "operator", address: SPENDER }]);
+    assert.deepEqual(dealingsOf(send(FRIEND, "0xdeadbeef")), { chainId: 31337, contract: FRIEND, parties: [] });
+    assert.deepEqual(dealingsOf({ kind: "sign_message", message: "hi" }), { chainId: null, contract: null, parties: [] });
+  });
+
+  it("an unlimited approval to a spender the person does not know: every sign, and an acknowledgement", () => {
+    const risk = assessRisk(described(approveAll, true), dealingsOf(approveAll), nobody, new Set([SPENDER.toLowerCase()]));
+    assert.deepEqual(texts(risk), [
+      "Unlimited approval",
+      "Spender is a contract, not a person",
+      "Unknown contract: not in your address book, never used",
+      "Spender never used before",
+    ]);
+    assert.match(risk.acknowledge ?? "", /^I understand/);
+    assert.equal(riskChip(risk), "Unlimited approval +3");
+  });
+
+  it("a spender in the address book needs no acknowledgement; one used before is not new; a known token is not unknown", () => {
+    const named = { names: { [SPENDER.toLowerCase()]: "Exchange" }, used: new Set<string>() };
+    assert.equal(assessRisk(described(approveAll, true), dealingsOf(approveAll), named, new Set()).acknowledge, null);
+    const used = { names: {}, used: new Set([SPENDER.toLowerCase(), TOKEN.toLowerCase()]) };
+    const risk = assessRisk(described(approveAll, true), dealingsOf(approveAll), used, new Set());
+    assert.deepEqual(texts(risk), ["Unlimited approval"]);
+    assert.equal(risk.acknowledge, null);
+  });
+
+  it("a limited approval asks no acknowledgement; a plain send to a new address says so; a known one has no risk", () => {
+    const limited = send(TOKEN, encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [SPENDER, 5n] }));
+    assert.equal(assessRisk(described(limited, false), dealingsOf(limited), nobody, new Set()).acknowledge, null);
+    const plain = send(FRIEND);
+    assert.deepEqual(texts(assessRisk(described(plain, false), dealingsOf(plain), nobody, new Set())), ["Recipient never used before"]);
+    const known = { names: {}, used: new Set([FRIEND.toLowerCase()]) };
+    const none = assessRisk(described(plain, false), dealingsOf(plain), known, new Set());
+    assert.deepEqual(none, { risks: [], acknowledge: null });
+    assert.equal(riskChip(none), null);
+  });
+});

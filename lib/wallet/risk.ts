@@ -1,0 +1,155 @@
+// What should make a person stop before approving, from the decoded request and what this person has done before:
+// an allowance without limit, a contract they never dealt with, a spender or recipient they never paid or empowered,
+// a spender that is a contract rather than a person. The approval page shows it under the headline and the queue as a
+// chip; an unlimited allowance to a spender the person does not know needs their explicit "I understand".
+import { getAddress, type Address, type Hex } from "viem";
+import { db } from "@/lib/db";
+import { config } from "@/lib/config";
+import { decodeCall, type TokenCall } from "./call-decoding";
+import { onChain } from "./chains";
+import { recognisePermit } from "./permits";
+import type { ContactNames } from "./address-book";
+import { payloadOf, type RequestPayload } from "./request-payload";
+import type { RequestDescription } from "./request-description";
+
+export type PartyRole = "recipient" | "spender" | "operator";
+type Party = { role: PartyRole; address: Address };
+
+/** Whom a request deals with, from its payload alone: the contract it calls (or whose data it signs) and its parties. */
+type Dealings = { chainId: number | null; contract: Address | null; parties: Party[] };
+
+function partiesOfCall(call: TokenCall): Party[] {
+  switch (call.kind) {
+    case "approve":
+    case "increaseAllowance":
+    case "permit2Approve":
+      return [{ role: "spender", address: call.spender }];
+    case "setApprovalForAll":
+      return call.approved ? [{ role: "operator", address: call.operator }] : [];
+    default:
+      return [{ role: "recipient", address: call.to }];
+  }
+}
+
+const AUTHORIZATIONS = ["TransferWithAuthorization", "ReceiveWithAuthorization"];
+
+export function dealingsOf(payload: RequestPayload): Dealings {
+  if (payload.kind === "sign_message") return { chainId: null, contract: null, parties: [] };
+  if (payload.kind === "sign_typed_data") {
+    const domain = (payload.typedData.domain ?? {}) as { chainId?: unknown; verifyingContract?: unknown };
+    const permit = recognisePermit(payload.typedData);
+    const contract = typeof domain.verifyingContract === "string" && /^0x[0-9a-fA-F]{40}$/.test(domain.verifyingContract);
+    return {
+      chainId: domain.chainId === undefined ? null : Number(domain.chainId),
+      contract: contract ? getAddress(domain.verifyingContract as string) : null,
+      parties: permit ? [{ role: AUTHORIZATIONS.includes(permit.kind) ? "recipient" : "spender", address: permit.spender }] : [],
+    };
+  }
+  const { transaction } = payload;
+  const call = decodeCall(transaction.data);
+  const dealings = (contract: Address | null, parties: Party[]): Dealings => ({ chainId: transaction.chainId, contract, parties });
+  if (call.kind === "none") return dealings(null, [{ role: "recipient", address: transaction.to }]);
+  if (call.kind === "unknown") return dealings(transaction.to, []);
+  return dealings(transaction.to, call.kind === "multicall" ? call.calls.flatMap(partiesOfCall) : partiesOfCall(call));
+}
+
+export type RiskKind = "unlimited" | "contract_spender" | "unknown_contract" | "new_party";
+export type Risk = { kind: RiskKind; text: string };
+
+/**
+ * A request's risks, most serious first; `acknowledge` is the sentence the person must check before approving, when
+ * it hands a spender they do not know (not in their address book, never used) an unlimited allowance.
+ */
+export type RequestRisk = { risks: Risk[]; acknowledge: string | null };
+
+/** What the person knows: their address book, and every address an earlier completed request of theirs dealt with. */
+export type KnownAddresses = { names: ContactNames; used: Set<string> };
+
+const ROLE: Record<PartyRole, string> = { recipient: "Recipient", spender: "Spender", operator: "Operator" };
+
+/**
+ * The risks of a request, from its description (what it grants), its dealings, what the person knows and which of
+ * its spenders have code (`contracts`, lowercased). Pure.
+ */
+export function assessRisk(
+  description: RequestDescription,
+  dealings: Dealings,
+  known: KnownAddresses,
+  contracts: Set<string>,
+): RequestRisk {
+  const used = (address: Address) => known.used.has(address.toLowerCase());
+  const unknown = (address: Address) => !used(address) && !(address.toLowerCase() in known.names);
+  const risks: Risk[] = [];
+  const unlimited =
+    (description.kind === "send_transaction" && description.call.kind === "decoded" && description.call.unlimited) ||
+    (description.kind === "sign_typed_data" && description.permit?.unlimited === true);
+  const empowered = dealings.parties.filter((party) => party.role !== "recipient");
+  if (unlimited) risks.push({ kind: "unlimited", text: "Unlimited approval" });
+  for (const party of empowered.filter((candidate) => contracts.has(candidate.address.toLowerCase()))) {
+    risks.push({ kind: "contract_spender", text: `${ROLE[party.role]} is a contract, not a person` });
+  }
+  if (dealings.contract && unknown(dealings.contract)) {
+    risks.push({ kind: "unknown_contract", text: "Unknown contract: not in your address book, never used" });
+  }
+  const fresh = new Set<string>();
+  for (const party of dealings.parties.filter((candidate) => !used(candidate.address))) {
+    const text = `${ROLE[party.role]} never used before`;
+    if (!fresh.has(text)) risks.push({ kind: "new_party", text });
+    fresh.add(text);
+  }
+  const stranger = unlimited && empowered.some((party) => unknown(party.address));
+  return {
+    risks,
+    acknowledge: stranger ? "I understand: a spender I do not know could take all of it" : null,
+  };
+}
+
+/** One chip for a list: the most serious risk, and how many more there are ("Unlimited approval +2"). */
+export function riskChip(risk: RequestRisk): string | null {
+  const [first, ...more] = risk.risks;
+  return first ? `${first.text}${more.length ? ` +${more.length}` : ""}` : null;
+}
+
+/** How many of the person's latest completed requests count as what they have done before. */
+const HISTORY = 1_000;
+
+export async function knownAddresses(userId: string, names: ContactNames): Promise<KnownAddresses> {
+  const rows = await db().agentRequest.findMany({
+    where: { userId, status: "completed" },
+    orderBy: { completedAt: "desc" },
+    take: HISTORY,
+    select: { payload: true },
+  });
+  const used = new Set<string>();
+  for (const row of rows) {
+    const { contract, parties } = dealingsOf(payloadOf(row));
+    for (const address of [contract, ...parties.map((party) => party.address)]) if (address) used.add(address.toLowerCase());
+  }
+  return { names, used };
+}
+
+/** A person's account delegated by EIP-7702 has code too: it starts with this and is still theirs. */
+const DELEGATED_ACCOUNT = "0xef0100";
+
+/** Which of these addresses hold contract code on the chain; one that cannot be read is not claimed to be a contract. */
+async function contractsAmong(chainId: number | null, addresses: Address[]): Promise<Set<string>> {
+  if (chainId === null || !config().chains.some((chain) => chain.id === chainId)) return new Set();
+  const codes = await Promise.all(
+    addresses.map((address) => onChain(chainId, (client) => client.getCode({ address })).catch((): Hex | undefined => undefined)),
+  );
+  return new Set(
+    addresses
+      .filter((_, index) => {
+        const code = codes[index];
+        return code !== undefined && code !== "0x" && !code.startsWith(DELEGATED_ACCOUNT);
+      })
+      .map((address) => address.toLowerCase()),
+  );
+}
+
+/** The risks of a pending request for the person who decides it. Reads which of its spenders have code. */
+export async function requestRisk(payload: RequestPayload, description: RequestDescription, known: KnownAddresses): Promise<RequestRisk> {
+  const dealings = dealingsOf(payload);
+  const empowered = dealings.parties.filter((party) => party.role !== "recipient").map((party) => party.address);
+  return assessRisk(description, dealings, known, await contractsAmong(dealings.chainId, empowered));
+}
