@@ -98,7 +98,7 @@ export function ApprovalActions({
   const reject = () =>
     run(async () => {
       await callApi(`${path}/reject`, {});
-      return "You rejected this request. Nothing was signed.";
+      return "Rejected. Nothing was signed.";
     });
 
   const shownError = APPROVED.includes(current) ? null : error;

@@ -86,7 +86,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
           fullPage: true,
         });
         await page.getByRole("button", { name: "Reject" }).click();
-        await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+        await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
       });
     }
   }
@@ -117,7 +117,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
     assert.equal(await details.locator("pre.message").innerText(), "Log in to Example\n\tNonce: 42 👩‍💻");
     assert.equal(await details.getByRole("note").count(), 0);
     await page.getByRole("button", { name: "Reject" }).click();
-    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+    await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
   });
 
   it("the QR code on a desktop decodes to the page's own address", async () => {
@@ -130,7 +130,7 @@ describe("the approval page on a phone and a desktop", { timeout: 300_000 }, () 
     const decoded = jsQR(new Uint8ClampedArray(image.data), image.width, image.height);
     assert.equal(decoded?.data, request.approval_url);
     await page.getByRole("button", { name: "Reject" }).click();
-    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+    await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
   });
 
   it("a request is approved by keyboard alone, and the outcome says what happened", async () => {

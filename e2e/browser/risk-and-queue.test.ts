@@ -104,7 +104,7 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
         assert.match((await approvedEvent(request.request_id)).acknowledged ?? "", /^I understand/);
       } else {
         await page.getByRole("button", { name: "Reject" }).click();
-        await page.getByRole("status").filter({ hasText: "You rejected this request" }).waitFor();
+        await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
       }
     });
   }
