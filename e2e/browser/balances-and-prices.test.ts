@@ -94,7 +94,7 @@ describe("balances and their value in money where the person decides", { timeout
       assert.ok(approve && approve.y + approve.height <= viewport.height, "Approve stays on the first screen");
       await page.screenshot({ path: path.join(SCREENSHOTS, `approval-balances-${viewport.name}.png`), fullPage: true });
       await page.getByRole("button", { name: "Reject" }).click();
-      await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+      await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
     });
   }
 
@@ -107,7 +107,7 @@ describe("balances and their value in money where the person decides", { timeout
     assert.match(await field(page, "Balance").innerText(), /^10 ETH \(≈ \$20,000\.00\)\n100 TST \(≈ \$150\.00\)$/);
     assert.match(await field(page, "Balance after").innerText(), /\n98 TST \(≈ \$147\.00\)\n/);
     await page.getByRole("button", { name: "Reject" }).click();
-    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+    await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
   });
 
   it("an approval: the approved token's balance beside it; nothing leaves the wallet but the fee", async () => {
@@ -144,7 +144,7 @@ describe("balances and their value in money where the person decides", { timeout
       assert.match(await field(page, "Balance after").innerText(), new RegExp(`\\n99 ${symbol}\\n`));
       assert.equal(await page.getByText(new RegExp(`${symbol} \\(≈`)).count(), 0);
       await page.getByRole("button", { name: "Reject" }).click();
-      await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+      await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
     });
   }
 

@@ -79,7 +79,7 @@ describe("typed data and sign-ins in words", { timeout: 300_000 }, () => {
       assert.equal(await shown.getByText("Signature and allowance valid until").count(), 1);
       assert.equal(await shown.getByText("Allowance expires").count(), 0);
       await page.getByRole("button", { name: "Reject" }).click();
-      await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+      await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
     });
 
     it(`an app's own struct at ${viewport.width}: a token and its amount in words; the app's name is a claim in the headline`, async () => {
@@ -101,7 +101,7 @@ describe("typed data and sign-ins in words", { timeout: 300_000 }, () => {
         .getByText(`2.5 TUSD (raw integer ${parseUnits("2.5", 18)})`)
         .waitFor();
       await page.getByRole("button", { name: "Reject" }).click();
-      await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+      await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
     });
 
     for (const [site, matches] of [
@@ -148,7 +148,7 @@ describe("typed data and sign-ins in words", { timeout: 300_000 }, () => {
           .filter({ hasText: /UTC \(in 3 hours\)$/ })
           .waitFor();
         await page.getByRole("button", { name: "Reject" }).click();
-        await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+        await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
       });
     }
   }
