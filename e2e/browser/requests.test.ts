@@ -174,7 +174,7 @@ describe("agent requests approved with a passkey, signed in the browser", { time
   it("sign_typed_data shows the domain and fields, and the signature recovers to the wallet", async () => {
     const request = await view(agent, "sign_typed_data", { credential_id: ids.Imported, typed_data: TYPED_DATA });
     await person.page.goto(request.approval_url);
-    await details(person.page).getByText("Agent Wallet Test").waitFor();
+    await details(person.page).getByText("Agent Wallet Test", { exact: true }).waitFor();
     await details(person.page).getByText("two coffees").waitFor();
     await person.page.getByRole("button", { name: "Approve with passkey" }).click();
     await person.page.getByRole("status").waitFor();
