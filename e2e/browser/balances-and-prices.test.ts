@@ -125,7 +125,7 @@ describe("balances and their value in money where the person decides", { timeout
     assert.equal(await field(page, "Balance").innerText(), "10 ETH (≈ $20,000.00)\n100 TST (≈ $150.00)");
     assert.doesNotMatch(await field(page, "Balance after").innerText(), /TST/);
     await page.getByRole("button", { name: "Reject" }).click();
-    await page.getByText("You rejected this request. Nothing was signed.").waitFor();
+    await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
   });
 
   for (const [what, token, symbol] of [
