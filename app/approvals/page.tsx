@@ -16,13 +16,13 @@ const approvalsOf = cache(listApprovals);
 /** The count of waiting requests leads the tab's title, so it shows while the person is elsewhere. */
 export async function generateMetadata(): Promise<Metadata> {
   const user = await currentUser();
-  const waiting = user ? (await approvalsOf(user.id)).filter((request) => request.status === "pending").length : 0;
+  const waiting = user ? (await approvalsOf(user.id)).waiting : 0;
   return { title: waiting ? `(${waiting}) Approvals · Agent Wallet` : "Approvals · Agent Wallet" };
 }
 
 export default async function ApprovalsPage() {
   const user = await requireUser("/approvals");
-  const [listed, names] = await Promise.all([approvalsOf(user.id), contactNames(user.id)]);
+  const [{ requests: listed, waiting }, names] = await Promise.all([approvalsOf(user.id), contactNames(user.id)]);
   // Each request says what it is in the sentence its own page opens with, with its risk as a chip.
   const requests = listed.map((request) => ({
     ...request,
@@ -61,7 +61,10 @@ export default async function ApprovalsPage() {
         />
         <h1>Approvals</h1>
         <section aria-labelledby="pending-heading">
-          <h2 id="pending-heading">Waiting for you ({pending.length})</h2>
+          <h2 id="pending-heading">Waiting for you ({waiting})</h2>
+          {waiting > pending.length && (
+            <p className="muted small">The newest {pending.length} are listed; each page links to the next one waiting.</p>
+          )}
           {pending.length ? <ul className="rows">{pending.map(row)}</ul> : <p className="muted">Nothing is waiting for your approval.</p>}
         </section>
         <section aria-labelledby="recent-heading">

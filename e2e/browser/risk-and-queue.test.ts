@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { encodeFunctionData, erc20Abi, maxUint256, parseEther, parseUnits, recoverTypedDataAddress, type Address, type Hex } from "viem";
+import { connectAgent } from "../support/consent";
 import { deployErc20 } from "../support/contracts";
 import { checkScreen, VIEWPORTS } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
@@ -233,5 +234,23 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
     await page.getByRole("status").filter({ hasText: "Approved and sent" }).waitFor();
     await page.getByRole("link", { name: "Back to the queue" }).click();
     await page.getByRole("heading", { name: "Waiting for you (0)" }).waitFor();
+  });
+
+  it("the queue counts every request waiting, also beyond those it lists", async () => {
+    const { page } = suite.person;
+    await db().agentRequest.updateMany({ where: { status: "pending" }, data: { status: "cancelled" } });
+    // At most 50 wait per grant, so a second agent asks the rest.
+    for (let index = 0; index < 50; index++) await suite.ask("sign_message", { message: `burst ${index}` });
+    const second = (await connectAgent(suite.app, page, "Second Agent", [{ name: "Main", mode: "approve" }])).client;
+    for (let index = 0; index < 3; index++) {
+      await second.callTool({ name: "sign_message", arguments: { credential_id: suite.wallet.id, message: `second ${index}` } });
+    }
+    await second.close();
+    await page.goto(`${suite.app.appUrl}/approvals`);
+    await page.getByRole("heading", { name: "Waiting for you (53)" }).waitFor();
+    const waiting = page.getByRole("region", { name: "Waiting for you (53)" }).getByRole("listitem");
+    assert.equal(await waiting.count(), 50);
+    await page.getByText("The newest 50 are listed").waitFor();
+    assert.match(await page.title(), /^\(53\) Approvals/);
   });
 });

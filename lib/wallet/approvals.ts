@@ -116,15 +116,23 @@ export async function loadApproval(userId: string, requestId: string, clock: Clo
   };
 }
 
+/** How many requests of each kind the queue lists: the count of those waiting is always whole. */
+const LISTED = 50;
+
 /**
- * The person's latest requests for the queue: each described as its page describes it (the same headline can be built
- * from it), a pending one with its risks, a message with its excerpt.
+ * The person's queue: the newest requests waiting (and how many wait in all, which may be more than are listed) and
+ * the latest decided ones, each described as its page describes it (the same headline can be built from it), a
+ * pending one with its risks, a message with its excerpt.
  */
 export async function listApprovals(userId: string, clock: Clock = systemClock) {
-  const [rows, names] = await Promise.all([
-    db().agentRequest.findMany({ where: { userId }, orderBy: { createdAt: "desc" }, take: 50 }),
+  const waitingWhere = { userId, status: "pending", expiresAt: { gt: clock() } };
+  const [waitingRows, recentRows, waiting, names] = await Promise.all([
+    db().agentRequest.findMany({ where: waitingWhere, orderBy: { createdAt: "desc" }, take: LISTED }),
+    db().agentRequest.findMany({ where: { userId, NOT: waitingWhere }, orderBy: { createdAt: "desc" }, take: LISTED }),
+    db().agentRequest.count({ where: waitingWhere }),
     contactNames(userId),
   ]);
+  const rows = [...waitingRows, ...recentRows];
   const [clients, credentials, known] = await Promise.all([
     db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } }),
     db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
@@ -132,7 +140,7 @@ export async function listApprovals(userId: string, clock: Clock = systemClock) 
   ]);
   const clientNames = new Map(clients.map((client) => [client.id, client.name]));
   const credentialNames = new Map(credentials.map((credential) => [credential.id, credential.name]));
-  return Promise.all(
+  const requests = await Promise.all(
     rows.map(async (listed) => {
       const row = await currentRequest(listed, clock);
       const payload = payloadOf(row);
@@ -150,6 +158,7 @@ export async function listApprovals(userId: string, clock: Clock = systemClock) 
       };
     }),
   );
+  return { requests, waiting };
 }
 
 /** The next request waiting for the person after `requestId` (the oldest, which expires first), and how many wait. */
