@@ -146,7 +146,8 @@ const listCredentialsOutput = z.object({
       email_hint: z.string().nullable().describe("The start of the person's sign-in email and its domain, e.g. ca…@example.com"),
       client_name: z.string().describe("This client as the person sees it on their Clients screen (its name, or the API key's)"),
     })
-    .describe("Whose wallets these are, and which client the person granted them to"),
+    .optional()
+    .describe("Whose wallets these are, and which client the person granted them to (absent from servers before it)"),
 });
 
 const balanceOutput = z.object({

@@ -92,10 +92,12 @@ async function personalKey(ctx: Context): Promise<string | undefined> {
 
 /** A client for the personal key if there is one, else for the stored login. */
 /** How this CLI is signed in, as the person knows the client from their Clients screen. */
-export function signedInAs(connection: Connection, clientName: string): string {
+/** How the CLI is signed in; a server that does not name the client (before `account`) leaves the name out. */
+export function signedInAs(connection: Connection, clientName: string | undefined): string {
+  const named = clientName === undefined ? "" : ` "${clientName}"`;
   return connection.via === "api_key"
-    ? `with the personal API key "${clientName}" (${connection.apiKey!.slice(0, 13)}…)`
-    : `as "${clientName}" (client ${connection.session?.clientId})`;
+    ? `with the personal API key${named} (${connection.apiKey!.slice(0, 13)}…)`
+    : `as${named || " client"} (client ${connection.session?.clientId})`;
 }
 
 export async function connect(ctx: Context): Promise<Connection> {

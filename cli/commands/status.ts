@@ -50,8 +50,8 @@ export async function run(ctx: Context): Promise<number> {
   const sections = [
     keyValues([
       ["Service", result.baseUrl],
-      ["Account", account.email_hint],
-      ["Signed in", signedInAs(connection, account.client_name)],
+      ["Account", account?.email_hint],
+      ["Signed in", signedInAs(connection, account?.client_name)],
       ["Access until", expiresAt && `${expiresAt} (${relativeTime(expiresAt, now)})`],
       ["Stays connected", result.staysConnected === null ? null : result.staysConnected ? "yes" : "no"],
     ]),

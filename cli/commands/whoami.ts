@@ -23,8 +23,8 @@ export async function run(ctx: Context): Promise<number> {
     result,
     keyValues([
       ["Service", result.baseUrl],
-      ["Account", account.email_hint],
-      ["Signed in", signedInAs(connection, account.client_name)],
+      ["Account", account?.email_hint],
+      ["Signed in", signedInAs(connection, account?.client_name)],
       ["Scope", result.scope],
       ["Access until", result.expiresAt],
       ["Stays connected", result.staysConnected === null ? null : result.staysConnected ? "yes" : "no"],
