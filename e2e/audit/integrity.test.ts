@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { startApp, type RunningApp } from "../support/app";
 import { createUser } from "../support/oauth";
 import { db } from "@/lib/db";
-import { eventHash, recordAudit, verifyAuditChain } from "@/lib/audit";
+import { recordAudit, verifyAuditChain } from "@/lib/audit";
+import { eventHash } from "@/lib/audit/chain";
 import { auditIntegrityFor } from "@/lib/audit/integrity";
 
 describe("/audit's chain check: since the checkpoint, and every event of the person", () => {

@@ -115,7 +115,7 @@ describe("audit log of the OAuth flow", () => {
   }
 
   it("recomputing a row's own hash after editing still breaks verify at the next row", async () => {
-    const { eventHash } = await import("@/lib/audit");
+    const { eventHash } = await import("@/lib/audit/chain");
     const target = await db().auditEvent.findFirstOrThrow({ where: { type: "token.refreshed" } });
     const forged = { ...target, data: target.data.replace(/"scope":"[^"]*"/, '"scope":"mcp"') };
     assert.notEqual(forged.data, target.data);

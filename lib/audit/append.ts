@@ -6,7 +6,7 @@ import type pg from "pg";
 import { directWriter, type Tx } from "@/lib/db";
 import { numberedPlaceholders, sqliteDateTime } from "@/lib/db/prepared";
 import { whenSqliteLockFree } from "@/lib/db/transaction-script";
-import type { ChainPoint, StoredEvent } from "./index";
+import type { ChainPoint, StoredEvent } from "./chain";
 
 export type EventRow = StoredEvent & { hash: string };
 

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { eventHash, GENESIS_HASH } from "./index";
+import { eventHash, GENESIS_HASH } from "./chain";
 
 describe("eventHash", () => {
   const event = {

@@ -1,9 +1,9 @@
-import { createHash } from "node:crypto";
 import { db, type Tx } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { canonicalJson, jsonValue } from "@/lib/crypto";
 import { onShutdown } from "@/lib/runtime/shutdown";
 import { appendChained, lockAuditLogIn, type EventRow } from "./append";
+import { eventHash, GENESIS_HASH, type ChainPoint, type StoredEvent } from "./chain";
 
 /** Every kind of event the log records (docs/product.md §6). */
 export const AUDIT_EVENT_TYPES = [
@@ -52,8 +52,6 @@ export type AuditInput = {
   data?: Record<string, unknown>;
 };
 
-export const GENESIS_HASH = "0".repeat(64);
-
 /** Keys whose values never belong in the log, whoever passes them. */
 const SECRET_KEY = /token|secret|password|verifier|private|ciphertext|prf|assertion|^code$|^key$/i;
 
@@ -66,34 +64,6 @@ function redact(input: unknown): unknown {
     );
   }
   return value;
-}
-
-/** An audit row as stored, before its own hash is computed. */
-export type StoredEvent = {
-  seq: number;
-  at: Date;
-  type: string;
-  userId: string | null;
-  clientId: string | null;
-  credentialId: string | null;
-  requestId: string | null;
-  data: string;
-  prevHash: string;
-};
-
-/** hash = SHA-256(prevHash ‖ canonical encoding of the event's fields). */
-export function eventHash(event: StoredEvent): string {
-  const body = canonicalJson({
-    seq: event.seq,
-    at: event.at.toISOString(),
-    type: event.type,
-    userId: event.userId,
-    clientId: event.clientId,
-    credentialId: event.credentialId,
-    requestId: event.requestId,
-    data: event.data,
-  });
-  return createHash("sha256").update(event.prevHash).update("\n").update(body).digest("hex");
 }
 
 /** An event waiting in this process's queue for the next append; `urgent` when its recorder awaits the commit. */
@@ -226,9 +196,6 @@ function queuedEvent(input: AuditInput, clock: Clock): Queued["event"] {
 
 export type ChainVerification =
   { ok: true; events: number; head: string } | { ok: false; events: number; brokenAt: number; reason: string };
-
-/** A verified point of the chain: the event `seq` has hash `hash` (seq 0 is the genesis). */
-export type ChainPoint = { seq: number; hash: string };
 
 /**
  * Recomputes the chain from `start` (by default the genesis: the whole chain) to the head: an edited,

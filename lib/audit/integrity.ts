@@ -3,7 +3,8 @@
 // person's own events is checked against its hash and both its links. `npm run audit:verify` is the full check.
 import { db } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
-import { eventHash, GENESIS_HASH, verifyAuditChain, type ChainPoint } from "./index";
+import { eventHash, GENESIS_HASH, type ChainPoint } from "./chain";
+import { verifyAuditChain } from "./index";
 import { visibleTo } from "./query";
 
 export type AuditIntegrity = { ok: true; ownEvents: number } | { ok: false; brokenAt: number; reason: string };

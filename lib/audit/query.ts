@@ -1,7 +1,8 @@
 import { db } from "@/lib/db";
 import type { Prisma } from "@/lib/generated/prisma/client";
 import { canonicalJson } from "@/lib/crypto";
-import { AUDIT_EVENT_TYPES, type AuditEventType, type StoredEvent } from "./index";
+import { AUDIT_EVENT_TYPES, type AuditEventType } from "./index";
+import type { StoredEvent } from "./chain";
 
 /**
  * Reading the audit log for one person (the /audit screen and its export).
