@@ -2,21 +2,13 @@
 // and /clients say exactly this. Periods are fixed windows counted from the start date, so the words name when each
 // one begins rather than saying "a day" as if it rolled. Browser-safe.
 import { formatUnits } from "viem";
+import { utcDateTime, utcTime } from "@/lib/clock";
 import { DAY, type DelegationMeaning } from "./caveats";
 
 /** How an asset is named: the chain's coin or a token (symbol and decimals read from its contract). */
 export type AssetNames = { symbol: string; decimals: number };
 
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-
-function utcTime(date: Date): string {
-  return `${String(date.getUTCHours()).padStart(2, "0")}:${String(date.getUTCMinutes()).padStart(2, "0")} UTC`;
-}
-
-function utcDateTime(seconds: number): string {
-  const date = new Date(seconds * 1000);
-  return `${date.toISOString().slice(0, 10)} ${utcTime(date)}`;
-}
 
 /** "per day, the day starting at 14:05 UTC" — the window the enforcer counts, in words. */
 export function periodWords(periodSeconds: number, startsAt: number): string {
@@ -30,7 +22,7 @@ export function periodWords(periodSeconds: number, startsAt: number): string {
       : periodSeconds % 3600 === 0
         ? `${periodSeconds / 3600} hours`
         : `${periodSeconds} seconds`;
-  return `per ${unit}, periods counted from ${utcDateTime(startsAt)}`;
+  return `per ${unit}, periods counted from ${utcDateTime(new Date(startsAt * 1000))}`;
 }
 
 /** One sentence: "Up to 0.01 ETH per day, the day starting at 14:05 UTC, to 0x…; at most 3 transfers; until …". */
@@ -43,8 +35,8 @@ export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames
     `to ${meaning.recipients.length > 1 ? `any of ${recipients}` : recipients}`,
   ];
   // a start within the minute (a chain's clock runs a little ahead) is not worth a clause
-  if (meaning.startsAt > now + 60) parts.push(`from ${utcDateTime(meaning.startsAt)}`);
-  if (meaning.notBefore) parts.push(`not before ${utcDateTime(meaning.notBefore)}`);
+  if (meaning.startsAt > now + 60) parts.push(`from ${utcDateTime(new Date(meaning.startsAt * 1000))}`);
+  if (meaning.notBefore) parts.push(`not before ${utcDateTime(new Date(meaning.notBefore * 1000))}`);
   const transfers = `at most ${meaning.transactions} transfer${meaning.transactions === 1 ? "" : "s"}`;
-  return `${parts.join(", ")}; ${transfers}; until ${utcDateTime(meaning.expiresAt)}.`;
+  return `${parts.join(", ")}; ${transfers}; until ${utcDateTime(new Date(meaning.expiresAt * 1000))}.`;
 }

@@ -15,8 +15,17 @@ export function addSeconds(date: Date, seconds: number): Date {
  * date too when that is more than about a day away (an hour's grace: a chain's clock may run a little ahead).
  */
 export function utcTimeFrom(at: Date, now: Date): string {
-  const time = `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
-  return at.getTime() - now.getTime() <= 25 * 3_600_000 ? time : `${at.toISOString().slice(0, 10)} ${time}`;
+  return at.getTime() - now.getTime() <= 25 * 3_600_000 ? utcTime(at) : utcDateTime(at);
+}
+
+/** "14:05 UTC" */
+export function utcTime(at: Date): string {
+  return `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;
+}
+
+/** "2026-11-27 14:05 UTC" */
+export function utcDateTime(at: Date): string {
+  return `${at.toISOString().slice(0, 10)} ${utcTime(at)}`;
 }
 
 /** "in 2 hours", "3 days ago": how far `at` is from `now`, in the largest whole unit. */

@@ -1,5 +1,6 @@
 import Link from "next/link";
 import { formatEther } from "viem";
+import { fromNow } from "@/lib/clock";
 import { currentUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
 import { loadApproval, lowerableAllowance, nextPendingRequest } from "@/lib/wallet/approvals";
@@ -25,20 +26,6 @@ import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
 
 const TITLES = { sign_message: "Sign a message", sign_typed_data: "Sign typed data", send_transaction: "Send a transaction" };
-
-/** "3 days ago", "just now": how long a client has been connected. */
-function since(date: Date, now = new Date()): string {
-  const seconds = Math.round((date.getTime() - now.getTime()) / 1000);
-  const format = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
-  for (const [unit, size] of [
-    ["day", 86_400],
-    ["hour", 3_600],
-    ["minute", 60],
-  ] as const) {
-    if (Math.abs(seconds) >= size) return format.format(Math.round(seconds / size), unit);
-  }
-  return "just now";
-}
 
 /** Where the request stands, in a sentence, with the transaction on the chain's explorer when it has one. */
 function Outcome({ view, chain }: { view: RequestView; chain: Chain | null }) {
@@ -127,7 +114,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               {client?.redirectHosts.length ? ` · sends you back to ${client.redirectHosts.join(", ")}` : ""}
             </>
           )}
-          {client ? ` · connected ${since(client.connectedAt)}` : ""}
+          {client ? ` · connected ${fromNow(client.connectedAt)}` : ""}
         </p>
         {description.kind === "sign_message" && description.signIn && (
           <SignInCheck signIn={description.signIn} asker={{ name: approval.clientName, hosts: client?.hosts ?? [] }} />
