@@ -120,13 +120,33 @@ const CANCELLED_AFTER_REPLAY = "The client's access was revoked after a replay";
 /** The client a code or refresh token was issued to, and the grant (its token family) it stands for. */
 type Issued = { clientId: string; grantId: string };
 
+/** Replays being answered in this process, by what was replayed (credential, grant, client): they share one revocation. */
+const revocations = new Map<string, Promise<void>>();
+
 /**
- * A spent code or refresh token came back: what it stands for is compromised. A registered client's id is its
- * own, so the client is revoked with every grant made to it (the seed's rule). A URL client_id (a client metadata
- * document) is shared by everyone who uses that app, so only the replayed token's family is revoked: its grant,
- * the replayer's own (docs/decisions/0014). The events and the revocation commit together or not at all.
+ * A spent code or refresh token came back: what it stands for is compromised, and the replay is refused. Replays of
+ * one family that arrive together (a stolen token tried in parallel) wait for one revocation and its one event
+ * rather than queueing a transaction each behind the audit log's lock, which under load outlasted the time a
+ * transaction may wait for a connection.
  */
 async function replayDetected(issued: Issued, credential: SingleUseCredential, clock: Clock): Promise<never> {
+  const family = `${credential} ${issued.grantId} ${issued.clientId}`;
+  let revocation = revocations.get(family);
+  if (!revocation) {
+    revocation = revokeAfterReplay(issued, credential, clock).finally(() => revocations.delete(family));
+    revocations.set(family, revocation);
+  }
+  await revocation;
+  throw new InvalidGrantError(REJECTED(credential).used);
+}
+
+/**
+ * A registered client's id is its own, so the client is revoked with every grant made to it (the seed's rule). A URL
+ * client_id (a client metadata document) is shared by everyone who uses that app, so only the replayed token's
+ * family is revoked: its grant, the replayer's own (docs/decisions/0014). The events and the revocation commit
+ * together or not at all.
+ */
+async function revokeAfterReplay(issued: Issued, credential: SingleUseCredential, clock: Clock): Promise<void> {
   const { clientId, grantId } = issued;
   const sharedClient = isClientIdUrl(clientId);
   const now = clock();
@@ -152,5 +172,4 @@ async function replayDetected(issued: Issued, credential: SingleUseCredential, c
     const stopped = await stopAllowancesIn(tx, ended, "its client's token was replayed");
     await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, CANCELLED_AFTER_REPLAY), ...stopped], clock);
   });
-  throw new InvalidGrantError(REJECTED(credential).used);
 }
