@@ -25,7 +25,7 @@ const server = http.createServer(async (request, response) => {
     }
     const mcp = new McpServer({ name: "peer", version: "1.0.0" });
     mcp.registerTool("list_credentials", { description: "The granted credentials" }, async () => {
-      const result = { credentials: listGrantedCredentials(agent) };
+      const result = listGrantedCredentials(agent);
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

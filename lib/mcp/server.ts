@@ -182,7 +182,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
   }
 
-  tool("list_credentials", () => listGrantedCredentials(agent));
+  tool("list_credentials", async () => listGrantedCredentials(agent));
   tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id, input.tokens));
   tool("sign_message", (input, ctx) =>
     sensitive("sign_message", () => createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, ctx),

@@ -16,6 +16,7 @@ type BearerGrant = {
   clientId: string;
   status: string;
   lastUsedAt: Date | null;
+  userEmail: string;
   client: { status: string; name: string };
   credentials: AgentContext["credentials"];
 };
@@ -26,6 +27,7 @@ type BearerRow = {
   clientId: string;
   status: string;
   lastUsedAt: Date | string | number | null;
+  userEmail: string;
   clientStatus: string;
   clientName: string;
   credentialId: string | null;
@@ -36,17 +38,18 @@ type BearerRow = {
 };
 
 const SELECT_GRANT = `
-    SELECT g."id", g."userId", g."clientId", g."status", g."lastUsedAt",
+    SELECT g."id", g."userId", g."clientId", g."status", g."lastUsedAt", u."email" AS "userEmail",
            c."status" AS "clientStatus", c."name" AS "clientName", gc."credentialId", gc."mode",
            cr."name" AS "credentialName", cr."kind" AS "credentialKind", cr."address"
     FROM "Grant" g
     JOIN "Client" c ON c."id" = g."clientId"
+    JOIN "User" u ON u."id" = g."userId"
     LEFT JOIN "GrantCredential" gc ON gc."grantId" = g."id"
     LEFT JOIN "Credential" cr ON cr."id" = gc."credentialId" AND cr."userId" = g."userId"`;
 const ORDER_CREDENTIALS = `ORDER BY cr."createdAt", cr."id"`;
 
 /**
- * The grant, its client and its credentials in one query: this runs on every /mcp call, and one plain
+ * The grant, its client, its person's email and its credentials in one query: this runs on every /mcp call, and one plain
  * join costs a fraction of the ORM's relation loading (separate queries per relation). A credential
  * counts only while it belongs to the grant's person.
  */
@@ -67,6 +70,7 @@ async function loadGrant(statement: PreparedSelect<BearerRow>, key: string): Pro
     status: first.status,
     // SQLite hands raw DateTime columns back as numbers or text, PostgreSQL as Dates.
     lastUsedAt: first.lastUsedAt === null ? null : new Date(first.lastUsedAt),
+    userEmail: first.userEmail,
     client: { status: first.clientStatus, name: first.clientName },
     credentials: rows.flatMap((row) =>
       row.credentialId && row.mode && row.credentialName && row.credentialKind && row.address
@@ -137,6 +141,7 @@ function contextOf(grant: BearerGrant, via: AgentContext["via"], clock: Clock): 
   touch(grant, clock);
   return {
     userId: grant.userId,
+    userEmail: grant.userEmail,
     clientId: grant.clientId,
     clientName: grant.client.name,
     grantId: grant.id,

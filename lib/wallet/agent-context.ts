@@ -6,6 +6,8 @@ import type { ApprovalMode, CredentialKind } from "@/contract";
  */
 export type AgentContext = {
   userId: string;
+  /** the person's sign-in email, from the same query (list_credentials names the account by it) */
+  userEmail: string;
   clientId: string;
   clientName: string;
   grantId: string;

@@ -221,10 +221,9 @@ function emailHint(email: string): string {
 }
 
 /** The credentials in an agent's grant, as the agent may see them, and whose account and which client granted them. */
-export async function listGrantedCredentials(agent: AgentContext) {
-  const user = await db().user.findUnique({ where: { id: agent.userId }, select: { email: true } });
+export function listGrantedCredentials(agent: AgentContext) {
   return {
     credentials: agent.credentials.map(({ credentialId, name, kind, address, mode }) => ({ id: credentialId, name, kind, address, mode })),
-    account: { email_hint: user ? emailHint(user.email) : null, client_name: agent.clientName },
+    account: { email_hint: emailHint(agent.userEmail), client_name: agent.clientName },
   };
 }
