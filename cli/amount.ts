@@ -23,13 +23,3 @@ export function parseAmount(input: string): string {
   if (wei >= 10n ** 78n) throw new AmountError(`${JSON.stringify(input)} is too large`);
   return wei.toString();
 }
-
-/** wei → "0.01" (whole units, trailing zeros trimmed). */
-export function formatUnits(wei: string | bigint, decimals = 18): string {
-  const value = BigInt(wei);
-  const negative = value < 0n;
-  const abs = negative ? -value : value;
-  const base = 10n ** BigInt(decimals);
-  const fraction = (abs % base).toString().padStart(decimals, "0").replace(/0+$/, "");
-  return `${negative ? "-" : ""}${abs / base}${fraction ? `.${fraction}` : ""}`;
-}

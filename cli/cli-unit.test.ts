@@ -5,7 +5,8 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { AmountError, formatUnits, parseAmount } from "./amount";
+import { AmountError, parseAmount } from "./amount";
+import { formatUnits } from "../sdk";
 import { COMMANDS, commandHelp, didYouMean, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
 import {
   configDir,
@@ -207,6 +208,15 @@ describe("status", () => {
       ...remaining,
     },
   });
+  const dayLeft = { limit: "200000000000000000", used: "50000000000000000", remaining: "150000000000000000", frees_at: null };
+  const local = (caps: Pick<PolicyView["remaining"]["native_by_chain"][number], "per_day"> & { per_transaction?: string }) => ({
+    chain_id: 31337,
+    chain_name: "Local",
+    symbol: "ETH",
+    per_transaction: caps.per_transaction ?? null,
+    per_week: null,
+    per_day: caps.per_day,
+  });
   it("a credential's mode and limits in a few words, with what is left of the rolling caps", () => {
     assert.equal(policySummary(view("read", {})), "read only: no signatures");
     assert.equal(policySummary(view("approve", {})), "no limits: you approve each request");
@@ -221,7 +231,8 @@ describe("status", () => {
             requests_per_hour: 10,
           },
           {
-            native_per_day: { limit: "200000000000000000", used: "50000000000000000", remaining: "150000000000000000", frees_at: null },
+            native_per_day: dayLeft,
+            native_by_chain: [local({ per_transaction: "50000000000000000", per_day: dayLeft })],
             requests_this_hour: { limit: 10, used: 1, remaining: 9 },
           },
         ),
@@ -233,6 +244,29 @@ describe("status", () => {
         "no message signing",
         "10 requests an hour (9 left)",
       ].join(" · "),
+    );
+  });
+  it("native caps in each chain's coin, token caps in the token's units with its symbol, unlimited approvals refused", () => {
+    const token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    const cap = { chain_id: 31337, token, per_transaction: "5000000", per_day: "10000000" };
+    const tokenDay = { limit: "10000000", used: "2500000", remaining: "7500000", frees_at: null };
+    const policy = { native: { per_day: "200000000000000000" }, tokens: [cap], no_unlimited_approvals: true };
+    const polygon = { ...local({ per_day: dayLeft }), chain_id: 137, chain_name: "Polygon", symbol: "POL" };
+    assert.equal(
+      policySummary(
+        view("approve", policy, {
+          native_per_day: dayLeft,
+          native_by_chain: [polygon],
+          tokens: [{ ...cap, per_day: tokenDay, symbol: "USDC", decimals: 6 }],
+        }),
+      ),
+      "0.2 POL a day (0.15 POL left) · up to 5 USDC a transaction, 10 USDC a day (7.5 USDC left) · refuses unlimited approvals",
+    );
+    assert.equal(
+      policySummary(view("approve", policy, { native_by_chain: [local({ per_day: null }), polygon], tokens: [{ ...cap, per_day: null }] })),
+      "0.2 ETH on Local or 0.2 POL on Polygon a day · up to 5000000 base units of token 0x5FbD…0aa3 a transaction · " +
+        "refuses unlimited approvals",
+      "a server before the tokens' symbol and decimals: base units of the token",
     );
   });
   it("a token's expiry relative to now", () => {

@@ -1,7 +1,6 @@
 // Human output: aligned tables and key/value blocks (plain text, no colours, so
 // it reads the same in a terminal, a log and a pipe).
-import type { PolicyView, RequestView } from "../sdk";
-import { formatUnits } from "./amount";
+import { limitsInWords, type PolicyView, type RequestView } from "../sdk";
 
 export type Column<T> = { header: string; value: (row: T) => string };
 
@@ -58,27 +57,10 @@ export function requestsTable(requests: RequestView[]): string {
   ]);
 }
 
-const eth = (wei: string) => `${formatUnits(wei)} ETH`;
-const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
-/** A credential's grant in a few words: its mode, each rule of its policy, and what is left of the rolling caps. */
-export function policySummary({ mode, policy, remaining }: PolicyView): string {
-  if (mode === "read") return "read only: no signatures";
-  const left = (allowance: { remaining: string } | null) => (allowance ? ` (${eth(allowance.remaining)} left)` : "");
-  const hour = remaining.requests_this_hour;
-  const rules = [
-    policy.native?.per_transaction && `up to ${eth(policy.native.per_transaction)} a transaction`,
-    policy.native?.per_day && `${eth(policy.native.per_day)} a day${left(remaining.native_per_day)}`,
-    policy.native?.per_week && `${eth(policy.native.per_week)} a week${left(remaining.native_per_week)}`,
-    policy.tokens?.length && count(policy.tokens.length, "token cap"),
-    policy.recipients && `only to ${count(policy.recipients.length, "recipient")}`,
-    policy.chains && `chains ${policy.chains.join(", ")}`,
-    policy.contracts && count(policy.contracts.length, "allowed contract"),
-    policy.no_unlimited_approvals && "no unlimited approvals",
-    policy.typed_data && "typed data limited",
-    policy.sign_message === false && "no message signing",
-    policy.requests_per_hour !== undefined && `${policy.requests_per_hour} requests an hour${hour ? ` (${hour.remaining} left)` : ""}`,
-  ].filter(Boolean);
+/** A credential's grant in a few words: its mode, each rule of its policy in the person's units, and what is left of the rolling caps. */
+export function policySummary(view: PolicyView): string {
+  if (view.mode === "read") return "read only: no signatures";
+  const rules = limitsInWords(view, { left: true });
   return rules.length ? rules.join(" · ") : "no limits: you approve each request";
 }
 

@@ -223,7 +223,24 @@ const policyOutput = z.object({
       )
       .describe("What is left of the native caps on each allowed chain"),
     tokens: z.array(
-      z.object({ chain_id: z.number(), token: z.string(), per_transaction: z.string().nullable(), per_day: allowance.nullable() }),
+      z.object({
+        chain_id: z.number(),
+        token: z.string(),
+        per_transaction: z.string().nullable(),
+        per_day: allowance.nullable(),
+        symbol: z
+          .string()
+          .nullable()
+          .optional()
+          .describe(
+            "The token's symbol as its contract reports it; null when it does not answer as an ERC-20 (absent from servers before it)",
+          ),
+        decimals: z
+          .number()
+          .nullable()
+          .optional()
+          .describe("The token's decimals, to read the amounts (smallest units) in whole tokens; null and absent as for symbol"),
+      }),
     ),
     requests_this_hour: z.object({ limit: z.number(), used: z.number(), remaining: z.number() }).nullable(),
   }),

@@ -51,6 +51,7 @@ export {
   REQUEST_STATUSES,
   TOOLS,
 } from "../contract";
+export { formatUnits, limitsInWords } from "../contract/limits-in-words";
 export type {
   ApprovalMode,
   Policy,

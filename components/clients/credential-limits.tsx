@@ -2,40 +2,28 @@
 
 import { Fragment, useState } from "react";
 import { formatEther } from "viem";
-import type { Policy, PolicyView } from "@/contract";
+import type { PolicyView } from "@/contract";
+import { inToken, limitsInWords } from "@/contract/limits-in-words";
 import { callApi } from "@/components/browser/api";
 import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import { choiceOfPolicy, LimitsPicker, policyOfChoice } from "@/components/grants/limits-picker";
-import { POLICY_PRESETS, presetOf } from "@/lib/wallet/policy-presets";
+import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
 import type { Contact } from "@/lib/wallet/address-book";
 
 type Limits = Pick<PolicyView, "policy" | "remaining">;
 type Allowance = NonNullable<PolicyView["remaining"]["native_per_day"]>;
 
-const eth = (wei: string) => `${formatEther(BigInt(wei))} ETH`;
 const nameOf = (address: string, contacts: Contact[]) =>
   contacts.find((contact) => contact.address.toLowerCase() === address.toLowerCase())?.label ??
   `${address.slice(0, 6)}…${address.slice(-4)}`;
 
-/** The rules in a few words, as the person set them; recipients by their names in the address book. */
-function summary(policy: Policy, contacts: Contact[]): string {
-  const preset = presetOf(policy);
-  if (preset !== "custom") return POLICY_PRESETS[preset].label;
-  const parts = [
-    policy.native?.per_transaction && `up to ${eth(policy.native.per_transaction)} a transaction`,
-    policy.native?.per_day && `${eth(policy.native.per_day)} a day`,
-    policy.native?.per_week && `${eth(policy.native.per_week)} a week`,
-    policy.tokens?.length && `${policy.tokens.length} token cap${policy.tokens.length > 1 ? "s" : ""}`,
-    policy.recipients && `only to ${policy.recipients.map((address) => nameOf(address, contacts)).join(", ") || "nobody"}`,
-    policy.chains && `chains ${policy.chains.join(", ")}`,
-    policy.contracts && `${policy.contracts.length} allowed contract${policy.contracts.length === 1 ? "" : "s"}`,
-    policy.no_unlimited_approvals && "no unlimited approvals",
-    policy.typed_data && "typed data limited",
-    policy.sign_message === false && "no message signing",
-    policy.requests_per_hour !== undefined && `${policy.requests_per_hour} requests an hour`,
-  ].filter(Boolean);
-  return parts.length ? parts.join(" · ") : POLICY_PRESETS.ask.label;
+/** The rules in a few words, in the chains' coins and the tokens' units; recipients by their names in the address book. */
+function summary(limits: Limits, contacts: Contact[]): string {
+  const rules = limitsInWords(limits, {
+    recipients: (addresses) => addresses.map((address) => nameOf(address, contacts)).join(", ") || "nobody",
+  });
+  return rules.length ? rules.join(" · ") : POLICY_PRESETS.ask.label;
 }
 
 /** How much of a rolling cap is held, as a bar with its words beside it. */
@@ -66,7 +54,7 @@ export function CredentialLimits({
   const { busy, error, status, run } = useAction();
   const [choice, setChoice] = useState(() => choiceOfPolicy(credential.limits.policy));
   const [editing, setEditing] = useState(false);
-  const { remaining, policy } = credential.limits;
+  const { remaining } = credential.limits;
   const path = `/api/grants/${encodeURIComponent(grantId)}/policy`;
 
   const save = () =>
@@ -81,7 +69,7 @@ export function CredentialLimits({
   return (
     <div className="credential-limits">
       <div className="small">
-        Limits for {credential.name}: {summary(policy, contacts)}
+        Limits for {credential.name}: {summary(credential.limits, contacts)}
       </div>
       {remaining.native_by_chain.map((chain) => {
         // Each chain's caps count on their own, in its coin; the chain is named once there are several.
@@ -101,7 +89,7 @@ export function CredentialLimits({
               key={`${token.chain_id}:${token.token}`}
               label={`Spent today of token ${token.token} with ${credential.name}`}
               allowance={token.per_day}
-              unit={(amount) => `${amount} units`}
+              unit={(amount) => inToken(amount, token)}
             />
           ),
       )}

@@ -1,6 +1,7 @@
 // The CLI in the person's terms, as a child process against the started app with a personal API key: whoami and
-// status name the account and the server, balance shows the tokens the limits cap beside the coin, and a refusal
-// by a cap reads in ETH and in the token's own units.
+// status name the account and the server, status says the limits in the chain's coin and the token's units (from
+// get_policy's symbol and decimals), balance shows the tokens the limits cap beside the coin, and a refusal by a cap
+// reads in ETH and in the token's own units.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Address } from "viem";
@@ -68,6 +69,24 @@ describe("the CLI in the person's units", { timeout: 180_000 }, () => {
     assert.match(status.stdout, /^Account:\s+ca…@example\.com$/m);
     const json = JSON.parse((await runCli(["whoami", "--json"], env)).stdout);
     assert.deepEqual(json.account, { email_hint: "ca…@example.com", client_name: "Budget bot" });
+  });
+
+  it("get_policy gives each capped token's symbol and decimals, and status says the limits in those units", async () => {
+    const status = await runCli(["status"], env);
+    assert.equal(status.code, 0, status.stderr);
+    assert.match(
+      status.stdout,
+      /^Main\s+approve\s+0x[0-9a-fA-F]{40}\s+up to 1 ETH a transaction · 1 ETH a day \(1 ETH left\) · up to 100 TUSD a transaction$/m,
+    );
+    // What the SDK read from get_policy: the new fields beside the caps, in the token's smallest unit.
+    const [main] = JSON.parse((await runCli(["status", "--json"], env)).stdout).credentials;
+    assert.deepEqual(main.policy.remaining.tokens, [
+      { chain_id: chain.chainId, token, per_transaction: String(parseEther("100")), per_day: null, symbol: "TUSD", decimals: 18 },
+    ]);
+    assert.deepEqual(
+      main.policy.remaining.native_by_chain.map((entry: { chain_name: string; symbol: string }) => [entry.chain_name, entry.symbol]),
+      [["Local dev chain", "ETH"]],
+    );
   });
 
   it("balance shows the coin and the tokens the limits cap, each in its own units; --tokens names others", async () => {

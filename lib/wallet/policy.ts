@@ -12,6 +12,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { canonicalJson, randomId } from "@/lib/crypto";
 import { AppError, NotFoundError } from "@/lib/http/errors";
+import { tokenAsset } from "@/lib/prices/holdings";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
 import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { recognisePermit } from "./permits";
@@ -535,14 +536,23 @@ export async function policyStanding(grantId: string, credentialId: string, now:
       native_per_day: tightest("per_day"),
       native_per_week: tightest("per_week"),
       native_by_chain: nativeByChain,
-      tokens: (policy.tokens ?? []).map((rule) => ({
-        chain_id: rule.chain_id,
-        token: rule.token,
-        per_transaction: rule.per_transaction ?? null,
-        per_day: allowanceOf(rule.per_day, DAY, (request) =>
-          request.chainId === rule.chain_id && same(request.tokenAddress, rule.token) ? BigInt(request.tokenAmount ?? "0") : 0n,
-        ),
-      })),
+      tokens: await Promise.all(
+        (policy.tokens ?? []).map(async (rule) => {
+          // Its symbol and decimals, to say the caps in whole tokens; read within a bound, so nothing waits on a slow chain.
+          const chain = config().chains.find((candidate) => candidate.id === rule.chain_id);
+          const asset = chain ? await tokenAsset(chain, getAddress(rule.token)) : null;
+          return {
+            chain_id: rule.chain_id,
+            token: rule.token,
+            per_transaction: rule.per_transaction ?? null,
+            per_day: allowanceOf(rule.per_day, DAY, (request) =>
+              request.chainId === rule.chain_id && same(request.tokenAddress, rule.token) ? BigInt(request.tokenAmount ?? "0") : 0n,
+            ),
+            symbol: asset?.symbol ?? null,
+            decimals: asset?.decimals ?? null,
+          };
+        }),
+      ),
       requests_this_hour:
         policy.requests_per_hour === undefined
           ? null

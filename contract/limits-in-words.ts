@@ -1,0 +1,84 @@
+// A credential's spending limits in the person's words, the same on the Clients screen and in the CLI: native caps in
+// the coin of the chains they hold on, token caps in whole tokens with the token's symbol (base units of its address
+// when the token does not say), every rule as the person set it. Pure: get_policy's view is all it reads, and a view
+// from a server that predates the tokens' symbol and decimals still reads, in base units.
+import type { PolicyView } from "./index";
+
+type Limits = Pick<PolicyView, "policy" | "remaining">;
+type Chains = Limits["remaining"]["native_by_chain"];
+type Allowance = { remaining: string };
+
+/** An amount in the smallest unit as whole units, exactly: "10000000000000000" → "0.01" (no floating point). */
+export function formatUnits(amount: string | bigint, decimals = 18): string {
+  const value = BigInt(amount);
+  const negative = value < 0n;
+  const abs = negative ? -value : value;
+  const base = 10n ** BigInt(decimals);
+  const fraction = (abs % base).toString().padStart(decimals, "0").replace(/0+$/, "");
+  return `${negative ? "-" : ""}${abs / base}${fraction ? `.${fraction}` : ""}`;
+}
+
+const shortAddress = (address: string) => `${address.slice(0, 6)}…${address.slice(-4)}`;
+
+/** wei in the coin of the chains a native cap holds on: one symbol, or each with its chains when they differ. */
+function inCoin(wei: string, chains: Chains): string {
+  const amount = formatUnits(wei);
+  const bySymbol = new Map<string, string[]>();
+  for (const chain of chains) bySymbol.set(chain.symbol, [...(bySymbol.get(chain.symbol) ?? []), chain.chain_name]);
+  const [only] = bySymbol.keys();
+  if (bySymbol.size <= 1) return only ? `${amount} ${only}` : `${amount} of the chain's coin`;
+  return [...bySymbol].map(([symbol, names]) => `${amount} ${symbol} on ${names.join(", ")}`).join(" or ");
+}
+
+/** A token amount (smallest unit) in whole tokens with its symbol, or in base units of the token when it did not say. */
+export function inToken(amount: string, token: { token: string; symbol?: string | null; decimals?: number | null }): string {
+  return token.symbol != null && token.decimals != null
+    ? `${formatUnits(amount, token.decimals)} ${token.symbol}`
+    : `${amount} base units of token ${shortAddress(token.token)}`;
+}
+
+const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * Each rule of the credential's policy in a few words, in the order the person sets them; empty when nothing is
+ * limited. `left` adds what is left of each rolling cap now; `recipients` names the allowed recipients (a count by
+ * default).
+ */
+export function limitsInWords(
+  { policy, remaining }: Limits,
+  options: { left?: boolean; recipients?: (addresses: string[]) => string } = {},
+): string[] {
+  const chains = remaining.native_by_chain;
+  /** What is left of a native cap on the chain with the least left, naming that chain when there are several. */
+  const nativeLeft = (allowance: Allowance | null, window: "per_day" | "per_week") => {
+    if (!options.left || !allowance) return "";
+    const chain = chains.find((entry) => entry[window]?.remaining === allowance.remaining);
+    const on = chain && chains.length > 1 ? ` on ${chain.chain_name}` : "";
+    return ` (${inCoin(allowance.remaining, chain ? [chain] : chains)} left${on})`;
+  };
+  const tokenCaps = remaining.tokens.map((token) =>
+    [
+      token.per_transaction && `up to ${inToken(token.per_transaction, token)} a transaction`,
+      token.per_day &&
+        `${inToken(token.per_day.limit, token)} a day${options.left ? ` (${inToken(token.per_day.remaining, token)} left)` : ""}`,
+    ]
+      .filter(Boolean)
+      .join(", "),
+  );
+  const hour = remaining.requests_this_hour;
+  return [
+    policy.native?.per_transaction && `up to ${inCoin(policy.native.per_transaction, chains)} a transaction`,
+    policy.native?.per_day && `${inCoin(policy.native.per_day, chains)} a day${nativeLeft(remaining.native_per_day, "per_day")}`,
+    policy.native?.per_week && `${inCoin(policy.native.per_week, chains)} a week${nativeLeft(remaining.native_per_week, "per_week")}`,
+    ...tokenCaps,
+    policy.recipients &&
+      `only to ${options.recipients ? options.recipients(policy.recipients) : count(policy.recipients.length, "recipient")}`,
+    policy.chains && `chains ${policy.chains.join(", ")}`,
+    policy.contracts && count(policy.contracts.length, "allowed contract"),
+    policy.typed_data && "typed data limited",
+    policy.sign_message === false && "no message signing",
+    policy.requests_per_hour !== undefined &&
+      `${policy.requests_per_hour} requests an hour${options.left && hour ? ` (${hour.remaining} left)` : ""}`,
+    policy.no_unlimited_approvals && "refuses unlimited approvals",
+  ].filter((part): part is string => Boolean(part));
+}
