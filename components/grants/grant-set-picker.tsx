@@ -1,7 +1,7 @@
 "use client";
 
 import type { Contact } from "@/lib/wallet/address-book";
-import { ASK_FOR_EVERYTHING, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
+import { NEW_LIMITS, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
 import { AllowancePicker, newAllowanceForm, type AllowanceChain, type AllowanceForm, type AllowanceReview } from "./allowance-picker";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
@@ -9,7 +9,7 @@ type Mode = "read" | "approve" | "allowance";
 type Entry = { included: boolean; mode: Mode; allowance: AllowanceForm; review?: AllowanceReview } & LimitsChoice;
 export type GrantChoice = Record<string, Entry>;
 
-const NEW_ENTRY: Entry = { included: false, mode: "read", allowance: newAllowanceForm([]), ...ASK_FOR_EVERYTHING };
+const NEW_ENTRY: Entry = { included: false, mode: "read", allowance: newAllowanceForm([]), ...NEW_LIMITS };
 
 /** Every credential left out, in read mode; an allowance, if chosen, on the first chain that offers one. */
 export function emptyChoice(credentials: PickableCredential[], chains: AllowanceChain[] = []): GrantChoice {

@@ -9,19 +9,23 @@ import {
   NO_CUSTOM_LIMITS,
   POLICY_PRESETS,
   presetOf,
+  presetPolicy,
   type CustomLimits,
   type PresetKey,
 } from "@/lib/wallet/policy-presets";
 
-/** The spending limits chosen for one credential: a preset, or every rule written out. */
+/**
+ * The spending limits chosen for one credential: a preset, or every rule written out. `custom.noUnlimitedApprovals`
+ * is the box beside either.
+ */
 export type LimitsChoice = { limits: PresetKey | "custom"; custom: CustomLimits };
 
-/** A new choice asks for everything; its custom form, once chosen, starts refusing unlimited approvals. */
-export const ASK_FOR_EVERYTHING: LimitsChoice = { limits: "ask", custom: { ...NO_CUSTOM_LIMITS, noUnlimitedApprovals: true } };
+/** New limits ask for everything and refuse unlimited approvals: the box starts checked, in view, and can be unchecked. */
+export const NEW_LIMITS: LimitsChoice = { limits: "ask", custom: { ...NO_CUSTOM_LIMITS, noUnlimitedApprovals: true } };
 
 /** The rules a choice means (throws with the field at fault when a custom field is not valid). */
 export function policyOfChoice(choice: LimitsChoice): Policy {
-  return choice.limits === "custom" ? customPolicy(choice.custom) : POLICY_PRESETS[choice.limits].policy;
+  return choice.limits === "custom" ? customPolicy(choice.custom) : presetPolicy(choice.limits, choice.custom.noUnlimitedApprovals);
 }
 
 /** A stored policy as the choice that writes it: its preset, or the custom form filled in. */
@@ -90,6 +94,11 @@ export function LimitsPicker({
         ))}
         <option value="custom">Custom</option>
       </select>
+      {toggle("noUnlimitedApprovals", "Refuse unlimited approvals")}
+      <p className="muted small">
+        Checked, the agent cannot ask for an unlimited token approval, nor for a call or typed data this wallet cannot read (allow its
+        contract under Custom to let it ask).
+      </p>
       {choice.limits === "custom" && (
         <div className="stack">
           {field("perTransaction", "Per transaction (ETH)", { inputMode: "decimal" })}
@@ -102,7 +111,6 @@ export function LimitsPicker({
             label={(contact) => `Allow ${contact.label} for ${name}`}
             onChange={(recipients) => custom({ recipients })}
           />
-          {toggle("noUnlimitedApprovals", "Refuse unlimited approvals")}
           <details>
             <summary>More rules for {name}</summary>
             <div className="stack">

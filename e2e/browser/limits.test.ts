@@ -1,14 +1,17 @@
 // Spending limits on the Clients screen, in the browser with a virtual passkey: what is spent of a daily cap
 // shows at once (a pending request holds its amount), and a change of limits, approved with the passkey,
-// holds the agent to the new rules on its very next request.
+// holds the agent to the new rules on its very next request. Every limit reads in the chain's own coin (here
+// one called DEV) and a token cap in the token's units with its symbol; a new key refuses unlimited approvals,
+// in view, unless the person unchecks it.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { parseEther } from "viem";
+import { encodeFunctionData, erc20Abi, parseEther, type Address } from "viem";
 import { startApp, type RunningApp } from "../support/app";
 import { launchBrowser } from "../support/browser";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import { startChain, type LocalChain } from "../support/chain";
+import { deployErc20 } from "../support/contracts";
 import { newPerson, type Person } from "../support/consent";
 import { connectWithBearer } from "../support/mcp-client";
 import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
@@ -24,6 +27,7 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
   let person: Person;
   let bot: Client;
   let mainId: string;
+  let mainAddress: Address;
 
   const send = async (ether: string) =>
     (await bot.callTool({
@@ -33,11 +37,15 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
 
   before(async () => {
     chain = await startChain();
-    app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
+    // A coin that is not ETH: what the limits say comes from the chain's configuration, never a fixed ETH.
+    app = await startApp({
+      env: { CHAINS: JSON.stringify([{ id: chain.chainId, name: "Dev chain", rpcUrl: chain.rpcUrl, symbol: "DEV" }]) },
+    });
     browser = await launchBrowser();
     person = await newPerson(browser, app, "budget@example.com", ["Main"]);
     const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
     mainId = main.id;
+    mainAddress = main.address as Address;
     await chain.fund(main.address, "10");
 
     const { page } = person;
@@ -46,6 +54,8 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await page.getByRole("checkbox", { name: "Main", exact: true }).check();
     await page.getByLabel("Approval mode for Main").selectOption("approve");
     await page.getByLabel("Spending limits for Main").selectOption({ label: POLICY_PRESETS.small.label });
+    // On by default and in view beside the preset, not under the custom rules.
+    assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Main" }).isChecked(), true);
     await page.getByRole("button", { name: "Create API key" }).click();
     bot = await connectWithBearer(app.baseUrl, (await page.getByTestId("new-api-key").textContent())!.trim());
   });
@@ -62,10 +72,10 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     const { page } = person;
     await page.goto(`${app.appUrl}/clients`);
     const row = page.getByRole("listitem", { name: "Budget bot" });
-    await row.getByText(`Limits for Main: ${POLICY_PRESETS.small.label}`).waitFor();
+    await row.getByText("Limits for Main: up to 0.05 DEV a transaction · 0.2 DEV a day · refuses unlimited approvals").waitFor();
     const today = row.getByRole("progressbar", { name: "Spent today with Main" });
     assert.equal(await today.getAttribute("value"), "0.2");
-    await row.getByText("0.04 ETH of 0.2 ETH · 0.16 ETH left", { exact: false }).waitFor();
+    await row.getByText("0.04 DEV of 0.2 DEV · 0.16 DEV left", { exact: false }).waitFor();
   });
 
   it("a change of limits approved with the passkey holds the agent to the new rules at once", async () => {
@@ -81,7 +91,9 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await row.getByLabel("Allow message signing for Main").uncheck();
     await row.getByRole("button", { name: "Save limits for Main" }).click();
     await page.getByRole("status").filter({ hasText: "Limits for Main saved" }).waitFor();
-    await row.getByText("Limits for Main: up to 0.01 ETH a transaction · 0.2 ETH a day · no message signing").waitFor();
+    await row
+      .getByText("Limits for Main: up to 0.01 DEV a transaction · 0.2 DEV a day · no message signing · refuses unlimited approvals")
+      .waitFor();
 
     const refused = await send("0.02");
     assert.equal(refused.isError, true);
@@ -95,6 +107,7 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     assert.deepEqual(policy.structuredContent?.policy, {
       native: { per_transaction: String(parseEther("0.01")), per_day: String(parseEther("0.2")) },
       sign_message: false,
+      no_unlimited_approvals: true,
     });
     const changes = await db().auditEvent.count({ where: { type: "policy.changed" } });
     assert.equal(changes, 1);
@@ -149,5 +162,34 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
         ["address_book.removed", FRIEND],
       ],
     );
+  });
+
+  it("a token cap reads in the token's units with its symbol, in the limits and in what is spent today", async () => {
+    const token = await deployErc20(chain, { name: "Test Token", symbol: "TST", supply: parseEther("100"), holder: mainAddress });
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    const row = page.getByRole("listitem", { name: "Budget bot" });
+    await row.getByRole("button", { name: "Edit limits for Main" }).click();
+    await row.getByText("More rules for Main").click();
+    await row.getByLabel("Token caps for Main").fill(`${chain.chainId} ${token} ${parseEther("5")} ${parseEther("10")}`);
+    await row.getByRole("button", { name: "Save limits for Main" }).click();
+    await page.getByRole("status").filter({ hasText: "Limits for Main saved" }).waitFor();
+    await row.getByText("up to 5 TST a transaction, 10 TST a day", { exact: false }).waitFor();
+
+    const transfer = (await bot.callTool({
+      name: "send_transaction",
+      arguments: {
+        credential_id: mainId,
+        chain_id: chain.chainId,
+        to: token,
+        value: "0",
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [FRIEND, parseEther("2.5")] }),
+      },
+    })) as ToolResult;
+    assert.ok(!transfer.isError, transfer.content?.[0]?.text);
+    await page.goto(`${app.appUrl}/clients`);
+    const spent = row.getByRole("progressbar", { name: `Spent today of token ${token} with Main` });
+    assert.equal(await spent.getAttribute("value"), "0.25");
+    await row.getByText("2.5 TST of 10 TST · 7.5 TST left", { exact: false }).waitFor();
   });
 });

@@ -93,8 +93,10 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     await page.getByLabel("Spending limits for Spare").selectOption({ label: "Custom" });
     await page.getByLabel("Per transaction (ETH) for Spare").fill("0.01");
     await page.getByLabel("Allowed recipients for Spare").fill("0x000000000000000000000000000000000000bEEF");
-    // Visible beside the first rules, and on unless the person clears it.
+    // In view beside every choice, preset or custom, and on unless the person clears it.
+    assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Main" }).isChecked(), true);
     assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Spare" }).isChecked(), true);
+    await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Spare" }).uncheck();
     assert.deepEqual(await page.getByLabel("Approval mode for Spare").locator("option").allInnerTexts(), [
       "Read: can see balances and addresses only",
       "Approve: can ask you to approve each signature",
@@ -109,12 +111,8 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
       policies[credential.name] = (result.structuredContent as { policy: unknown }).policy;
     }
     assert.deepEqual(policies, {
-      Main: { native: { per_transaction: "50000000000000000", per_day: "200000000000000000" } },
-      Spare: {
-        native: { per_transaction: "10000000000000000" },
-        recipients: ["0x000000000000000000000000000000000000bEEF"],
-        no_unlimited_approvals: true,
-      },
+      Main: { native: { per_transaction: "50000000000000000", per_day: "200000000000000000" }, no_unlimited_approvals: true },
+      Spare: { native: { per_transaction: "10000000000000000" }, recipients: ["0x000000000000000000000000000000000000bEEF"] },
     });
     await client.close();
     await callback.close();

@@ -74,7 +74,8 @@ describe("agent requests approved with a passkey, signed in the browser", { time
 
     const connected = await connectAgent(app, page, "Trading Agent", [
       { name: "Main", mode: "approve" },
-      { name: "Imported", mode: "approve" },
+      // Its agent signs typed data that is no permit, which refusing unlimited approvals refuses unread.
+      { name: "Imported", mode: "approve", unlimitedApprovals: "allow" },
       { name: "Watched", mode: "read" },
     ]);
     agent = connected.client;

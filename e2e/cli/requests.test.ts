@@ -14,16 +14,16 @@ import { parseEther, recoverTypedDataAddress, verifyMessage } from "viem";
 import { startApp, type RunningApp } from "../support/app";
 import { launchBrowser } from "../support/browser";
 import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { newPerson, type Person } from "../support/consent";
+import { chooseGrant, newPerson, type Grant, type Person } from "../support/consent";
 import { cliEnv, cliLogin, runCli, startCli, waitForOutput, WAITING, type CliResult } from "../support/cli";
 import { AgentWalletClient, WaitTimeoutError, type RequestView } from "agent-wallet/sdk";
 import { orderTypedData } from "../support/fixtures";
 
 const TYPED_DATA = orderTypedData("Agent Wallet CLI Test", "three teas");
 
-type Grant = { name: string; mode: "read" | "approve" };
 const GRANTS: Grant[] = [
-  { name: "Main", mode: "approve" },
+  // sign-typed-data asks for an order, no permit: refusing unlimited approvals would refuse it unread.
+  { name: "Main", mode: "approve", unlimitedApprovals: "allow" },
   { name: "Spare", mode: "read" },
 ];
 
@@ -84,10 +84,7 @@ async function withCli<T>(run: ReturnType<typeof startCli>, body: () => Promise<
 async function issueApiKey(app: RunningApp, page: Page, name: string, grants: Grant[]): Promise<string> {
   await page.goto(`${app.appUrl}/clients`);
   await page.getByLabel("Key name").fill(name);
-  for (const grant of grants) {
-    await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
-    await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
-  }
+  for (const grant of grants) await chooseGrant(page, grant);
   await page.getByRole("button", { name: "Create API key" }).click();
   const key = (await page.getByTestId("new-api-key").textContent())!.trim();
   assert.match(key, /^svc_live_/);

@@ -127,7 +127,9 @@ describe("agent-wallet login (URL and QR code) and status against the app", { ti
     assert.match(connection, /^Access until:\s+\d{4}-\d\d-\d\dT\S+Z \(in (59|60) min\)$/m);
     assert.match(connection, /^Stays connected:\s+yes$/m);
     assert.match(credentials, /^CREDENTIAL\s+MODE\s+ADDRESS\s+LIMITS\n/);
-    assert.match(credentials, /^Main\s+approve\s+0x[0-9a-fA-F]{40}\s+up to 0\.05 ETH a transaction · 0\.2 ETH a day \(0\.2 ETH left\)$/m);
+    // The preset chosen, and the unlimited-approvals box left as it starts: checked.
+    const limits = "up to 0\\.05 ETH a transaction · 0\\.2 ETH a day \\(0\\.2 ETH left\\) · refuses unlimited approvals";
+    assert.match(credentials, new RegExp(`^Main\\s+approve\\s+0x[0-9a-fA-F]{40}\\s+${limits}$`, "m"));
     assert.equal(pending, "Pending requests: 1");
     assert.match(requests, new RegExp(`^${request.request_id}\\s+sign_message\\s+Main\\s+${request.approval_url}$`, "m"));
 
@@ -140,7 +142,13 @@ describe("agent-wallet login (URL and QR code) and status against the app", { ti
         credential.mode,
         credential.policy.policy,
       ]),
-      [["Main", "approve", { native: { per_transaction: "50000000000000000", per_day: "200000000000000000" } }]],
+      [
+        [
+          "Main",
+          "approve",
+          { native: { per_transaction: "50000000000000000", per_day: "200000000000000000" }, no_unlimited_approvals: true },
+        ],
+      ],
     );
     assert.deepEqual(
       json.pending.map((view: { request_id: string }) => view.request_id),

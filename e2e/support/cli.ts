@@ -4,6 +4,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Page } from "playwright-core";
+import { chooseGrant, type Grant } from "./consent";
 
 const CLI_ENTRY = path.resolve("cli/agent-wallet.mjs");
 
@@ -82,8 +83,6 @@ export const DEVICE_PROMPT = /enter the code ([BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJ
 /** What a sensitive command's wait shows on stderr (not a terminal): the approval URL on its own line, then the wait. */
 export const WAITING = /Approve it at:\n(?=http:\/\/\S+\/approvals\/(rq_\S+)\n)(http:\/\/\S+)\nWaiting for your approval of request rq_/;
 
-export type DeviceGrant = { name: string; mode: "read" | "approve" };
-
 /**
  * The person's side of `agent-wallet login` on a signed-in page: the code typed at the address the CLI showed,
  * then the consent screen, approved with the passkey (or denied); the page then says to return to the device.
@@ -92,7 +91,7 @@ export async function approveDevice(
   page: Page,
   verificationUri: string,
   userCode: string,
-  grants: DeviceGrant[],
+  grants: Grant[],
   decision: "approve" | "deny" = "approve",
 ): Promise<void> {
   await page.goto(verificationUri);
@@ -104,16 +103,13 @@ export async function approveDevice(
     await page.getByRole("heading", { name: "Device not connected" }).waitFor();
     return;
   }
-  for (const grant of grants) {
-    await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
-    await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
-  }
+  for (const grant of grants) await chooseGrant(page, grant);
   await page.getByRole("button", { name: "Approve with passkey" }).click();
   await page.getByRole("heading", { name: "Device connected" }).waitFor();
 }
 
 /** `agent-wallet login --no-browser` as a child process, approved by the person on `page`; returns the CLI's result. */
-export async function cliLogin(baseUrl: string, page: Page, env: NodeJS.ProcessEnv, grants: DeviceGrant[]): Promise<CliResult> {
+export async function cliLogin(baseUrl: string, page: Page, env: NodeJS.ProcessEnv, grants: Grant[]): Promise<CliResult> {
   const run = startCli(["login", "--no-browser", "--base-url", baseUrl], env);
   try {
     const [, userCode, verificationUri] = await waitForOutput(run, DEVICE_PROMPT);

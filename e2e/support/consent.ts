@@ -35,11 +35,23 @@ export async function agentAsks(app: RunningApp, page: Page, name = "Test Agent"
   return { provider, callback };
 }
 
-export async function chooseAndApprove(page: Page, grants: { name: string; mode: "read" | "approve" }[], stayConnected?: boolean) {
-  for (const grant of grants) {
-    await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
-    await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
-  }
+/**
+ * A credential to grant. In approve mode its limits refuse unlimited approvals, as the form starts; `unlimitedApprovals:
+ * "allow"` unchecks that box, for a test whose agent asks for what the rule refuses (an unlimited approval, typed data
+ * or a call the wallet cannot read) so that the person decides it.
+ */
+export type Grant = { name: string; mode: "read" | "approve"; unlimitedApprovals?: "allow" };
+
+/** Picks one credential, its mode and (as the grant says) its unlimited-approvals box, on the consent screen or the API-key form. */
+export async function chooseGrant(page: Page, grant: Grant) {
+  await page.getByRole("checkbox", { name: grant.name, exact: true }).check();
+  await page.getByLabel(`Approval mode for ${grant.name}`).selectOption(grant.mode);
+  if (grant.unlimitedApprovals === "allow")
+    await page.getByRole("checkbox", { name: `Refuse unlimited approvals for ${grant.name}` }).uncheck();
+}
+
+export async function chooseAndApprove(page: Page, grants: Grant[], stayConnected?: boolean) {
+  for (const grant of grants) await chooseGrant(page, grant);
   if (stayConnected !== undefined) await page.getByRole("checkbox", { name: "Stay connected" }).setChecked(stayConnected);
   await page.getByRole("button", { name: "Approve with passkey" }).click();
 }
@@ -56,7 +68,7 @@ export async function connectAgent(
   app: RunningApp,
   page: Page,
   name: string,
-  grants: { name: string; mode: "read" | "approve" }[],
+  grants: Grant[],
 ): Promise<{ client: Client; provider: MemoryOAuthProvider }> {
   const { provider, callback } = await agentAsks(app, page, name);
   await chooseAndApprove(page, grants);

@@ -51,7 +51,10 @@ export function signingAgent(options: {
     const main = await db().credential.findFirstOrThrow({ where: { name: "Main" } });
     suite.wallet = { id: main.id, address: main.address as Address };
     await suite.chain.fund(suite.wallet.address, options.fund ?? "10");
-    suite.agent = (await connectAgent(suite.app, suite.person.page, options.agentName, [{ name: "Main", mode: "approve" }])).client;
+    // These suites show the person every kind of request, unlimited approvals and calls the wallet cannot read among
+    // them: the grant lets them through to the person rather than refusing them by the default rule.
+    const grant = { name: "Main", mode: "approve", unlimitedApprovals: "allow" } as const;
+    suite.agent = (await connectAgent(suite.app, suite.person.page, options.agentName, [grant])).client;
   });
   after(async () => {
     await suite.agent?.close().catch(() => {});

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther } from "viem";
 import type { Policy } from "@/contract";
-import { customLimitsOf, customPolicy, NO_CUSTOM_LIMITS, POLICY_PRESETS, presetOf } from "./policy-presets";
+import { customLimitsOf, customPolicy, NO_CUSTOM_LIMITS, POLICY_PRESETS, presetOf, presetPolicy } from "./policy-presets";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
@@ -60,6 +60,15 @@ describe("spending limit choices", () => {
     assert.equal(presetOf({}), "ask");
     assert.equal(presetOf(customPolicy(customLimitsOf(POLICY_PRESETS.small.policy))), "small");
     assert.equal(presetOf({ native: { per_day: "1" } }), "custom");
+  });
+
+  it("refusing unlimited approvals goes with every preset, and a preset that refuses them is still recognised", () => {
+    assert.deepEqual(presetPolicy("ask", true), { no_unlimited_approvals: true });
+    assert.deepEqual(presetPolicy("ask", false), {});
+    assert.deepEqual(presetPolicy("small", true), { ...POLICY_PRESETS.small.policy, no_unlimited_approvals: true });
+    assert.equal(presetOf({ no_unlimited_approvals: true }), "ask");
+    assert.equal(presetOf(presetPolicy("small", true)), "small");
+    assert.equal(presetOf({ no_unlimited_approvals: true, sign_message: false }), "custom");
   });
 
   it("says which field is wrong", () => {

@@ -124,9 +124,15 @@ export function customLimitsOf(policy: Policy): CustomLimits {
   };
 }
 
-/** The preset a stored policy is exactly, or "custom". */
+/** A preset's rules, refusing unlimited approvals or not: that box sits beside every choice. */
+export function presetPolicy(key: PresetKey, noUnlimitedApprovals: boolean): Policy {
+  return noUnlimitedApprovals ? { ...POLICY_PRESETS[key].policy, no_unlimited_approvals: true } : POLICY_PRESETS[key].policy;
+}
+
+/** The preset a stored policy is, refusing unlimited approvals or not, or "custom". */
 export function presetOf(policy: Policy): PresetKey | "custom" {
   const same = (a: unknown, b: unknown) => JSON.stringify(policySchema.parse(a)) === JSON.stringify(policySchema.parse(b));
-  const match = (Object.keys(POLICY_PRESETS) as PresetKey[]).find((key) => same(POLICY_PRESETS[key].policy, policy));
+  const refuses = policy.no_unlimited_approvals === true;
+  const match = (Object.keys(POLICY_PRESETS) as PresetKey[]).find((key) => same(presetPolicy(key, refuses), policy));
   return match ?? "custom";
 }
