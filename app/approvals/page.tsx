@@ -1,17 +1,52 @@
 import type { Metadata } from "next";
-import { cache } from "react";
+import { cache, Suspense } from "react";
 import Link from "next/link";
 import { currentUser, requireUser } from "@/lib/auth/session";
 import { listApprovals } from "@/lib/wallet/approvals";
 import { contactNames } from "@/lib/wallet/address-book";
 import { riskChip } from "@/lib/wallet/risk";
+import { valuedAmounts } from "@/lib/prices/holdings";
 import { AppHeader } from "@/components/nav/app-header";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
-import { headlineOf } from "@/components/approvals/headline";
+import { headlineAmounts, headlineOf } from "@/components/approvals/headline";
 import { NewRequestNotifier } from "@/components/approvals/new-request-notifier";
+import { AmountValues } from "@/components/prices/amount-values";
 
 /** One read of the list per render, shared by the title and the page. */
 const approvalsOf = cache(listApprovals);
+
+type Announced = {
+  id: string;
+  headline: string;
+  excerpt: string | null;
+  chip: string | null;
+  clientName: string;
+  values: Promise<string[]>;
+};
+
+/**
+ * The notifier, once the waiting requests' values are read (the reads the rows share, each bounded: a slow feed
+ * delays a notification by at most that, and the list not at all).
+ */
+async function AnnouncedRequests({ pending }: { pending: Announced[] }) {
+  const values = await Promise.all(pending.map((request) => request.values));
+  return (
+    <NewRequestNotifier
+      pending={pending.map((request, index) => ({
+        id: request.id,
+        text: [
+          request.headline,
+          ...values[index],
+          request.excerpt,
+          request.chip && `Risk: ${request.chip}`,
+          `Asked by ${request.clientName}`,
+        ]
+          .filter(Boolean)
+          .join(" · "),
+      }))}
+    />
+  );
+}
 
 /** The count of waiting requests leads the tab's title, so it shows while the person is elsewhere. */
 export async function generateMetadata(): Promise<Metadata> {
@@ -23,11 +58,13 @@ export async function generateMetadata(): Promise<Metadata> {
 export default async function ApprovalsPage() {
   const user = await requireUser("/approvals");
   const [{ requests: listed, waiting }, names] = await Promise.all([approvalsOf(user.id), contactNames(user.id)]);
-  // Each request says what it is in the sentence its own page opens with, with its risk as a chip.
+  // Each request says what it is in the sentence its own page opens with, with its risk as a chip, and what its
+  // amounts are worth, streamed in after the list.
   const requests = listed.map((request) => ({
     ...request,
     headline: headlineOf(request.description, request.credentialName, names),
     chip: request.risk && riskChip(request.risk),
+    values: valuedAmounts(headlineAmounts(request.description)),
   }));
   const pending = requests.filter((request) => request.status === "pending");
   const decided = requests.filter((request) => request.status !== "pending");
@@ -39,6 +76,7 @@ export default async function ApprovalsPage() {
         </Link>{" "}
         <span className="badge">{request.status}</span>
         {request.chip && <span className="badge risk">{request.chip}</span>}
+        <AmountValues values={request.values} />
         {request.excerpt && <div className="small mono">{request.excerpt}</div>}
         <div className="muted small">
           {request.credentialName} · asked by {request.clientName} · {request.createdAt.toLocaleString()}
@@ -51,14 +89,10 @@ export default async function ApprovalsPage() {
       <AppHeader email={user.email} />
       <main className="queue">
         <AutoRefresh />
-        <NewRequestNotifier
-          pending={pending.map((request) => ({
-            id: request.id,
-            text: [request.headline, request.excerpt, request.chip && `Risk: ${request.chip}`, `Asked by ${request.clientName}`]
-              .filter(Boolean)
-              .join(" · "),
-          }))}
-        />
+        {/* Until then the same button shows (nothing to announce on a first render): the heading does not move. */}
+        <Suspense fallback={<NewRequestNotifier pending={[]} />}>
+          <AnnouncedRequests pending={pending} />
+        </Suspense>
         <h1>Approvals</h1>
         <section aria-labelledby="pending-heading">
           <h2 id="pending-heading">Waiting for you ({waiting})</h2>

@@ -1,6 +1,7 @@
 import { formatEther } from "viem";
 import type { ContactNames } from "@/lib/wallet/address-book";
-import type { Described, RequestDescription } from "@/lib/wallet/request-description";
+import type { NamedAmount } from "@/lib/prices/holdings";
+import type { Described, Detail, RequestDescription } from "@/lib/wallet/request-description";
 import { escapedText } from "@/lib/text/visible-text";
 
 /** An address as a person reads it at a glance: their name for it, or its start and end. */
@@ -42,6 +43,34 @@ export function headlineOf(description: RequestDescription, credentialName: stri
       const withValue = value === 0n ? "" : `, sending ${native} with it`;
       if (call.kind === "unknown") return `Call an unknown function of ${to} on ${chain.name}${withValue}`;
       return `${actionWithParty(call, names)} on ${chain.name}${withValue}`;
+    }
+  }
+}
+
+/** The token amounts of a call's or permit's details, in the units its page shows them. */
+function detailAmounts(details: Detail[]): NamedAmount[] {
+  return details.flatMap(({ value, text }) =>
+    value && text
+      ? [{ chainId: value.chainId, token: value.token, amount: BigInt(value.amount), decimals: value.decimals, units: text }]
+      : [],
+  );
+}
+
+/** The amounts a request's headline names, to be valued where it is listed: the tokens it moves, then the coin it sends. */
+export function headlineAmounts(description: RequestDescription): NamedAmount[] {
+  switch (description.kind) {
+    case "sign_message":
+      return [];
+    case "sign_typed_data":
+      return detailAmounts(description.permit?.details ?? []);
+    case "send_transaction": {
+      const { chain, transaction, call } = description;
+      const value = BigInt(transaction.value);
+      const coin =
+        value === 0n
+          ? []
+          : [{ chainId: chain.id, token: null, amount: value, decimals: 18, units: `${formatEther(value)} ${chain.symbol}` }];
+      return [...(call.kind === "decoded" ? detailAmounts(call.details) : []), ...coin];
     }
   }
 }

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, parseUnits } from "viem";
-import { amountWithMoney, moneyText } from "./format";
+import { amountWithMoney, moneyAmount, moneyText } from "./format";
 
 const ETH_AT_2000 = { answer: 2000n * 10n ** 8n, decimals: 8 };
 
@@ -26,6 +26,14 @@ describe("moneyText", () => {
   it("writes the configured currency", () => {
     assert.equal(moneyText(parseEther("0.1"), 18, ETH_AT_2000, "EUR"), "€200.00");
     assert.equal(moneyText(parseEther("1"), 18, { answer: 300_000n, decimals: 0 }, "JPY"), "¥300,000");
+  });
+});
+
+describe("moneyAmount", () => {
+  it("is the exact decimal value, nothing rounded", () => {
+    assert.equal(moneyAmount(parseEther("0.1"), 18, ETH_AT_2000), "200");
+    assert.equal(moneyAmount(parseEther("0.000123456"), 18, ETH_AT_2000), "0.246912");
+    assert.equal(moneyAmount(1n, 18, ETH_AT_2000), "0.000000000000002");
   });
 });
 

@@ -79,6 +79,21 @@ export async function walletAssets(userId: string): Promise<Asset[]> {
   return [...chains.map(coinOf), ...tokens.filter((asset) => asset !== null)];
 }
 
+/** An amount a request names, in its asset's units ("0.1 ETH"): the chain's coin (token null) or an ERC-20. */
+export type NamedAmount = { chainId: number; token: Address | null; amount: bigint; decimals: number; units: string };
+
+/**
+ * Each amount whose asset has a price, with its value: "0.1 ETH (≈ $200.00)". A list of many requests asks once per
+ * feed, not once per amount: priceOf shares each feed's read (feeds.ts).
+ */
+export async function valuedAmounts(amounts: NamedAmount[]): Promise<string[]> {
+  const prices = await Promise.all(amounts.map((named) => priceOf(named.chainId, named.token)));
+  return amounts.flatMap((named, index) => {
+    const price = prices[index];
+    return price ? [amountWithMoney(named.units, moneyText(named.amount, named.decimals, price, priceCurrency()))] : [];
+  });
+}
+
 /** "0.1 ETH (≈ $200.00)": an amount of an asset, with its value when there is a price. */
 export function amountText(amount: bigint, asset: Asset, price: Price | null): string {
   const money = price && moneyText(amount, asset.decimals, price, priceCurrency());
