@@ -150,6 +150,19 @@ const listCredentialsOutput = z.object({
     .describe("Whose wallets these are, and which client the person granted them to (absent from servers before it)"),
 });
 
+const fiatValue = z
+  .object({
+    currency: z.string().describe("ISO 4217, e.g. USD"),
+    amount: z.string().describe("The exact value, decimal, e.g. 5000.25"),
+    text: z.string().describe("As the person's pages show it, e.g. $5,000.25 (or < $0.01)"),
+  })
+  .nullable()
+  .optional()
+  .describe(
+    "What the balance is worth, at the Chainlink price feed the service reads on the chain's own RPC; null when no feed is " +
+      "configured or it gave no fresh price (never a guess); absent from servers before it",
+  );
+
 const balanceOutput = z.object({
   credential_id: z.string(),
   address: z.string(),
@@ -158,6 +171,7 @@ const balanceOutput = z.object({
   symbol: z.string(),
   wei: z.string().describe("Native balance in wei, decimal"),
   formatted: z.string().describe("The same in whole units, e.g. 1.5"),
+  fiat: fiatValue,
   tokens: z
     .array(
       z.object({
@@ -166,6 +180,7 @@ const balanceOutput = z.object({
         decimals: z.number().nullable(),
         balance: z.string().nullable().describe("In the token's smallest unit, decimal; null when it could not be read"),
         formatted: z.string().nullable().describe("The same in whole tokens, e.g. 10.5"),
+        fiat: fiatValue,
       }),
     )
     .describe("The balance of each token asked for (or capped by the policy)"),

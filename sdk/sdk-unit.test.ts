@@ -91,6 +91,16 @@ describe("URLs, challenges and callbacks", () => {
 });
 
 /** A scripted service: /mcp accepts only `valid`, the token endpoint rotates. */
+const OLD_BALANCE = {
+  credential_id: "c1",
+  address: "0x" + "1".repeat(40),
+  chain_id: 31337,
+  chain_name: "Local",
+  symbol: "ETH",
+  wei: "1500000000000000000",
+  formatted: "1.5",
+};
+
 function fakeService() {
   const events: string[] = [];
   let current = { access: "access-1", refresh: "refresh-1" };
@@ -148,6 +158,12 @@ function fakeService() {
           id: body.id,
           result: { isError: true, content: [{ type: "text", text: "Credential Main is read-only" }] },
         });
+      if (body.params.name === "get_balance") {
+        // A balance as servers before values in money answer it: no `fiat` field.
+        const token = { token: "0x" + "2".repeat(40), symbol: "TST", decimals: 18, balance: "5", formatted: "0.000000000000000005" };
+        const balance = { ...OLD_BALANCE, tokens: [token] };
+        return json({ jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text: "{}" }], structuredContent: balance } });
+      }
       const credentials = [{ id: "c1", name: "Main", kind: "evm", address: "0x" + "1".repeat(40), mode: "read" }];
       return json({ jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text: "{}" }], structuredContent: { credentials } } });
     }
@@ -212,5 +228,13 @@ describe("the client's refresh", () => {
     );
     await assert.rejects(keyed.signMessage({ credential_id: "c1", message: "" }), InvalidInputError);
     await assert.rejects(keyed.getBalance({ credential_id: "c1", chain_id: -1 }), InvalidInputError);
+  });
+
+  it("a balance from a server before values in money is accepted, without them", async () => {
+    const keyed = new AgentWalletClient({ baseUrl: "https://w.test", apiKey: "svc_live_x", fetch: fakeService().fetch });
+    const balance = await keyed.getBalance({ credential_id: "c1" });
+    assert.equal(balance.wei, OLD_BALANCE.wei);
+    assert.equal(balance.fiat, undefined);
+    assert.equal(balance.tokens[0].fiat, undefined);
   });
 });

@@ -32,12 +32,14 @@ export async function run(ctx: Context): Promise<number> {
     { credential_id: credential.id, ...(chainId === undefined ? {} : { chain_id: chainId }), ...(tokens ? { tokens } : {}) },
     { signal: ctx.signal },
   );
-  // The coin first, as before; each token below it in its own units (a contract that does not answer says so).
+  // The coin first, as before; each token below it in its own units (a contract that does not answer says so), each
+  // with its value when the service gives one (servers before it do not).
+  const worth = (fiat: { text: string } | null | undefined) => (fiat ? ` ≈ ${fiat.text}` : "");
   const lines = [
-    `${balance.formatted} ${balance.symbol}  (${balance.wei} wei, ${credential.name} ${balance.address} on ${balance.chain_name})`,
+    `${balance.formatted} ${balance.symbol}${worth(balance.fiat)}  (${balance.wei} wei, ${credential.name} ${balance.address} on ${balance.chain_name})`,
     ...balance.tokens.map((token) =>
       token.formatted !== null
-        ? `${token.formatted} ${token.symbol}  (token ${token.token})`
+        ? `${token.formatted} ${token.symbol}${worth(token.fiat)}  (token ${token.token})`
         : `${token.balance ?? "unavailable"}  (token ${token.token}, which does not answer as an ERC-20)`,
     ),
   ];

@@ -1,7 +1,8 @@
 // The CLI in the person's terms, as a child process against the started app with a personal API key: whoami and
 // status name the account and the server, status says the limits in the chain's coin and the token's units (from
-// get_policy's symbol and decimals), balance shows the tokens the limits cap beside the coin, and a refusal by a cap
-// reads in ETH and in the token's own units.
+// get_policy's symbol and decimals), balance shows the tokens the limits cap beside the coin, each with its value from
+// a Chainlink feed on the local chain (@chainlink/contracts' MockV3Aggregator; none from a stale one), and a refusal
+// by a cap reads in ETH and in the token's own units.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Address } from "viem";
@@ -10,6 +11,7 @@ import { startApp, type RunningApp } from "../support/app";
 import { chainsSetting, startChain, type LocalChain } from "../support/chain";
 import { deployErc20 } from "../support/contracts";
 import { cliEnv, runCli } from "../support/cli";
+import { deployPriceFeed, setRound } from "../support/price-feeds";
 import { createUser } from "../support/oauth";
 import { db } from "@/lib/db";
 import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
@@ -20,14 +22,21 @@ describe("the CLI in the person's units", { timeout: 180_000 }, () => {
   let app: RunningApp;
   let env: NodeJS.ProcessEnv;
   let token: Address;
+  let staleToken: Address;
   let owner: Address;
 
   before(async () => {
     chain = await startChain();
-    app = await startApp({ env: { CHAINS: chainsSetting(chain) } });
     owner = privateKeyToAccount(generatePrivateKey()).address;
     await chain.fund(owner, "2.5");
     token = await deployErc20(chain, { name: "Test Dollar", symbol: "TUSD", supply: parseEther("1234.5"), holder: owner });
+    staleToken = await deployErc20(chain, { name: "Stale Dollar", symbol: "OLD", supply: parseEther("7"), holder: owner });
+    const eth = await deployPriceFeed(chain, { answer: 2000_00000000n, decimals: 8 });
+    const dollar = await deployPriceFeed(chain, { answer: 1_00000000n, decimals: 8 });
+    const stale = await deployPriceFeed(chain, { answer: 1_00000000n, decimals: 8 });
+    await setRound(chain, stale, { answer: 1_00000000n, updatedAt: BigInt(Math.floor(Date.now() / 1000) - 2 * 3600) });
+    const feeds = { [chain.chainId]: { native: eth, tokens: { [token]: dollar, [staleToken]: stale } } };
+    app = await startApp({ env: { CHAINS: chainsSetting(chain), PRICE_FEEDS: JSON.stringify(feeds), PRICE_CURRENCY: "USD" } });
     // A personal API key as the Clients screen issues one (stored the same way; the screen's passkey step is its own test's).
     const user = await createUser("carol@example.com");
     const credentialId = (
@@ -89,17 +98,25 @@ describe("the CLI in the person's units", { timeout: 180_000 }, () => {
     );
   });
 
-  it("balance shows the coin and the tokens the limits cap, each in its own units; --tokens names others", async () => {
+  it("balance shows the coin and the tokens the limits cap, each in its own units and its value; --tokens names others", async () => {
     const human = await runCli(["balance", "Main"], env);
     assert.equal(human.code, 0, human.stderr);
     const lines = human.stdout.trimEnd().split("\n");
-    assert.match(lines[0], new RegExp(`^2\\.5 ETH\\s+\\(2500000000000000000 wei, Main ${owner} on Local dev chain\\)$`));
-    assert.equal(lines[1], `1234.5 TUSD  (token ${token})`);
+    assert.match(lines[0], new RegExp(`^2\\.5 ETH ≈ \\$5,000\\.00\\s+\\(2500000000000000000 wei, Main ${owner} on Local dev chain\\)$`));
+    assert.equal(lines[1], `1234.5 TUSD ≈ $1,234.50  (token ${token})`);
     assert.equal(lines.length, 2);
+    const priced = JSON.parse((await runCli(["balance", "Main", "--json"], env)).stdout);
+    assert.deepEqual(priced.fiat, { currency: "USD", amount: "5000", text: "$5,000.00" });
+    assert.deepEqual(priced.tokens[0].fiat, { currency: "USD", amount: "1234.5", text: "$1,234.50" });
 
-    const machine = JSON.parse((await runCli(["balance", "Main", "--json", "--tokens", owner], env)).stdout);
-    // An address that is no token: its balance cannot be read, and nothing is guessed.
-    assert.deepEqual(machine.tokens, [{ token: owner, symbol: null, decimals: null, balance: null, formatted: null }]);
+    const machine = JSON.parse((await runCli(["balance", "Main", "--json", "--tokens", `${owner},${staleToken}`], env)).stdout);
+    // An address that is no token: its balance cannot be read, and nothing is guessed. A stale feed gives no value.
+    assert.deepEqual(machine.tokens, [
+      { token: owner, symbol: null, decimals: null, balance: null, formatted: null, fiat: null },
+      { token: staleToken, symbol: "OLD", decimals: 18, balance: parseEther("7").toString(), formatted: "7", fiat: null },
+    ]);
+    const unpriced = await runCli(["balance", "Main", "--tokens", staleToken], env);
+    assert.equal(unpriced.stdout.trimEnd().split("\n")[1], `7 OLD  (token ${staleToken})`);
     const bad = await runCli(["balance", "Main", "--tokens", "usdc"], env);
     assert.equal(bad.code, 1);
     assert.match(bad.stderr, /--tokens takes ERC-20 contract addresses/);

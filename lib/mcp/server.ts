@@ -29,7 +29,8 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "and this client's name as the person sees it.",
   get_balance:
     "The native balance of a granted credential on a configured chain (the only one when chain_id is left out), in wei and " +
-    "formatted, and its balances of the ERC-20 tokens named in `tokens` (by default, those its spending policy caps there).",
+    "formatted, and its balances of the ERC-20 tokens named in `tokens` (by default, those its spending policy caps there); " +
+    "each with `fiat`, its value in the person's currency from the chain's Chainlink feed when one gives a fresh price.",
   sign_message:
     "Asks the person to sign a text message (EIP-191) with an approve-mode credential. " +
     `Returns a pending request with its approval_url at once, or waits up to wait_seconds (≤ ${MAX_WAIT_SECONDS}) for the decision; ` +

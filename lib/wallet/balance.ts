@@ -7,6 +7,8 @@ import { config } from "@/lib/config";
 import { chainById, onChain } from "./chains";
 import { parsePolicy } from "./policy";
 import { tokenMetadata } from "./token-metadata";
+import { priceCurrency, priceOf } from "@/lib/prices/feeds";
+import { moneyValue, type Price } from "@/lib/prices/format";
 
 /** The chain a balance is read on when none is named: the service's only one, or a clear error naming them. */
 function onlyChain() {
@@ -25,21 +27,29 @@ async function cappedTokens(grantId: string, credentialId: string, chainId: numb
   return (parsePolicy(entry?.policy ?? "{}").tokens ?? []).filter((rule) => rule.chain_id === chainId).map((rule) => rule.token);
 }
 
+/** What a balance is worth in the configured currency; null without a fresh price (lib/prices), never a guess. */
+function valueOf(amount: bigint, decimals: number, price: Price | null) {
+  return price && moneyValue(amount, decimals, price, priceCurrency());
+}
+
 /** One token's balance in its own units; what the contract does not answer is null, never a guess. */
 async function tokenBalance(chainId: number, holder: Address, token: Address) {
-  const [metadata, balance] = await Promise.all([
+  const [metadata, balance, price] = await Promise.all([
     tokenMetadata(chainId, token),
     onChain(chainId, (client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] })).catch(
       () => null,
     ),
+    priceOf(chainId, token),
   ]);
   const erc20 = metadata.standard === "erc20" ? metadata : null;
+  const read = balance !== null && erc20;
   return {
     token,
     symbol: erc20?.symbol ?? null,
     decimals: erc20?.decimals ?? null,
     balance: balance === null ? null : balance.toString(),
-    formatted: balance === null || !erc20 ? null : formatUnits(balance, erc20.decimals),
+    formatted: read ? formatUnits(balance, erc20.decimals) : null,
+    fiat: read ? valueOf(balance, erc20.decimals, price) : null,
   };
 }
 
@@ -59,8 +69,9 @@ export async function getBalance(
   const holder = credential.address as Address;
   const asked = tokens ?? (await cappedTokens(agent.grantId, credentialId, chain.id));
   const unique = [...new Set(asked.map((token) => getAddress(token)))];
-  const [wei, tokenBalances] = await Promise.all([
+  const [wei, price, tokenBalances] = await Promise.all([
     onChain(chain.id, (client) => client.getBalance({ address: holder })),
+    priceOf(chain.id, null),
     Promise.all(unique.map((token) => tokenBalance(chain.id, holder, token))),
   ]);
   return {
@@ -71,6 +82,7 @@ export async function getBalance(
     symbol: chain.symbol,
     wei: wei.toString(),
     formatted: formatEther(wei),
+    fiat: valueOf(wei, 18, price),
     tokens: tokenBalances,
   };
 }
