@@ -1,7 +1,8 @@
 // What the person owns and what it is worth, where they decide: Wallets, consent and approval pages show the coin and
 // the tokens their requests named, valued from Chainlink aggregators (@chainlink/contracts' MockV3Aggregator) read on
 // the local chain; a send says what it leaves. A token without a feed, with a stale one or with one that reverts shows
-// no value. With the node stopped, the approval page still renders, says the balance is unavailable, and Approve works.
+// no value. The queue and its notifications value each request's amounts the same way. With the node stopped, the
+// approval page still renders, says the balance is unavailable, and Approve works.
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -173,6 +174,47 @@ describe("balances and their value in money where the person decides", { timeout
     await page.getByRole("button", { name: "Deny" }).click();
     assert.equal((await callback.received).get("error"), "access_denied");
     await callback.close();
+  });
+
+  it("the queue: each request's amounts in dollars, streamed after the list; none from a stale feed", async () => {
+    const { page } = suite.person;
+    await page.setViewportSize(VIEWPORTS[0]);
+    const send = await ask("send_transaction", { chain_id: 31337, to: FRIEND, value: String(parseEther("0.1")) });
+    const tst = await transfer(tokens.tst, "2");
+    const stale = await transfer(tokens.stl, "1");
+    await page.goto(`${suite.app.appUrl}/approvals`);
+    await settled(page);
+    const row = (request: { request_id: string }) => page.locator(`li:has(> div > a[href="/approvals/${request.request_id}"])`);
+    assert.equal(await row(send).locator(".money").innerText(), "0.1 ETH (≈ $200.00)");
+    assert.equal(await row(tst).locator(".money").innerText(), "2 TST (≈ $3.00)");
+    assert.match(await row(stale).innerText(), /^Transfer 1 STL to /);
+    assert.equal(await row(stale).locator(".money").count(), 0);
+    assert.equal(await page.getByText(/STL \(≈/).count(), 0);
+    await page.screenshot({ path: path.join(SCREENSHOTS, "queue-values-phone.png"), fullPage: true });
+  });
+
+  it("a new request's notification carries its amount's value", async () => {
+    const { context, page } = suite.person;
+    await context.grantPermissions(["notifications"], { origin: suite.app.appUrl });
+    // Each notification the page shows, recorded (the npm-packaged headless Chromium reports "denied" whatever was granted).
+    await context.addInitScript(() => {
+      const shown: string[] = [];
+      (window as unknown as { shownNotifications: string[] }).shownNotifications = shown;
+      window.Notification = class extends window.Notification {
+        static get permission(): NotificationPermission {
+          return "granted";
+        }
+        constructor(title: string, options?: NotificationOptions) {
+          super(title, options);
+          shown.push(options?.body ?? "");
+        }
+      } as typeof Notification;
+    });
+    await page.goto(`${suite.app.appUrl}/approvals`);
+    await settled(page);
+    await ask("send_transaction", { chain_id: 31337, to: FRIEND, value: String(parseEther("0.2")) });
+    const shown = await page.waitForFunction(() => (window as unknown as { shownNotifications: string[] }).shownNotifications[0]);
+    assert.match(String(await shown.jsonValue()), /^Send 0\.2 ETH to \S+ on [^·]+ · 0\.2 ETH \(≈ \$400\.00\) · /);
   });
 
   it("with the node stopped the approval page renders, says the balance is unavailable, and Approve signs", async () => {
