@@ -58,13 +58,14 @@ export async function generateMetadata(): Promise<Metadata> {
 export default async function ApprovalsPage() {
   const user = await requireUser("/approvals");
   const [{ requests: listed, waiting }, names] = await Promise.all([approvalsOf(user.id), contactNames(user.id)]);
-  // Each request says what it is in the sentence its own page opens with, with its risk as a chip, and what its
-  // amounts are worth, streamed in after the list.
+  // Each request says what it is in the sentence its own page opens with, with its risk as a chip, and, while it
+  // waits, what its amounts are worth, streamed in after the list (a decided one's value today is not the one it was
+  // decided at: docs/decisions/0018-balances-and-prices.md).
   const requests = listed.map((request) => ({
     ...request,
     headline: headlineOf(request.description, request.credentialName, names),
     chip: request.risk && riskChip(request.risk),
-    values: valuedAmounts(headlineAmounts(request.description)),
+    values: valuedAmounts(request.status === "pending" ? headlineAmounts(request.description) : []),
   }));
   const pending = requests.filter((request) => request.status === "pending");
   const decided = requests.filter((request) => request.status !== "pending");

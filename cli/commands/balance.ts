@@ -35,8 +35,9 @@ export async function run(ctx: Context): Promise<number> {
   // The coin first, as before; each token below it in its own units (a contract that does not answer says so), each
   // with its value when the service gives one (servers before it do not).
   const worth = (fiat: { text: string } | null | undefined) => (fiat ? ` ≈ ${fiat.text}` : "");
+  const where = `${credential.name} ${balance.address} on ${balance.chain_name}`;
   const lines = [
-    `${balance.formatted} ${balance.symbol}${worth(balance.fiat)}  (${balance.wei} wei, ${credential.name} ${balance.address} on ${balance.chain_name})`,
+    `${balance.formatted} ${balance.symbol}${worth(balance.fiat)}  (${balance.wei} wei, ${where})`,
     ...balance.tokens.map((token) =>
       token.formatted !== null
         ? `${token.formatted} ${token.symbol}${worth(token.fiat)}  (token ${token.token})`
