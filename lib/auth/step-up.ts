@@ -78,10 +78,12 @@ export const guarded = {
     decision: { name },
     label: "Renaming a wallet",
   }),
-  issueApiKey: (key: { name: string; credentials: unknown }): GuardedOperation => ({
+  /** With an allowance in the grant set, bound to its delegations' hashes and answerable only by `allow`, as giveAllowance. */
+  issueApiKey: (key: { name: string; credentials: unknown }, allow?: string[]): GuardedOperation => ({
     purpose: "api-key",
     subject: "api-key",
     decision: key,
+    allow,
     label: "Issuing an API key",
   }),
   /** Only `passkeyId`, the passkey the key is sealed under, may answer (its PRF output seals the key). */

@@ -2,10 +2,15 @@ import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { systemClock, type Clock } from "@/lib/clock";
-import { readySignedAllowance, sealingPasskeys } from "@/lib/allowances/ceremony";
-import { allowanceBinding } from "@/lib/allowances/signing";
 import { approveAuthorizationRequest, ConsentRequestError, loadAuthorizationRequest } from "./consent";
-import { boundGrantSetSchema, grantSetSchema } from "./grants";
+import {
+  boundGrantSet,
+  boundGrantSetSchema,
+  grantSetApprovers,
+  grantSetSchema,
+  normalizedGrantSet,
+  readyGrantSetAllowance,
+} from "./grants";
 
 /** What the person decides on the consent screen, as approved: an allowance comes signed. */
 export const consentDecisionSchema = z.object({ credentials: grantSetSchema, stayConnected: z.boolean() });
@@ -14,20 +19,8 @@ export type ConsentDecision = z.infer<typeof consentDecisionSchema>;
 export const consentChoiceSchema = z.object({ credentials: boundGrantSetSchema, stayConnected: z.boolean() });
 type ConsentChoice = z.infer<typeof consentChoiceSchema>;
 
-/** One encoding per decision, whatever order the page listed the credentials in. */
 function normalized(choice: ConsentChoice) {
-  const credentials = [...choice.credentials].sort((a, b) => (a.credentialId < b.credentialId ? -1 : 1));
-  return { credentials, stayConnected: choice.stayConnected };
-}
-
-/** The decision as its passkey approval was bound: each signed allowance by its delegations' hashes. */
-function bound(decision: ConsentDecision): ConsentChoice {
-  return {
-    ...decision,
-    credentials: decision.credentials.map(({ allowance, ...entry }) =>
-      allowance ? { ...entry, allowance: allowanceBinding(allowance) } : entry,
-    ),
-  };
+  return { credentials: normalizedGrantSet(choice.credentials), stayConnected: choice.stayConnected };
 }
 
 async function assertPending(requestId: string, clock: Clock) {
@@ -48,8 +41,7 @@ async function assertPending(requestId: string, clock: Clock) {
  */
 export async function consentOptions(userId: string, requestId: string, choice: ConsentChoice, clock: Clock = systemClock) {
   await assertPending(requestId, clock);
-  const allowance = choice.credentials.find((entry) => entry.allowance);
-  const allow = allowance ? await sealingPasskeys(userId, allowance.credentialId) : undefined;
+  const allow = await grantSetApprovers(userId, choice.credentials);
   return stepUpOptions(userId, "consent", requestId, normalized(choice), { allow }, clock);
 }
 
@@ -65,9 +57,9 @@ export async function approveConsentWithPasskey(
   assertion: AuthenticationResponseJSON,
   clock: Clock = systemClock,
 ) {
-  await verifyStepUp(userId, "consent", requestId, normalized(bound(decision)), assertion, clock);
-  const entry = decision.credentials.find((candidate) => candidate.allowance);
-  const allowance = entry?.allowance ? await readySignedAllowance(userId, entry.credentialId, entry.allowance) : undefined;
+  const bound = { credentials: boundGrantSet(decision.credentials), stayConnected: decision.stayConnected };
+  await verifyStepUp(userId, "consent", requestId, normalized(bound), assertion, clock);
+  const allowance = await readyGrantSetAllowance(userId, decision.credentials);
   const { location } = await approveAuthorizationRequest(
     { requestId, userId, credentials: decision.credentials, stayConnected: decision.stayConnected, allowance },
     clock,

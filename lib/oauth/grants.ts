@@ -3,7 +3,9 @@ import { AppError } from "@/lib/http/errors";
 import type { Tx } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
 import { APPROVAL_MODES, policySchema } from "@/contract";
-import { allowanceBindingSchema, signedAllowanceSchema } from "@/lib/allowances/ceremony";
+import { allowanceBindingSchema, readySignedAllowance, sealingPasskeys, signedAllowanceSchema } from "@/lib/allowances/ceremony";
+import { allowanceBinding } from "@/lib/allowances/signing";
+import type { ReadyAllowance } from "@/lib/allowances/allowances";
 
 const entry = z.object({ credentialId: z.string().min(1).max(100), mode: z.enum(APPROVAL_MODES), policy: policySchema.optional() });
 
@@ -38,6 +40,35 @@ export const grantSetSchema = grantSetWith(signedAllowanceSchema);
 /** The same choice before signing, as the passkey approval binds it: each allowance by its delegations' hashes. */
 export const boundGrantSetSchema = grantSetWith(allowanceBindingSchema);
 export type GrantSet = z.infer<typeof grantSetSchema>;
+type BoundGrantSet = z.infer<typeof boundGrantSetSchema>;
+
+/** One encoding per grant set, whatever order the page listed the credentials in. */
+export function normalizedGrantSet<T extends { credentialId: string }>(entries: T[]): T[] {
+  return [...entries].sort((a, b) => (a.credentialId < b.credentialId ? -1 : 1));
+}
+
+/** The grant set as its passkey approval was bound: each signed allowance by its delegations' hashes. */
+export function boundGrantSet(credentials: GrantSet): BoundGrantSet {
+  return credentials.map(({ allowance, ...entry }) => (allowance ? { ...entry, allowance: allowanceBinding(allowance) } : entry));
+}
+
+/**
+ * The passkeys that may approve this grant set: with an allowance, only those that sealed that wallet's key, since
+ * the same tap unseals the key that signs it; otherwise any of the person's (undefined).
+ */
+export async function grantSetApprovers(userId: string, credentials: BoundGrantSet): Promise<string[] | undefined> {
+  const entry = credentials.find((candidate) => candidate.allowance);
+  return entry ? sealingPasskeys(userId, entry.credentialId) : undefined;
+}
+
+/**
+ * The allowance signed in an approved grant set, checked and with its account given the DeleGator's code (the relay):
+ * ready to store in the transaction that creates the grant. Undefined when the set has none.
+ */
+export async function readyGrantSetAllowance(userId: string, credentials: GrantSet): Promise<ReadyAllowance | undefined> {
+  const entry = credentials.find((candidate) => candidate.allowance);
+  return entry?.allowance ? readySignedAllowance(userId, entry.credentialId, entry.allowance) : undefined;
+}
 
 /** Creates a grant after checking that every credential belongs to the user. */
 export async function createGrant(

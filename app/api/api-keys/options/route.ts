@@ -1,4 +1,4 @@
 import { appRoute } from "@/lib/routes/app-route";
-import { apiKeyOptions, apiKeyRequestSchema } from "@/lib/oauth/api-keys";
+import { apiKeyChoiceSchema, apiKeyOptions } from "@/lib/oauth/api-keys";
 
-export const POST = appRoute(apiKeyRequestSchema, (request, { user }) => apiKeyOptions(user.id, request));
+export const POST = appRoute(apiKeyChoiceSchema, (request, { user }) => apiKeyOptions(user.id, request));
