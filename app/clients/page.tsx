@@ -15,6 +15,11 @@ export default async function ClientsPage() {
     listCredentials(user.id),
     listContacts(user.id),
   ]);
+  // chains that offer allowances, and the wallets whose key can sign one
+  const allowance = {
+    chains: allowanceChains(),
+    wallets: credentials.filter((credential) => credential.kind === "evm").map((credential) => credential.id),
+  };
   const rows: ClientRow[] = clients.map((client) => ({
     ...client,
     connectedAt: client.connectedAt.toISOString(),
@@ -34,16 +39,19 @@ export default async function ClientsPage() {
           clients={rows.filter((row) => row.kind === "oauth")}
           contacts={contacts}
           emptyText="No application is connected."
-          allowance={{
-            chains: allowanceChains(),
-            wallets: credentials.filter((credential) => credential.kind === "evm").map((credential) => credential.id),
-          }}
+          allowance={allowance}
         />
         <h2>Personal API keys</h2>
-        <ClientsList clients={rows.filter((row) => row.kind === "api_key")} contacts={contacts} emptyText="No API keys yet." />
+        <ClientsList
+          clients={rows.filter((row) => row.kind === "api_key")}
+          contacts={contacts}
+          emptyText="No API keys yet."
+          allowance={allowance}
+        />
         <CreateApiKeyForm
           baseUrl={config().baseUrl}
           contacts={contacts}
+          allowanceChains={allowance.chains}
           credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
         />
       </main>

@@ -6,7 +6,7 @@ import { fromBase64Url, toBase64Url, unsealPrivateKey } from "@/lib/wallet/seal"
 import { callApi } from "./api";
 
 /** SimpleWebAuthn's ceremony, loaded with the first one: the pages that offer a passkey action are usable before it arrives. */
-async function startAuthentication(...args: Parameters<typeof import("@simplewebauthn/browser").startAuthentication>) {
+export async function startAuthentication(...args: Parameters<typeof import("@simplewebauthn/browser").startAuthentication>) {
   return (await import("@simplewebauthn/browser")).startAuthentication(...args);
 }
 

@@ -2,7 +2,6 @@
 
 import { useState } from "react";
 import { callApi } from "@/components/browser/api";
-import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
@@ -13,7 +12,8 @@ import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
 import { GrantAllowance } from "./grant-allowance";
 import type { AllowanceChain } from "@/components/grants/allowance-picker";
-import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
+import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 
 /** A connected client as the page receives it: lib's shape with dates serialized. */
 export type ClientRow = Omit<ConnectedClient, "connectedAt" | "lastUsedAt"> & { connectedAt: string; lastUsedAt: string | null };
@@ -32,7 +32,7 @@ export function ClientsList({
   contacts: Contact[];
   emptyText: string;
   /** chains that offer allowances, and the person's wallets whose key can sign one (evm, by id) */
-  allowance?: { chains: AllowanceChain[]; wallets: string[] };
+  allowance: { chains: AllowanceChain[]; wallets: string[] };
 }) {
   const { busy, error, run } = useAction();
 
@@ -103,7 +103,6 @@ export function ClientsList({
               )}
               <ClientAllowances allowances={client.allowances} />
               {client.status === "active" &&
-                allowance &&
                 allowance.chains.length > 0 &&
                 client.credentials
                   .filter((credential) => allowance.wallets.includes(credential.id))
@@ -133,50 +132,63 @@ export function ClientsList({
   );
 }
 
-/** Issue a personal API key for a grant set, approved with a passkey; the key is shown once. */
+/**
+ * Issue a personal API key for a grant set, approved with a passkey; the key is shown once. With an allowance, the
+ * same tap signs it, as at consent: the key, its grant and the allowance exist together or not at all.
+ */
 export function CreateApiKeyForm({
   credentials,
   contacts,
   baseUrl,
+  allowanceChains,
 }: {
   credentials: PickableCredential[];
   contacts: Contact[];
   baseUrl: string;
+  allowanceChains: AllowanceChain[];
 }) {
   const { busy, error, run } = useAction();
   const [name, setName] = useState("");
-  const [choice, setChoice] = useState(() => emptyChoice(credentials));
+  const [choice, setChoice] = useState(() => emptyChoice(credentials, allowanceChains));
   const [created, setCreated] = useState<{ name: string; key: string } | null>(null);
 
   const create = () =>
     run(async () => {
       setCreated(null);
-      const request = { name: name.trim(), credentials: chosenGrantSet({ ...emptyChoice(credentials), ...choice }) };
-      const assertion = await approveWithPasskey("/api/api-keys/options", request);
-      setCreated(await callApi<{ name: string; key: string }>("/api/api-keys", { ...request, assertion }));
+      const key = name.trim();
+      setCreated(
+        await approveGrantSet(
+          { ...emptyChoice(credentials, allowanceChains), ...choice },
+          (chosen) => callApi<PublicKeyCredentialRequestOptionsJSON>("/api/api-keys/options", { name: key, credentials: chosen }),
+          (chosen, assertion) => callApi<{ name: string; key: string }>("/api/api-keys", { name: key, credentials: chosen, assertion }),
+        ),
+      );
       setName("");
-      setChoice(emptyChoice(credentials));
+      setChoice(emptyChoice(credentials, allowanceChains));
     });
 
   return (
     <form
       className="card"
+      aria-labelledby="new-api-key-heading"
       onSubmit={(event) => {
         event.preventDefault();
         void create();
       }}
     >
-      <h2>New API key</h2>
+      <h2 id="new-api-key-heading">New API key</h2>
       <p className="muted small">
-        For scripts and servers. It works like a connected client with exactly this grant; signatures still wait for your passkey.
+        For scripts and servers. It works like a connected client with exactly this grant; signatures still wait for your passkey
+        {allowanceChains.length > 0 && ", except payments within an allowance you sign here, which the chain enforces"}.
       </p>
       <label htmlFor="key-name">Key name</label>
       <input id="key-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
       <GrantSetPicker
         credentials={credentials}
-        choice={{ ...emptyChoice(credentials), ...choice }}
+        choice={{ ...emptyChoice(credentials, allowanceChains), ...choice }}
         onChange={setChoice}
         contacts={contacts}
+        allowanceChains={allowanceChains}
       />
       <div>
         <button type="submit" className="primary" disabled={busy}>

@@ -57,6 +57,7 @@ export function GrantAllowance({
       </summary>
       <AllowancePicker
         credential={credential}
+        scope={`${grantId}-${credential.id}`}
         chains={chains}
         form={form}
         review={review}

@@ -1,13 +1,12 @@
 "use client";
 
 import { useState } from "react";
-import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
+import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
 import type { Contact } from "@/lib/wallet/address-book";
-import { chosenGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
-import { reviewedAllowance, signReviewedAllowance, type AllowanceChain } from "@/components/grants/allowance-picker";
-import { allowanceBinding } from "@/lib/allowances/signing";
+import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
+import type { AllowanceChain } from "@/components/grants/allowance-picker";
 
 /**
  * The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. With an
@@ -46,26 +45,13 @@ export function ConsentForm({
   }
 
   const approve = () =>
-    decide(async () => {
-      const chosen = { ...emptyChoice(credentials, allowanceChains), ...choice };
-      const grantSet = chosenGrantSet(chosen);
-      const withAllowance = grantSet.find((entry) => entry.mode === "allowance");
+    decide(() => {
       const path = `/api/consent/${encodeURIComponent(requestId)}`;
-      if (!withAllowance) {
-        const decision = { credentials: grantSet, stayConnected };
-        const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, decision);
-        const assertion = await startAuthentication({ optionsJSON });
-        return callApi<{ location: string }>(`${path}/approve`, { ...decision, assertion });
-      }
-      const prepared = reviewedAllowance(chosen[withAllowance.credentialId].review);
-      const withEntry = (allowance: unknown) =>
-        grantSet.map((entry) => (entry.credentialId === withAllowance.credentialId ? { ...entry, allowance } : entry));
-      const optionsJSON = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, {
-        credentials: withEntry(allowanceBinding(prepared)),
-        stayConnected,
-      });
-      const { assertion, allowance } = await signReviewedAllowance(prepared, optionsJSON);
-      return callApi<{ location: string }>(`${path}/approve`, { credentials: withEntry(allowance), stayConnected, assertion });
+      return approveGrantSet(
+        { ...emptyChoice(credentials, allowanceChains), ...choice },
+        (credentials) => callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, { credentials, stayConnected }),
+        (credentials, assertion) => callApi<{ location: string }>(`${path}/approve`, { credentials, stayConnected, assertion }),
+      );
     });
 
   const deny = () => decide(() => callApi<{ location: string }>(`/api/consent/${encodeURIComponent(requestId)}/deny`));

@@ -150,8 +150,11 @@ export function AllowancePicker({
   review,
   onChange,
   contacts,
+  scope = credential.id,
 }: {
   credential: { id: string; name: string; address: string };
+  /** what makes its fields' ids unique on the page: /clients may show several pickers for one wallet */
+  scope?: string;
   chains: AllowanceChain[];
   form: AllowanceForm;
   review: AllowanceReview | undefined;
@@ -161,7 +164,7 @@ export function AllowancePicker({
 }) {
   const [busy, setBusy] = useState(false);
   const name = credential.name;
-  const id = (field: string) => `allowance-${field}-${credential.id}`;
+  const id = (field: string) => `allowance-${field}-${scope}`;
   const chain = chains.find((candidate) => candidate.id === form.chainId);
   const set = (patch: Partial<AllowanceForm>) => onChange({ ...form, ...patch });
 

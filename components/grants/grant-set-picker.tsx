@@ -1,8 +1,19 @@
 "use client";
 
+import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { Contact } from "@/lib/wallet/address-book";
+import { startAuthentication } from "@/components/browser/passkey";
+import { allowanceBinding } from "@/lib/allowances/signing";
 import { NEW_LIMITS, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
-import { AllowancePicker, newAllowanceForm, type AllowanceChain, type AllowanceForm, type AllowanceReview } from "./allowance-picker";
+import {
+  AllowancePicker,
+  newAllowanceForm,
+  reviewedAllowance,
+  signReviewedAllowance,
+  type AllowanceChain,
+  type AllowanceForm,
+  type AllowanceReview,
+} from "./allowance-picker";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
 type Mode = "read" | "approve" | "allowance";
@@ -18,10 +29,35 @@ export function emptyChoice(credentials: PickableCredential[], chains: Allowance
 }
 
 /** The grant set to send: per included credential its mode and, for approve, the spending policy it was given. */
-export function chosenGrantSet(choice: GrantChoice) {
+function chosenGrantSet(choice: GrantChoice) {
   return Object.entries(choice)
     .filter(([, entry]) => entry.included)
     .map(([credentialId, entry]) => ({ credentialId, mode: entry.mode, policy: entry.mode === "approve" ? policyOfChoice(entry) : {} }));
+}
+
+type ChosenEntry = ReturnType<typeof chosenGrantSet>[number];
+
+/**
+ * One passkey tap approving a grant set (at consent, or issuing an API key): `options` gets the challenge bound to the
+ * set, `submit` sends the set with the assertion. With an allowance in it, the challenge is bound to the delegations'
+ * hashes and the same tap unseals the wallet's key, which signs exactly the allowance the page stated in words.
+ */
+export async function approveGrantSet<T>(
+  choice: GrantChoice,
+  options: (credentials: (ChosenEntry & { allowance?: unknown })[]) => Promise<PublicKeyCredentialRequestOptionsJSON>,
+  submit: (credentials: (ChosenEntry & { allowance?: unknown })[], assertion: AuthenticationResponseJSON) => Promise<T>,
+): Promise<T> {
+  const grantSet = chosenGrantSet(choice);
+  const withAllowance = grantSet.find((entry) => entry.mode === "allowance");
+  if (!withAllowance) {
+    const optionsJSON = await options(grantSet);
+    return submit(grantSet, (await startAuthentication({ optionsJSON })) as AuthenticationResponseJSON);
+  }
+  const prepared = reviewedAllowance(choice[withAllowance.credentialId].review);
+  const withEntry = (allowance: unknown) =>
+    grantSet.map((entry) => (entry.credentialId === withAllowance.credentialId ? { ...entry, allowance } : entry));
+  const { assertion, allowance } = await signReviewedAllowance(prepared, await options(withEntry(allowanceBinding(prepared))));
+  return submit(withEntry(allowance), assertion);
 }
 
 function shortAddress(address: string) {
