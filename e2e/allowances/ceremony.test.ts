@@ -17,17 +17,11 @@ import { deployFramework, frameworksSetting } from "../support/delegation-framew
 import { deployErc20 } from "../support/contracts";
 import { agentAsks, connectAgent, newPerson, redirected, type Person } from "../support/consent";
 import { finishAndConnect } from "../support/mcp-client";
+import { fillAllowanceFields, reviewedWords, type AllowanceForm } from "../support/allowance-picker";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
-type AllowanceForm = {
-  coin?: string;
-  token?: { address: Address; amount: string };
-  recipient: Address;
-  transactions: number;
-  over: "ask" | "refuse";
-};
 
 const DAY = 86_400;
 
@@ -75,28 +69,6 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     assert.equal(await mode.inputValue(), "read", "allowance is never the default");
     await mode.selectOption("allowance");
     await fillAllowanceFields(page, form);
-  }
-
-  /** The allowance picker's fields for "Main" (consent and /clients share it), then its review. */
-  async function fillAllowanceFields(page: Page, form: AllowanceForm) {
-    if (form.coin) await page.getByLabel("ETH per period for Main").fill(form.coin);
-    if (form.token) {
-      await page.getByRole("button", { name: "Add a token for Main" }).click();
-      await page.getByLabel("Token 1 contract for Main").fill(form.token.address);
-      await page.getByLabel("Token 1 per period for Main").fill(form.token.amount);
-    }
-    await page.getByLabel("Allowed recipients for Main").fill(form.recipient);
-    assert.equal(await page.getByLabel("Allowance period for Main").inputValue(), "day");
-    assert.equal(await page.getByLabel("Days until the allowance ends (at most 30) for Main").inputValue(), "7");
-    await page.getByLabel("Number of transactions for Main").fill(String(form.transactions));
-    await page.getByLabel("Above the allowance for Main").selectOption(form.over);
-    await page.getByRole("button", { name: "Review allowance for Main" }).click();
-  }
-
-  async function reviewedWords(page: Page): Promise<string[]> {
-    const review = page.getByRole("region", { name: "Allowance you sign for Main" });
-    await review.waitFor();
-    return review.getByRole("listitem").allTextContents();
   }
 
   /** The person consents with an allowance; the agent is connected with the grant. */
