@@ -10,7 +10,7 @@ import { randomId } from "@/lib/crypto";
 import { db, type Tx } from "@/lib/db";
 import type { Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
-import { onChain } from "@/lib/wallet/chains";
+import { chainById, ChainError, onChain } from "@/lib/wallet/chains";
 import {
   delegationFromJson,
   delegationToJson,
@@ -84,8 +84,19 @@ async function ensureDeleGator(chainId: number, framework: Framework, delegator:
     throw new AllowanceError("The EIP-7702 authorization must name the DeleGator of this chain.");
   const signer = await recoverAuthorizationAddress({ authorization });
   if (signer !== delegator) throw new AllowanceError("The EIP-7702 authorization was not signed by this account.");
-  const sent = await relay(chainId, { to: delegator, data: "0x", gas: 100_000n, authorizationList: [authorization] }, async () => {});
-  const receipt = await sent.receipt();
+  let receipt;
+  try {
+    const sent = await relay(chainId, { to: delegator, data: "0x", gas: 100_000n, authorizationList: [authorization] }, async () => {});
+    receipt = await sent.receipt();
+  } catch (error) {
+    // The relayer's trouble (no funds, a node refusing it), not the person's: said so, rather than in the RPC's words alone.
+    if (!(error instanceof ChainError)) throw error;
+    throw new AllowanceError(
+      `The relayer could not send the transaction that lets ${chainById(chainId).name} enforce the allowance (${error.message}). ` +
+        "Nothing was created; try again later.",
+      502,
+    );
+  }
   const after = ((await onChain(chainId, (client) => client.getCode({ address: delegator }))) ?? "0x").toLowerCase();
   if (receipt.status !== "success" || after !== delegatedCode(implementation))
     throw new AllowanceError("The EIP-7702 authorization did not take effect.", 409);

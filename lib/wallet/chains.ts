@@ -5,7 +5,7 @@ import { AppError } from "@/lib/http/errors";
 /** An RPC that does not answer within this bound is a clear error, not a hang. */
 const RPC_TIMEOUT_MS = 8_000;
 
-class ChainError extends AppError {
+export class ChainError extends AppError {
   constructor(message: string) {
     super("chain_error", message, 502);
   }
