@@ -4,6 +4,7 @@ import { config } from "@/lib/config";
 import { listConnectedClients } from "@/lib/oauth/connected-clients";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listContacts } from "@/lib/wallet/address-book";
+import { nativeCoin } from "@/lib/wallet/policy-presets";
 import { allowanceChains } from "@/lib/allowances/settings";
 import { AppHeader } from "@/components/nav/app-header";
 import { ClientsList, CreateApiKeyForm, type ClientRow } from "@/components/clients/clients-panel";
@@ -25,6 +26,7 @@ export default async function ClientsPage() {
     connectedAt: client.connectedAt.toISOString(),
     lastUsedAt: client.lastUsedAt?.toISOString() ?? null,
   }));
+  const coin = nativeCoin(config().chains);
   return (
     <>
       <AppHeader email={user.email} />
@@ -38,6 +40,7 @@ export default async function ClientsPage() {
         <ClientsList
           clients={rows.filter((row) => row.kind === "oauth")}
           contacts={contacts}
+          coin={coin}
           emptyText="No application is connected."
           allowance={allowance}
         />
@@ -45,12 +48,14 @@ export default async function ClientsPage() {
         <ClientsList
           clients={rows.filter((row) => row.kind === "api_key")}
           contacts={contacts}
+          coin={coin}
           emptyText="No API keys yet."
           allowance={allowance}
         />
         <CreateApiKeyForm
           baseUrl={config().baseUrl}
           contacts={contacts}
+          coin={coin}
           allowanceChains={allowance.chains}
           credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
         />

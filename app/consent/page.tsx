@@ -4,6 +4,8 @@ import { ConsentRequestError, loadAuthorizationRequest } from "@/lib/oauth/conse
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listContacts } from "@/lib/wallet/address-book";
 import { allowanceChains } from "@/lib/allowances/settings";
+import { config } from "@/lib/config";
+import { nativeCoin } from "@/lib/wallet/policy-presets";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/wallets-panel";
@@ -123,6 +125,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
         offlineRequested={offlineRequested}
         contacts={contacts}
         allowanceChains={allowanceChains()}
+        coin={nativeCoin(config().chains)}
         credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
       />
       {credentials.length === 0 ? (

@@ -5,6 +5,7 @@ import { callApi } from "@/components/browser/api";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
+import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import { startAuthentication } from "@simplewebauthn/browser";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import { ClientAllowances, signRevocations, type RevocationCeremony } from "./client-allowances";
@@ -25,11 +26,14 @@ function when(iso: string | null) {
 export function ClientsList({
   clients,
   contacts,
+  coin,
   emptyText,
   allowance,
 }: {
   clients: ClientRow[];
   contacts: Contact[];
+  /** The configured chains' coin, which spending limits are typed in. */
+  coin: NativeCoin;
   emptyText: string;
   /** chains that offer allowances, and the person's wallets whose key can sign one (evm, by id) */
   allowance: { chains: AllowanceChain[]; wallets: string[] };
@@ -98,6 +102,7 @@ export function ClientsList({
                       grantId={client.grantId}
                       credential={{ ...credential, limits: credential.limits }}
                       contacts={contacts}
+                      coin={coin}
                     />
                   ),
               )}
@@ -139,11 +144,13 @@ export function ClientsList({
 export function CreateApiKeyForm({
   credentials,
   contacts,
+  coin,
   baseUrl,
   allowanceChains,
 }: {
   credentials: PickableCredential[];
   contacts: Contact[];
+  coin: NativeCoin;
   baseUrl: string;
   allowanceChains: AllowanceChain[];
 }) {
@@ -189,6 +196,7 @@ export function CreateApiKeyForm({
         onChange={setChoice}
         contacts={contacts}
         allowanceChains={allowanceChains}
+        coin={coin}
       />
       <div>
         <button type="submit" className="primary" disabled={busy}>

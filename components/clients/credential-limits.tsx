@@ -8,7 +8,7 @@ import { callApi } from "@/components/browser/api";
 import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import { choiceOfPolicy, LimitsPicker, policyOfChoice } from "@/components/grants/limits-picker";
-import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
+import { POLICY_PRESETS, type NativeCoin } from "@/lib/wallet/policy-presets";
 import type { Contact } from "@/lib/wallet/address-book";
 
 type Limits = Pick<PolicyView, "policy" | "remaining">;
@@ -23,7 +23,7 @@ function summary(limits: Limits, contacts: Contact[]): string {
   const rules = limitsInWords(limits, {
     recipients: (addresses) => addresses.map((address) => nameOf(address, contacts)).join(", ") || "nobody",
   });
-  return rules.length ? rules.join(" · ") : POLICY_PRESETS.ask.label;
+  return rules.length ? rules.join(" · ") : POLICY_PRESETS.ask.label();
 }
 
 /** How much of a rolling cap is held, as a bar with its words beside it. */
@@ -46,10 +46,12 @@ export function CredentialLimits({
   grantId,
   credential,
   contacts,
+  coin,
 }: {
   grantId: string;
   credential: { id: string; name: string; limits: Limits };
   contacts: Contact[];
+  coin: NativeCoin;
 }) {
   const { busy, error, status, run } = useAction();
   const [choice, setChoice] = useState(() => choiceOfPolicy(credential.limits.policy));
@@ -106,6 +108,7 @@ export function CredentialLimits({
             choice={choice}
             onChange={setChoice}
             contacts={contacts}
+            coin={coin}
           />
           <button type="submit" className="primary" disabled={busy}>
             Save limits for {credential.name}

@@ -5,6 +5,7 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/brow
 import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
 import type { Contact } from "@/lib/wallet/address-book";
+import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 import type { AllowanceChain } from "@/components/grants/allowance-picker";
 
@@ -18,10 +19,13 @@ export function ConsentForm({
   contacts,
   offlineRequested,
   allowanceChains,
+  coin,
 }: {
   requestId: string;
   credentials: PickableCredential[];
   contacts: Contact[];
+  /** The configured chains' coin, which spending limits are typed in. */
+  coin: NativeCoin;
   offlineRequested: boolean;
   allowanceChains: AllowanceChain[];
 }) {
@@ -73,6 +77,7 @@ export function ConsentForm({
               choice={{ ...emptyChoice(credentials, allowanceChains), ...choice }}
               onChange={setChoice}
               contacts={contacts}
+              coin={coin}
               allowanceChains={allowanceChains}
             />
           </>

@@ -4,6 +4,7 @@ import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON 
 import type { Contact } from "@/lib/wallet/address-book";
 import { startAuthentication } from "@/components/browser/passkey";
 import { allowanceBinding } from "@/lib/allowances/signing";
+import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import { NEW_LIMITS, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
 import {
   AllowancePicker,
@@ -73,12 +74,14 @@ export function GrantSetPicker({
   choice,
   onChange,
   contacts,
+  coin,
   allowanceChains = [],
 }: {
   credentials: PickableCredential[];
   choice: GrantChoice;
   onChange: (next: GrantChoice) => void;
   contacts: Contact[];
+  coin: NativeCoin;
   allowanceChains?: AllowanceChain[];
 }) {
   return (
@@ -122,7 +125,14 @@ export function GrantSetPicker({
               </select>
             </div>
             {entry.included && entry.mode === "approve" && (
-              <LimitsPicker credentialId={credential.id} name={credential.name} choice={entry} onChange={update} contacts={contacts} />
+              <LimitsPicker
+                credentialId={credential.id}
+                name={credential.name}
+                choice={entry}
+                onChange={update}
+                contacts={contacts}
+                coin={coin}
+              />
             )}
             {entry.included && entry.mode === "allowance" && (
               <AllowancePicker

@@ -4,6 +4,7 @@ import type { Policy } from "@/contract";
 import type { Contact } from "@/lib/wallet/address-book";
 import { ContactPicks } from "./contact-picks";
 import {
+  coinNote,
   customLimitsOf,
   customPolicy,
   NO_CUSTOM_LIMITS,
@@ -11,6 +12,7 @@ import {
   presetOf,
   presetPolicy,
   type CustomLimits,
+  type NativeCoin,
   type PresetKey,
 } from "@/lib/wallet/policy-presets";
 
@@ -42,6 +44,7 @@ export function LimitsPicker({
   choice,
   onChange,
   contacts,
+  coin,
 }: {
   credentialId: string;
   name: string;
@@ -49,6 +52,8 @@ export function LimitsPicker({
   onChange: (next: LimitsChoice) => void;
   /** The address book, offered as allowed recipients in one click. */
   contacts: Contact[];
+  /** The configured chains' coin, which the amounts are in. */
+  coin: NativeCoin;
 }) {
   const custom = (patch: Partial<CustomLimits>) => onChange({ ...choice, custom: { ...choice.custom, ...patch } });
   const field = (
@@ -89,7 +94,7 @@ export function LimitsPicker({
       >
         {Object.entries(POLICY_PRESETS).map(([key, preset]) => (
           <option key={key} value={key}>
-            {preset.label}
+            {preset.label(coin)}
           </option>
         ))}
         <option value="custom">Custom</option>
@@ -101,9 +106,9 @@ export function LimitsPicker({
       </p>
       {choice.limits === "custom" && (
         <div className="stack">
-          {field("perTransaction", "Per transaction (ETH)", { inputMode: "decimal" })}
-          {field("perDay", "Per day (ETH)", { inputMode: "decimal" })}
-          {field("perWeek", "Per week (ETH)", { inputMode: "decimal" })}
+          {field("perTransaction", `Per transaction ${coinNote(coin)}`, { inputMode: "decimal" })}
+          {field("perDay", `Per day ${coinNote(coin)}`, { inputMode: "decimal" })}
+          {field("perWeek", `Per week ${coinNote(coin)}`, { inputMode: "decimal" })}
           {field("recipients", "Allowed recipients", { rows: 2, placeholder: "0x… one per line; empty: anyone" })}
           <ContactPicks
             contacts={contacts}

@@ -14,7 +14,6 @@ import { startChain, type LocalChain } from "../support/chain";
 import { deployErc20 } from "../support/contracts";
 import { newPerson, type Person } from "../support/consent";
 import { connectWithBearer } from "../support/mcp-client";
-import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
 import { db } from "@/lib/db";
 
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
@@ -53,7 +52,7 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await page.getByLabel("Key name").fill("Budget bot");
     await page.getByRole("checkbox", { name: "Main", exact: true }).check();
     await page.getByLabel("Approval mode for Main").selectOption("approve");
-    await page.getByLabel("Spending limits for Main").selectOption({ label: POLICY_PRESETS.small.label });
+    await page.getByLabel("Spending limits for Main").selectOption({ label: "Up to 0.05 DEV a transaction, 0.2 DEV a day" });
     // On by default and in view beside the preset, not under the custom rules.
     assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Main" }).isChecked(), true);
     await page.getByRole("button", { name: "Create API key" }).click();
@@ -64,6 +63,22 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await browser?.close();
     await app?.stop();
     await chain?.stop();
+  });
+
+  it("the limits form names the chain's coin: the preset and every amount field say DEV", async () => {
+    const { page } = person;
+    await page.goto(`${app.appUrl}/clients`);
+    await page.getByRole("checkbox", { name: "Main", exact: true }).check();
+    await page.getByLabel("Approval mode for Main").selectOption("approve");
+    const limits = page.getByLabel("Spending limits for Main");
+    assert.deepEqual(await limits.locator("option").allInnerTexts(), [
+      "Ask me for everything",
+      "Up to 0.05 DEV a transaction, 0.2 DEV a day",
+      "Custom",
+    ]);
+    await limits.selectOption({ label: "Custom" });
+    for (const label of ["Per transaction (DEV) for Main", "Per day (DEV) for Main", "Per week (DEV) for Main"])
+      await page.getByLabel(label, { exact: true }).waitFor();
   });
 
   it("shows the limits and today's spend, counting a pending request from the moment it exists", async () => {
@@ -85,8 +100,8 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await row.getByRole("button", { name: "Edit limits for Main" }).click();
     await row.getByLabel("Spending limits for Main").selectOption({ label: "Custom" });
     // The custom form starts from the rules in force.
-    assert.equal(await row.getByLabel("Per day (ETH) for Main").inputValue(), "0.2");
-    await row.getByLabel("Per transaction (ETH) for Main").fill("0.01");
+    assert.equal(await row.getByLabel("Per day (DEV) for Main").inputValue(), "0.2");
+    await row.getByLabel("Per transaction (DEV) for Main").fill("0.01");
     await row.getByText("More rules for Main").click();
     await row.getByLabel("Allow message signing for Main").uncheck();
     await row.getByRole("button", { name: "Save limits for Main" }).click();
@@ -118,9 +133,9 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     await page.goto(`${app.appUrl}/clients`);
     const row = page.getByRole("listitem", { name: "Budget bot" });
     await row.getByRole("button", { name: "Edit limits for Main" }).click();
-    await row.getByLabel("Per week (ETH) for Main").fill("lots");
+    await row.getByLabel("Per week (DEV) for Main").fill("lots");
     await row.getByRole("button", { name: "Save limits for Main" }).click();
-    await page.getByRole("alert").filter({ hasText: "Per week: enter an amount in ETH" }).waitFor();
+    await page.getByRole("alert").filter({ hasText: "Per week: enter an amount, like 0.05" }).waitFor();
     assert.equal(await db().auditEvent.count({ where: { type: "policy.changed" } }), 1);
   });
 

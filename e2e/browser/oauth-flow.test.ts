@@ -5,7 +5,6 @@ import { addAuthenticator, appAndBrowser } from "../support/browser";
 import { connectWithBearer, finishAndConnect } from "../support/mcp-client";
 import { agentAsks, chooseAndApprove, newPerson, redirected } from "../support/consent";
 import { db } from "@/lib/db";
-import { POLICY_PRESETS } from "@/lib/wallet/policy-presets";
 
 async function listCredentials(client: Client) {
   const result = await client.callTool({ name: "list_credentials", arguments: {} });
@@ -89,7 +88,7 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
       await page.getByRole("checkbox", { name, exact: true }).check();
       await page.getByLabel(`Approval mode for ${name}`).selectOption("approve");
     }
-    await page.getByLabel("Spending limits for Main").selectOption({ label: POLICY_PRESETS.small.label });
+    await page.getByLabel("Spending limits for Main").selectOption({ label: "Up to 0.05 ETH a transaction, 0.2 ETH a day" });
     await page.getByLabel("Spending limits for Spare").selectOption({ label: "Custom" });
     await page.getByLabel("Per transaction (ETH) for Spare").fill("0.01");
     await page.getByLabel("Allowed recipients for Spare").fill("0x000000000000000000000000000000000000bEEF");

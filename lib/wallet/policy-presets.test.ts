@@ -2,7 +2,16 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther } from "viem";
 import type { Policy } from "@/contract";
-import { customLimitsOf, customPolicy, NO_CUSTOM_LIMITS, POLICY_PRESETS, presetOf, presetPolicy } from "./policy-presets";
+import {
+  coinNote,
+  customLimitsOf,
+  customPolicy,
+  nativeCoin,
+  NO_CUSTOM_LIMITS,
+  POLICY_PRESETS,
+  presetOf,
+  presetPolicy,
+} from "./policy-presets";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
@@ -13,6 +22,25 @@ describe("spending limit choices", () => {
     assert.deepEqual(POLICY_PRESETS.small.policy, {
       native: { per_transaction: String(parseEther("0.05")), per_day: String(parseEther("0.2")) },
     });
+  });
+
+  it("the form names the configured chains' coin: the one they share, else each chain's", () => {
+    const shared = nativeCoin([
+      { name: "Local dev chain", symbol: "ETH" },
+      { name: "Base", symbol: "ETH" },
+    ]);
+    assert.equal(coinNote(shared), "(ETH)");
+    assert.equal(POLICY_PRESETS.small.label(shared), "Up to 0.05 ETH a transaction, 0.2 ETH a day");
+    const mixed = nativeCoin([
+      { name: "Local", symbol: "ETH" },
+      { name: "Polygon", symbol: "POL" },
+      { name: "Base", symbol: "ETH" },
+    ]);
+    assert.equal(coinNote(mixed), "(in each chain's coin: ETH on Local and Base, POL on Polygon)");
+    assert.equal(
+      POLICY_PRESETS.small.label(mixed),
+      "Up to 0.05 a transaction, 0.2 a day (in each chain's coin: ETH on Local and Base, POL on Polygon)",
+    );
   });
 
   it("an empty custom form is no rule at all; each field becomes its rule", () => {
@@ -72,7 +100,7 @@ describe("spending limit choices", () => {
   });
 
   it("says which field is wrong", () => {
-    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, perDay: "a lot" }), /Per day: enter an amount in ETH/);
+    assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, perDay: "a lot" }), /Per day: enter an amount, like 0.05/);
     assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, recipients: "0x1234" }), /^Error: recipients\.0: /);
     assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, tokens: TOKEN }), /Token caps: write/);
     assert.throws(() => customPolicy({ ...NO_CUSTOM_LIMITS, contracts: `${TOKEN} transfer` }), /contracts\.0\.selectors\.0: a 4-byte/);

@@ -4,13 +4,34 @@
 import { formatEther, parseEther } from "viem";
 import { policySchema, type Policy } from "@/contract";
 
+/**
+ * The coin the native caps are typed in: the symbol every configured chain shares, or, when they differ, each
+ * chain's in words ("ETH on Local, POL on Polygon"). A cap counts in the coin of the chain a request is on.
+ */
+export type NativeCoin = { shared: string } | { each: string };
+
+/** The configured chains' coin, as the limits form names it. */
+export function nativeCoin(chains: { name: string; symbol: string }[]): NativeCoin {
+  const bySymbol = new Map<string, string[]>();
+  for (const chain of chains) bySymbol.set(chain.symbol, [...(bySymbol.get(chain.symbol) ?? []), chain.name]);
+  const [only] = bySymbol.keys();
+  if (bySymbol.size === 1) return { shared: only };
+  return { each: [...bySymbol].map(([symbol, names]) => `${symbol} on ${names.join(" and ")}`).join(", ") };
+}
+
+/** What follows an amount field's name: "(ETH)", or "(in each chain's coin: ETH on Local, POL on Polygon)". */
+export const coinNote = (coin: NativeCoin) => ("shared" in coin ? `(${coin.shared})` : `(in each chain's coin: ${coin.each})`);
+
 export const POLICY_PRESETS = {
-  ask: { label: "Ask me for everything", policy: {} },
+  ask: { label: () => "Ask me for everything", policy: {} },
   small: {
-    label: "Up to 0.05 ETH a transaction, 0.2 ETH a day",
+    label: (coin: NativeCoin) =>
+      "shared" in coin
+        ? `Up to 0.05 ${coin.shared} a transaction, 0.2 ${coin.shared} a day`
+        : `Up to 0.05 a transaction, 0.2 a day ${coinNote(coin)}`,
     policy: { native: { per_transaction: String(parseEther("0.05")), per_day: String(parseEther("0.2")) } },
   },
-} as const satisfies Record<string, { label: string; policy: Policy }>;
+} as const satisfies Record<string, { label: (coin: NativeCoin) => string; policy: Policy }>;
 export type PresetKey = keyof typeof POLICY_PRESETS;
 
 /** Every rule as the custom form holds it: text fields as typed, two switches. */
@@ -62,7 +83,7 @@ const lines = (text: string) =>
 function ether(label: string, text: string) {
   const value = text.trim();
   if (!value) return undefined;
-  if (!/^\d{1,30}(\.\d{1,18})?$/.test(value)) throw new Error(`${label}: enter an amount in ETH, like 0.05`);
+  if (!/^\d{1,30}(\.\d{1,18})?$/.test(value)) throw new Error(`${label}: enter an amount, like 0.05`);
   return String(parseEther(value));
 }
 
