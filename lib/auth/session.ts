@@ -1,13 +1,15 @@
+import { hkdfSync } from "node:crypto";
+import { jwtDecrypt } from "jose";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
-import { getServerSession } from "next-auth";
 import { decode, encode } from "next-auth/jwt";
 import { cookies } from "next/headers";
 import { redirect } from "next/navigation";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
-import { db } from "@/lib/db";
+import { db, selectRows } from "@/lib/db";
+import { PreparedSelect } from "@/lib/db/prepared";
 import { UnauthenticatedError } from "@/lib/http/errors";
 import { parseJsonBody } from "@/lib/http/input-limits";
 import { authenticationResponseSchema, completeSignIn, completeSignUp, registrationResponseSchema } from "./passkeys";
@@ -73,18 +75,75 @@ export function authOptions(): NextAuthOptions {
 
 export type SessionUser = { id: string; email: string };
 
+const SESSION_USER = new PreparedSelect<{ id: string; email: string; sessionVersion: number }>(
+  "session_user",
+  `SELECT "id", "email", "sessionVersion" FROM "User" WHERE "id" = ?`,
+);
+
 /**
- * The signed-in person, or null. The user row must still exist, the session be younger than its
- * lifetime and its version be the user's current one.
+ * The signed-in person, or null: from the session cookie of `request` (an /api route), else of the page being
+ * rendered. The user row must still exist, the session be younger than its lifetime and its version be the user's
+ * current one.
  */
-export async function currentUser(): Promise<SessionUser | null> {
-  const session = await getServerSession(authOptions());
-  const { id, sessionVersion, signedInAt } = (session?.user ?? {}) as { id?: string; sessionVersion?: number; signedInAt?: number };
+export async function currentUser(request?: Request): Promise<SessionUser | null> {
+  const chunks = request ? cookiesOf(request.headers.get("cookie")) : (await cookies()).getAll();
+  const token = await sessionToken(chunks);
+  const { sub: id, sessionVersion, signedInAt } = (token ?? {}) as { sub?: string; sessionVersion?: number; signedInAt?: number };
   // next-auth moves a JWT session's expiry on each visit to /api/auth/session; the lifetime counts from sign-in.
   if (!id || !signedInAt || Date.now() / 1000 - signedInAt > SESSION_MAX_AGE_SECONDS) return null;
-  const user = await db().user.findUnique({ where: { id }, select: { id: true, email: true, sessionVersion: true } });
+  const [user] = await selectRows(SESSION_USER, id);
   if (!user || user.sessionVersion !== sessionVersion) return null;
   return { id: user.id, email: user.email };
+}
+
+type Cookie = { name: string; value: string };
+
+/** The cookies of a Cookie header, as `cookies()` lists them (values URI-decoded when they can be). */
+function cookiesOf(header: string | null): Cookie[] {
+  const found: Cookie[] = [];
+  for (const pair of header?.split(";") ?? []) {
+    const at = pair.indexOf("=");
+    if (at < 0) continue;
+    const value = pair.slice(at + 1).trim();
+    try {
+      found.push({ name: pair.slice(0, at).trim(), value: decodeURIComponent(value) });
+    } catch {
+      found.push({ name: pair.slice(0, at).trim(), value });
+    }
+  }
+  return found;
+}
+
+/**
+ * The session's claims, as next-auth's getServerSession reads them, or null: the cookie (joined from its chunks, as
+ * next-auth writes a long one) decrypted with the key next-auth derives from the secret. Derived once per secret:
+ * next-auth derives it on every call, and getServerSession also re-encrypts the session it does not send back.
+ */
+async function sessionToken(chunks: Cookie[]) {
+  const { name } = sessionCookie();
+  const parts = chunks.filter((cookie) => cookie.name.startsWith(name));
+  if (!parts.length) return null;
+  const suffix = (cookie: Cookie) => parseInt(cookie.name.split(".").pop() ?? "0");
+  const token = parts
+    .sort((a, b) => suffix(a) - suffix(b))
+    .map((cookie) => cookie.value)
+    .join("");
+  try {
+    return (await jwtDecrypt(token, sessionKey(), { clockTolerance: 15 })).payload;
+  } catch {
+    return null;
+  }
+}
+
+let derived: { secret: string; key: Uint8Array } | undefined;
+
+/** next-auth's encryption key for its JWT sessions (next-auth/jwt's getDerivedEncryptionKey, with no salt). */
+function sessionKey(): Uint8Array {
+  const secret = config().sessionSecret;
+  if (derived?.secret !== secret) {
+    derived = { secret, key: new Uint8Array(hkdfSync("sha256", secret, "", "NextAuth.js Generated Encryption Key", 32)) };
+  }
+  return derived.key;
 }
 
 async function bumpSessionVersion(userId: string): Promise<number> {
@@ -132,9 +191,9 @@ export async function requireUser(path: string): Promise<SessionUser> {
   return user;
 }
 
-/** For /api routes: the signed-in person, or a 401. */
-export async function requireApiUser(): Promise<SessionUser> {
-  const user = await currentUser();
+/** For /api routes: the signed-in person of `request`, or a 401. */
+export async function requireApiUser(request: Request): Promise<SessionUser> {
+  const user = await currentUser(request);
   if (!user) throw new UnauthenticatedError();
   return user;
 }

@@ -68,7 +68,7 @@ export function appRoute<S extends z.ZodType, Params = Record<string, string>>(
   return async (request: Request, context: { params: Promise<Params> }) => {
     try {
       if (request.method !== "GET") assertSameOrigin(request);
-      const user = await requireApiUser();
+      const user = await requireApiUser(request);
       if (options.limit) await spendRateLimit(options.limit, { ip: clientIp(request.headers), person: user.id });
       const input = await parseInput(request, schema);
       return answer(await handler(input, { user, request, params: await context.params }));

@@ -12,7 +12,7 @@ export const dynamic = "force-dynamic";
  */
 export async function GET(request: Request): Promise<Response> {
   try {
-    const user = await requireApiUser();
+    const user = await requireApiUser(request);
     const query = parseAuditQuery(new URL(request.url).searchParams);
     if (query.errors.length) throw new AppError("invalid_input", query.errors.join(" "), 400);
 
