@@ -1,6 +1,7 @@
 import { db } from "@/lib/db";
 import { randomId, randomSecret } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
+import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
 
 /** What a WebAuthn ceremony is for; a challenge is only good for its own purpose. */
@@ -73,31 +74,42 @@ export function challengeOf(clientDataJSON: string): string {
 /** `allow`: the passkeys that may answer it, when the ceremony named them (null: any passkey of the user). */
 export type ConsumedChallenge = { challenge: string; userId: string | null; subject: string | null; data: unknown; allow: string[] | null };
 
+const SPEND = `UPDATE "WebAuthnChallenge" SET "usedAt" = ?
+  WHERE "challenge" = ? AND "purpose" = ? AND "usedAt" IS NULL AND "expiresAt" > ?`;
+const STORED = `SELECT "purpose", "userId", "subject", "data", "allow", "usedAt" FROM "WebAuthnChallenge" WHERE "challenge" = ?`;
+
+type StoredChallenge = {
+  purpose: string;
+  userId: string | null;
+  subject: string | null;
+  data: string | null;
+  allow: string | null;
+  usedAt: unknown;
+};
+
 /**
  * Spends a challenge, atomically: of two responses to one challenge exactly one
  * gets it. Unknown, reused, expired or other-purpose challenges are refused.
  */
-export async function consumeChallenge(
-  challenge: string,
-  purpose: ChallengePurpose,
-  clock: Clock = systemClock,
-): Promise<ConsumedChallenge> {
-  const now = clock();
-  const spent = await db().webAuthnChallenge.updateMany({
-    where: { challenge, purpose, usedAt: null, expiresAt: { gt: now } },
-    data: { usedAt: now },
-  });
-  const row = await db().webAuthnChallenge.findUnique({ where: { challenge } });
-  if (spent.count === 0) {
+export function* spentChallenge(challenge: string, purpose: ChallengePurpose, now: Date): TransactionScript<ConsumedChallenge> {
+  const spent = yield* changesOf(SPEND, now, challenge, purpose, now);
+  const [row] = yield* rowsOf<StoredChallenge>(STORED, challenge);
+  if (spent === 0) {
     if (!row || row.purpose !== purpose) throw new ChallengeError("This passkey challenge is unknown. Try again.");
-    if (row.usedAt) throw new ChallengeError("This passkey challenge was already used. Try again.");
+    if (row.usedAt !== null) throw new ChallengeError("This passkey challenge was already used. Try again.");
     throw new ChallengeError("This passkey challenge expired. Try again.");
   }
   return {
     challenge,
-    userId: row!.userId,
-    subject: row!.subject,
-    data: row!.data === null ? null : JSON.parse(row!.data),
-    allow: row!.allow === null ? null : (JSON.parse(row!.allow) as string[]),
+    userId: row.userId,
+    subject: row.subject,
+    data: row.data === null ? null : JSON.parse(row.data),
+    allow: row.allow === null ? null : (JSON.parse(row.allow) as string[]),
   };
+}
+
+/** spentChallenge in a transaction of its own. */
+export function consumeChallenge(challenge: string, purpose: ChallengePurpose, clock: Clock = systemClock): Promise<ConsumedChallenge> {
+  const now = clock();
+  return runTransaction(() => spentChallenge(challenge, purpose, now));
 }

@@ -17,7 +17,8 @@ import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { visibleName } from "@/lib/text/visible-text";
-import { challengeOf, consumeChallenge, issueChallenge, type ChallengePurpose, type ConsumedChallenge } from "./challenges";
+import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { challengeOf, consumeChallenge, issueChallenge, spentChallenge, type ChallengePurpose, type ConsumedChallenge } from "./challenges";
 
 const RP_NAME = "Agent Wallet";
 
@@ -154,15 +155,40 @@ export async function assertionOptions(
   return { ...options, challenge: issued.challenge };
 }
 
+const PASSKEY = `SELECT "id", "userId", "publicKey", "counter", "transports" FROM "Passkey" WHERE "id" = ?`;
+
+type StoredPasskey = { id: string; userId: string; publicKey: Uint8Array; counter: number; transports: string };
+
+/** An assertion checked in full but for its passkey's signature counter, which `counterMoved` moves. */
+export type CheckedAssertion = {
+  passkeyId: string;
+  userId: string;
+  challenge: ConsumedChallenge;
+  /**
+   * Moves the passkey's counter, in the transaction of what the assertion is for; refuses (rolling that back) when
+   * the counter did not increase.
+   */
+  counterMoved: () => TransactionScript<void>;
+};
+
 /**
- * Verifies an assertion answering a challenge of `purpose`: the challenge is
+ * Checks an assertion answering a challenge of `purpose`: the challenge is
  * spent, the passkey must exist (and belong to the challenge's user when it
  * names one, and be one of the passkeys it allowed when it named those),
- * origin, RP ID, user verification and signature counter are checked.
+ * origin, RP ID, user verification and signature are checked. The counter is
+ * the caller's to move, before it acts on anything else (verifyAssertion).
  */
-export async function verifyAssertion(response: AuthenticationResponseJSON, purpose: ChallengePurpose, clock: Clock = systemClock) {
-  const consumed = await consumeChallenge(challengeOf(response.response.clientDataJSON), purpose, clock);
-  const passkey = await db().passkey.findUnique({ where: { id: response.id } });
+export async function checkAssertion(
+  response: AuthenticationResponseJSON,
+  purpose: ChallengePurpose,
+  clock: Clock = systemClock,
+): Promise<CheckedAssertion> {
+  const now = clock();
+  const { consumed, passkey } = await runTransaction(function* () {
+    const consumed = yield* spentChallenge(challengeOf(response.response.clientDataJSON), purpose, now);
+    const [passkey] = yield* rowsOf<StoredPasskey>(PASSKEY, response.id);
+    return { consumed, passkey };
+  });
   if (!passkey) throw new PasskeyError("This passkey is not registered with Agent Wallet", 401);
   if (consumed.userId && consumed.userId !== passkey.userId) throw new PasskeyError("This passkey belongs to another account", 401);
   // The browser's allowCredentials is only a hint to the authenticator: the server holds the ceremony to it.
@@ -178,7 +204,7 @@ export async function verifyAssertion(response: AuthenticationResponseJSON, purp
       credential: {
         id: passkey.id,
         publicKey: new Uint8Array(passkey.publicKey),
-        counter: passkey.counter,
+        counter: Number(passkey.counter),
         transports: JSON.parse(passkey.transports),
       },
       requireUserVerification: true,
@@ -187,15 +213,43 @@ export async function verifyAssertion(response: AuthenticationResponseJSON, purp
     throw new PasskeyError(`The passkey assertion was rejected: ${(error as Error).message}`, 401);
   }
   if (!verification.verified) throw new PasskeyError("The passkey assertion was rejected", 401);
-  // The counter only moves forward; a clone replaying an old counter is refused above,
-  // and, since the update is conditional on it, also when racing the original.
-  const newCounter = verification.authenticationInfo.newCounter;
-  const moved = await db().passkey.updateMany({
-    where: { id: passkey.id, counter: newCounter > 0 ? { lt: newCounter } : 0 },
-    data: { counter: newCounter, lastUsedAt: clock() },
-  });
-  if (!moved.count) throw new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401);
-  return { passkeyId: passkey.id, userId: passkey.userId, challenge: consumed };
+  const { newCounter } = verification.authenticationInfo;
+  return {
+    passkeyId: passkey.id,
+    userId: passkey.userId,
+    challenge: consumed,
+    counterMoved: () => counterMoved(passkey.id, newCounter, clock()),
+  };
+}
+
+/**
+ * The counter only moves forward; a clone replaying an old counter is refused by the check,
+ * and, since the update is conditional on it, also when racing the original.
+ */
+function* counterMoved(passkeyId: string, newCounter: number, now: Date): TransactionScript<void> {
+  const moved =
+    newCounter > 0
+      ? yield* changesOf(
+          `UPDATE "Passkey" SET "counter" = ?, "lastUsedAt" = ? WHERE "id" = ? AND "counter" < ?`,
+          newCounter,
+          now,
+          passkeyId,
+          newCounter,
+        )
+      : yield* changesOf(
+          `UPDATE "Passkey" SET "counter" = ?, "lastUsedAt" = ? WHERE "id" = ? AND "counter" = 0`,
+          newCounter,
+          now,
+          passkeyId,
+        );
+  if (!moved) throw new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401);
+}
+
+/** Verifies an assertion (checkAssertion) and moves its passkey's counter. */
+export async function verifyAssertion(response: AuthenticationResponseJSON, purpose: ChallengePurpose, clock: Clock = systemClock) {
+  const { counterMoved: moveCounter, ...checked } = await checkAssertion(response, purpose, clock);
+  await runTransaction(moveCounter);
+  return checked;
 }
 
 /** Sign-in: a discoverable passkey names its user. */

@@ -5,7 +5,8 @@ import { canonicalJson } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import type { ChallengePurpose } from "./challenges";
-import { assertionOptions, verifyAssertion } from "./passkeys";
+import { runTransaction } from "@/lib/db/transaction-script";
+import { assertionOptions, checkAssertion, type CheckedAssertion } from "./passkeys";
 
 /**
  * Passkey step-up for one exact decision: the challenge is bound to the user,
@@ -31,7 +32,32 @@ class StepUpMismatchError extends AppError {
   }
 }
 
-/** Verifies a step-up assertion for exactly this user, subject and decision. */
+/**
+ * Checks a step-up assertion for exactly this user, subject and decision (checkAssertion); the passkey's counter is
+ * the caller's to move, in the transaction of the decision. A refusal here has moved it already.
+ */
+export async function checkStepUp(
+  userId: string,
+  purpose: ChallengePurpose,
+  subject: string,
+  decision: unknown,
+  assertion: AuthenticationResponseJSON,
+  clock: Clock = systemClock,
+): Promise<CheckedAssertion> {
+  const checked = await checkAssertion(assertion, purpose, clock);
+  const { userId: owner, challenge } = checked;
+  let refusal: AppError | null = null;
+  if (owner !== userId || challenge.userId !== userId)
+    refusal = new AppError("passkey_rejected", "This passkey belongs to another account", 401);
+  else if (challenge.subject !== subject || challenge.data !== canonicalJson(decision)) refusal = new StepUpMismatchError();
+  if (refusal) {
+    await runTransaction(checked.counterMoved);
+    throw refusal;
+  }
+  return checked;
+}
+
+/** Verifies a step-up assertion for exactly this user, subject and decision, and moves its passkey's counter. */
 export async function verifyStepUp(
   userId: string,
   purpose: ChallengePurpose,
@@ -40,10 +66,8 @@ export async function verifyStepUp(
   assertion: AuthenticationResponseJSON,
   clock: Clock = systemClock,
 ): Promise<{ passkeyId: string }> {
-  const { passkeyId, userId: owner, challenge } = await verifyAssertion(assertion, purpose, clock);
-  if (owner !== userId || challenge.userId !== userId)
-    throw new AppError("passkey_rejected", "This passkey belongs to another account", 401);
-  if (challenge.subject !== subject || challenge.data !== canonicalJson(decision)) throw new StepUpMismatchError();
+  const { passkeyId, counterMoved } = await checkStepUp(userId, purpose, subject, decision, assertion, clock);
+  await runTransaction(counterMoved);
   return { passkeyId };
 }
 

@@ -81,7 +81,7 @@ export function db(): PrismaClient {
 }
 
 /** Any constant: the namespace of exclusiveTransaction's advisory locks on PostgreSQL. */
-const EXCLUSIVE_LOCK = 7_100_425;
+export const EXCLUSIVE_LOCK = 7_100_425;
 
 /**
  * Runs `work` in one transaction that holds `lock` (any string) from its start to its commit, so two holders of

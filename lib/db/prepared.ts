@@ -95,6 +95,25 @@ export function sqliteDateTime(at: Date): string {
   return at.toISOString().replace("Z", "+00:00");
 }
 
+/**
+ * A DateTime column read past the ORM, as the ORM reads it: SQLite gives the text Prisma wrote (sqliteDateTime); pg
+ * reads PostgreSQL's timestamp without time zone, which holds UTC, as the process's local time, which is undone.
+ */
+export function storedTime(value: Date | string): Date {
+  if (typeof value === "string") return new Date(value);
+  return new Date(
+    Date.UTC(
+      value.getFullYear(),
+      value.getMonth(),
+      value.getDate(),
+      value.getHours(),
+      value.getMinutes(),
+      value.getSeconds(),
+      value.getMilliseconds(),
+    ),
+  );
+}
+
 /** PostgreSQL: on the pool Prisma uses, as named statements, which each connection prepares on first use. */
 export function postgresSelects(pool: pg.Pool): SelectConnection {
   return {

@@ -8,7 +8,7 @@
 // COMMIT).
 import type Database from "better-sqlite3";
 import type pg from "pg";
-import { directWriter, type Tx } from "./index";
+import { directWriter, EXCLUSIVE_LOCK, type Tx } from "./index";
 import { numberedPlaceholders, sqliteDateTime } from "./prepared";
 
 type Parameter = string | number | Date | null;
@@ -27,6 +27,17 @@ export function* rowsOf<Row>(sql: string, ...params: Parameter[]): Generator<Sta
 /** How many rows a write changed. */
 export function* changesOf(sql: string, ...params: Parameter[]): Generator<Statement, number, unknown> {
   return (yield { sql, params, returns: "changes" }) as number;
+}
+
+/**
+ * Holds `lock` until the transaction ends, as exclusiveTransaction does (a script holding it and a Prisma transaction
+ * holding it never interleave): an advisory lock on PostgreSQL; on SQLite the transaction holds the database's write
+ * lock from its start already.
+ */
+export function* heldLock(lock: string): TransactionScript<void> {
+  if (directWriter().kind === "postgres") {
+    yield* rowsOf(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(?, hashtext(?))) AS held`, EXCLUSIVE_LOCK, lock);
+  }
 }
 
 /** How long a write past the ORM may wait for SQLite's write lock before it fails, as Prisma's transactions did. */

@@ -13,28 +13,30 @@ import {
 } from "viem";
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
-import { db, exclusiveTransaction } from "@/lib/db";
+import { db, selectRows } from "@/lib/db";
+import { PreparedSelect } from "@/lib/db/prepared";
+import { changesOf, heldLock, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
-import { stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
+import { checkStepUp, stepUpOptions } from "@/lib/auth/step-up";
 import { ChainUnansweredError, onChain } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
 import { contactNames } from "./address-book";
 import { describeRequest, amountText } from "./request-description";
-import { knownAddresses, requestRisk } from "./risk";
+import { knownAddresses, QUEUE_CODE_DEADLINE_MS, requestRisk, type KnownAddresses } from "./risk";
 import { tokenMetadata } from "./token-metadata";
 import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
-  lockLiveGrant,
+  findRequest,
+  liveGrant,
   receiptOf,
   recordTransition,
   reloadRequest,
   RequestError,
   settleFromReceipt,
   toView,
-  transitionData,
   transitionRequest,
   type RequestRow,
 } from "./request-lifecycle";
@@ -79,7 +81,7 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
     lowered = { asked: amountText(token, allowance.amount), signed: amountText(token, amount), signedAmount: decision.amount };
   }
   const description = await describeRequest(payload);
-  const risk = await requestRisk(payload, description, await knownAddresses(userId, await contactNames(userId)));
+  const risk = await requestRisk(payload, description, async () => knownAddresses(userId, await contactNames(userId)));
   if (risk.acknowledge && !decision.acknowledged) {
     throw new RequestError(
       "acknowledgement_required",
@@ -91,7 +93,7 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
 }
 
 async function ownedRequest(userId: string, requestId: string, clock: Clock) {
-  const row = await db().agentRequest.findUnique({ where: { id: requestId } });
+  const row = await findRequest(requestId);
   if (!row || row.userId !== userId) throw new NotFoundError("The request");
   return currentRequest(row, clock);
 }
@@ -133,11 +135,13 @@ export async function listApprovals(userId: string, clock: Clock = systemClock) 
     contactNames(userId),
   ]);
   const rows = [...waitingRows, ...recentRows];
-  const [clients, credentials, known] = await Promise.all([
+  const [clients, credentials] = await Promise.all([
     db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } }),
     db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
-    knownAddresses(userId, names),
   ]);
+  // Read once, and only when a listed request deals with someone (a message names no one).
+  let known: Promise<KnownAddresses> | undefined;
+  const knownOnce = () => (known ??= knownAddresses(userId, names));
   const clientNames = new Map(clients.map((client) => [client.id, client.name]));
   const credentialNames = new Map(credentials.map((credential) => [credential.id, credential.name]));
   const requests = await Promise.all(
@@ -153,7 +157,7 @@ export async function listApprovals(userId: string, clock: Clock = systemClock) 
         credentialName: credentialNames.get(row.credentialId) ?? "Removed wallet",
         createdAt: row.createdAt,
         description,
-        risk: row.status === "pending" ? await requestRisk(payload, description, known) : null,
+        risk: row.status === "pending" ? await requestRisk(payload, description, knownOnce, QUEUE_CODE_DEADLINE_MS) : null,
         excerpt: payload.kind === "sign_message" ? messageExcerpt(payload.message) : null,
       };
     }),
@@ -227,10 +231,27 @@ async function recoveredSigner(payload: RequestPayload, signature: Hex): Promise
   }
 }
 
+const CREDENTIAL_ADDRESS = new PreparedSelect<{ address: string }>(
+  "credential_address",
+  `SELECT "address" FROM "Credential" WHERE "id" = ?`,
+);
+
+/** Refuses unless `signature` was made by the request's wallet over exactly `payload`. */
+async function checkSignature(credentialId: string, payload: RequestPayload, signature: Hex): Promise<void> {
+  const [credential] = await selectRows(CREDENTIAL_ADDRESS, credentialId);
+  if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
+  const signer = await recoveredSigner(payload, signature);
+  if (signer.toLowerCase() !== credential.address.toLowerCase()) {
+    throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
+  }
+}
+
 /**
  * Step 2: verify the passkey assertion (bound to this request's digest) and the
  * signature over exactly the stored payload, then complete the request: a
  * signature is the result; a transaction is broadcast and followed to its receipt.
+ * The passkey's counter moves whatever follows the assertion's check, as with every
+ * assertion; the approval itself is one transaction with it.
  */
 export async function approveRequest(
   userId: string,
@@ -241,55 +262,92 @@ export async function approveRequest(
   const row = await ownedRequest(userId, requestId, clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
-  await verifyStepUp(userId, "approval", row.id, payloadDigest(payload), input.assertion, clock);
-  const credential = await db().credential.findUnique({ where: { id: row.credentialId } });
-  if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
-  const signer = await recoveredSigner(payload, input.signature as Hex);
-  if (signer.toLowerCase() !== credential.address.toLowerCase()) {
-    throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
-  }
+  const assertion = await checkStepUp(userId, "approval", row.id, payloadDigest(payload), input.assertion, clock);
+  const refusal = await checkSignature(row.credentialId, payload, input.signature as Hex).then(
+    () => null,
+    (error: unknown) => error,
+  );
   const signed = payload.kind === "send_transaction" ? (input.signature as Hex) : null;
-  await decideApproval(row, { signedTransaction: signed, payload, lowered, acknowledged }, clock);
+  const approval: Approval = { signature: input.signature, signedTransaction: signed, payload, lowered };
+  const now = clock();
+  const outcome = await runTransaction(function* () {
+    yield* assertion.counterMoved();
+    return refusal ? { refusal } : yield* decided(row, approval, now);
+  });
+  if ("refusal" in outcome) throw outcome.refusal;
+  await recordTransition(row, ["pending"], "approved", { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined }, clock);
   if (!signed) {
-    const result = { signature: input.signature, ...(lowered ? { signedAmount: lowered.signedAmount } : {}) };
-    await transitionRequest(row, ["approved"], "completed", { result: JSON.stringify(result) }, clock);
-    return toView(await reloadRequest(requestId));
+    await recordTransition(row, ["approved"], "completed", {}, clock);
+    return toView(outcome.decided);
   }
   return broadcast(row, (payload as Extract<RequestPayload, { kind: "send_transaction" }>).transaction.chainId, signed, clock);
 }
 
-function notPendingMessage(row: RequestRow): string {
+function notPendingMessage(row: Pick<RequestRow, "status" | "reason">): string {
   return `This request is ${row.status}${row.reason ? ` (${row.reason})` : ""}: it can no longer be approved`;
 }
 
-type Approval = { signedTransaction: Hex | null; payload: RequestPayload; lowered: Lowered | null; acknowledged: string | null };
+type Approval = { signature: string; signedTransaction: Hex | null; payload: RequestPayload; lowered: Lowered | null };
+
+type Decided = { decided: RequestRow } | { refusal: unknown };
+
+// Times compared in SQL, as stored: pg would read them in the process's time zone.
+const DECIDING = `SELECT "status", "reason", "digest", CASE WHEN "expiresAt" > ? THEN 1 ELSE 0 END AS "live",
+  CASE WHEN "nonceUntil" > ? THEN 1 ELSE 0 END AS "nonceHeld" FROM "AgentRequest" WHERE "id" = ?`;
 
 /**
- * Records the approval, once, in one transaction under the wallet's lock (the one its nonce was fixed under) that
- * first re-checks the grant and its client: a revocation committed before it refuses it, one after it waits for it.
- * The request must still be pending with the very payload the passkey approved, and a transaction's nonce still
- * held for it. A signed transaction is kept with it, to hand to the node again if the node loses it. A lowered
- * allowance becomes the request's payload (what was signed) and what its token caps count.
+ * Records the approval, once, under the wallet's lock (the one its nonce was fixed under), after re-checking the
+ * grant and its client: a revocation committed before it refuses it, one after it waits for it. The request must
+ * still be pending with the very payload the passkey approved, and a transaction's nonce still held for it. A signed
+ * transaction is kept with it (approved), to hand to the node again if the node loses it; a signature is its result
+ * (completed). A lowered allowance becomes the request's payload (what was signed) and what its token caps count.
+ * A refusal is returned, not thrown: the passkey's counter, moved before it, stays moved.
  */
-async function decideApproval(row: RequestRow, approval: Approval, clock: Clock): Promise<void> {
-  const { signedTransaction, payload, lowered, acknowledged } = approval;
-  const now = clock();
-  await exclusiveTransaction(walletLock(row.credentialId), async (tx) => {
-    await lockLiveGrant(tx, row.grantId);
-    const current = await tx.agentRequest.findUniqueOrThrow({ where: { id: row.id } });
-    if (current.status !== "pending") throw new RequestError("not_pending", notPendingMessage(current), 409);
-    if (current.expiresAt <= now) throw new RequestError("not_pending", "This request expired before it was approved", 409);
-    if (current.digest !== row.digest)
-      throw new RequestError("payload_changed", "This request changed while you approved it. Approve again.", 409);
-    if (signedTransaction && !(current.nonceUntil && current.nonceUntil > now)) {
-      throw new RequestError("nonce_lapsed", "The nonce held for this transaction lapsed before the approval arrived. Approve again.", 409);
-    }
-    const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
-    const result = signedTransaction ? JSON.stringify({ signedTransaction, ...signedAmount }) : undefined;
-    const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : {};
-    await tx.agentRequest.update({ where: { id: row.id }, data: { ...transitionData("approved", { result }, now), ...changed } });
-  });
-  await recordTransition(row, ["pending"], "approved", { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined }, clock);
+function* decided(row: RequestRow, approval: Approval, now: Date): TransactionScript<Decided> {
+  const { signature, signedTransaction, payload, lowered } = approval;
+  yield* heldLock(walletLock(row.credentialId));
+  try {
+    yield* liveGrant(row.grantId);
+  } catch (error) {
+    if (error instanceof RequestError) return { refusal: error };
+    throw error;
+  }
+  const [current] = yield* rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number }>(
+    DECIDING,
+    now,
+    now,
+    row.id,
+  );
+  if (current.status !== "pending") return { refusal: new RequestError("not_pending", notPendingMessage(current), 409) };
+  if (!current.live) return { refusal: new RequestError("not_pending", "This request expired before it was approved", 409) };
+  if (current.digest !== row.digest)
+    return { refusal: new RequestError("payload_changed", "This request changed while you approved it. Approve again.", 409) };
+  if (signedTransaction && !current.nonceHeld) {
+    return {
+      refusal: new RequestError(
+        "nonce_lapsed",
+        "The nonce held for this transaction lapsed before the approval arrived. Approve again.",
+        409,
+      ),
+    };
+  }
+  const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
+  const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount });
+  const status = signedTransaction ? "approved" : "completed";
+  const completedAt = signedTransaction ? null : now;
+  const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : null;
+  yield* changesOf(
+    `UPDATE "AgentRequest" SET "status" = ?, "result" = ?, "decidedAt" = ?, "completedAt" = COALESCE(?, "completedAt")${
+      changed ? `, "payload" = ?, "digest" = ?, "tokenAmount" = ?` : ""
+    } WHERE "id" = ?`,
+    status,
+    result,
+    now,
+    completedAt,
+    ...(changed ? [changed.payload, changed.digest, changed.tokenAmount] : []),
+    row.id,
+  );
+  return { decided: { ...row, ...changed, status, result, decidedAt: now, completedAt: completedAt ?? row.completedAt } };
 }
 
 /**

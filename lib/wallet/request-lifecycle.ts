@@ -12,7 +12,8 @@ import {
   type TransactionReceipt,
   type TransactionSerializedEIP1559,
 } from "viem";
-import { db, usesPostgres, type Tx } from "@/lib/db";
+import { db, selectRows, usesPostgres, type Tx } from "@/lib/db";
+import { PreparedSelect, storedTime } from "@/lib/db/prepared";
 import { changesOf, rowsOf, runInPrismaTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { config } from "@/lib/config";
 import { recordAudit, type AuditInput } from "@/lib/audit";
@@ -50,8 +51,31 @@ export function toView(row: RequestRow): RequestView {
   };
 }
 
-export function reloadRequest(requestId: string): Promise<RequestRow> {
-  return db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
+type DateColumn = "createdAt" | "expiresAt" | "nonceUntil" | "decidedAt" | "completedAt";
+/** A request's row as the database hands it past the ORM: SQLite gives its times as text. */
+type StoredRequest = Omit<RequestRow, DateColumn> & Record<DateColumn, Date | string | null>;
+
+const REQUEST_BY_ID = new PreparedSelect<StoredRequest>("request_by_id", `SELECT * FROM "AgentRequest" WHERE "id" = ?`);
+
+/** A request, read past the ORM (a prepared statement), as the ORM reads it; null when there is none. */
+export async function findRequest(requestId: string): Promise<RequestRow | null> {
+  const [stored] = await selectRows(REQUEST_BY_ID, requestId);
+  if (!stored) return null;
+  const at = (value: Date | string | null) => (value === null ? null : storedTime(value));
+  return {
+    ...stored,
+    createdAt: at(stored.createdAt)!,
+    expiresAt: at(stored.expiresAt)!,
+    nonceUntil: at(stored.nonceUntil),
+    decidedAt: at(stored.decidedAt),
+    completedAt: at(stored.completedAt),
+  };
+}
+
+export async function reloadRequest(requestId: string): Promise<RequestRow> {
+  const row = await findRequest(requestId);
+  if (!row) throw new Error(`Request ${requestId} not found`);
+  return row;
 }
 
 type TransitionData = {
@@ -65,7 +89,7 @@ type TransitionData = {
 };
 
 /** The columns a transition to `to` writes at `now`. */
-export function transitionData(to: RequestStatus, data: TransitionData, now: Date) {
+function transitionData(to: RequestStatus, data: TransitionData, now: Date) {
   return {
     status: to,
     reason: data.reason,

@@ -2,7 +2,8 @@
 // an allowance without limit, a contract they never dealt with, a spender or recipient they never paid or empowered,
 // a spender that is a contract rather than a person. The approval page shows it under the headline and the queue as a
 // chip; an unlimited allowance to a spender the person does not know needs their explicit "I understand".
-import { getAddress, type Address, type Hex } from "viem";
+import { LRUCache } from "lru-cache";
+import { getAddress, type Address } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { decodeCall, type TokenCall } from "./call-decoding";
@@ -131,25 +132,60 @@ export async function knownAddresses(userId: string, names: ContactNames): Promi
 /** A person's account delegated by EIP-7702 has code too: it starts with this and is still theirs. */
 const DELEGATED_ACCOUNT = "0xef0100";
 
-/** Which of these addresses hold contract code on the chain; one that cannot be read is not claimed to be a contract. */
-async function contractsAmong(chainId: number | null, addresses: Address[]): Promise<Set<string>> {
-  if (chainId === null || !config().chains.some((chain) => chain.id === chainId)) return new Set();
-  const codes = await Promise.all(
-    addresses.map((address) => onChain(chainId, (client) => client.getCode({ address })).catch((): Hex | undefined => undefined)),
-  );
-  return new Set(
-    addresses
-      .filter((_, index) => {
-        const code = codes[index];
-        return code !== undefined && code !== "0x" && !code.startsWith(DELEGATED_ACCOUNT);
-      })
-      .map((address) => address.toLowerCase()),
-  );
+/**
+ * Whether an address holds contract code, per chain and address: one read shared by every request that names it (a
+ * queue of 200 waiting requests to one spender asks the node once), kept a minute, the most recent 10,000. A read
+ * that fails is not kept.
+ */
+const hasCode = new LRUCache<string, Promise<boolean | undefined>>({ max: 10_000, ttl: 60_000 });
+
+function codeAt(chainId: number, address: Address): Promise<boolean | undefined> {
+  const key = `${chainId}:${address.toLowerCase()}`;
+  let read = hasCode.get(key);
+  if (!read) {
+    read = onChain(chainId, (client) => client.getCode({ address })).then(
+      (code) => code !== undefined && code !== "0x" && !code.startsWith(DELEGATED_ACCOUNT),
+      () => undefined,
+    );
+    hasCode.set(key, read);
+    void read.then((known) => known === undefined && hasCode.get(key) === read && hasCode.delete(key));
+  }
+  return read;
 }
 
-/** The risks of a pending request for the person who decides it. Reads which of its spenders have code. */
-export async function requestRisk(payload: RequestPayload, description: RequestDescription, known: KnownAddresses): Promise<RequestRisk> {
+/** How long the queue waits for the node to say which spenders are contracts: past it, a slow node costs a chip, not the page. */
+export const QUEUE_CODE_DEADLINE_MS = 150;
+/** The same for one request's page and its approval, which wait longer for a chip of their own. */
+const CODE_DEADLINE_MS = 1_000;
+
+/**
+ * Which of these addresses hold contract code on the chain; one that cannot be read within `deadlineMs` is not
+ * claimed to be a contract (its read goes on, for the next page).
+ */
+async function contractsAmong(chainId: number | null, addresses: Address[], deadlineMs: number): Promise<Set<string>> {
+  if (chainId === null || !addresses.length || !config().chains.some((chain) => chain.id === chainId)) return new Set();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), deadlineMs);
+  });
+  const found = await Promise.all(addresses.map((address) => Promise.race([codeAt(chainId, address), late])));
+  clearTimeout(timer);
+  return new Set(addresses.filter((_, index) => found[index] === true).map((address) => address.toLowerCase()));
+}
+
+/**
+ * The risks of a pending request for the person who decides it. Reads which of its spenders have code, and what the
+ * person knows (`known`) only when the request deals with someone: a message names no one.
+ */
+export async function requestRisk(
+  payload: RequestPayload,
+  description: RequestDescription,
+  known: () => Promise<KnownAddresses>,
+  deadlineMs: number = CODE_DEADLINE_MS,
+): Promise<RequestRisk> {
   const dealings = dealingsOf(payload);
+  if (!dealings.contract && !dealings.parties.length) return assessRisk(description, dealings, { names: {}, used: new Set() }, new Set());
   const empowered = dealings.parties.filter((party) => party.role !== "recipient").map((party) => party.address);
-  return assessRisk(description, dealings, known, await contractsAmong(dealings.chainId, empowered));
+  const [knownNow, contracts] = await Promise.all([known(), contractsAmong(dealings.chainId, empowered, deadlineMs)]);
+  return assessRisk(description, dealings, knownNow, contracts);
 }

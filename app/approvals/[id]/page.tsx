@@ -87,7 +87,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
     pending ? lowerableAllowance(approval.payload) : null,
     pending ? null : nextPendingRequest(user.id, view.request_id),
   ]);
-  const risk = pending ? await requestRisk(approval.payload, description, await knownAddresses(user.id, names)) : null;
+  const risk = pending ? await requestRisk(approval.payload, description, () => knownAddresses(user.id, names)) : null;
   const chain = description.kind === "send_transaction" ? description.chain : null;
   const today = limits?.remaining.native_by_chain.find((entry) => entry.chain_id === chain?.id)?.per_day;
   return (
