@@ -25,6 +25,15 @@ const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
  */
 const DEFAULT_V8_WORKERS = [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
 
+/**
+ * The production server's environment beside the caller's: glibc's malloc keeps at most two arenas, unless the operator
+ * set a number. By default it opens up to eight a core as threads allocate (libuv's pool, V8's workers), and under
+ * load their free space held 10–15 MB more resident memory (docs/performance.md, "The write round").
+ */
+export function serverEnvironment(): Record<string, string> {
+  return { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
+}
+
 /** Node's arguments for the production server: the heap's limit and growth, V8's threads, and the compiled server.ts. */
 export function serverArguments(): string[] {
   const setByOperator = (flag: string) => (process.env.NODE_OPTIONS ?? "").includes(flag);

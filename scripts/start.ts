@@ -5,7 +5,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import { ConfigError, parseConfig } from "@/lib/config";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { serverArguments } from "./server-bundle";
+import { serverArguments, serverEnvironment } from "./server-bundle";
 
 function fail(message: string): never {
   console.error(message);
@@ -39,6 +39,7 @@ const server = spawn(process.execPath, serverArguments(), {
   stdio: "inherit",
   env: {
     ...process.env,
+    ...serverEnvironment(),
     PORT: String(settings.port),
     DATA_DIR: settings.dataDir,
     DATABASE_URL: settings.databaseUrl,

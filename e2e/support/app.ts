@@ -11,7 +11,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { migrateDatabase } from "@/lib/db/migrate";
-import { serverArguments } from "@/scripts/server-bundle";
+import { serverArguments, serverEnvironment } from "@/scripts/server-bundle";
 import pg from "pg";
 import { LOCAL_POSTGRES_URL } from "@/scripts/postgres-server.mjs";
 
@@ -130,7 +130,14 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     ? [createRequire(import.meta.url).resolve("next/dist/bin/next"), "start", "-p", String(port)]
     : serverArguments();
   const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), ...server], {
-    env: { ...process.env, ...env, NEXTAUTH_SECRET: settings.sessionSecret, NEXT_TELEMETRY_DISABLED: "1", PORT: String(port) },
+    env: {
+      ...process.env,
+      ...serverEnvironment(),
+      ...env,
+      NEXTAUTH_SECRET: settings.sessionSecret,
+      NEXT_TELEMETRY_DISABLED: "1",
+      PORT: String(port),
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
