@@ -20,6 +20,7 @@ import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain
 import { deployFramework, frameworksSetting } from "../e2e/support/delegation-framework";
 import { signAllowanceFor } from "../e2e/support/allowances";
 import { keyHolder } from "../e2e/support/key-holder";
+import { deployer, deployErc20 } from "../e2e/support/contracts";
 import { createUser, createWatchCredential, mcp, obtainTokens, pkcePair } from "../e2e/support/oauth";
 import { db } from "@/lib/db";
 import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
@@ -418,20 +419,46 @@ type Burst = {
 
 /**
  * 200 agents each create a request at the same moment; then the person opens /approvals (server-rendered) with the
- * 200 waiting. Every request must be answered, with its own id, and stored once.
+ * 200 waiting. Every request must be answered, with its own id, and stored once. Half ask for a message, half for an
+ * EIP-2612 permit of a token on the local chain to one of four spenders, two of them contracts: the queue's risk
+ * chips read which spenders have code.
  */
-async function burst(app: RunningApp): Promise<Burst> {
+async function burst(app: RunningApp, chain: LocalChain): Promise<Burst> {
   const holder = await keyHolder(app, `burst-${Date.now()}@bench.test`);
+  const owner = (await deployer(chain)).account.address;
+  const token = await deployErc20(chain, { name: "Burst Token", symbol: "BST", supply: parseEther("1000"), holder: owner });
+  const spenders = [token, await deployErc20(chain, { name: "Spender", symbol: "SPD", supply: 1n, holder: owner })];
+  spenders.push(privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address);
+  const permit = (index: number) => ({
+    domain: { name: "Burst Token", version: "1", chainId: chain.chainId, verifyingContract: token },
+    types: {
+      Permit: [
+        { name: "owner", type: "address" },
+        { name: "spender", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "nonce", type: "uint256" },
+        { name: "deadline", type: "uint256" },
+      ],
+    },
+    primaryType: "Permit",
+    message: {
+      owner: holder.signer.address,
+      spender: spenders[index % 4],
+      value: String(parseEther("5")),
+      nonce: String(index),
+      deadline: "1900000000",
+    },
+  });
   const keys: string[] = [];
   for (let index = 0; index < BURST_AGENTS; index++) keys.push(await apiKeyFor(holder.person.userId, holder.credentialId, "approve"));
   let peak = rssMb(app.pid);
   const sampler = setInterval(() => (peak = Math.max(peak, rssMb(app.pid))), 50);
   const started = performance.now();
   const answers = await Promise.all(
-    keys.map(async (key) => {
+    keys.map(async (key, index) => {
       const response = await mcp(app, key, "tools/call", {
-        name: "sign_message",
-        arguments: { credential_id: holder.credentialId, message: "burst" },
+        name: index % 2 ? "sign_typed_data" : "sign_message",
+        arguments: { credential_id: holder.credentialId, ...(index % 2 ? { typed_data: permit(index) } : { message: "burst" }) },
       });
       const reply = (await response.json()) as { result?: { structuredContent?: { request_id?: string } } };
       return reply.result?.structuredContent?.request_id;
@@ -677,7 +704,7 @@ async function run(scale: number): Promise<Result[]> {
     if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) {
       results.push(await allowanceSpends(app, chain, scale, mcpHeaders("")));
     }
-    if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app));
+    if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app, chain));
     return results;
   } finally {
     peer.stop();
