@@ -137,7 +137,8 @@ async function outcomes(responses: Response[]) {
 describe("the app on PostgreSQL", () => {
   let app: RunningApp;
   before(async () => {
-    app = await startApp({ database: "postgres" });
+    // A server need not run in UTC: what it reads past the ORM must mean the same in any time zone.
+    app = await startApp({ database: "postgres", env: { TZ: "America/New_York" } });
   });
   after(() => app?.stop());
 
@@ -160,6 +161,20 @@ describe("the app on PostgreSQL", () => {
     assert.equal((await mcp(app, pair.access_token, "initialize", INITIALIZE_PARAMS)).status, 200);
     assert.equal(await db().refreshToken.count({ where: { grantId } }), 2);
     assert.equal((await db().grant.findUniqueOrThrow({ where: { id: grantId } })).status, "active");
+  });
+
+  it("a grant's last use is written again once a minute has passed, in a server that is not on UTC", async () => {
+    const { tokens, grantId } = await obtainTokens(app);
+    const twoMinutesAgo = new Date(Date.now() - 120_000);
+    await db().grant.update({ where: { id: grantId }, data: { lastUsedAt: twoMinutesAgo } });
+    assert.equal((await mcp(app, tokens.access_token, "initialize", INITIALIZE_PARAMS)).status, 200);
+    let lastUsedAt = twoMinutesAgo;
+    // written after the answer, without holding it
+    for (let attempt = 0; attempt < 50 && lastUsedAt <= twoMinutesAgo; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      lastUsedAt = (await db().grant.findUniqueOrThrow({ where: { id: grantId } })).lastUsedAt!;
+    }
+    assert.ok(lastUsedAt.getTime() > Date.now() - 30_000, `last used ${lastUsedAt.toISOString()}, not moved on`);
   });
 
   it("an /mcp tool call resolves the bearer, its grant and credentials, and lists exactly the granted ones", async () => {

@@ -1,5 +1,5 @@
 import { db, selectRows } from "@/lib/db";
-import { PreparedSelect } from "@/lib/db/prepared";
+import { PreparedSelect, storedTime } from "@/lib/db/prepared";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { verifyAccessToken } from "./access-token";
@@ -68,8 +68,9 @@ async function loadGrant(statement: PreparedSelect<BearerRow>, key: string): Pro
     userId: first.userId,
     clientId: first.clientId,
     status: first.status,
-    // SQLite hands raw DateTime columns back as numbers or text, PostgreSQL as Dates.
-    lastUsedAt: first.lastUsedAt === null ? null : new Date(first.lastUsedAt),
+    // SQLite hands raw DateTime columns back as numbers or text, PostgreSQL as Dates in the process's time zone.
+    lastUsedAt:
+      first.lastUsedAt === null ? null : typeof first.lastUsedAt === "number" ? new Date(first.lastUsedAt) : storedTime(first.lastUsedAt),
     userEmail: first.userEmail,
     client: { status: first.clientStatus, name: first.clientName },
     credentials: rows.flatMap((row) =>
