@@ -1,5 +1,6 @@
 // A real local EVM JSON-RPC node (hardhat's), started on loopback for a test file.
 import { spawn } from "node:child_process";
+import { createServer, type ServerResponse } from "node:http";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { createPublicClient, http, parseEther, type PublicClient } from "viem";
@@ -70,4 +71,44 @@ export async function startChain(options: { chainId?: number } = {}): Promise<Lo
 /** The CHAINS setting that points the app at this node (with a block explorer's address when given). */
 export function chainsSetting(chain: LocalChain, options: { explorerUrl?: string } = {}): string {
   return JSON.stringify([{ id: chain.chainId, name: "Local dev chain", rpcUrl: chain.rpcUrl, symbol: "ETH", ...options }]);
+}
+
+export type StallingRpc = {
+  url: string;
+  /** From now on every request is held open and never answered: a node that hangs. */
+  stall: () => void;
+  close: () => Promise<void>;
+};
+
+/** A JSON-RPC endpoint on loopback that passes requests on to `chain` until it is told to stall. */
+export async function stallingRpc(chain: LocalChain): Promise<StallingRpc> {
+  let stalled = false;
+  const held = new Set<ServerResponse>();
+  const server = createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if (stalled) {
+      held.add(response);
+      return;
+    }
+    const answer = await fetch(chain.rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: Buffer.concat(chunks),
+    });
+    response.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer()));
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stall: () => {
+      stalled = true;
+    },
+    close: async () => {
+      for (const response of held) response.destroy();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

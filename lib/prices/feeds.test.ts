@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { quickly, usablePrice } from "./feeds";
+import { usablePrice } from "./feeds";
 
 const NOW = new Date("2026-11-25T12:00:00Z");
 const at = (secondsAgo: number) => BigInt(NOW.getTime() / 1000 - secondsAgo);
@@ -19,13 +19,5 @@ describe("usablePrice", () => {
   it("refuses zero and negative answers", () => {
     assert.equal(usablePrice({ answer: 0n, updatedAt: at(1) }, 8, NOW, 3600), null);
     assert.equal(usablePrice({ answer: -5n, updatedAt: at(1) }, 8, NOW, 3600), null);
-  });
-});
-
-describe("quickly", () => {
-  it("gives the answer, or null when the read fails or outlasts the budget", async () => {
-    assert.equal(await quickly(async () => 7), 7);
-    assert.equal(await quickly(() => Promise.reject(new Error("node down"))), null);
-    assert.equal(await quickly(() => new Promise(() => {}), 10), null);
   });
 });

@@ -5,29 +5,13 @@ import { LRUCache } from "lru-cache";
 import { parseAbi, type Address } from "viem";
 import { config } from "@/lib/config";
 import { systemClock, type Clock } from "@/lib/clock";
-import { onChain } from "@/lib/wallet/chains";
+import { onChain, quickly } from "@/lib/wallet/chains";
 import type { Price } from "./format";
-
-/** Reads that decorate a decision wait this long at most: a slow node must not hold the page. */
-const READ_BUDGET_MS = 800;
 
 const aggregatorAbi = parseAbi([
   "function decimals() view returns (uint8)",
   "function latestRoundData() view returns (uint80 roundId, int256 answer, uint256 startedAt, uint256 updatedAt, uint80 answeredInRound)",
 ]);
-
-/** `read`'s answer, or null when it fails or takes longer than the budget (it is then left to finish unheard). */
-export async function quickly<T>(read: () => Promise<T>, budgetMs = READ_BUDGET_MS): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), budgetMs);
-  });
-  try {
-    return await Promise.race([read().catch(() => null), late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The aggregator configured for the chain's coin (token null) or for a token, if any. */
 function feedOf(chainId: number, token: Address | null): Address | null {

@@ -4,9 +4,9 @@
 import { erc20Abi, formatUnits, type Address } from "viem";
 import { config, type Chain } from "@/lib/config";
 import { db } from "@/lib/db";
-import { onChain } from "@/lib/wallet/chains";
+import { onChain, quickly } from "@/lib/wallet/chains";
 import { tokenMetadata } from "@/lib/wallet/token-metadata";
-import { priceCurrency, priceOf, quickly } from "./feeds";
+import { priceCurrency, priceOf } from "./feeds";
 import { amountWithMoney, moneyText, type Price } from "./format";
 
 /** A chain's coin (token null) or an ERC-20 on it. */

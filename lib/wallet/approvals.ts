@@ -19,7 +19,7 @@ import { changesOf, heldLock, rowsOf, runTransaction, type TransactionScript } f
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { checkStepUp, stepUpOptions } from "@/lib/auth/step-up";
-import { ChainUnansweredError, onChain } from "./chains";
+import { ChainUnansweredError, onChain, READ_BUDGET_MS } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
 import { contactNames } from "./address-book";
@@ -80,8 +80,7 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
     }
     lowered = { asked: amountText(token, allowance.amount), signed: amountText(token, amount), signedAmount: decision.amount };
   }
-  const description = await describeRequest(payload);
-  const risk = await requestRisk(payload, description, async () => knownAddresses(userId, await contactNames(userId)));
+  const risk = await requestRisk(payload, describeRequest(payload), async () => knownAddresses(userId, await contactNames(userId)));
   if (risk.acknowledge && !decision.acknowledged) {
     throw new RequestError(
       "acknowledgement_required",
@@ -178,7 +177,7 @@ export async function nextPendingRequest(userId: string, requestId: string, cloc
 /** The allowance amount the person may lower on the approval page, in the token's units; null when there is none. */
 export async function lowerableAllowance(payload: RequestPayload) {
   const allowance = allowanceAmount(payload);
-  const token = allowance && (await tokenMetadata(allowance.chainId, allowance.token));
+  const token = allowance && (await tokenMetadata(allowance.chainId, allowance.token, READ_BUDGET_MS));
   return allowance && token?.standard === "erc20" ? { allowance, token } : null;
 }
 

@@ -65,3 +65,19 @@ export async function onChain<T>(chainId: number, action: (client: PublicClient)
     throw new ChainError(short.split("\n")[0]);
   }
 }
+
+/** Reads that decorate a decision wait this long at most: a slow or dead node must not hold the page. */
+export const READ_BUDGET_MS = 800;
+
+/** `read`'s answer, or null when it fails or takes longer than the budget (it is then left to finish unheard). */
+export async function quickly<T>(read: () => Promise<T>, budgetMs = READ_BUDGET_MS): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(() => resolve(null), budgetMs);
+  });
+  try {
+    return await Promise.race([read().catch(() => null), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

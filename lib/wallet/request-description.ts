@@ -1,10 +1,10 @@
 // What a stored request asks, in the person's terms, for the approval page: the calldata decoded and the token
 // named as its contract answers, typed data as its declared fields, permits as the allowances they grant.
 // Everything is derived from exactly the payload that gets signed; what cannot be put in words is shown raw.
-import { formatUnits, isAddress, type Address, type Hex } from "viem";
+import { formatUnits, getAddress, isAddress, type Address, type Hex } from "viem";
 import type { Chain } from "@/lib/config";
 import { fromNow } from "@/lib/clock";
-import { chainById } from "./chains";
+import { chainById, READ_BUDGET_MS } from "./chains";
 import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { recognisePermit, type Permit, type PermitKind } from "./permits";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
@@ -36,10 +36,16 @@ export type Described = { action: string; details: Detail[]; warning: string | n
 export type CallDescription =
   { kind: "none" } | { kind: "unknown"; selector: Hex; data: Hex } | ({ kind: "decoded"; data: Hex } & Described);
 
-export type RequestDescription =
+type Description =
   | { kind: "sign_message"; message: string; signIn: SignIn | null }
   | { kind: "sign_typed_data"; primaryType: string; domain: FieldNode[]; fields: FieldNode[]; permit: Described | null }
   | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription };
+
+/** `unavailable`: what the chain did not tell in time, in words; the description then says less, never guesses. */
+export type RequestDescription = Description & { unavailable: string[] };
+
+/** How a description reads what a token contract says it is. */
+type TokenLookup = (chainId: number, address: Address) => Promise<TokenMetadata>;
 
 function tokenLabel(token: TokenMetadata): string {
   switch (token.standard) {
@@ -215,17 +221,18 @@ function grantsUnlimited(call: TokenCall, token: TokenMetadata): boolean {
   return (call.kind === "increaseAllowance" || call.kind === "permit2Approve") && isUnlimitedAmount(call.amount);
 }
 
-async function describeTokenCall(call: TokenCall, transaction: PreparedTransaction): Promise<Described> {
+async function describeTokenCall(call: TokenCall, transaction: PreparedTransaction, lookup: TokenLookup): Promise<Described> {
   const contract = call.kind === "permit2Approve" ? call.token : transaction.to;
-  const token = await tokenMetadata(transaction.chainId, contract);
+  const token = await lookup(transaction.chainId, contract);
   return { ...describeCall(call, contract, token, transaction.to, transaction.chainId), unlimited: grantsUnlimited(call, token) };
 }
 
-async function callDescription(transaction: PreparedTransaction): Promise<CallDescription> {
+async function callDescription(transaction: PreparedTransaction, lookup: TokenLookup): Promise<CallDescription> {
   const call = decodeCall(transaction.data);
   if (call.kind === "none" || call.kind === "unknown") return call;
-  if (call.kind !== "multicall") return { kind: "decoded", data: transaction.data, ...(await describeTokenCall(call, transaction)) };
-  const parts = await Promise.all(call.calls.map((inner) => describeTokenCall(inner, transaction)));
+  if (call.kind !== "multicall")
+    return { kind: "decoded", data: transaction.data, ...(await describeTokenCall(call, transaction, lookup)) };
+  const parts = await Promise.all(call.calls.map((inner) => describeTokenCall(inner, transaction, lookup)));
   return {
     kind: "decoded",
     data: transaction.data,
@@ -260,10 +267,10 @@ function permitAction(permit: Permit, amounts: string[], label: string): string 
   return `${ONE_TIME.includes(permit.kind) ? "Allow a one-time transfer of" : "Allow spending of"} ${amounts.join(", ")}`;
 }
 
-async function permitDescription(permit: Permit): Promise<Described> {
+async function permitDescription(permit: Permit, lookup: TokenLookup): Promise<Described> {
   const tokens = await Promise.all(
     permit.amounts.map(async (entry) =>
-      entry.token && permit.chainId !== null ? tokenMetadata(permit.chainId, entry.token) : ({ standard: "unknown" } as const),
+      entry.token && permit.chainId !== null ? lookup(permit.chainId, entry.token) : ({ standard: "unknown" } as const),
     ),
   );
   const amounts = permit.amounts.map((entry, index) => amountText(tokens[index], entry.amount));
@@ -309,13 +316,18 @@ const AMOUNT_FIELDS = ["amount", "value"];
  * `amount` or `value` (Permit2's details and permitted amounts, an order's legs), or, for the message itself,
  * `ownToken` (the token whose own permit it is). The raw integer stays; a token that does not answer stays raw.
  */
-async function inTokenUnits(fields: FieldNode[], chainId: number | null, ownToken: Address | null): Promise<FieldNode[]> {
+async function inTokenUnits(
+  fields: FieldNode[],
+  chainId: number | null,
+  ownToken: Address | null,
+  lookup: TokenLookup,
+): Promise<FieldNode[]> {
   if (chainId === null || !Number.isSafeInteger(chainId)) return fields;
   const leaf = (name: string, within: FieldNode[]) => within.find((field) => field.name === name && "value" in field);
   const walk = async (within: FieldNode[], inherited: Address | null): Promise<FieldNode[]> => {
     const tokenField = leaf("token", within);
     const token = tokenField && "value" in tokenField && isAddress(tokenField.value) ? (tokenField.value as Address) : inherited;
-    const metadata = token ? await tokenMetadata(chainId, token) : null;
+    const metadata = token ? await lookup(chainId, token) : null;
     return Promise.all(
       within.map(async (field): Promise<FieldNode> => {
         if ("fields" in field) return { ...field, fields: await walk(field.fields, null) };
@@ -327,8 +339,23 @@ async function inTokenUnits(fields: FieldNode[], chainId: number | null, ownToke
   return walk(fields, ownToken);
 }
 
-/** The approval page's account of a request's stored payload. Reads token metadata from the chain. */
-export async function describeRequest(payload: RequestPayload): Promise<RequestDescription> {
+/**
+ * The approval page's account of a request's stored payload. Reads token metadata from the chain, each read waiting
+ * at most `budgetMs`: a slow or dead node leaves tokens unknown, and says so, rather than holding the decision.
+ */
+export async function describeRequest(payload: RequestPayload, budgetMs = READ_BUDGET_MS): Promise<RequestDescription> {
+  const unread = new Set<Address>();
+  const lookup: TokenLookup = async (chainId, address) => {
+    const metadata = await tokenMetadata(chainId, address, budgetMs);
+    if (metadata.standard === "unknown" && metadata.unread) unread.add(getAddress(address));
+    return metadata;
+  };
+  const described = await describePayload(payload, lookup);
+  const unavailable = [...unread].map((token) => `what token ${token} is (its symbol and decimals), so its amounts are in base units`);
+  return { ...described, unavailable };
+}
+
+async function describePayload(payload: RequestPayload, lookup: TokenLookup): Promise<Description> {
   if (payload.kind === "sign_message") return { kind: "sign_message", message: payload.message, signIn: signInOf(payload.message) };
   if (payload.kind === "sign_typed_data") {
     const permit = recognisePermit(payload.typedData);
@@ -336,8 +363,8 @@ export async function describeRequest(payload: RequestPayload): Promise<RequestD
     // A token's own permit or authorization moves the domain's token: its top-level value is in that token's units.
     const ownToken = permit && OWN_TOKEN.includes(permit.kind) ? permit.amounts[0]?.token : null;
     const [fields, described] = await Promise.all([
-      inTokenUnits(declaredFields(payload.typedData), chainId === undefined ? null : Number(chainId), ownToken ?? null),
-      permit && permitDescription(permit),
+      inTokenUnits(declaredFields(payload.typedData), chainId === undefined ? null : Number(chainId), ownToken ?? null, lookup),
+      permit && permitDescription(permit, lookup),
     ]);
     return {
       kind: "sign_typed_data",
@@ -348,5 +375,5 @@ export async function describeRequest(payload: RequestPayload): Promise<RequestD
     };
   }
   const { transaction } = payload;
-  return { kind: "send_transaction", chain: chainById(transaction.chainId), transaction, call: await callDescription(transaction) };
+  return { kind: "send_transaction", chain: chainById(transaction.chainId), transaction, call: await callDescription(transaction, lookup) };
 }

@@ -7,7 +7,7 @@ import { getAddress, type Address } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { decodeCall, type TokenCall } from "./call-decoding";
-import { onChain } from "./chains";
+import { onChain, quickly } from "./chains";
 import { recognisePermit } from "./permits";
 import type { ContactNames } from "./address-book";
 import { payloadOf, type RequestPayload } from "./request-payload";
@@ -59,9 +59,10 @@ export type Risk = { kind: RiskKind; text: string };
 
 /**
  * A request's risks, most serious first; `acknowledge` is the sentence the person must check before approving, when
- * it hands a spender they do not know (not in their address book, never used) an unlimited allowance.
+ * it hands a spender they do not know (not in their address book, never used) an unlimited allowance; `unavailable`,
+ * in words, what the chain did not tell in time (a risk then unchecked, never assumed away).
  */
-export type RequestRisk = { risks: Risk[]; acknowledge: string | null };
+export type RequestRisk = { risks: Risk[]; acknowledge: string | null; unavailable: string[] };
 
 /** What the person knows: their address book, and every address an earlier completed request of theirs dealt with. */
 export type KnownAddresses = { names: ContactNames; used: Set<string> };
@@ -77,7 +78,7 @@ export function assessRisk(
   dealings: Dealings,
   known: KnownAddresses,
   contracts: Set<string>,
-): RequestRisk {
+): Omit<RequestRisk, "unavailable"> {
   const used = (address: Address) => known.used.has(address.toLowerCase());
   const unknown = (address: Address) => !used(address) && !(address.toLowerCase() in known.names);
   const risks: Risk[] = [];
@@ -106,7 +107,7 @@ export function assessRisk(
 }
 
 /** One chip for a list: the most serious risk, and how many more there are ("Unlimited approval +2"). */
-export function riskChip(risk: RequestRisk): string | null {
+export function riskChip(risk: Pick<RequestRisk, "risks">): string | null {
   const [first, ...more] = risk.risks;
   return first ? `${first.text}${more.length ? ` +${more.length}` : ""}` : null;
 }
@@ -160,32 +161,41 @@ const CODE_DEADLINE_MS = 1_000;
 
 /**
  * Which of these addresses hold contract code on the chain; one that cannot be read within `deadlineMs` is not
- * claimed to be a contract (its read goes on, for the next page).
+ * claimed to be a contract (its read goes on, for the next page), and is `unread`.
  */
-async function contractsAmong(chainId: number | null, addresses: Address[], deadlineMs: number): Promise<Set<string>> {
-  if (chainId === null || !addresses.length || !config().chains.some((chain) => chain.id === chainId)) return new Set();
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), deadlineMs);
-  });
-  const found = await Promise.all(addresses.map((address) => Promise.race([codeAt(chainId, address), late])));
-  clearTimeout(timer);
-  return new Set(addresses.filter((_, index) => found[index] === true).map((address) => address.toLowerCase()));
+async function contractsAmong(chainId: number | null, addresses: Address[], deadlineMs: number) {
+  if (chainId === null || !addresses.length || !config().chains.some((chain) => chain.id === chainId)) {
+    return { contracts: new Set<string>(), unread: [] };
+  }
+  const found = await Promise.all(addresses.map((address) => quickly(() => codeAt(chainId, address), deadlineMs)));
+  return {
+    contracts: new Set(addresses.filter((_, index) => found[index] === true).map((address) => address.toLowerCase())),
+    unread: addresses.filter((_, index) => found[index] === null || found[index] === undefined),
+  };
 }
 
 /**
- * The risks of a pending request for the person who decides it. Reads which of its spenders have code, and what the
- * person knows (`known`) only when the request deals with someone: a message names no one.
+ * The risks of a pending request for the person who decides it. Reads which of its spenders have code, beside the
+ * description (which it may be given while it is still being read), and what the person knows (`known`) only when the
+ * request deals with someone: a message names no one.
  */
 export async function requestRisk(
   payload: RequestPayload,
-  description: RequestDescription,
+  description: RequestDescription | Promise<RequestDescription>,
   known: () => Promise<KnownAddresses>,
   deadlineMs: number = CODE_DEADLINE_MS,
 ): Promise<RequestRisk> {
   const dealings = dealingsOf(payload);
-  if (!dealings.contract && !dealings.parties.length) return assessRisk(description, dealings, { names: {}, used: new Set() }, new Set());
+  if (!dealings.contract && !dealings.parties.length) {
+    return { ...assessRisk(await description, dealings, { names: {}, used: new Set() }, new Set()), unavailable: [] };
+  }
   const empowered = dealings.parties.filter((party) => party.role !== "recipient").map((party) => party.address);
-  const [knownNow, contracts] = await Promise.all([known(), contractsAmong(dealings.chainId, empowered, deadlineMs)]);
-  return assessRisk(description, dealings, knownNow, contracts);
+  const [described, knownNow, { contracts, unread }] = await Promise.all([
+    description,
+    known(),
+    contractsAmong(dealings.chainId, empowered, deadlineMs),
+  ]);
+  const risk = assessRisk(described, dealings, knownNow, contracts);
+  const role = (address: Address) => ROLE[dealings.parties.find((party) => party.address === address)!.role].toLowerCase();
+  return { ...risk, unavailable: unread.map((address) => `whether the ${role(address)} ${address} is a contract`) };
 }

@@ -1,28 +1,34 @@
 // What a token contract says it is, read from the chain when a request is shown: an ERC-20's symbol and
 // decimals, or an NFT collection (ERC-165). A contract that does not answer is an unknown token, never a guess.
 import { LRUCache } from "lru-cache";
-import { erc20Abi, parseAbi, type Address, type PublicClient } from "viem";
+import { BaseError, erc20Abi, HttpRequestError, parseAbi, TimeoutError, type Address, type PublicClient } from "viem";
 import { AppError } from "@/lib/http/errors";
-import { onChain } from "./chains";
+import { onChain, quickly } from "./chains";
 
 export type TokenMetadata =
   | { standard: "erc20"; symbol: string; decimals: number }
   | { standard: "erc721"; name: string | null; symbol: string | null }
   | { standard: "erc1155"; name: string | null }
-  | { standard: "unknown" };
+  /** `unread`: the chain gave no answer (in time), which says nothing of the contract; otherwise it answered as no token */
+  | { standard: "unknown"; unread?: true };
 
 const erc165Abi = parseAbi(["function supportsInterface(bytes4 interfaceId) view returns (bool)"]);
 const ERC721_INTERFACE = "0x80ac58cd";
 const ERC1155_INTERFACE = "0xd9b67a26";
+const UNREAD: TokenMetadata = { standard: "unknown", unread: true };
 
-/**
- * Per chain and address, the most recently used 10,000: agents choose the contracts, and memory must not grow with
- * them. Unknown answers are not kept: the chain may have been unreachable, or the contract not yet there.
- */
-const known = new LRUCache<string, TokenMetadata>({ max: 10_000 });
+/** The node never answered (it is down, or slower than the RPC's timeout), as opposed to the contract reverting. */
+function unanswered(error: unknown): boolean {
+  return error instanceof BaseError && error.walk((cause) => cause instanceof HttpRequestError || cause instanceof TimeoutError) !== null;
+}
 
 async function readMetadata(client: PublicClient, address: Address): Promise<TokenMetadata> {
-  const answer = async <T>(read: Promise<T>): Promise<T | null> => read.catch(() => null);
+  let silent = false;
+  const answer = async <T>(read: Promise<T>): Promise<T | null> =>
+    read.catch((error: unknown) => {
+      silent ||= unanswered(error);
+      return null;
+    });
   const supports = (interfaceId: `0x${string}`) =>
     answer(client.readContract({ address, abi: erc165Abi, functionName: "supportsInterface", args: [interfaceId] }));
   const [isErc721, isErc1155, name, symbol, decimals] = await Promise.all([
@@ -32,24 +38,47 @@ async function readMetadata(client: PublicClient, address: Address): Promise<Tok
     answer(client.readContract({ address, abi: erc20Abi, functionName: "symbol" })),
     answer(client.readContract({ address, abi: erc20Abi, functionName: "decimals" })),
   ]);
+  if (silent) return UNREAD;
   if (isErc721) return { standard: "erc721", name, symbol };
   if (isErc1155) return { standard: "erc1155", name };
   if (symbol !== null && decimals !== null) return { standard: "erc20", symbol, decimals };
   return { standard: "unknown" };
 }
 
-/** The token at `address` on `chainId`, as the chain describes it; unknown when the chain is not configured or does not answer. */
-export async function tokenMetadata(chainId: number, address: Address): Promise<TokenMetadata> {
-  const key = `${chainId}:${address.toLowerCase()}`;
-  const cached = known.get(key);
-  if (cached) return cached;
-  let metadata: TokenMetadata;
+async function readToken(chainId: number, address: Address): Promise<TokenMetadata> {
   try {
-    metadata = await onChain(chainId, (client) => readMetadata(client, address));
+    return await onChain(chainId, (client) => readMetadata(client, address));
   } catch (error) {
     if (error instanceof AppError) return { standard: "unknown" };
     throw error;
   }
-  if (metadata.standard !== "unknown") known.set(key, metadata);
-  return metadata;
+}
+
+/**
+ * Per chain and address, the most recently used 10,000 (agents choose the contracts, and memory must not grow with
+ * them), each read shared by every page that asks while it runs. Unknown answers are not kept: the chain may have been
+ * unreachable, or the contract not yet there.
+ */
+const known = new LRUCache<string, Promise<TokenMetadata>>({ max: 10_000 });
+
+function sharedRead(key: string, chainId: number, address: Address): Promise<TokenMetadata> {
+  const read = readToken(chainId, address);
+  known.set(key, read);
+  const forget = () => {
+    if (known.peek(key) === read) known.delete(key);
+  };
+  void read.then((metadata) => metadata.standard === "unknown" && forget(), forget);
+  return read;
+}
+
+/**
+ * The token at `address` on `chainId`, as the chain describes it; unknown when the chain is not configured or does not
+ * answer. With `budgetMs`, waits no longer than that: a read still running is then `unread`, and left to finish for
+ * the pages that ask next.
+ */
+export async function tokenMetadata(chainId: number, address: Address, budgetMs?: number): Promise<TokenMetadata> {
+  const key = `${chainId}:${address.toLowerCase()}`;
+  const reading = known.get(key) ?? sharedRead(key, chainId, address);
+  if (budgetMs === undefined) return reading;
+  return (await quickly(() => reading, budgetMs)) ?? UNREAD;
 }

@@ -79,15 +79,19 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
   }
   const { view } = approval;
   const pending = view.status === "pending";
-  const [description, names, client, limits, lowerable, next] = await Promise.all([
-    describeRequest(approval.payload),
-    contactNames(user.id),
+  // Every chain read here waits a moment at most, all at once: a slow or dead node never holds the decision.
+  const describing = describeRequest(approval.payload);
+  const naming = contactNames(user.id);
+  const [description, names, client, limits, lowerable, next, risk] = await Promise.all([
+    describing,
+    naming,
     requestingClient(user.id, approval.grantId),
     pending ? policyStanding(approval.grantId, approval.credentialId, new Date()) : null,
     pending ? lowerableAllowance(approval.payload) : null,
     pending ? null : nextPendingRequest(user.id, view.request_id),
+    pending ? requestRisk(approval.payload, describing, () => naming.then((known) => knownAddresses(user.id, known))) : null,
   ]);
-  const risk = pending ? await requestRisk(approval.payload, description, () => knownAddresses(user.id, names)) : null;
+  const unavailable = [...description.unavailable, ...(risk?.unavailable ?? [])];
   const chain = description.kind === "send_transaction" ? description.chain : null;
   const today = limits?.remaining.native_by_chain.find((entry) => entry.chain_id === chain?.id)?.per_day;
   return (
@@ -102,6 +106,11 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             <strong>Check before approving:</strong> {risk.risks.map((entry) => entry.text).join(" · ")}
           </p>
         ) : null}
+        {unavailable.length > 0 && (
+          <p className="unavailable small" role="note">
+            <strong>Not available now</strong> (the chain did not answer in time): {unavailable.join("; ")}. Nothing here is guessed.
+          </p>
+        )}
         <p className="asker small">
           {client?.kind === "api_key" ? (
             <>
