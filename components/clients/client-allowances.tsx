@@ -1,39 +1,10 @@
 "use client";
 
-import { privateKeyToAccount } from "viem/accounts";
-import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
-import { assertForSeals, type StoredSeal } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
-import { signRevocation, type RevocationToSign } from "@/lib/allowances/revocation-operation";
-import { unsealPrivateKey } from "@/lib/wallet/seal";
+import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
-
-/** What the server sends for a revocation ceremony: the challenge, the wallet's seals, what to sign. */
-export type RevocationCeremony = {
-  options: PublicKeyCredentialRequestOptionsJSON;
-  credentialId?: string;
-  address?: string;
-  seals?: StoredSeal[];
-};
-
-/**
- * One passkey tap: the assertion approves the step, and its PRF output unseals the wallet key in this page, which
- * signs each revocation (built here from the delegations shown, see lib/allowances/revocation-operation.ts).
- */
-export async function signRevocations<T extends RevocationToSign>(ceremony: RevocationCeremony, revocations: T[]) {
-  const { response, prfOutput, seal } = await assertForSeals(ceremony.options, ceremony.seals ?? []);
-  let privateKey: `0x${string}`;
-  try {
-    privateKey = await unsealPrivateKey({ ...seal, prfOutput, credentialId: ceremony.credentialId!, address: ceremony.address! });
-  } finally {
-    prfOutput.fill(0);
-  }
-  const account = privateKeyToAccount(privateKey);
-  const signed = [];
-  for (const revocation of revocations) signed.push({ revocation, signature: await signRevocation(account, revocation) });
-  return { assertion: response, signed };
-}
+import type { RevocationCeremony } from "./sign-revocations";
 
 function when(iso: string) {
   return new Date(iso).toLocaleString();
@@ -51,6 +22,7 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
     run(async () => {
       const path = `/api/allowances/${encodeURIComponent(allowance.id)}/revoke`;
       const ceremony = await callApi<RevocationCeremony & { revocation: RevocationToSign }>(`${path}/options`);
+      const { signRevocations } = await import("./sign-revocations");
       const { assertion, signed } = await signRevocations(ceremony, [ceremony.revocation]);
       const { txHash } = await callApi<{ txHash: string }>(path, {
         assertion,

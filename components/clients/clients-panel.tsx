@@ -2,17 +2,18 @@
 
 import { useState } from "react";
 import { callApi } from "@/components/browser/api";
+import { startAuthentication } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
 import type { NativeCoin } from "@/lib/wallet/policy-presets";
-import { startAuthentication } from "@simplewebauthn/browser";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
-import { ClientAllowances, signRevocations, type RevocationCeremony } from "./client-allowances";
+import { ClientAllowances } from "./client-allowances";
+import type { RevocationCeremony } from "./sign-revocations";
 import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
 import { GrantAllowance } from "./grant-allowance";
-import type { AllowanceChain } from "@/components/grants/allowance-picker";
+import type { AllowanceChain } from "@/components/grants/allowance-form";
 import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 
@@ -52,6 +53,7 @@ export function ClientsList({
         return;
       }
       // The same tap signs the disabling of its allowances on chain.
+      const { signRevocations } = await import("./sign-revocations");
       const { assertion, signed } = await signRevocations(ceremony, ceremony.revocations);
       await callApi(path, {
         assertion,

@@ -7,13 +7,12 @@ import { callApi } from "@/components/browser/api";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import {
   AllowancePicker,
+  loadAllowanceSigning,
   newAllowanceForm,
   reviewedAllowance,
-  signReviewedAllowance,
   type AllowanceChain,
   type AllowanceReview,
-} from "@/components/grants/allowance-picker";
-import { allowanceBinding } from "@/lib/allowances/signing";
+} from "@/components/grants/allowance-form";
 import type { Contact } from "@/lib/wallet/address-book";
 
 /** Choosing the allowance mode for a wallet of an existing grant: the consent's allowance picker, and one passkey tap. */
@@ -34,39 +33,42 @@ export function GrantAllowance({
   const { busy, error, run } = useAction();
   const [form, setForm] = useState(() => newAllowanceForm(chains));
   const [review, setReview] = useState<AllowanceReview>();
+  // The picker (and its code) is rendered once the person opens this, not with the page.
+  const [opened, setOpened] = useState(false);
   const path = `/api/grants/${encodeURIComponent(grantId)}/allowance`;
 
   const sign = () =>
     run(async () => {
       const prepared = reviewedAllowance(review);
       const body = { credential_id: credential.id };
-      const options = await callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, {
-        ...body,
-        allowance: allowanceBinding(prepared),
-      });
-      const { assertion, allowance } = await signReviewedAllowance(prepared, options);
+      const { signReviewedAllowance } = await loadAllowanceSigning();
+      const { assertion, allowance } = await signReviewedAllowance(prepared, (binding) =>
+        callApi<PublicKeyCredentialRequestOptionsJSON>(`${path}/options`, { ...body, allowance: binding }),
+      );
       await callApi(path, { ...body, allowance, assertion });
       setReview(undefined);
       router.refresh();
     });
 
   return (
-    <details>
+    <details onToggle={(event) => setOpened((was) => was || event.currentTarget.open)}>
       <summary>
         Give {credential.name} an allowance for {clientName}
       </summary>
-      <AllowancePicker
-        credential={credential}
-        scope={`${grantId}-${credential.id}`}
-        chains={chains}
-        form={form}
-        review={review}
-        onChange={(next, nextReview) => {
-          setForm(next);
-          setReview(nextReview);
-        }}
-        contacts={contacts}
-      />
+      {opened && (
+        <AllowancePicker
+          credential={credential}
+          scope={`${grantId}-${credential.id}`}
+          chains={chains}
+          form={form}
+          review={review}
+          onChange={(next, nextReview) => {
+            setForm(next);
+            setReview(nextReview);
+          }}
+          contacts={contacts}
+        />
+      )}
       <button type="button" className="primary" disabled={busy} onClick={() => void sign()}>
         Sign allowance for {credential.name} with passkey
       </button>

@@ -1,49 +1,22 @@
 "use client";
 
+// The allowance picker and the one tap that signs what it stated, with the Delegation Framework's code (several
+// hundred KB): loaded only once the person chooses the allowance mode (allowance-form.tsx), so that consent and
+// /clients are usable before it arrives on a slow phone.
 import { useState } from "react";
 import { privateKeyToAccount } from "viem/accounts";
 import { callApi, messageOf } from "@/components/browser/api";
 import { assertForSeals } from "@/components/browser/passkey";
 import { delegationFromJson, delegationToJson } from "@/lib/allowances/caveats";
-import { readAllowanceToSign, signAllowance, type AllowanceToSign } from "@/lib/allowances/signing";
+import { allowanceBinding, readAllowanceToSign, signAllowance, type AllowanceToSign } from "@/lib/allowances/signing";
 import { describeDelegation } from "@/lib/allowances/wording";
 import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
 import { ContactPicks } from "./contact-picks";
+import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-form";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
-
-/** A chain that offers allowances (it has the Delegation Framework). */
-export type AllowanceChain = { id: number; name: string; symbol: string };
-
-/** The allowance form as the person fills it in, in their own units. */
-export type AllowanceForm = {
-  chainId: number;
-  coin: string;
-  tokens: { address: string; amount: string }[];
-  recipients: string;
-  period: "hour" | "day" | "week";
-  expiresInDays: string;
-  transactions: string;
-  overLimit: "ask" | "refuse";
-};
-
-/** What the server prepared, as this page decoded it from the fields to sign; or why nothing will be signed. */
-export type AllowanceReview = { prepared: PreparedAllowance; words: string[] } | { error: string };
-
-export function newAllowanceForm(chains: AllowanceChain[]): AllowanceForm {
-  return {
-    chainId: chains[0]?.id ?? 0,
-    coin: "",
-    tokens: [],
-    recipients: "",
-    period: "day",
-    expiresInDays: "7",
-    transactions: "10",
-    overLimit: "ask",
-  };
-}
 
 function choicesOf(credentialId: string, form: AllowanceForm): AllowanceChoicesInput {
   return {
@@ -101,20 +74,16 @@ function wordsOf(prepared: PreparedAllowance, chain: AllowanceChain | undefined)
   return lines;
 }
 
-/** What was reviewed and may be signed; anything else is refused before any tap. */
-export function reviewedAllowance(review: AllowanceReview | undefined): PreparedAllowance {
-  if (!review || "error" in review) throw new Error("Review the allowance first: you approve only what the page has stated.");
-  return review.prepared;
-}
-
 /**
- * The one tap: the passkey that sealed the key answers the approval's challenge and, through PRF, unseals the key in
- * this page's memory; the key signs exactly what was reviewed.
+ * The one tap: the server's passkey options for what was reviewed (`optionsFor` asks with its binding), then the
+ * passkey that sealed the key answers their challenge and, through PRF, unseals the key in this page's memory; the key
+ * signs exactly what was reviewed.
  */
 export async function signReviewedAllowance(
   prepared: PreparedAllowance,
-  options: PublicKeyCredentialRequestOptionsJSON,
+  optionsFor: (binding: ReturnType<typeof allowanceBinding>) => Promise<PublicKeyCredentialRequestOptionsJSON>,
 ): Promise<{ assertion: AuthenticationResponseJSON; allowance: SignedAllowance }> {
+  const options = await optionsFor(allowanceBinding(prepared));
   const { response, prfOutput, seal } = await assertForSeals(options, prepared.seals);
   let privateKey: `0x${string}`;
   try {

@@ -3,18 +3,17 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { Contact } from "@/lib/wallet/address-book";
 import { startAuthentication } from "@/components/browser/passkey";
-import { allowanceBinding } from "@/lib/allowances/signing";
 import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import { NEW_LIMITS, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
 import {
   AllowancePicker,
+  loadAllowanceSigning,
   newAllowanceForm,
   reviewedAllowance,
-  signReviewedAllowance,
   type AllowanceChain,
   type AllowanceForm,
   type AllowanceReview,
-} from "./allowance-picker";
+} from "./allowance-form";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
 type Mode = "read" | "approve" | "allowance";
@@ -57,7 +56,8 @@ export async function approveGrantSet<T>(
   const prepared = reviewedAllowance(choice[withAllowance.credentialId].review);
   const withEntry = (allowance: unknown) =>
     grantSet.map((entry) => (entry.credentialId === withAllowance.credentialId ? { ...entry, allowance } : entry));
-  const { assertion, allowance } = await signReviewedAllowance(prepared, await options(withEntry(allowanceBinding(prepared))));
+  const { signReviewedAllowance } = await loadAllowanceSigning();
+  const { assertion, allowance } = await signReviewedAllowance(prepared, (binding) => options(withEntry(binding)));
   return submit(withEntry(allowance), assertion);
 }
 
