@@ -1,6 +1,6 @@
 "use client";
 
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { useRouter } from "next/navigation";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
@@ -33,8 +33,13 @@ export function GrantAllowance({
   const { busy, error, run } = useAction();
   const [form, setForm] = useState(() => newAllowanceForm(chains));
   const [review, setReview] = useState<AllowanceReview>();
-  // The picker (and its code) is rendered once the person opens this, not with the page.
+  // The picker (and its code) is rendered once the person opens this, not with the page; a tap before the page
+  // hydrated opened it unheard.
   const [opened, setOpened] = useState(false);
+  const details = useRef<HTMLDetailsElement>(null);
+  useEffect(() => {
+    if (details.current?.open) setOpened(true);
+  }, []);
   const path = `/api/grants/${encodeURIComponent(grantId)}/allowance`;
 
   const sign = () =>
@@ -51,7 +56,7 @@ export function GrantAllowance({
     });
 
   return (
-    <details onToggle={(event) => setOpened((was) => was || event.currentTarget.open)}>
+    <details ref={details} onToggle={(event) => setOpened((was) => was || event.currentTarget.open)}>
       <summary>
         Give {credential.name} an allowance for {clientName}
       </summary>
