@@ -8,7 +8,7 @@ import { config } from "@/lib/config";
 import { nativeCoin } from "@/lib/wallet/policy-presets";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
-import { CreateWalletForm } from "@/components/wallet/wallets-panel";
+import { CreateWalletForm } from "@/components/wallet/create-wallet-form";
 import { walletAssets } from "@/lib/prices/holdings";
 import { Holdings } from "@/components/prices/holdings";
 

@@ -2,33 +2,20 @@
 
 import { CopyButton } from "@/components/shared/copy-button";
 import { useState, type ReactNode } from "react";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { getAddress, isAddress } from "viem";
-import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
-import { approveWithPasskey, assertWithPrf } from "@/components/browser/passkey";
+import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, RenameControl, useAction } from "@/components/browser/use-action";
-import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
+import { CreateWalletForm, loadSealing } from "./create-wallet-form";
 import { ExportKey } from "./export-key";
 import { DownloadRecoveryKit, ImportRecoveryKit } from "./recovery-kit";
 
-export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; address: string; grantCount: number };
-
-/**
- * Creates or imports a key in this page, seals it under the passkey's PRF
- * output and uploads only the ciphertext. The private key never leaves the page.
- */
+/** Seals an imported key under the passkey, with the sealing code loaded on that tap. */
 async function connectSealedKey(name: string, privateKey: `0x${string}`) {
-  const account = privateKeyToAccount(privateKey);
-  const { credentialId, options } = await callApi<{ credentialId: string; options: PublicKeyCredentialRequestOptionsJSON }>(
-    "/api/credentials/seal-options",
-  );
-  const salt = newPrfSalt();
-  const { response, prfOutput } = await assertWithPrf(options, salt);
-  const seal = await sealPrivateKey({ privateKey, prfOutput, salt, credentialId, address: account.address });
-  prfOutput.fill(0);
-  await callApi("/api/credentials", { kind: "evm", name, address: account.address, seal, assertion: response });
+  await (await loadSealing()).connectSealedKey(name, privateKey);
 }
+
+export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; address: string; grantCount: number };
 
 /** `holdings`: per wallet id, what it holds (rendered on the server, streamed in). */
 export function WalletsPanel({
@@ -150,40 +137,6 @@ export function WalletsPanel({
         </div>
       </form>
     </div>
-  );
-}
-
-/** Creates a wallet in this browser; also offered on the consent screen to a person with none. */
-export function CreateWalletForm({ canSeal }: { canSeal: boolean }) {
-  const { busy, error, status, run } = useAction();
-  const [name, setName] = useState("");
-
-  const create = () =>
-    run(async () => {
-      await connectSealedKey(name, generatePrivateKey());
-      setName("");
-      return `Wallet “${name}” created.`;
-    });
-
-  return (
-    <form
-      className="card"
-      onSubmit={(event) => {
-        event.preventDefault();
-        void create();
-      }}
-    >
-      <h2>Create a wallet</h2>
-      <p className="muted">A new key is generated in this browser and sealed under your passkey. Agent Wallet never sees it.</p>
-      <label htmlFor="create-name">Wallet name</label>
-      <input id="create-name" required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
-      <div>
-        <button type="submit" className="primary" disabled={busy || !canSeal}>
-          Create wallet
-        </button>
-      </div>
-      <Feedback error={error} status={status} />
-    </form>
   );
 }
 
