@@ -56,7 +56,12 @@ export function GrantAllowance({
     });
 
   return (
-    <details ref={details} onToggle={(event) => setOpened((was) => was || event.currentTarget.open)}>
+    <details
+      ref={details}
+      onToggle={(event) => {
+        if (event.currentTarget.open) setOpened(true);
+      }}
+    >
       <summary>
         Give {credential.name} an allowance for {clientName}
       </summary>
