@@ -27,11 +27,11 @@ export function AddressText({ address, names }: { address: string; names: Contac
   );
 }
 
-function DetailField({ detail, names }: { detail: Detail; names: ContactNames }) {
+function DetailField({ detail, names, valued }: { detail: Detail; names: ContactNames; valued: boolean }) {
   return (
     <Field label={detail.label}>
       {detail.text}
-      {detail.value && (
+      {valued && detail.value && (
         <Money
           chainId={detail.value.chainId}
           token={detail.value.token}
@@ -45,8 +45,11 @@ function DetailField({ detail, names }: { detail: Detail; names: ContactNames })
   );
 }
 
-/** A decoded call or permit: the action in words, the warning first when there is one, then every detail. */
-export function DescribedFields({ described, names }: { described: Described; names: ContactNames }) {
+/**
+ * A decoded call or permit: the action in words, the warning first when there is one, then every detail; `valued`,
+ * amounts with their value in money today (only while the request waits: today's value is not what was decided on).
+ */
+export function DescribedFields({ described, names, valued }: { described: Described; names: ContactNames; valued: boolean }) {
   return (
     <>
       <Field label="Action">
@@ -60,7 +63,7 @@ export function DescribedFields({ described, names }: { described: Described; na
         </Field>
       )}
       {described.details.map((detail, index) => (
-        <DetailField key={index} detail={detail} names={names} />
+        <DetailField key={index} detail={detail} names={names} valued={valued} />
       ))}
     </>
   );

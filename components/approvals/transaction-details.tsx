@@ -5,17 +5,18 @@ import { AddressText, DescribedFields, Field } from "./fields";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Money } from "@/components/prices/money";
 
-/** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee. */
+/** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee (`valued`: see DescribedFields). */
 export function TransactionDetails({
   chain,
   transaction,
   call,
   names,
-}: Extract<RequestDescription, { kind: "send_transaction" }> & { names: ContactNames }) {
+  valued,
+}: Extract<RequestDescription, { kind: "send_transaction" }> & { names: ContactNames; valued: boolean }) {
   const plain = call.kind === "none";
   return (
     <>
-      {call.kind === "decoded" && <DescribedFields described={call} names={names} />}
+      {call.kind === "decoded" && <DescribedFields described={call} names={names} valued={valued} />}
       {call.kind === "unknown" && (
         <>
           <Field label="Action">
@@ -39,14 +40,16 @@ export function TransactionDetails({
         <strong>
           {formatEther(BigInt(transaction.value))} {chain.symbol}
         </strong>
-        <Money chainId={chain.id} token={null} amount={BigInt(transaction.value)} decimals={18} />
+        {valued && <Money chainId={chain.id} token={null} amount={BigInt(transaction.value)} decimals={18} />}
       </Field>
       <Field label="Data">
         <span className="mono small">{plain ? "none (a plain transfer)" : transaction.data}</span>
       </Field>
       <Field label="Maximum network fee">
         {formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas))} {chain.symbol}
-        <Money chainId={chain.id} token={null} amount={BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas)} decimals={18} />
+        {valued && (
+          <Money chainId={chain.id} token={null} amount={BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas)} decimals={18} />
+        )}
         <span className="muted small">
           {" "}
           · {transaction.gas} gas at up to {formatGwei(BigInt(transaction.maxFeePerGas))} gwei

@@ -40,11 +40,12 @@ export function TypedDataDetails({
   fields,
   permit,
   names,
-}: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames }) {
+  valued,
+}: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames; valued: boolean }) {
   const app = domain.find((field) => field.name === "name");
   return (
     <>
-      {permit && <DescribedFields described={permit} names={names} />}
+      {permit && <DescribedFields described={permit} names={names} valued={valued} />}
       {app && "value" in app && (
         <Field label="App">
           calls itself “{app.value}” <span className="muted small">(a name the app chose; nothing checks it)</span>

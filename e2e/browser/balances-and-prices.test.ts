@@ -99,7 +99,7 @@ describe("balances and their value in money where the person decides", { timeout
     });
   }
 
-  it("a token transfer: the amount in dollars, the token's balance and what it leaves", async () => {
+  it("a token transfer: the amount in dollars, the token's balance and what it leaves; once decided, no value", async () => {
     const { page } = suite.person;
     await page.setViewportSize(VIEWPORTS[0]);
     await page.goto((await transfer(tokens.tst, "2")).approval_url);
@@ -109,6 +109,10 @@ describe("balances and their value in money where the person decides", { timeout
     assert.match(await field(page, "Balance after").innerText(), /\n98 TST \(≈ \$147\.00\)\n/);
     await page.getByRole("button", { name: "Reject" }).click();
     await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
+    // decided: today's value is not what the person decided on, so none is shown
+    await page.reload();
+    await settled(page);
+    assert.equal(await field(page, "Amount").innerText(), "2 TST (raw integer 2000000000000000000)");
   });
 
   it("an approval: the approved token's balance beside it; nothing leaves the wallet but the fee", async () => {

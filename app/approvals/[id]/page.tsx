@@ -169,8 +169,8 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
                 <MessageText message={description.message} />
               </Field>
             )}
-            {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} />}
-            {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} />}
+            {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} valued={pending} />}
+            {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} valued={pending} />}
             {pending && <BalanceFields userId={user.id} address={approval.address as `0x${string}`} description={description} />}
             {today && chain && (
               <Field label="Spending limit today">
