@@ -166,6 +166,9 @@ describe("the client guides (docs/clients.md), with the real client packages", {
     assert.equal(url.searchParams.get("redirect_uri"), `http://localhost:${callbackPort}/oauth/callback`);
     assert.equal(url.searchParams.get("code_challenge_method"), "S256");
     await waitForStderr(child, /Browser opened automatically/, () => stderr);
+    // mcp-remote says so once it has started the opener, which may not have written its line yet
+    for (const deadline = Date.now() + 10_000; !browser.opened().length && Date.now() < deadline;)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     const params = (href: string) => [...new URL(href).searchParams].sort();
     assert.deepEqual(browser.opened().map(params), [params(authorizationUrl)], "mcp-remote asked the desktop to open exactly that URL");
 
