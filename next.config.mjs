@@ -12,6 +12,7 @@ const nextConfig = {
     "pg",
     "ioredis",
     "rate-limiter-flexible",
+    "secp256k1",
   ],
   poweredByHeader: false,
   typedRoutes: false,

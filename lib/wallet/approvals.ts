@@ -2,15 +2,7 @@
 // (the browser signs), or reject it. The server accepts a signature only when
 // the assertion answers a challenge bound to this request's digest AND the
 // signature recovers to the credential's address over exactly the stored payload.
-import {
-  keccak256,
-  parseTransaction,
-  recoverMessageAddress,
-  recoverTransactionAddress,
-  recoverTypedDataAddress,
-  type Address,
-  type Hex,
-} from "viem";
+import { keccak256, parseTransaction, type Address, type Hex, type TransactionSerialized, type TypedDataDefinition } from "viem";
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { db, selectRows } from "@/lib/db";
@@ -26,6 +18,7 @@ import { contactNames } from "./address-book";
 import { describeRequest, amountText } from "./request-description";
 import { knownAddresses, QUEUE_CODE_DEADLINE_MS, requestRisk, type KnownAddresses } from "./risk";
 import { tokenMetadata } from "./token-metadata";
+import { recoverMessageSigner, recoverTransactionSigner, recoverTypedDataSigner } from "./signer-recovery";
 import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
@@ -213,17 +206,14 @@ export async function approvalOptions(userId: string, requestId: string, decisio
   };
 }
 
-async function recoveredSigner(payload: RequestPayload, signature: Hex): Promise<string> {
+function recoveredSigner(payload: RequestPayload, signature: Hex): string {
   try {
-    if (payload.kind === "sign_message") return await recoverMessageAddress({ message: payload.message, signature });
-    if (payload.kind === "sign_typed_data")
-      return await recoverTypedDataAddress({ ...payload.typedData, signature } as Parameters<typeof recoverTypedDataAddress>[0]);
+    if (payload.kind === "sign_message") return recoverMessageSigner(payload.message, signature);
+    if (payload.kind === "sign_typed_data") return recoverTypedDataSigner(payload.typedData as TypedDataDefinition, signature);
     if (payload.transaction.nonce === null) throw new RequestError("not_prepared", "Start the approval again: its nonce is not fixed", 409);
     const mismatch = transactionMismatch(parseTransaction(signature), payload.transaction);
     if (mismatch) throw new RequestError("transaction_mismatch", `The signed transaction's ${mismatch} differs from the prepared one`, 400);
-    return await recoverTransactionAddress({
-      serializedTransaction: signature as Parameters<typeof recoverTransactionAddress>[0]["serializedTransaction"],
-    });
+    return recoverTransactionSigner(signature as TransactionSerialized);
   } catch (error) {
     if (error instanceof RequestError) throw error;
     throw new RequestError("invalid_signature", "The signature is malformed", 400);
@@ -239,7 +229,7 @@ const CREDENTIAL_ADDRESS = new PreparedSelect<{ address: string }>(
 async function checkSignature(credentialId: string, payload: RequestPayload, signature: Hex): Promise<void> {
   const [credential] = await selectRows(CREDENTIAL_ADDRESS, credentialId);
   if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
-  const signer = await recoveredSigner(payload, signature);
+  const signer = recoveredSigner(payload, signature);
   if (signer.toLowerCase() !== credential.address.toLowerCase()) {
     throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
   }
