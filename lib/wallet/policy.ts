@@ -354,10 +354,14 @@ export function violationOf(
 
 const HOLDING = ["pending", "approved", "submitted", "completed"].map((status) => `'${status}'`).join(", ");
 
-/** How many of the (grant, credential)'s requests were created in the last hour, and how many wait for the person. */
-const COUNTS = `SELECT CAST(COALESCE(SUM(CASE WHEN "createdAt" >= ? THEN 1 ELSE 0 END), 0) AS INTEGER) AS "thisHour",
-    CAST(COALESCE(SUM(CASE WHEN "status" = 'pending' AND "expiresAt" > ? THEN 1 ELSE 0 END), 0) AS INTEGER) AS "waiting"
-  FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
+/**
+ * How many of the (grant, credential)'s requests wait for the person, counted only up to the limit that refuses more
+ * (an index range of pending rows; tooManyWaiting needs no more), so that it costs the same however many there are.
+ */
+const WAITING = `SELECT COUNT(*) AS "count" FROM (SELECT 1 FROM "AgentRequest"
+  WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending' AND "expiresAt" > ? LIMIT ?) AS "waiting"`;
+/** How many of the (grant, credential)'s requests were created in the last hour: read only for a per-hour cap. */
+const THIS_HOUR = `SELECT COUNT(*) AS "count" FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
 /**
  * The requests of the last week that hold what they would spend (a pending one past its expiry is expired, whether
  * or not anyone has looked at it since). Times as text: SQLite stores them so, and PostgreSQL's text of a timestamp
@@ -385,20 +389,17 @@ function* standing(
   );
   const policy = parsePolicy(entry?.policy ?? "{}");
   const weekAgo = new Date(now.getTime() - WEEK);
-  const [{ thisHour, waiting }] = yield* rowsOf<{ thisHour: number; waiting: number }>(
-    COUNTS,
-    new Date(now.getTime() - HOUR),
-    now,
-    grantId,
-    credentialId,
-    weekAgo,
-  );
+  const [waiting] = yield* rowsOf<{ count: number | string }>(WAITING, grantId, credentialId, now, config().pendingRequestsPerCredential);
+  const [thisHour] =
+    policy.requests_per_hour === undefined
+      ? [{ count: 0 }]
+      : yield* rowsOf<{ count: number | string }>(THIS_HOUR, grantId, credentialId, new Date(now.getTime() - HOUR));
   let held: Held[] = [];
   if (policy.native || policy.tokens?.length) {
     const rows = yield* rowsOf<Omit<Held, "createdAt"> & { createdAt: string }>(HELD, grantId, credentialId, weekAgo, now);
     held = rows.map((row) => ({ ...row, createdAt: storedTime(row.createdAt) }));
   }
-  return { policy, held, thisHour: Number(thisHour), waiting: Number(waiting) };
+  return { policy, held, thisHour: Number(thisHour.count), waiting: Number(waiting.count) };
 }
 
 /**
