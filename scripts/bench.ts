@@ -27,6 +27,7 @@ import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
 import { performance } from "node:perf_hooks";
 import { recordAudit } from "@/lib/audit";
 import { API_KEY_PREFIX } from "@/contract";
+import { eip2612Permit } from "@/lib/wallet/permit.fixture";
 
 const { values } = parseArgs({
   options: {
@@ -431,26 +432,16 @@ async function burst(app: RunningApp, chain: LocalChain): Promise<Burst> {
   const token = await deployErc20(chain, { name: "Burst Token", symbol: "BST", supply: parseEther("1000"), holder: owner });
   const spenders = [token, await deployErc20(chain, { name: "Spender", symbol: "SPD", supply: 1n, holder: owner })];
   spenders.push(privateKeyToAccount(generatePrivateKey()).address, privateKeyToAccount(generatePrivateKey()).address);
-  const permit = (index: number) => ({
-    domain: { name: "Burst Token", version: "1", chainId: chain.chainId, verifyingContract: token },
-    types: {
-      Permit: [
-        { name: "owner", type: "address" },
-        { name: "spender", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
-    },
-    primaryType: "Permit",
-    message: {
+  const permit = (index: number) =>
+    eip2612Permit({
+      token,
+      tokenName: "Burst Token",
+      chainId: chain.chainId,
       owner: holder.signer.address,
       spender: spenders[index % 4],
       value: String(parseEther("5")),
       nonce: String(index),
-      deadline: "1900000000",
-    },
-  });
+    });
   const keys: string[] = [];
   for (let index = 0; index < BURST_AGENTS; index++) keys.push(await apiKeyFor(holder.person.userId, holder.credentialId, "approve"));
   let peak = rssMb(app.pid);

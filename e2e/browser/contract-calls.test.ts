@@ -9,6 +9,7 @@ import type { Person } from "../support/consent";
 import { deployErc1155, deployErc20, deployErc721 } from "../support/contracts";
 import { signingAgent } from "../support/signing-agent";
 import type { RequestView } from "@/contract";
+import { eip2612Permit } from "@/lib/wallet/permit.fixture";
 
 type ToolResult = { isError?: boolean; structuredContent?: unknown; content?: { type: string; text?: string }[] };
 
@@ -207,20 +208,7 @@ describe(
 
     it("an EIP-2612 Permit is shown as the allowance it grants, with the token read from the chain and the unlimited warning", async () => {
       const spender = newAddress();
-      const permit = (chainId: number) => ({
-        domain: { name: "Test Token", version: "1", chainId, verifyingContract: token },
-        types: {
-          Permit: [
-            { name: "owner", type: "address" },
-            { name: "spender", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "nonce", type: "uint256" },
-            { name: "deadline", type: "uint256" },
-          ],
-        },
-        primaryType: "Permit",
-        message: { owner: wallet.address, spender, value: maxUint256.toString(), nonce: "0", deadline: "1900000000" },
-      });
+      const permit = (chainId: number) => eip2612Permit({ token, chainId, owner: wallet.address, spender, value: maxUint256.toString() });
       const { page } = person;
       const request = await ask("sign_typed_data", { typed_data: permit(31337) });
       await page.goto(request.approval_url);

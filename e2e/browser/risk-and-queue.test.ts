@@ -14,6 +14,7 @@ import { checkScreen, VIEWPORTS } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
+import { eip2612Permit } from "@/lib/wallet/permit.fixture";
 
 const newAddress = () => privateKeyToAccount(generatePrivateKey()).address;
 
@@ -151,17 +152,7 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
     const { page } = suite.person;
     await page.setViewportSize(VIEWPORTS[1]);
     const spender = newAddress();
-    const typedData = {
-      domain: { name: "Test Token", version: "1", chainId: 31337, verifyingContract: token },
-      types: {
-        Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map((field) => ({
-          name: field.split(":")[0],
-          type: field.split(":")[1],
-        })),
-      },
-      primaryType: "Permit",
-      message: { owner: suite.wallet.address, spender, value: parseUnits("50", 18).toString(), nonce: "0", deadline: "1900000000" },
-    };
+    const typedData = eip2612Permit({ token, owner: suite.wallet.address, spender, value: parseUnits("50", 18).toString() });
     const request = await suite.ask("sign_typed_data", { typed_data: typedData });
     await page.goto(request.approval_url);
     const amount = page.getByLabel("Amount to allow (TST)");

@@ -9,9 +9,9 @@ import { chainsSetting, stallingRpc, type StallingRpc } from "../support/chain";
 import { deployErc20 } from "../support/contracts";
 import { checkScreen, VIEWPORTS } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
+import { eip2612Permit } from "@/lib/wallet/permit.fixture";
 
 const SPENDER = "0x000000000000000000000000000000000000bEEF";
-const field = (name: string, type: string) => ({ name, type });
 
 describe("a chain node that stalls", { timeout: 300_000 }, () => {
   let rpc: StallingRpc;
@@ -39,26 +39,14 @@ describe("a chain node that stalls", { timeout: 300_000 }, () => {
     const { page } = suite.person;
     await page.setViewportSize(VIEWPORTS[0]);
     const permit = await suite.ask("sign_typed_data", {
-      typed_data: {
-        domain: { name: "Stalled Token", version: "1", chainId: 31337, verifyingContract: token },
-        types: {
-          Permit: [
-            field("owner", "address"),
-            field("spender", "address"),
-            field("value", "uint256"),
-            field("nonce", "uint256"),
-            field("deadline", "uint256"),
-          ],
-        },
-        primaryType: "Permit",
-        message: {
-          owner: suite.wallet.address,
-          spender: SPENDER,
-          value: parseUnits("5", 18).toString(),
-          nonce: "0",
-          deadline: String(Math.floor(Date.now() / 1000) + 3600),
-        },
-      },
+      typed_data: eip2612Permit({
+        token,
+        tokenName: "Stalled Token",
+        owner: suite.wallet.address,
+        spender: SPENDER,
+        value: parseUnits("5", 18).toString(),
+        deadline: String(Math.floor(Date.now() / 1000) + 3600),
+      }),
     });
     rpc.stall();
 

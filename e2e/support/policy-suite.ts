@@ -10,6 +10,7 @@ import { INITIALIZE_PARAMS, mcp, obtainTokens } from "./oauth";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
 import type { Policy } from "@/contract";
+import { eip2612Permit } from "@/lib/wallet/permit.fixture";
 
 type ToolReply = { result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { text: string }[] } };
 
@@ -111,17 +112,8 @@ export function policySuite(database: "sqlite" | "postgres") {
 
     it("a token permit counts under the token's caps like an approve, and get_policy shows what is left", async () => {
       await withPolicy({ tokens: [{ chain_id: chain.chainId, token: TOKEN, per_transaction: "80", per_day: "100" }] });
-      const permit = (value: string) => ({
-        domain: { name: "Test Token", version: "1", chainId: chain.chainId, verifyingContract: TOKEN },
-        types: {
-          Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map((field) => ({
-            name: field.split(":")[0],
-            type: field.split(":")[1],
-          })),
-        },
-        primaryType: "Permit",
-        message: { owner: FRIEND, spender: STRANGER, value, nonce: "0", deadline: "2000000000" },
-      });
+      const permit = (value: string) =>
+        eip2612Permit({ token: TOKEN, chainId: chain.chainId, owner: FRIEND, spender: STRANGER, value, deadline: "2000000000" });
       refusedBy(await call("sign_typed_data", { typed_data: permit("81") }), "tokens.per_transaction");
       allowed(await call("sign_typed_data", { typed_data: permit("60") }));
       refusedBy(await call("sign_typed_data", { typed_data: permit("60") }), "tokens.per_day");

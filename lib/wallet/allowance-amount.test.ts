@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256, parseAbi, type TypedDataDefinition } from "viem";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
+import { eip2612Permit } from "./permit.fixture";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const SPENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
@@ -27,17 +28,7 @@ const approve = (amount: bigint) => encodeFunctionData({ abi: erc20Abi, function
 
 const permit = (value: string): RequestPayload => ({
   kind: "sign_typed_data",
-  typedData: {
-    domain: { name: "Test Token", version: "1", chainId: 31337, verifyingContract: TOKEN },
-    types: {
-      Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map((field) => ({
-        name: field.split(":")[0],
-        type: field.split(":")[1],
-      })),
-    },
-    primaryType: "Permit",
-    message: { owner: SPENDER, spender: SPENDER, value, nonce: "0", deadline: "1900000000" },
-  } as unknown as TypedDataDefinition,
+  typedData: eip2612Permit({ token: TOKEN, owner: SPENDER, spender: SPENDER, value }) as unknown as TypedDataDefinition,
 });
 
 describe("lowering an allowance's amount before signing", () => {

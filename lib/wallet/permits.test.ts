@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { maxUint256, type TypedDataDefinition } from "viem";
 import { recognisePermit } from "./permits";
+import { eip2612Permit } from "./permit.fixture";
 
 const token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const other = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
@@ -21,20 +22,7 @@ const permissions = [
 
 const typed = (value: object) => value as unknown as TypedDataDefinition;
 
-const eip2612 = typed({
-  domain: { name: "Test Token", version: "1", chainId: 31337, verifyingContract: token },
-  types: {
-    Permit: [
-      { name: "owner", type: "address" },
-      { name: "spender", type: "address" },
-      { name: "value", type: "uint256" },
-      { name: "nonce", type: "uint256" },
-      { name: "deadline", type: "uint256" },
-    ],
-  },
-  primaryType: "Permit",
-  message: { owner, spender, value: maxUint256.toString(), nonce: "0", deadline: "1900000000" },
-});
+const eip2612 = typed(eip2612Permit({ token, owner, spender, value: maxUint256.toString() }));
 
 describe("recognisePermit", () => {
   it("reads an EIP-2612 Permit: the token is the domain's contract, on the domain's chain", () => {
