@@ -5,10 +5,7 @@ import { Feedback, useAction } from "@/components/browser/use-action";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
 import type { RevocationCeremony } from "./sign-revocations";
-
-function when(iso: string) {
-  return new Date(iso).toLocaleString();
-}
+import { when } from "@/components/shared/when";
 
 function shortHash(hash: string) {
   return `${hash.slice(0, 10)}…${hash.slice(-8)}`;

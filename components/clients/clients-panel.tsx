@@ -10,6 +10,7 @@ import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import { ClientAllowances } from "./client-allowances";
 import type { RevocationCeremony } from "./sign-revocations";
+import { when } from "@/components/shared/when";
 import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
 import { GrantAllowance } from "./grant-allowance";
@@ -19,10 +20,6 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/brow
 
 /** A connected client as the page receives it: lib's shape with dates serialized. */
 export type ClientRow = Omit<ConnectedClient, "connectedAt" | "lastUsedAt"> & { connectedAt: string; lastUsedAt: string | null };
-
-function when(iso: string | null) {
-  return iso ? new Date(iso).toLocaleString() : "never";
-}
 
 export function ClientsList({
   clients,

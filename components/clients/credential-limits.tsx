@@ -7,6 +7,7 @@ import { inToken, limitsInWords } from "@/contract/limits-in-words";
 import { callApi } from "@/components/browser/api";
 import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
+import { when } from "@/components/shared/when";
 import { choiceOfPolicy, LimitsPicker, policyOfChoice } from "@/components/grants/limits-picker";
 import { POLICY_PRESETS, type NativeCoin } from "@/lib/wallet/policy-presets";
 import type { Contact } from "@/lib/wallet/address-book";
@@ -35,7 +36,7 @@ function Spend({ label, allowance, unit }: { label: string; allowance: Allowance
       <progress aria-label={label} max={1} value={Math.min(share, 1)} />
       <span className="small">
         {unit(allowance.used)} of {unit(allowance.limit)} · {unit(allowance.remaining)} left
-        {allowance.frees_at ? ` · more from ${new Date(allowance.frees_at).toLocaleString()}` : ""}
+        {allowance.frees_at ? ` · more from ${when(allowance.frees_at)}` : ""}
       </span>
     </div>
   );

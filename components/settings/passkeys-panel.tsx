@@ -6,6 +6,7 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/brow
 import { callApi } from "@/components/browser/api";
 import { approveWithPasskey, assertWithPrf, unsealLocally, type StoredSeal } from "@/components/browser/passkey";
 import { Feedback, RenameControl, useAction } from "@/components/browser/use-action";
+import { when } from "@/components/shared/when";
 import { newPrfSalt, sealPrivateKey } from "@/lib/wallet/seal";
 
 export type PasskeyRow = { id: string; name: string; createdAt: string; lastUsedAt: string | null; prfCapable: boolean };
@@ -27,10 +28,6 @@ async function resealUnder(wallet: SealedWallet, passkeyId: string) {
   const seal = await sealPrivateKey({ privateKey, prfOutput, salt, credentialId: wallet.id, address });
   prfOutput.fill(0);
   await callApi(`/api/credentials/${encodeURIComponent(wallet.id)}/seals`, { seal, assertion: response });
-}
-
-function when(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString() : "never";
 }
 
 type Run = (action: () => Promise<string | void>) => Promise<boolean>;
