@@ -50,19 +50,32 @@ function chainClient(chainId: number): PublicClient {
   return client;
 }
 
-/** Runs an RPC call and turns transport failures into a ChainError that names the chain. */
+/**
+ * The node never answered (down, unreachable, or slower than the timeout), as opposed to answering with an error. viem
+ * wraps the transport's error in a contract read's or a gas estimate's own, so the whole chain of causes is asked.
+ */
+function unanswered(error: unknown, firstLine: string): boolean {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) {
+    if (/HttpRequestError|TimeoutError|FetchError/.test(cause.name)) return true;
+  }
+  return /fetch failed|timed out|ECONNREFUSED/i.test(firstLine);
+}
+
+/**
+ * Runs an RPC call and turns its failures into a ChainError that names the chain: a ChainUnansweredError when the node
+ * did not answer, whatever the call (a broadcast then may or may not have reached it).
+ */
 export async function onChain<T>(chainId: number, action: (client: PublicClient) => Promise<T>): Promise<T> {
   const client = chainClient(chainId);
   try {
     return await action(client);
   } catch (error) {
     if (error instanceof AppError) throw error;
-    const name = (error as { name?: string }).name ?? "";
-    const short = (error as { shortMessage?: string }).shortMessage ?? (error as Error).message;
-    if (/HttpRequestError|TimeoutError|FetchError/.test(name) || /fetch failed|timed out|ECONNREFUSED/i.test(short)) {
-      throw new ChainUnansweredError(`The ${chainById(chainId).name} RPC (chain ${chainId}) did not answer: ${short.split("\n")[0]}`);
+    const firstLine = ((error as { shortMessage?: string }).shortMessage ?? (error as Error).message).split("\n")[0];
+    if (unanswered(error, firstLine)) {
+      throw new ChainUnansweredError(`The ${chainById(chainId).name} RPC (chain ${chainId}) did not answer: ${firstLine}`);
     }
-    throw new ChainError(short.split("\n")[0]);
+    throw new ChainError(firstLine);
   }
 }
 

@@ -1,9 +1,8 @@
 // What a token contract says it is, read from the chain when a request is shown: an ERC-20's symbol and
 // decimals, or an NFT collection (ERC-165). A contract that does not answer is an unknown token, never a guess.
 import { LRUCache } from "lru-cache";
-import { BaseError, erc20Abi, HttpRequestError, parseAbi, TimeoutError, type Address, type PublicClient } from "viem";
-import { AppError } from "@/lib/http/errors";
-import { onChain, quickly } from "./chains";
+import { erc20Abi, parseAbi, type Address, type PublicClient } from "viem";
+import { ChainUnansweredError, onChain, quickly } from "./chains";
 
 export type TokenMetadata =
   | { standard: "erc20"; symbol: string; decimals: number }
@@ -17,28 +16,25 @@ const ERC721_INTERFACE = "0x80ac58cd";
 const ERC1155_INTERFACE = "0xd9b67a26";
 const UNREAD: TokenMetadata = { standard: "unknown", unread: true };
 
-/** The node never answered (it is down, or slower than the RPC's timeout), as opposed to the contract reverting. */
-function unanswered(error: unknown): boolean {
-  return error instanceof BaseError && error.walk((cause) => cause instanceof HttpRequestError || cause instanceof TimeoutError) !== null;
-}
-
-async function readMetadata(client: PublicClient, address: Address): Promise<TokenMetadata> {
-  let silent = false;
-  const answer = async <T>(read: Promise<T>): Promise<T | null> =>
-    read.catch((error: unknown) => {
-      silent ||= unanswered(error);
+/**
+ * Throws ChainUnansweredError when the node is silent; a contract that answers a read with an error does not have that
+ * function, and an unconfigured chain has no token to read.
+ */
+async function readMetadata(chainId: number, address: Address): Promise<TokenMetadata> {
+  const answer = <T>(read: (client: PublicClient) => Promise<T>): Promise<T | null> =>
+    onChain(chainId, read).catch((error: unknown) => {
+      if (error instanceof ChainUnansweredError) throw error;
       return null;
     });
   const supports = (interfaceId: `0x${string}`) =>
-    answer(client.readContract({ address, abi: erc165Abi, functionName: "supportsInterface", args: [interfaceId] }));
+    answer((client) => client.readContract({ address, abi: erc165Abi, functionName: "supportsInterface", args: [interfaceId] }));
   const [isErc721, isErc1155, name, symbol, decimals] = await Promise.all([
     supports(ERC721_INTERFACE),
     supports(ERC1155_INTERFACE),
-    answer(client.readContract({ address, abi: erc20Abi, functionName: "name" })),
-    answer(client.readContract({ address, abi: erc20Abi, functionName: "symbol" })),
-    answer(client.readContract({ address, abi: erc20Abi, functionName: "decimals" })),
+    answer((client) => client.readContract({ address, abi: erc20Abi, functionName: "name" })),
+    answer((client) => client.readContract({ address, abi: erc20Abi, functionName: "symbol" })),
+    answer((client) => client.readContract({ address, abi: erc20Abi, functionName: "decimals" })),
   ]);
-  if (silent) return UNREAD;
   if (isErc721) return { standard: "erc721", name, symbol };
   if (isErc1155) return { standard: "erc1155", name };
   if (symbol !== null && decimals !== null) return { standard: "erc20", symbol, decimals };
@@ -47,9 +43,9 @@ async function readMetadata(client: PublicClient, address: Address): Promise<Tok
 
 async function readToken(chainId: number, address: Address): Promise<TokenMetadata> {
   try {
-    return await onChain(chainId, (client) => readMetadata(client, address));
+    return await readMetadata(chainId, address);
   } catch (error) {
-    if (error instanceof AppError) return { standard: "unknown" };
+    if (error instanceof ChainUnansweredError) return UNREAD;
     throw error;
   }
 }
