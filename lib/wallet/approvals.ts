@@ -5,8 +5,7 @@
 import { keccak256, parseTransaction, type Address, type Hex, type TransactionSerialized, type TypedDataDefinition } from "viem";
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
-import { db, selectRows } from "@/lib/db";
-import { PreparedSelect } from "@/lib/db/prepared";
+import { db } from "@/lib/db";
 import { changesOf, heldLock, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
@@ -22,7 +21,7 @@ import { recoverMessageSigner, recoverTransactionSigner, recoverTypedDataSigner 
 import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
-  findRequest,
+  findRequestWithWallet,
   liveGrant,
   receiptOf,
   recordTransition,
@@ -85,9 +84,14 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
 }
 
 async function ownedRequest(userId: string, requestId: string, clock: Clock) {
-  const row = await findRequest(requestId);
-  if (!row || row.userId !== userId) throw new NotFoundError("The request");
-  return currentRequest(row, clock);
+  return (await ownedRequestWithWallet(userId, requestId, clock)).row;
+}
+
+/** The person's request, brought up to date, and its wallet's address (null once the wallet is removed). */
+async function ownedRequestWithWallet(userId: string, requestId: string, clock: Clock) {
+  const found = await findRequestWithWallet(requestId);
+  if (!found || found.row.userId !== userId) throw new NotFoundError("The request");
+  return { row: await currentRequest(found.row, clock), walletAddress: found.walletAddress };
 }
 
 /** Everything the approval screen shows, in the person's terms. */
@@ -220,17 +224,11 @@ function recoveredSigner(payload: RequestPayload, signature: Hex): string {
   }
 }
 
-const CREDENTIAL_ADDRESS = new PreparedSelect<{ address: string }>(
-  "credential_address",
-  `SELECT "address" FROM "Credential" WHERE "id" = ?`,
-);
-
-/** Refuses unless `signature` was made by the request's wallet over exactly `payload`. */
-async function checkSignature(credentialId: string, payload: RequestPayload, signature: Hex): Promise<void> {
-  const [credential] = await selectRows(CREDENTIAL_ADDRESS, credentialId);
-  if (!credential) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
+/** Refuses unless `signature` was made by the request's wallet (at `walletAddress`) over exactly `payload`. */
+function checkSignature(walletAddress: string | null, payload: RequestPayload, signature: Hex): void {
+  if (!walletAddress) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
   const signer = recoveredSigner(payload, signature);
-  if (signer.toLowerCase() !== credential.address.toLowerCase()) {
+  if (signer.toLowerCase() !== walletAddress.toLowerCase()) {
     throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
   }
 }
@@ -248,14 +246,16 @@ export async function approveRequest(
   input: { assertion: AuthenticationResponseJSON; signature: string } & Decision,
   clock: Clock = systemClock,
 ) {
-  const row = await ownedRequest(userId, requestId, clock);
+  const { row, walletAddress } = await ownedRequestWithWallet(userId, requestId, clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
   const assertion = await checkStepUp(userId, "approval", row.id, payloadDigest(payload), input.assertion, clock);
-  const refusal = await checkSignature(row.credentialId, payload, input.signature as Hex).then(
-    () => null,
-    (error: unknown) => error,
-  );
+  let refusal: unknown = null;
+  try {
+    checkSignature(walletAddress, payload, input.signature as Hex);
+  } catch (error) {
+    refusal = error;
+  }
   const signed = payload.kind === "send_transaction" ? (input.signature as Hex) : null;
   const approval: Approval = { signature: input.signature, signedTransaction: signed, payload, lowered };
   const now = clock();
@@ -264,11 +264,19 @@ export async function approveRequest(
     return refusal ? { refusal } : yield* decided(row, approval, now);
   });
   if ("refusal" in outcome) throw outcome.refusal;
-  await recordTransition(row, ["pending"], "approved", { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined }, clock);
+  const approved = recordTransition(
+    row,
+    ["pending"],
+    "approved",
+    { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined },
+    clock,
+  );
   if (!signed) {
-    await recordTransition(row, ["approved"], "completed", {}, clock);
+    // Both recorded before either is awaited: they commit in one append, in order.
+    await Promise.all([approved, recordTransition(row, ["approved"], "completed", {}, clock)]);
     return toView(outcome.decided);
   }
+  await approved;
   return broadcast(row, (payload as Extract<RequestPayload, { kind: "send_transaction" }>).transaction.chainId, signed, clock);
 }
 
@@ -301,42 +309,47 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
     if (error instanceof RequestError) return { refusal: error };
     throw error;
   }
-  const [current] = yield* rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number }>(
-    DECIDING,
-    now,
-    now,
-    row.id,
-  );
-  if (current.status !== "pending") return { refusal: new RequestError("not_pending", notPendingMessage(current), 409) };
-  if (!current.live) return { refusal: new RequestError("not_pending", "This request expired before it was approved", 409) };
-  if (current.digest !== row.digest)
-    return { refusal: new RequestError("payload_changed", "This request changed while you approved it. Approve again.", 409) };
-  if (signedTransaction && !current.nonceHeld) {
-    return {
-      refusal: new RequestError(
-        "nonce_lapsed",
-        "The nonce held for this transaction lapsed before the approval arrived. Approve again.",
-        409,
-      ),
-    };
-  }
   const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
   const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount });
   const status = signedTransaction ? "approved" : "completed";
   const completedAt = signedTransaction ? null : now;
   const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : null;
-  yield* changesOf(
+  // Decided only while still pending, unexpired, with the payload the passkey approved and (a transaction) its nonce
+  // held: one statement; what stood in the way is read only when it did not change the row.
+  const decidedNow = yield* changesOf(
     `UPDATE "AgentRequest" SET "status" = ?, "result" = ?, "decidedAt" = ?, "completedAt" = COALESCE(?, "completedAt")${
       changed ? `, "payload" = ?, "digest" = ?, "tokenAmount" = ?` : ""
-    } WHERE "id" = ?`,
+    } WHERE "id" = ? AND "status" = 'pending' AND "expiresAt" > ? AND "digest" = ?${signedTransaction ? ` AND "nonceUntil" > ?` : ""}`,
     status,
     result,
     now,
     completedAt,
     ...(changed ? [changed.payload, changed.digest, changed.tokenAmount] : []),
     row.id,
+    now,
+    row.digest,
+    ...(signedTransaction ? [now] : []),
   );
+  if (!decidedNow) return { refusal: yield* undecidable(row, signedTransaction !== null, now) };
   return { decided: { ...row, ...changed, status, result, decidedAt: now, completedAt: completedAt ?? row.completedAt } };
+}
+
+/** Why the approval's UPDATE changed nothing, as the refusal the person sees. */
+function* undecidable(row: RequestRow, transaction: boolean, now: Date): TransactionScript<RequestError> {
+  const [current] = yield* rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number }>(
+    DECIDING,
+    now,
+    now,
+    row.id,
+  );
+  if (current.status !== "pending") return new RequestError("not_pending", notPendingMessage(current), 409);
+  if (!current.live) return new RequestError("not_pending", "This request expired before it was approved", 409);
+  if (current.digest !== row.digest)
+    return new RequestError("payload_changed", "This request changed while you approved it. Approve again.", 409);
+  if (transaction && !current.nonceHeld) {
+    return new RequestError("nonce_lapsed", "The nonce held for this transaction lapsed before the approval arrived. Approve again.", 409);
+  }
+  return new RequestError("not_pending", "This request could not be approved now. Approve again.", 409);
 }
 
 /**

@@ -56,20 +56,37 @@ type DateColumn = "createdAt" | "expiresAt" | "nonceUntil" | "decidedAt" | "comp
 type StoredRequest = Omit<RequestRow, DateColumn> & Record<DateColumn, Date | string | null>;
 
 const REQUEST_BY_ID = new PreparedSelect<StoredRequest>("request_by_id", `SELECT * FROM "AgentRequest" WHERE "id" = ?`);
+/** A request with its wallet's address (null once the wallet is removed): what an approval checks the signature against. */
+const REQUEST_WITH_WALLET = new PreparedSelect<StoredRequest & { walletAddress: string | null }>(
+  "request_with_wallet",
+  `SELECT r.*, c."address" AS "walletAddress" FROM "AgentRequest" r LEFT JOIN "Credential" c ON c."id" = r."credentialId" WHERE r."id" = ?`,
+);
+
+/** A stored request as the ORM reads it. */
+function requestRow({ createdAt, expiresAt, nonceUntil, decidedAt, completedAt, ...columns }: StoredRequest): RequestRow {
+  const at = (value: Date | string | null) => (value === null ? null : storedTime(value));
+  return {
+    ...columns,
+    createdAt: at(createdAt)!,
+    expiresAt: at(expiresAt)!,
+    nonceUntil: at(nonceUntil),
+    decidedAt: at(decidedAt),
+    completedAt: at(completedAt),
+  };
+}
 
 /** A request, read past the ORM (a prepared statement), as the ORM reads it; null when there is none. */
 export async function findRequest(requestId: string): Promise<RequestRow | null> {
   const [stored] = await selectRows(REQUEST_BY_ID, requestId);
+  return stored ? requestRow(stored) : null;
+}
+
+/** findRequest, with the address of the request's wallet in the same read. */
+export async function findRequestWithWallet(requestId: string): Promise<{ row: RequestRow; walletAddress: string | null } | null> {
+  const [stored] = await selectRows(REQUEST_WITH_WALLET, requestId);
   if (!stored) return null;
-  const at = (value: Date | string | null) => (value === null ? null : storedTime(value));
-  return {
-    ...stored,
-    createdAt: at(stored.createdAt)!,
-    expiresAt: at(stored.expiresAt)!,
-    nonceUntil: at(stored.nonceUntil),
-    decidedAt: at(stored.decidedAt),
-    completedAt: at(stored.completedAt),
-  };
+  const { walletAddress, ...request } = stored;
+  return { row: requestRow(request), walletAddress };
 }
 
 export async function reloadRequest(requestId: string): Promise<RequestRow> {
