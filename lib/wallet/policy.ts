@@ -355,11 +355,13 @@ export function violationOf(
 const HOLDING = ["pending", "approved", "submitted", "completed"].map((status) => `'${status}'`).join(", ");
 
 /**
- * How many of the (grant, credential)'s requests wait for the person, counted only up to the limit that refuses more
- * (an index range of pending rows; tooManyWaiting needs no more), so that it costs the same however many there are.
+ * The (grant, credential)'s policy, and how many of its requests wait for the person, counted only up to the limit
+ * that refuses more (an index range of pending rows; tooManyWaiting needs no more), so that it costs the same however
+ * many there are. One statement: on PostgreSQL each is a round trip.
  */
-const WAITING = `SELECT COUNT(*) AS "count" FROM (SELECT 1 FROM "AgentRequest"
-  WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending' AND "expiresAt" > ? LIMIT ?) AS "waiting"`;
+const POLICY_AND_WAITING = `SELECT (SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?) AS "policy",
+  (SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending'
+    AND "expiresAt" > ? LIMIT ?) AS "pending") AS "waiting"`;
 /** How many of the (grant, credential)'s requests were created in the last hour: read only for a per-hour cap. */
 const THIS_HOUR = `SELECT COUNT(*) AS "count" FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
 /**
@@ -382,14 +384,17 @@ function* standing(
   credentialId: string,
   now: Date,
 ): TransactionScript<{ policy: Policy; held: Held[]; thisHour: number; waiting: number }> {
-  const [entry] = yield* rowsOf<{ policy: string }>(
-    `SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?`,
+  const [entry] = yield* rowsOf<{ policy: string | null; waiting: number | string }>(
+    POLICY_AND_WAITING,
     grantId,
     credentialId,
+    grantId,
+    credentialId,
+    now,
+    config().pendingRequestsPerCredential,
   );
-  const policy = parsePolicy(entry?.policy ?? "{}");
+  const policy = parsePolicy(entry.policy ?? "{}");
   const weekAgo = new Date(now.getTime() - WEEK);
-  const [waiting] = yield* rowsOf<{ count: number | string }>(WAITING, grantId, credentialId, now, config().pendingRequestsPerCredential);
   const [thisHour] =
     policy.requests_per_hour === undefined
       ? [{ count: 0 }]
@@ -399,7 +404,7 @@ function* standing(
     const rows = yield* rowsOf<Omit<Held, "createdAt"> & { createdAt: string }>(HELD, grantId, credentialId, weekAgo, now);
     held = rows.map((row) => ({ ...row, createdAt: storedTime(row.createdAt) }));
   }
-  return { policy, held, thisHour: Number(thisHour.count), waiting: Number(waiting.count) };
+  return { policy, held, thisHour: Number(thisHour.count), waiting: Number(entry.waiting) };
 }
 
 /**
