@@ -63,4 +63,31 @@ describe("a broadcast the node takes but never answers", { timeout: 120_000 }, (
     assert.equal(settled.status, "completed");
     assert.equal((await chain.client.getTransactionReceipt({ hash })).status, "success");
   });
+
+  it("fails once another transaction of its sender takes its nonce, the sender read from the stored signed transaction", async () => {
+    await chain.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
+    const { requestId, refusal } = await holder.ask("send_transaction", { chain_id: 31337, to: holder.signer.address, value: "2000" });
+    assert.ok(requestId, refusal);
+    const approval = await holder.prepareApproval(requestId);
+    assert.equal((await approval.post()).body.status, "submitted");
+    // The same key replaces it in the node's pool, paying more, and the replacement is mined.
+    const { transaction } = approval.payload as { transaction: { nonce: number; maxFeePerGas: string; maxPriorityFeePerGas: string } };
+    const gwei = 1_000_000_000n;
+    const replacement = await holder.signer.signTransaction({
+      type: "eip1559",
+      chainId: 31337,
+      nonce: transaction.nonce,
+      to: holder.signer.address,
+      value: 0n,
+      gas: 21_000n,
+      maxFeePerGas: BigInt(transaction.maxFeePerGas) * 2n + gwei,
+      maxPriorityFeePerGas: BigInt(transaction.maxPriorityFeePerGas) * 2n + gwei,
+    });
+    await chain.client.sendRawTransaction({ serializedTransaction: replacement });
+    await chain.client.request({ method: "evm_mine" as never, params: [] as never });
+
+    const view = await requestView(requestId);
+    assert.equal(view.status, "failed");
+    assert.equal(view.reason, "Another transaction used its nonce: it will never be mined");
+  });
 });

@@ -5,12 +5,11 @@
 // and never runs twice, whichever instance or tab acts first.
 import {
   parseTransaction,
-  recoverTransactionAddress,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   type Hex,
   type TransactionReceipt,
-  type TransactionSerializedEIP1559,
+  type TransactionSerialized,
 } from "viem";
 import { db, selectRows, usesPostgres, type Tx } from "@/lib/db";
 import { PreparedSelect, storedTime } from "@/lib/db/prepared";
@@ -21,6 +20,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestKind, type RequestStatus, type RequestView } from "@/contract";
 import { onChain } from "./chains";
+import { recoverTransactionSigner } from "./signer-recovery";
 
 export const REQUEST_TTL_SECONDS = 10 * 60;
 
@@ -206,7 +206,7 @@ async function settleSubmitted(row: RequestRow, chainId: number, hash: Hex, cloc
   const signed = signedTransactionOf(row);
   if (!signed) return false;
   const { nonce } = parseTransaction(signed);
-  const from = await recoverTransactionAddress({ serializedTransaction: signed as TransactionSerializedEIP1559 });
+  const from = recoverTransactionSigner(signed as TransactionSerialized);
   try {
     const mined = await onChain(chainId, (client) => client.getTransactionCount({ address: from, blockTag: "latest" }));
     if (mined > (nonce ?? 0)) {
