@@ -1,8 +1,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { startApp, type RunningApp } from "../support/app";
-import { addAuthenticator, launchBrowser, signUp } from "../support/browser";
+import { launchBrowser } from "../support/browser";
+import { newPerson } from "../support/consent";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
 import { AUDIT_EVENT_TYPES, recordAudit } from "@/lib/audit";
@@ -12,7 +13,6 @@ const EMAIL = "audit-owner@example.com";
 describe("the /audit screen", () => {
   let app: RunningApp;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let userId: string;
   let mainId: string;
@@ -52,14 +52,8 @@ describe("the /audit screen", () => {
   before(async () => {
     app = await startApp();
     browser = await launchBrowser();
-    context = await browser.newContext();
-    page = await context.newPage();
-    await addAuthenticator(page);
-    await signUp(page, app.appUrl, EMAIL);
+    ({ page } = await newPerson(browser, app, EMAIL));
     userId = (await db().user.findUniqueOrThrow({ where: { email: EMAIL } })).id;
-    await page.getByLabel("Wallet name", { exact: true }).fill("Main");
-    await page.getByRole("button", { name: "Create wallet" }).click();
-    await page.getByRole("status").filter({ hasText: "Main" }).waitFor();
     mainId = (await db().credential.findFirstOrThrow({ where: { userId, name: "Main" } })).id;
 
     // A client this person granted (its unattributed events are theirs), and one they never did.

@@ -8,7 +8,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { startApp, type RunningApp } from "../support/app";
-import { addAuthenticator, launchBrowser, signUp } from "../support/browser";
+import { launchBrowser } from "../support/browser";
+import { newPerson } from "../support/consent";
 import { cliEnv, cliLogin as deviceLogin, runCli } from "../support/cli";
 import { AgentWalletClient, OAuthError, refresh, type TokenSet } from "agent-wallet/sdk";
 
@@ -35,13 +36,7 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
   before(async () => {
     app = await startApp();
     browser = await launchBrowser();
-    context = await browser.newContext();
-    page = await context.newPage();
-    await addAuthenticator(page);
-    await signUp(page, app.appUrl, "cli@example.com");
-    await page.getByLabel("Wallet name", { exact: true }).fill("Main");
-    await page.getByRole("button", { name: "Create wallet" }).click();
-    await page.getByRole("status").filter({ hasText: "Main" }).waitFor();
+    ({ context, page } = await newPerson(browser, app, "cli@example.com"));
   });
   after(async () => {
     await context?.close();
