@@ -76,7 +76,7 @@ function requestRow({ createdAt, expiresAt, nonceUntil, decidedAt, completedAt, 
 }
 
 /** A request, read past the ORM (a prepared statement), as the ORM reads it; null when there is none. */
-export async function findRequest(requestId: string): Promise<RequestRow | null> {
+async function findRequest(requestId: string): Promise<RequestRow | null> {
   const [stored] = await selectRows(REQUEST_BY_ID, requestId);
   return stored ? requestRow(stored) : null;
 }
