@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import { cache, Suspense } from "react";
 import Link from "next/link";
+import { utcDateTime } from "@/lib/clock";
 import { currentUser, requireUser } from "@/lib/auth/session";
 import { listApprovals } from "@/lib/wallet/approvals";
 import { contactNames } from "@/lib/wallet/address-book";
@@ -80,7 +81,7 @@ export default async function ApprovalsPage() {
         <AmountValues values={request.values} />
         {request.excerpt && <div className="small mono">{request.excerpt}</div>}
         <div className="muted small">
-          {request.credentialName} · asked by {request.clientName} · {request.createdAt.toLocaleString()}
+          {request.credentialName} · asked by {request.clientName} · {utcDateTime(request.createdAt)}
         </div>
       </div>
     </li>

@@ -1,6 +1,6 @@
 import Link from "next/link";
 import { formatEther } from "viem";
-import { fromNow } from "@/lib/clock";
+import { fromNow, utcDateTime } from "@/lib/clock";
 import { currentUser } from "@/lib/auth/session";
 import { NotFoundError } from "@/lib/http/errors";
 import { loadApproval, lowerableAllowance, nextPendingRequest } from "@/lib/wallet/approvals";
@@ -31,7 +31,7 @@ const TITLES = { sign_message: "Sign a message", sign_typed_data: "Sign typed da
 function Outcome({ view, chain }: { view: RequestView; chain: Chain | null }) {
   const explorer = view.tx_hash && chain?.explorerUrl ? `${chain.explorerUrl.replace(/\/$/, "")}/tx/${view.tx_hash}` : null;
   const sentence: Record<RequestView["status"], string> = {
-    pending: `Waiting for you until ${new Date(view.expires_at).toLocaleString()}.`,
+    pending: `Waiting for you until ${utcDateTime(new Date(view.expires_at))}.`,
     approved: "Approved and signed. The agent receives the signature.",
     submitted: "Approved and sent to the network; waiting for it to be included in a block.",
     completed: view.tx_hash ? "Done: the transaction is included in a block." : "Done: the agent has the signature.",
@@ -188,7 +188,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
                 <span className="mono small">{view.tx_hash}</span> <CopyButton text={view.tx_hash} what="transaction hash" />
               </Field>
             )}
-            <Field label="Expires">{new Date(view.expires_at).toLocaleString()}</Field>
+            <Field label="Expires">{utcDateTime(new Date(view.expires_at))}</Field>
           </dl>
         </section>
       </main>
