@@ -7,12 +7,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { getAddress, parseEther, type Address } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startApp, type RunningApp } from "../support/app";
-import { launchBrowser } from "../support/browser";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { deployFramework, frameworksSetting } from "../support/delegation-framework";
+import { parseEther, type Address } from "viem";
+import type { RunningApp } from "../support/app";
+import type { LocalChain } from "../support/chain";
+import { startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { newPerson } from "../support/consent";
 import { connectWithBearer } from "../support/mcp-client";
 import { fillAllowanceFields, reviewedWords, type AllowanceForm } from "../support/allowance-picker";
@@ -22,29 +20,22 @@ import type { RequestView } from "@/contract";
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 
 describe("a personal API key with an allowance", { timeout: 600_000 }, () => {
+  let world: AllowanceApp;
   let chain: LocalChain;
   let app: RunningApp;
   let browser: Browser;
+  let recipient: AllowanceApp["recipient"];
   let relayer: Address;
+  let relayerNonce: AllowanceApp["relayerNonce"];
   const clients: Client[] = [];
 
   before(async () => {
-    chain = await startChain();
-    const environment = await deployFramework(chain);
-    app = await startApp({ env: { CHAINS: chainsSetting(chain), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) } });
-    browser = await launchBrowser();
-    const { relayerAccount } = await import("@/lib/allowances/settings");
-    relayer = relayerAccount(chain.chainId)!.address;
+    ({ chain, app, browser, recipient, relayer, relayerNonce } = world = await startAllowanceApp({ browser: true }));
   });
   after(async () => {
     for (const client of clients) await client.close();
-    await browser?.close();
-    await app?.stop();
-    await chain?.stop();
+    await world?.stop();
   });
-
-  const recipient = () => getAddress(privateKeyToAccount(generatePrivateKey()).address);
-  const relayerNonce = () => chain.client.getTransactionCount({ address: relayer });
 
   /** A signed-up person on /clients whose wallet "Main" holds 1 ETH. */
   async function personWithWallet(email: string) {

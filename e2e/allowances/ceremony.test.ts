@@ -9,11 +9,9 @@ import assert from "node:assert/strict";
 import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { encodeFunctionData, erc20Abi, formatEther, getAddress, parseEther, type Address, type Hex } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { startApp, type RunningApp } from "../support/app";
-import { launchBrowser } from "../support/browser";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { deployFramework, frameworksSetting } from "../support/delegation-framework";
+import type { RunningApp } from "../support/app";
+import type { LocalChain } from "../support/chain";
+import { startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { deployErc20 } from "../support/contracts";
 import { agentAsks, connectAgent, newPerson, redirected, type Person } from "../support/consent";
 import { finishAndConnect } from "../support/mcp-client";
@@ -26,27 +24,17 @@ type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknow
 const DAY = 86_400;
 
 describe("creating an allowance at consent, and spending it through MCP", { timeout: 600_000 }, () => {
+  let world: AllowanceApp;
   let chain: LocalChain;
   let app: RunningApp;
   let browser: Browser;
-  let relayer: Address;
+  let recipient: AllowanceApp["recipient"];
+  let relayerNonce: AllowanceApp["relayerNonce"];
 
   before(async () => {
-    chain = await startChain();
-    const environment = await deployFramework(chain);
-    app = await startApp({ env: { CHAINS: chainsSetting(chain), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) } });
-    browser = await launchBrowser();
-    const { relayerAccount } = await import("@/lib/allowances/settings");
-    relayer = relayerAccount(chain.chainId)!.address;
+    ({ chain, app, browser, recipient, relayerNonce } = world = await startAllowanceApp({ browser: true }));
   });
-  after(async () => {
-    await browser?.close();
-    await app?.stop();
-    await chain?.stop();
-  });
-
-  const recipient = () => getAddress(privateKeyToAccount(generatePrivateKey()).address);
-  const relayerNonce = () => chain.client.getTransactionCount({ address: relayer });
+  after(() => world?.stop());
   const tokenBalance = (token: Address, holder: Address) =>
     chain.client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
 

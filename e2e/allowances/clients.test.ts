@@ -9,12 +9,11 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { DelegationManager } from "@metamask/delegation-abis";
-import { startApp, type RunningApp } from "../support/app";
-import { launchBrowser } from "../support/browser";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
+import type { RunningApp } from "../support/app";
+import type { LocalChain } from "../support/chain";
 import { connectAgent, newPerson, type Person } from "../support/consent";
-import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "../support/delegation-framework";
-import { signAllowanceFor } from "../support/allowances";
+import type { FrameworkEnvironment } from "../support/delegation-framework";
+import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
 
@@ -23,10 +22,13 @@ type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknow
 const EXPLORER = "https://explorer.example";
 
 describe("allowances on /clients", { timeout: 300_000 }, () => {
+  let world: AllowanceApp;
   let chain: LocalChain;
   let environment: FrameworkEnvironment;
   let app: RunningApp;
   let browser: Browser;
+  let recipient: AllowanceApp["recipient"];
+  let relayerNonce: AllowanceApp["relayerNonce"];
   let person: Person;
   let userId: string;
   const key = generatePrivateKey();
@@ -35,12 +37,10 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
   const clients: Client[] = [];
 
   before(async () => {
-    chain = await startChain();
-    environment = await deployFramework(chain);
-    app = await startApp({
-      env: { CHAINS: chainsSetting(chain, { explorerUrl: EXPLORER }), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) },
-    });
-    browser = await launchBrowser();
+    ({ chain, environment, app, browser, recipient, relayerNonce } = world = await startAllowanceApp({
+      browser: true,
+      explorerUrl: EXPLORER,
+    }));
     person = await newPerson(browser, app, "payer@example.com", []);
     await person.page.getByLabel("Imported wallet name").fill("Shopping");
     await person.page.getByLabel("Private key").fill(key);
@@ -53,9 +53,7 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
   });
   after(async () => {
     for (const client of clients) await client.close();
-    await browser?.close();
-    await app?.stop();
-    await chain?.stop();
+    await world?.stop();
   });
 
   /** An agent the person connected, whose grant holds the wallet in `allowance` mode with a signed allowance. */
@@ -76,9 +74,6 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     );
     return { client, provider, grantId: grant.id, allowanceId: id, hashes };
   }
-
-  const recipient = () => privateKeyToAccount(generatePrivateKey()).address;
-  const relayer = async () => (await import("@/lib/allowances/settings")).relayerAccount(chain.chainId)!.address;
 
   async function pay(client: Client, to: Address, ether: string) {
     return (await client.callTool({
@@ -141,10 +136,10 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
 
     // The next payment is not made from it: it goes to the person, and the relayer sends nothing.
     await chain.fund(wallet.address, "0.01");
-    const sent = await chain.client.getTransactionCount({ address: await relayer() });
+    const sent = await relayerNonce();
     const next = (await pay(agent.client, shop, "0.001")).structuredContent as RequestView;
     assert.equal(next.status, "pending");
-    assert.equal(await chain.client.getTransactionCount({ address: await relayer() }), sent);
+    assert.equal(await relayerNonce(), sent);
   });
 
   it("revoking the client stops its allowances at once, and the same tap disables them on chain", async () => {

@@ -6,10 +6,9 @@ import assert from "node:assert/strict";
 import { parseEther, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { startApp, type RunningApp } from "../support/app";
-import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { deployFramework, frameworksSetting } from "../support/delegation-framework";
-import { signAllowanceFor } from "../support/allowances";
+import type { RunningApp } from "../support/app";
+import type { LocalChain } from "../support/chain";
+import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
 import { db } from "@/lib/db";
@@ -19,22 +18,19 @@ import type { AllowanceOutput, RequestView } from "@/contract";
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 
 describe("allowances through MCP", { timeout: 300_000 }, () => {
+  let world: AllowanceApp;
   let chain: LocalChain;
   let app: RunningApp;
-  let relayer: Address;
+  let recipient: AllowanceApp["recipient"];
+  let relayerNonce: AllowanceApp["relayerNonce"];
   const clients: Client[] = [];
 
   before(async () => {
-    chain = await startChain();
-    const environment = await deployFramework(chain);
-    app = await startApp({ env: { CHAINS: chainsSetting(chain), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) } });
-    const { relayerAccount } = await import("@/lib/allowances/settings");
-    relayer = relayerAccount(chain.chainId)!.address;
+    ({ chain, app, recipient, relayerNonce } = world = await startAllowanceApp());
   });
   after(async () => {
     for (const client of clients) await client.close();
-    await app?.stop();
-    await chain?.stop();
+    await world?.stop();
   });
 
   /** A person with 1 ETH whose credential a new agent holds in `allowance` mode. */
@@ -65,8 +61,6 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     grantId,
     credentialId,
   });
-  const recipient = () => privateKeyToAccount(generatePrivateKey()).address;
-  const relayerNonce = () => chain.client.getTransactionCount({ address: relayer });
 
   async function send(agent: { client: Client; credentialId: string }, to: Address, ether: string) {
     return (await agent.client.callTool({

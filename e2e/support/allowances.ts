@@ -1,13 +1,16 @@
 // A world for allowance tests that call lib/allowances in-process: a hardhat chain with the Delegation Framework,
 // a fresh database (SQLite file or PostgreSQL), and people whose keys sign in the test as the browser will: the
-// EIP-7702 authorization and each EIP-712 delegation, with the person's own key.
+// EIP-7702 authorization and each EIP-712 delegation, with the person's own key. And the started app on such a chain,
+// for the suites that go through HTTP, MCP and Chromium (`startAllowanceApp`).
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { getAddress, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import { createPostgresDatabase, type PostgresDatabase } from "./app";
+import type { Browser } from "playwright-core";
+import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
+import { launchBrowser } from "./browser";
 import { chainsSetting, startChain, type LocalChain } from "./chain";
 import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
 import { migrateDatabase } from "@/lib/db/migrate";
@@ -71,6 +74,59 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+export type AllowanceApp = {
+  chain: LocalChain;
+  environment: FrameworkEnvironment;
+  app: RunningApp;
+  /** the chain's relayer, which pays every allowance transaction */
+  relayer: Address;
+  /** How many transactions the relayer has sent: unchanged means nothing was sent. */
+  relayerNonce: () => Promise<number>;
+  /** A fresh address no one holds the key of. */
+  recipient: () => Address;
+  stop: () => Promise<void>;
+};
+
+/**
+ * The app started on a fresh hardhat chain with the Delegation Framework deployed and configured (CHAINS,
+ * ALLOWANCE_FRAMEWORKS), and Chromium when `browser` is asked for. Whatever started is stopped if a later step fails.
+ */
+export async function startAllowanceApp(options: { explorerUrl?: string; browser: true }): Promise<AllowanceApp & { browser: Browser }>;
+export async function startAllowanceApp(options?: { explorerUrl?: string; browser?: false }): Promise<AllowanceApp>;
+export async function startAllowanceApp(options: { explorerUrl?: string; browser?: boolean } = {}) {
+  const stops: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const step of stops.reverse()) await step();
+  };
+  try {
+    const chain = await startChain();
+    stops.push(() => chain.stop());
+    const environment = await deployFramework(chain);
+    const explorer = options.explorerUrl ? { explorerUrl: options.explorerUrl } : {};
+    const app = await startApp({
+      env: { CHAINS: chainsSetting(chain, explorer), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) },
+    });
+    stops.push(() => app.stop());
+    const browser = options.browser ? await launchBrowser() : undefined;
+    if (browser) stops.push(() => browser.close());
+    const { relayerAccount } = await import("@/lib/allowances/settings");
+    const relayer = relayerAccount(chain.chainId)!.address;
+    return {
+      chain,
+      environment,
+      app,
+      browser,
+      relayer,
+      relayerNonce: () => chain.client.getTransactionCount({ address: relayer }),
+      recipient: () => getAddress(privateKeyToAccount(generatePrivateKey()).address),
+      stop,
+    };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
 }
 
 /**
