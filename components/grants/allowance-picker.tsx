@@ -63,6 +63,9 @@ function wordsOf(prepared: PreparedAllowance, chain: AllowanceChain | undefined)
       ? "Anything above it comes to you as a request to approve with your passkey."
       : "Anything above it is refused.",
     `Only Agent Wallet's delegate key ${prepared.delegate} can spend it, on ${chain?.name ?? `chain ${prepared.chainId}`}.`,
+    // the revocation is built in this page from these same delegations (signAllowance), nothing else
+    `You also sign its revocation, which Agent Wallet sends when you revoke it or its access ends; it can only disable ` +
+      `${meanings.length === 1 ? "this allowance's delegation" : `these ${meanings.length} delegations`}, and Agent Wallet pays its fee.`,
   );
   if (prepared.authorizationNonce !== null) {
     lines.push(
@@ -107,6 +110,7 @@ export async function signReviewedAllowance(
         s: authorization.s,
         yParity: authorization.yParity === 1 ? 1 : 0,
       },
+      revocation: signed.revocation,
     },
   };
 }

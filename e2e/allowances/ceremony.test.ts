@@ -121,6 +121,14 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     assert.match(words.join("\n"), /Up to 10 TT per day/);
     assert.match(words.join("\n"), /comes to you as a request to approve/);
     assert.match(words.join("\n"), /EIP7702StatelessDeleGator/, "the first allowance on this chain also sets the account's code");
+    assert.ok(
+      words.includes(
+        "You also sign its revocation, which Agent Wallet sends when you revoke it or its access ends; it can only disable " +
+          "these 2 delegations, and Agent Wallet pays its fee.",
+      ),
+      words.join("\n"),
+    );
+    assert.match(allowance.revocationSignature ?? "", /^0x[0-9a-f]{130}$/, "the revocation signed in the same tap is stored");
     assert.ok(await db().auditEvent.findFirst({ where: { type: "allowance.created", credentialId } }), "audited");
 
     // Two payments of each asset, no browser action: both land.

@@ -1,19 +1,17 @@
 // The person's side of an allowance on /clients, in Chromium with a virtual passkey (PRF) against the started app on
 // a hardhat chain with the Delegation Framework: what is left and each payment with its transaction; "Revoke
-// allowance" signs the disabling with the key unsealed in the page while the wallet holds 0 ETH; revoking the client
-// stops its allowances at once, in the browser or not.
+// allowance" has the revocation signed with it sent while the wallet holds 0 ETH; revoking the client stops its
+// allowances at once, in the browser or not; an older allowance (no stored revocation) is signed for in the page.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseEther, type Address, type Hex } from "viem";
+import { parseEther, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { DelegationManager } from "@metamask/delegation-abis";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
 import { connectAgent, newPerson, type Person } from "../support/consent";
-import type { FrameworkEnvironment } from "../support/delegation-framework";
-import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
+import { grantAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
 
@@ -24,11 +22,11 @@ const EXPLORER = "https://explorer.example";
 describe("allowances on /clients", { timeout: 300_000 }, () => {
   let world: AllowanceApp;
   let chain: LocalChain;
-  let environment: FrameworkEnvironment;
   let app: RunningApp;
   let browser: Browser;
   let recipient: AllowanceApp["recipient"];
   let relayerNonce: AllowanceApp["relayerNonce"];
+  let disabledOnChain: AllowanceApp["disabledOnChain"];
   let person: Person;
   let userId: string;
   const key = generatePrivateKey();
@@ -37,7 +35,7 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
   const clients: Client[] = [];
 
   before(async () => {
-    ({ chain, environment, app, browser, recipient, relayerNonce } = world = await startAllowanceApp({
+    ({ chain, app, browser, recipient, relayerNonce, disabledOnChain } = world = await startAllowanceApp({
       browser: true,
       explorerUrl: EXPLORER,
     }));
@@ -61,12 +59,7 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     const { client, provider } = await connectAgent(app, person.page, name, [{ name: "Shopping", mode: "approve" }]);
     clients.push(client);
     const grant = await db().grant.findFirstOrThrow({ where: { userId, client: { name } } });
-    // Consent's ceremony is built beside this: set the mode as it will.
-    await db().grantCredential.update({
-      where: { grantId_credentialId: { grantId: grant.id, credentialId } },
-      data: { mode: "allowance" },
-    });
-    const { id, hashes } = await signAllowanceFor(
+    const { id, hashes } = await grantAllowanceFor(
       chain,
       wallet,
       { userId, credentialId, grantId: grant.id },
@@ -80,19 +73,6 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
       name: "send_transaction",
       arguments: { credential_id: credentialId, chain_id: chain.chainId, to, value: String(parseEther(ether)) },
     })) as ToolResult;
-  }
-
-  async function disabledOnChain(hashes: Hex[]) {
-    return Promise.all(
-      hashes.map((hash) =>
-        chain.client.readContract({
-          address: environment.DelegationManager,
-          abi: DelegationManager,
-          functionName: "disabledDelegations",
-          args: [hash],
-        }),
-      ),
-    );
   }
 
   /** The page's outcome line, success or error, so that a failure says why. */
@@ -156,10 +136,12 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     await assert.rejects(spendFromAllowance(agent.allowanceId, { to: shop, value: 1n }), /revoked/);
   });
 
-  it("a client revoked without the browser: spends are refused at once, and /clients asks to sign the disabling", async () => {
+  it("an older allowance's client revoked without the browser: spends are refused, and /clients asks to sign the disabling", async () => {
     const shop = recipient();
     await chain.fund(wallet.address, "0.01");
     const agent = await agentWithAllowance("Token Agent", shop);
+    // made before allowances carried their own signed revocation: nothing can be sent without the person's key
+    await db().allowance.update({ where: { id: agent.allowanceId }, data: { revocationSignature: null } });
     // The application ends its own access (RFC 7009): no passkey, no signature of the person's.
     const { revokeToken } = await import("@/lib/oauth/revocation");
     await revokeToken(new URLSearchParams({ token: agent.provider.tokens()!.access_token, client_id: agent.provider.client!.client_id }));

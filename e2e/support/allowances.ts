@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { getAddress, parseEther, type Address, type Hex } from "viem";
+import { DelegationManager } from "@metamask/delegation-abis";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { Browser } from "playwright-core";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
@@ -86,6 +87,8 @@ export type AllowanceApp = {
   relayerNonce: () => Promise<number>;
   /** A fresh address no one holds the key of. */
   recipient: () => Address;
+  /** Whether the DelegationManager shows each delegation disabled. */
+  disabledOnChain: (hashes: Hex[]) => Promise<boolean[]>;
   stop: () => Promise<void>;
 };
 
@@ -121,6 +124,17 @@ export async function startAllowanceApp(options: { explorerUrl?: string; browser
       relayer,
       relayerNonce: () => chain.client.getTransactionCount({ address: relayer }),
       recipient: () => getAddress(privateKeyToAccount(generatePrivateKey()).address),
+      disabledOnChain: (hashes: Hex[]) =>
+        Promise.all(
+          hashes.map((hash) =>
+            chain.client.readContract({
+              address: environment.DelegationManager,
+              abi: DelegationManager,
+              functionName: "disabledDelegations",
+              args: [hash],
+            }),
+          ),
+        ),
       stop,
     };
   } catch (error) {
@@ -130,8 +144,9 @@ export async function startAllowanceApp(options: { explorerUrl?: string; browser
 }
 
 /**
- * The person signs an allowance with their own key (the 7702 authorization once, then each delegation), as the
- * browser will, and the server stores it for their credential (and grant). Call once the environment is set.
+ * The person signs an allowance with their own key (the 7702 authorization once, then each delegation, then its
+ * revocation), as the browser will, and the server stores it for their credential (and grant). Call once the
+ * environment is set.
  */
 export async function signAllowanceFor(
   chain: LocalChain,
@@ -139,8 +154,37 @@ export async function signAllowanceFor(
   owner: { userId: string; credentialId: string; grantId?: string },
   overrides: Partial<AllowanceSpec> & { recipients: Address[] },
 ) {
-  const caveats = await import("@/lib/allowances/caveats");
   const { createAllowance } = await import("@/lib/allowances/allowances");
+  const { input, now } = await signedAllowanceFor(chain, person, owner, overrides);
+  return createAllowance(input, now);
+}
+
+/**
+ * A wallet of a grant the person made in `approve` mode switched to `allowance` with an allowance its key signs: the
+ * state consent's ceremony leaves (covered by ceremony.test.ts), reached with the same lib code the page runs.
+ */
+export async function grantAllowanceFor(
+  chain: LocalChain,
+  person: PrivateKeyAccount,
+  owner: { userId: string; credentialId: string; grantId: string },
+  overrides: Partial<AllowanceSpec> & { recipients: Address[] },
+) {
+  const { db } = await import("@/lib/db");
+  await db().grantCredential.update({
+    where: { grantId_credentialId: { grantId: owner.grantId, credentialId: owner.credentialId } },
+    data: { mode: "allowance" },
+  });
+  return signAllowanceFor(chain, person, owner, overrides);
+}
+
+/** What `signAllowanceFor` stores, signed but not yet sent: for a test that changes it first. */
+export async function signedAllowanceFor(
+  chain: LocalChain,
+  person: PrivateKeyAccount,
+  owner: { userId: string; credentialId: string; grantId?: string },
+  overrides: Partial<AllowanceSpec> & { recipients: Address[] },
+) {
+  const caveats = await import("@/lib/allowances/caveats");
   const { signAllowance } = await import("@/lib/allowances/signing");
   const { delegateAccount } = await import("@/lib/allowances/delegate-key");
   const { allowanceFramework } = await import("@/lib/allowances/settings");
@@ -170,10 +214,10 @@ export async function signAllowanceFor(
     delegations: caveats.delegationsFor(spec, framework, now),
     authorizationNonce: code ? null : await chain.client.getTransactionCount({ address: person.address }),
   });
-  return createAllowance(
-    { ...owner, chainId: chain.chainId, delegator: person.address, overLimit: spec.overLimit, ...signed },
-    new Date(now * 1000),
-  );
+  return {
+    input: { ...owner, chainId: chain.chainId, delegator: person.address, overLimit: spec.overLimit, ...signed },
+    now: new Date(now * 1000),
+  };
 }
 
 /**

@@ -11,6 +11,7 @@ import { db, type Tx } from "@/lib/db";
 import type { Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { chainById, ChainError, onChain } from "@/lib/wallet/chains";
+import { recoverTypedDataSigner } from "@/lib/wallet/signer-recovery";
 import {
   delegationFromJson,
   delegationToJson,
@@ -27,6 +28,7 @@ import {
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "./framework";
 import { relay } from "./relay";
+import { operationTypedData, presignedRevocation } from "./revocation-operation";
 import { allowanceFramework } from "./settings";
 
 export class AllowanceError extends AppError {
@@ -113,6 +115,8 @@ export type NewAllowance = {
   /** signed by the person */
   delegations: Delegation[];
   authorization?: SignedAuthorization;
+  /** the person's signature over the allowance's own revocation (revocation-operation.ts presignedRevocation) */
+  revocation: Hex;
 };
 
 /** An allowance whose signatures and shape were checked, and whose account runs the DeleGator: ready to store. */
@@ -155,9 +159,29 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     if (signer !== getAddress(input.delegator)) throw new AllowanceError("A delegation's signature is not the wallet's.");
     checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
   }
+  checkRevocation(framework, input);
   await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization);
-  const { userId, credentialId, chainId, delegator, overLimit } = input;
-  return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked };
+  const { userId, credentialId, chainId, delegator, overLimit, revocation } = input;
+  return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked, revocation };
+}
+
+/**
+ * The pre-signed revocation must be the wallet's signature over the one operation this server will send for it:
+ * rebuilt here from the signed delegations and the nonce key derived from them, so it disables exactly them.
+ */
+export function checkRevocation(framework: Framework, input: Pick<NewAllowance, "chainId" | "delegator" | "delegations" | "revocation">) {
+  const operation = presignedRevocation(framework, getAddress(input.delegator), input.delegations);
+  let signer: Address | null;
+  try {
+    signer = recoverTypedDataSigner(operationTypedData(framework, input.chainId, operation), input.revocation);
+  } catch {
+    signer = null;
+  }
+  if (signer !== getAddress(input.delegator)) {
+    throw new AllowanceError(
+      "The allowance's pre-signed revocation is not the wallet's signature over disabling exactly these delegations.",
+    );
+  }
 }
 
 /** Stores a ready allowance (in the caller's transaction); the chain enforces it from now on. */
@@ -175,6 +199,7 @@ export async function storeAllowance(tx: Tx, ready: ReadyAllowance, grantId: str
       delegate: ready.delegate,
       overLimit: ready.overLimit,
       expiresAt,
+      revocationSignature: ready.revocation,
       delegations: {
         create: ready.checked.map(({ delegation, meaning, hash }) => ({
           hash,

@@ -37,6 +37,7 @@ const address = z
   .transform((value) => getAddress(value));
 const hex = z.string().regex(/^0x([0-9a-fA-F]{2})*$/, "must be 0x-prefixed hex bytes") as z.ZodType<Hex>;
 const word = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be 32 bytes in hex") as z.ZodType<Hex>;
+const signature = z.string().regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte signature") as z.ZodType<Hex>;
 const decimal = z
   .string()
   .trim()
@@ -140,7 +141,7 @@ const delegationJsonSchema = z.object({
   authority: word,
   caveats: z.array(z.object({ enforcer: address, terms: hex, args: hex })).max(20),
   salt: z.string().regex(/^\d{1,78}$/, "must be a decimal uint256"),
-  signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte signature") as z.ZodType<Hex>,
+  signature,
 }) satisfies z.ZodType<DelegationJson>;
 
 /** An allowance as the person signed it: the only thing that can make a grant's mode `allowance`. */
@@ -158,6 +159,8 @@ export const signedAllowanceSchema = z.object({
       yParity: z.union([z.literal(0), z.literal(1)]),
     })
     .optional(),
+  /** the allowance's own revocation, signed with it: what Agent Wallet sends when the allowance stops */
+  revocation: signature,
 });
 export type SignedAllowance = z.infer<typeof signedAllowanceSchema>;
 
@@ -179,6 +182,7 @@ export async function readySignedAllowance(userId: string, credentialId: string,
     overLimit: signed.overLimit,
     delegations: signed.delegations.map(delegationFromJson),
     authorization: signed.authorization,
+    revocation: signed.revocation,
   });
 }
 

@@ -3,9 +3,23 @@
 // that their key signs. The browser builds it itself from the delegations it is shown (each read back as an
 // allowance of this wallet), so a server that asked for anything else gets no signature. Gas prices are 0: the
 // account owes the EntryPoint nothing, and the relayer pays the transaction.
-import { encodeAbiParameters, encodeFunctionData, getAddress, type Address, type Hex, type LocalAccount } from "viem";
+// An allowance's own revocation is signed with it, in the same tap (`presignedRevocation`): its nonce's key is
+// derived from the allowance's delegations, so it never collides with the account's key-0 nonce nor with another
+// allowance's, and stays valid until it is used.
+import {
+  concat,
+  encodeAbiParameters,
+  encodeFunctionData,
+  getAddress,
+  keccak256,
+  stringToHex,
+  type Address,
+  type Hex,
+  type LocalAccount,
+} from "viem";
 import { toPackedUserOperation, type UserOperation } from "viem/account-abstraction";
 import { DelegationManager, EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
+import { hashDelegation } from "@metamask/delegation-core";
 import { delegationFromJson, readDelegation, type Delegation, type DelegationJson } from "./caveats";
 import type { Framework } from "./framework";
 
@@ -73,6 +87,35 @@ export function revocationOperation(
     maxPriorityFeePerGas: 0n,
     signature: "0x",
   };
+}
+
+/** Separates these nonce keys from any other use of keccak256 over delegation hashes. */
+const REVOCATION_KEY_TAG = stringToHex("agent-wallet:allowance-revocation:v1");
+
+/**
+ * The 192-bit EntryPoint nonce key of an allowance's own revocation: keccak256 of a tag and its delegations' hashes
+ * (sorted), cut to 192 bits. Never 0 in practice (the account's ordinary key), and another allowance has another.
+ */
+export function revocationNonceKey(delegationHashes: Hex[]): bigint {
+  const sorted = delegationHashes.map((hash) => hash.toLowerCase() as Hex).sort();
+  return BigInt(keccak256(concat([REVOCATION_KEY_TAG, ...sorted]))) & ((1n << 192n) - 1n);
+}
+
+/** The delegations in the order a revocation disables them: by hash, as the server rebuilds it. */
+function byHash(delegations: Delegation[]): Delegation[] {
+  return delegations
+    .map((delegation) => ({ delegation, hash: (hashDelegation(delegation) as Hex).toLowerCase() }))
+    .sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0))
+    .map(({ delegation }) => delegation);
+}
+
+/**
+ * An allowance's own revocation: the operation disabling exactly its delegations, at sequence 0 of the key derived
+ * from them. The browser signs it with the allowance; the server rebuilds it to check the signature and to send it.
+ */
+export function presignedRevocation(framework: Framework, delegator: Address, delegations: Delegation[]): UserOperation<"0.7"> {
+  const key = revocationNonceKey(delegations.map((delegation) => hashDelegation(delegation) as Hex));
+  return revocationOperation(framework, delegator, byHash(delegations), key << 64n);
 }
 
 /** What the person signs to revoke (EIP-712, verified by their DeleGator account). */

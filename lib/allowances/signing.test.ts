@@ -1,36 +1,16 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getAddress, parseEther, recoverTypedDataAddress, type Address } from "viem";
+import { getAddress, recoverTypedDataAddress, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { recoverAuthorizationAddress } from "viem/utils";
-import { DAY, delegationTypedData, delegationsFor } from "./caveats";
-import { address, NOW, testFramework } from "./framework.fixture";
+import { delegationTypedData } from "./caveats";
+import { address, preparedAllowance, testFramework } from "./framework.fixture";
 import { readAllowanceToSign, signAllowance } from "./signing";
 
 const framework = testFramework;
 const person = privateKeyToAccount(generatePrivateKey());
-const DELEGATE = address(0xbbbb);
 
-function prepared(overrides: { delegate?: Address } = {}) {
-  const delegations = delegationsFor(
-    {
-      chainId: 31337,
-      delegator: person.address,
-      delegate: overrides.delegate ?? DELEGATE,
-      native: parseEther("0.01"),
-      tokens: [],
-      recipients: [address(0xcccc)],
-      periodSeconds: DAY,
-      startsAt: NOW,
-      expiresAt: NOW + 7 * DAY,
-      transactions: 3,
-      overLimit: "ask",
-    },
-    framework,
-    NOW,
-  );
-  return { framework, chainId: 31337, delegate: DELEGATE, delegations, authorizationNonce: 0 as number | null };
-}
+const prepared = (overrides: { delegate?: Address } = {}) => preparedAllowance(person.address, overrides);
 
 describe("signing an allowance in the browser", () => {
   it("signs the authorization for this chain's DeleGator and each delegation, with the person's key", async () => {

@@ -1,7 +1,8 @@
 // The person's side of creating an allowance, browser-safe: with the key just unsealed from the passkey, sign the
 // EIP-7702 authorization (only when the account lacks the DeleGator's code, only for this chain's DeleGator, never
 // for chain 0) and each delegation the server prepared — after reading every one back from its caveats, so that a
-// server that prepared anything but the allowance described gets no signature.
+// server that prepared anything but the allowance described gets no signature — and the allowance's own revocation,
+// which the page builds itself from those delegations (revocation-operation.ts) and which can only disable them.
 import { getAddress, type Address, type Hex, type LocalAccount, type SignedAuthorization } from "viem";
 import { hashDelegation, ROOT_AUTHORITY } from "@metamask/delegation-core";
 import {
@@ -14,6 +15,7 @@ import {
   type OverLimit,
 } from "./caveats";
 import type { Framework } from "./framework";
+import { operationTypedData, presignedRevocation } from "./revocation-operation";
 
 export type AllowanceToSign = {
   framework: Framework;
@@ -38,11 +40,11 @@ export function readAllowanceToSign(account: Address, input: AllowanceToSign): D
   });
 }
 
-/** Signs what `readAllowanceToSign` accepted: the authorization if needed, then each delegation. */
+/** Signs what `readAllowanceToSign` accepted: the authorization if needed, each delegation, then their revocation. */
 export async function signAllowance(
   account: LocalAccount,
   input: AllowanceToSign,
-): Promise<{ delegations: Delegation[]; authorization?: SignedAuthorization }> {
+): Promise<{ delegations: Delegation[]; authorization?: SignedAuthorization; revocation: Hex }> {
   readAllowanceToSign(account.address, input);
   if (!account.signAuthorization) throw new Error("This key cannot sign an EIP-7702 authorization.");
   const authorization =
@@ -58,13 +60,18 @@ export async function signAllowance(
     const signature = await account.signTypedData(delegationTypedData(input.framework, input.chainId, delegation));
     delegations.push({ ...delegation, signature });
   }
-  return { delegations, authorization };
+  const revocation = await account.signTypedData(
+    operationTypedData(input.framework, input.chainId, presignedRevocation(input.framework, account.address, delegations)),
+  );
+  return { delegations, authorization, revocation };
 }
 
 /**
  * What the person's passkey approval is bound to: the chain, their choice above the allowance, and each delegation's
  * hash (its content, the signature aside). The page binds the unsigned delegations; the server checks that the signed
- * ones it receives have the same hashes, so the tap approves exactly what is then signed.
+ * ones it receives have the same hashes, so the tap approves exactly what is then signed. The pre-signed revocation
+ * needs no place of its own: it is derived from these delegations alone (their disabling, at a nonce key of their
+ * hashes), and the server accepts only that one.
  */
 export function allowanceBinding(allowance: { chainId: number; overLimit: OverLimit; delegations: DelegationJson[] }) {
   return {
