@@ -1,6 +1,7 @@
 "use client";
 
 import { callApi } from "@/components/browser/api";
+import { startAuthentication } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
@@ -18,7 +19,15 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
   const revoke = (allowance: ClientAllowance) =>
     run(async () => {
       const path = `/api/allowances/${encodeURIComponent(allowance.id)}/revoke`;
-      const ceremony = await callApi<RevocationCeremony & { revocation: RevocationToSign }>(`${path}/options`);
+      const ceremony = await callApi<(RevocationCeremony & { revocation: RevocationToSign }) | (RevocationCeremony & { stored: true })>(
+        `${path}/options`,
+      );
+      if ("stored" in ceremony) {
+        // signed with the allowance: the tap approves sending it, and unseals nothing
+        const assertion = await startAuthentication({ optionsJSON: ceremony.options });
+        const { txHash } = await callApi<{ txHash: string }>(path, { assertion });
+        return `Allowance disabled on chain (transaction ${txHash}).`;
+      }
       const { signRevocations } = await import("./sign-revocations");
       const { assertion, signed } = await signRevocations(ceremony, [ceremony.revocation]);
       const { txHash } = await callApi<{ txHash: string }>(path, {
@@ -44,9 +53,15 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                 {allowance.status === "revoking" ? "Stopped" : allowance.status === "active" ? "Live" : allowance.status}
               </span>
             </h3>
-            {allowance.status === "revoking" && (
-              <p className="error">Stopped here: no payment is made from it. It is still live on chain until you sign to disable it.</p>
-            )}
+            {allowance.status === "revoking" &&
+              (allowance.revocationStored ? (
+                <p className="error">
+                  Stopped here: no payment is made from it. Agent Wallet is sending the revocation you signed with it; if this stays, revoke
+                  it to send it again.
+                </p>
+              ) : (
+                <p className="error">Stopped here: no payment is made from it. It is still live on chain until you sign to disable it.</p>
+              ))}
             <ul className="small">
               {allowance.limits.map((limit) => (
                 <li key={limit.delegationHash}>

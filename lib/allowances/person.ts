@@ -1,6 +1,8 @@
-// The person's side of revoking allowances on /clients: one passkey assertion both approves the step and, through
-// its PRF output, unseals the wallet key in the browser, which signs the revocation (revocation-operation.ts). The
-// same ceremony revokes a client and signs the disabling of its allowances.
+// The person's side of revoking allowances on /clients. An allowance whose revocation was signed with it needs only
+// the person's approval (any of their passkeys; nothing is signed, no key unsealed): the relayer sends what is stored.
+// An older one needs the key: one passkey assertion both approves the step and, through its PRF output, unseals the
+// wallet key in the browser, which signs the revocation (revocation-operation.ts). The same ceremony revokes a client
+// and signs the disabling of its older allowances; its others are disabled with what is stored, awaited here.
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import type { Hex } from "viem";
 import { db } from "@/lib/db";
@@ -8,7 +10,7 @@ import { NotFoundError } from "@/lib/http/errors";
 import { guarded, requireStepUp, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { revokeForUser } from "@/lib/oauth/connected-clients";
 import { AllowanceError } from "./allowances";
-import { prepareRevocation, revokeAllowances } from "./revocation";
+import { prepareRevocation, revokeAllowances, sendStoredRevocations } from "./revocation";
 import type { RevocationToSign } from "./revocation-operation";
 
 /** One revocation the browser signed: the allowances it disables, the EntryPoint nonce it was signed for. */
@@ -31,30 +33,60 @@ async function signingWallet(userId: string, credentialId: string) {
   };
 }
 
-/** What "Revoke allowance" needs: a challenge only the wallet's sealing passkeys answer, and the revocation to sign. */
-export async function allowanceRevocationOptions(userId: string, allowanceId: string) {
+/** What the step-up of sending an allowance's stored revocation is bound to (no nonce: nothing is signed). */
+const STORED_REVOCATION = { stored: true };
+
+async function revocableAllowance(userId: string, allowanceId: string) {
   const allowance = await db().allowance.findFirst({ where: { id: allowanceId, userId } });
   if (!allowance) throw new NotFoundError("The allowance");
   if (allowance.status === "revoked") throw new AllowanceError("This allowance is already revoked.", 409);
+  return allowance;
+}
+
+/**
+ * What "Revoke allowance" needs: with a stored revocation, a challenge any of the person's passkeys answers;
+ * otherwise one only the wallet's sealing passkeys answer, and the revocation to sign.
+ */
+export async function allowanceRevocationOptions(userId: string, allowanceId: string) {
+  const allowance = await revocableAllowance(userId, allowanceId);
+  if (allowance.revocationSignature) {
+    return { options: await stepUpOptions(userId, "revoke-allowance", allowanceId, STORED_REVOCATION), stored: true };
+  }
   const { allow, ...wallet } = await signingWallet(userId, allowance.credentialId);
   const revocation = await prepareRevocation(userId, [allowanceId]);
   const options = await stepUpOptions(userId, "revoke-allowance", allowanceId, { nonce: revocation.nonce }, { allow });
   return { options, ...wallet, revocation };
 }
 
-/** Revokes one allowance with the person's passkey approval and their key's signature (made in the browser). */
+/**
+ * Revokes one allowance with the person's passkey approval: its stored revocation is sent (again, if an earlier send
+ * was not confirmed); an older one needs their key's signature, made in the browser.
+ */
 export async function revokeAllowanceForUser(
   userId: string,
   allowanceId: string,
-  input: { assertion: AuthenticationResponseJSON; nonce: string; signature: string },
-) {
+  input: { assertion: AuthenticationResponseJSON; nonce?: string; signature?: string },
+): Promise<{ txHash: string }> {
+  const allowance = await revocableAllowance(userId, allowanceId);
+  if (allowance.revocationSignature) {
+    await verifyStepUp(userId, "revoke-allowance", allowanceId, STORED_REVOCATION, input.assertion);
+    await db().allowance.updateMany({ where: { id: allowanceId, status: "active" }, data: { status: "revoking" } });
+    await sendStoredRevocations([allowanceId]);
+    // a concurrent send may have been the one that disabled it: its transaction is the answer
+    const { status, revocationTx } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+    if (status !== "revoked" || !revocationTx)
+      throw new AllowanceError("The revocation was not confirmed on chain; it stays stopped here.", 502);
+    return { txHash: revocationTx };
+  }
+  if (!input.nonce || !input.signature)
+    throw new AllowanceError("This allowance's revocation must be signed: send its nonce and signature.");
   await verifyStepUp(userId, "revoke-allowance", allowanceId, { nonce: input.nonce }, input.assertion);
   return revokeAllowances(userId, [allowanceId], { nonce: input.nonce, signature: input.signature as Hex });
 }
 
 /**
- * The live allowances under the person's grants to a client, one revocation to sign per chain, when they are all
- * of one wallet (one passkey opens one key); otherwise none here, and /clients offers each its own button after.
+ * The client's live allowances without a stored revocation, one revocation to sign per chain, when they are all of
+ * one wallet (one passkey opens one key); otherwise none here, and /clients offers each its own button after.
  */
 async function clientAllowancesToSign(userId: string, clientId: string) {
   const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true } });
@@ -64,6 +96,7 @@ async function clientAllowancesToSign(userId: string, clientId: string) {
       grantId: { in: grants.map((grant) => grant.id) },
       status: { in: ["active", "revoking"] },
       expiresAt: { gt: new Date() },
+      revocationSignature: null,
     },
     orderBy: { id: "asc" },
   });
@@ -94,8 +127,9 @@ export async function clientRevocationOptions(userId: string, clientId: string) 
 }
 
 /**
- * Revokes the client (its allowances stop here at once, in the same transaction), then relays the signed disabling
- * of its allowances. A disabling the chain does not confirm leaves them stopped, and /clients asks to sign again.
+ * Revokes the client (its allowances stop here at once, in the same transaction), then relays the disabling of its
+ * allowances: what was signed in this ceremony, and what was stored with the others. A disabling the chain does not
+ * confirm leaves them stopped, and /clients offers to send or sign again.
  */
 export async function revokeClientForUser(
   userId: string,
@@ -103,8 +137,14 @@ export async function revokeClientForUser(
   input: { assertion?: AuthenticationResponseJSON; revocations: SignedRevocation[] },
 ) {
   await requireStepUp(userId, guarded.revokeClient(clientId), input.assertion);
-  await revokeForUser(userId, clientId);
+  const stopped = await revokeForUser(userId, clientId);
+  // one failure does not keep the others from being sent
+  const failures: unknown[] = [];
   for (const revocation of input.revocations) {
-    await revokeAllowances(userId, revocation.allowanceIds, { nonce: revocation.nonce, signature: revocation.signature as Hex });
+    await revokeAllowances(userId, revocation.allowanceIds, { nonce: revocation.nonce, signature: revocation.signature as Hex }).catch(
+      (error: unknown) => failures.push(error),
+    );
   }
+  await sendStoredRevocations(stopped.allowanceIds).catch((error: unknown) => failures.push(error));
+  if (failures.length) throw failures[0];
 }

@@ -18,6 +18,8 @@ export type AllowanceView = {
   overLimit: string;
   createdAt: string;
   expiresAt: string;
+  /** signed with the allowance: stopping it sends its disabling with no new signature */
+  revocationStored: boolean;
   limits: {
     delegationHash: string;
     /** null: the chain's coin */
@@ -87,6 +89,7 @@ export async function allowanceViews(
         overLimit: allowance.overLimit,
         createdAt: allowance.createdAt.toISOString(),
         expiresAt: allowance.expiresAt.toISOString(),
+        revocationStored: allowance.revocationSignature !== null,
         limits,
         spends: allowance.spends.map((spend) => {
           const token = (spend.token as Address | null) ?? null;

@@ -2,7 +2,7 @@ import { db } from "@/lib/db";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
-import { stopAllowancesIn } from "@/lib/allowances/stop";
+import { stopAllowancesIn, type Stopped } from "@/lib/allowances/stop";
 import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
 import { chainById } from "@/lib/wallet/chains";
@@ -128,16 +128,17 @@ export async function listConnectedClients(userId: string, clock: Clock = system
 /**
  * The person ends a client's access: for an OAuth client their grants to it
  * (other people's grants to the same registration are theirs to keep); for a
- * personal API key the key itself. Tokens and keys stop on their next call.
+ * personal API key the key itself. Tokens and keys stop on their next call. Returns the allowances it stopped, whose
+ * revocations the caller sends.
  */
-export async function revokeForUser(userId: string, clientId: string, clock: Clock = systemClock): Promise<void> {
+export async function revokeForUser(userId: string, clientId: string, clock: Clock = systemClock): Promise<Stopped> {
   const client = await db().client.findUnique({ where: { id: clientId } });
   const owns = client && (client.kind === "api_key" ? client.userId === userId : await db().grant.count({ where: { clientId, userId } }));
   if (!client || !owns) throw new NotFoundError("The client");
   const now = clock();
   const reason = "You revoked this client's access";
   // One transaction: the access ends, its pending requests leave the person's queue, and the log says so.
-  await db().$transaction(async (tx) => {
+  return db().$transaction(async (tx) => {
     let revoked: number;
     if (client.kind === "api_key") {
       revoked = (
@@ -152,7 +153,7 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
         .count;
     }
     const cancelled = await cancelPendingIn(tx, { clientId, userId }, reason, now);
-    // Its allowances stop here at once; their disabling on chain is signed in the same ceremony when it can be.
+    // Its allowances stop here at once; their disabling on chain follows once this commits.
     const stopped = await stopAllowancesIn(tx, { clientId, userId }, "you revoked its client");
     const events: AuditInput[] = [];
     if (revoked) {
@@ -162,6 +163,7 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
           : { type: "grant.revoked", userId, clientId, data: { name: client.name, grants: revoked } },
       );
     }
-    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, reason), ...stopped], clock);
+    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, reason), ...stopped.events], clock);
+    return stopped;
   });
 }

@@ -3,7 +3,7 @@ import { recordAuditIn } from "@/lib/audit";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
-import { stopAllowancesIn } from "@/lib/allowances/stop";
+import { disableInBackground, stopAllowancesIn } from "@/lib/allowances/stop";
 import { verifyAccessToken } from "./access-token";
 import { InvalidGrantError, InvalidTokenError } from "./errors";
 import { authenticateClient, formParam } from "./form";
@@ -45,9 +45,9 @@ export async function revokeToken(form: URLSearchParams, clock: Clock = systemCl
   if (!grant) return;
   const now = clock();
   const reason = "The application ended its access";
-  await db().$transaction(async (tx) => {
+  const stopped = await db().$transaction(async (tx) => {
     const { count } = await tx.grant.updateMany({ where: { id: grant.id, status: "active" }, data: { status: "revoked", revokedAt: now } });
-    if (!count) return;
+    if (!count) return null;
     const cancelled = await cancelPendingIn(tx, { grantId: grant.id }, reason, now);
     const stopped = await stopAllowancesIn(tx, { grantId: grant.id }, "the application ended its access");
     await recordAuditIn(
@@ -55,9 +55,11 @@ export async function revokeToken(form: URLSearchParams, clock: Clock = systemCl
       [
         { type: "token.revoked", userId: grant.userId, clientId, data: { grant: grant.id, presented: found.presented } },
         ...cancellationEvents(cancelled, reason),
-        ...stopped,
+        ...stopped.events,
       ],
       clock,
     );
+    return stopped;
   });
+  disableInBackground(stopped);
 }

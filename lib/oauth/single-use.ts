@@ -3,7 +3,7 @@ import { changesOf, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
-import { stopAllowancesIn } from "@/lib/allowances/stop";
+import { disableInBackground, stopAllowancesIn } from "@/lib/allowances/stop";
 import { isClientIdUrl } from "./client-metadata-document";
 import { InvalidGrantError } from "./errors";
 
@@ -150,7 +150,7 @@ async function revokeAfterReplay(issued: Issued, credential: SingleUseCredential
   const { clientId, grantId } = issued;
   const sharedClient = isClientIdUrl(clientId);
   const now = clock();
-  await db().$transaction(async (tx) => {
+  const stopped = await db().$transaction(async (tx) => {
     const grant = await tx.grant.findUnique({ where: { id: grantId }, select: { userId: true } });
     const userId = grant?.userId ?? null;
     const events: AuditInput[] = [{ type: "oauth.replay_detected", userId, clientId, data: { presented: credential, grant: grantId } }];
@@ -170,6 +170,8 @@ async function revokeAfterReplay(issued: Issued, credential: SingleUseCredential
     const ended = sharedClient ? { grantId } : { clientId };
     const cancelled = await cancelPendingIn(tx, ended, CANCELLED_AFTER_REPLAY, now);
     const stopped = await stopAllowancesIn(tx, ended, "its client's token was replayed");
-    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, CANCELLED_AFTER_REPLAY), ...stopped], clock);
+    await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, CANCELLED_AFTER_REPLAY), ...stopped.events], clock);
+    return stopped;
   });
+  disableInBackground(stopped);
 }

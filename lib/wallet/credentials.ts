@@ -12,7 +12,7 @@ import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
 import { visibleName } from "@/lib/text/visible-text";
 import { cancellationEvents, cancelPendingIn } from "./request-lifecycle";
-import { stopAllowancesIn } from "@/lib/allowances/stop";
+import { disableInBackground, stopAllowancesIn } from "@/lib/allowances/stop";
 
 /** Wallet names appear in approval headlines. */
 export const credentialNameSchema = z
@@ -206,11 +206,12 @@ export async function removeCredential(userId: string, credentialId: string, clo
     if (!deleted.count) return null;
     const cancelled = await cancelPendingIn(tx, { credentialId }, reason, clock());
     const stopped = await stopAllowancesIn(tx, { credentialId }, "its wallet was removed");
-    await recordAuditIn(tx, [...cancellationEvents(cancelled, reason), ...stopped], clock);
-    return credential;
+    await recordAuditIn(tx, [...cancellationEvents(cancelled, reason), ...stopped.events], clock);
+    return { credential, stopped };
   });
   if (!removed) throw new NotFoundError("The wallet");
-  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.address } }, clock);
+  disableInBackground(removed.stopped);
+  await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.credential.address } }, clock);
 }
 
 /** "ca…@example.com": enough of the sign-in email for the person to tell their accounts apart, not an address to write to. */
