@@ -14,7 +14,7 @@ import { when } from "@/components/shared/when";
 import { CredentialLimits } from "./credential-limits";
 import { NewApiKey } from "./new-api-key";
 import { GrantAllowance } from "./grant-allowance";
-import type { AllowanceChain } from "@/components/grants/allowance-form";
+import type { AllowanceChain } from "@/components/grants/allowance-types";
 import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 

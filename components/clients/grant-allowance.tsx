@@ -5,14 +5,8 @@ import { useRouter } from "next/navigation";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import { callApi } from "@/components/browser/api";
 import { Feedback, useAction } from "@/components/browser/use-action";
-import {
-  AllowancePicker,
-  loadAllowanceSigning,
-  newAllowanceForm,
-  reviewedAllowance,
-  type AllowanceChain,
-  type AllowanceReview,
-} from "@/components/grants/allowance-form";
+import { AllowancePicker, loadAllowanceSigning, newAllowanceForm, reviewedAllowance } from "@/components/grants/allowance-form";
+import type { AllowanceChain, AllowanceReview } from "@/components/grants/allowance-types";
 import type { Contact } from "@/lib/wallet/address-book";
 
 /** Choosing the allowance mode for a wallet of an existing grant: the consent's allowance picker, and one passkey tap. */

@@ -7,7 +7,7 @@ import { useHydrated } from "@/components/browser/use-action";
 import type { Contact } from "@/lib/wallet/address-book";
 import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
-import type { AllowanceChain } from "@/components/grants/allowance-form";
+import type { AllowanceChain } from "@/components/grants/allowance-types";
 
 /**
  * The consent decision: grant set, stay connected, then one passkey assertion bound to exactly that. With an

@@ -4,6 +4,7 @@
 // mode. The picker itself and the signing code (allowance-picker.tsx, with the Delegation Framework's) load then.
 import dynamic from "next/dynamic";
 import type { PreparedAllowance } from "@/lib/allowances/ceremony";
+import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-types";
 
 /** The picker, loaded when it is first shown: once the person chooses the allowance mode for a wallet. */
 export const AllowancePicker = dynamic(() => import("./allowance-picker").then((picker) => picker.AllowancePicker), {
@@ -12,24 +13,6 @@ export const AllowancePicker = dynamic(() => import("./allowance-picker").then((
 
 /** The one tap's signing code: by then the picker has loaded it, since only what it stated is signed. */
 export const loadAllowanceSigning = () => import("./allowance-picker");
-
-/** A chain that offers allowances (it has the Delegation Framework). */
-export type AllowanceChain = { id: number; name: string; symbol: string };
-
-/** The allowance form as the person fills it in, in their own units. */
-export type AllowanceForm = {
-  chainId: number;
-  coin: string;
-  tokens: { address: string; amount: string }[];
-  recipients: string;
-  period: "hour" | "day" | "week";
-  expiresInDays: string;
-  transactions: string;
-  overLimit: "ask" | "refuse";
-};
-
-/** What the server prepared, as this page decoded it from the fields to sign; or why nothing will be signed. */
-export type AllowanceReview = { prepared: PreparedAllowance; words: string[] } | { error: string };
 
 export function newAllowanceForm(chains: AllowanceChain[]): AllowanceForm {
   return {

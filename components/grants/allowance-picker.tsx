@@ -14,7 +14,7 @@ import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
 import { ContactPicks } from "./contact-picks";
-import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-form";
+import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-types";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 

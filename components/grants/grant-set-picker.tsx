@@ -5,15 +5,8 @@ import type { Contact } from "@/lib/wallet/address-book";
 import { startAuthentication } from "@/components/browser/passkey";
 import type { NativeCoin } from "@/lib/wallet/policy-presets";
 import { NEW_LIMITS, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
-import {
-  AllowancePicker,
-  loadAllowanceSigning,
-  newAllowanceForm,
-  reviewedAllowance,
-  type AllowanceChain,
-  type AllowanceForm,
-  type AllowanceReview,
-} from "./allowance-form";
+import { AllowancePicker, loadAllowanceSigning, newAllowanceForm, reviewedAllowance } from "./allowance-form";
+import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-types";
 
 export type PickableCredential = { id: string; name: string; kind: "evm" | "evm_watch"; address: string };
 type Mode = "read" | "approve" | "allowance";

@@ -1,7 +1,7 @@
 // Creating an allowance from what the person signed, and reading what is left of it. The signatures are checked
 // here as the DelegationManager will check them, and every delegation must decode to exactly an allowance's shape
 // (lib/allowances/caveats.ts), so what is stored is what the approval page described.
-import { getAddress, recoverTypedDataAddress, type Address, type Hex, type SignedAuthorization } from "viem";
+import { getAddress, type Address, type Hex, type SignedAuthorization, type TypedDataDefinition } from "viem";
 import { recoverAuthorizationAddress } from "viem/utils";
 import { hashDelegation } from "@metamask/delegation-core";
 import { ERC20PeriodTransferEnforcer, LimitedCallsEnforcer, NativeTokenPeriodTransferEnforcer } from "@metamask/delegation-abis";
@@ -152,11 +152,8 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     if (meaning.expiresAt <= seconds || meaning.expiresAt > seconds + MAX_EXPIRY_DAYS * DAY) {
       throw new AllowanceError(`An allowance ends within ${MAX_EXPIRY_DAYS} days.`);
     }
-    const signer = await recoverTypedDataAddress({
-      ...delegationTypedData(framework, input.chainId, delegation),
-      signature: delegation.signature,
-    }).catch(() => null);
-    if (signer !== getAddress(input.delegator)) throw new AllowanceError("A delegation's signature is not the wallet's.");
+    if (signerOf(delegationTypedData(framework, input.chainId, delegation), delegation.signature) !== getAddress(input.delegator))
+      throw new AllowanceError("A delegation's signature is not the wallet's.");
     checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
   }
   checkRevocation(framework, input);
@@ -165,19 +162,22 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
   return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked, revocation };
 }
 
+/** Who signed `typedData`; null for a signature that is no signature at all. */
+function signerOf(typedData: TypedDataDefinition, signature: Hex): Address | null {
+  try {
+    return recoverTypedDataSigner(typedData, signature);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The pre-signed revocation must be the wallet's signature over the one operation this server will send for it:
  * rebuilt here from the signed delegations and the nonce key derived from them, so it disables exactly them.
  */
 export function checkRevocation(framework: Framework, input: Pick<NewAllowance, "chainId" | "delegator" | "delegations" | "revocation">) {
   const operation = presignedRevocation(framework, getAddress(input.delegator), input.delegations);
-  let signer: Address | null;
-  try {
-    signer = recoverTypedDataSigner(operationTypedData(framework, input.chainId, operation), input.revocation);
-  } catch {
-    signer = null;
-  }
-  if (signer !== getAddress(input.delegator)) {
+  if (signerOf(operationTypedData(framework, input.chainId, operation), input.revocation) !== getAddress(input.delegator)) {
     throw new AllowanceError(
       "The allowance's pre-signed revocation is not the wallet's signature over disabling exactly these delegations.",
     );

@@ -1,0 +1,21 @@
+// The allowance form's types, apart from both the form (allowance-form.tsx) and the picker it loads when first shown
+// (allowance-picker.tsx): each imports them from here, so neither imports the other back.
+import type { PreparedAllowance } from "@/lib/allowances/ceremony";
+
+/** A chain that offers allowances (it has the Delegation Framework). */
+export type AllowanceChain = { id: number; name: string; symbol: string };
+
+/** The allowance form as the person fills it in, in their own units. */
+export type AllowanceForm = {
+  chainId: number;
+  coin: string;
+  tokens: { address: string; amount: string }[];
+  recipients: string;
+  period: "hour" | "day" | "week";
+  expiresInDays: string;
+  transactions: string;
+  overLimit: "ask" | "refuse";
+};
+
+/** What the server prepared, as this page decoded it from the fields to sign; or why nothing will be signed. */
+export type AllowanceReview = { prepared: PreparedAllowance; words: string[] } | { error: string };
