@@ -3,4 +3,6 @@ export async function register() {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { startSweeping } = await import("@/lib/db/sweep");
   startSweeping();
+  const { startResendingRevocations } = await import("@/lib/allowances/resend");
+  startResendingRevocations();
 }

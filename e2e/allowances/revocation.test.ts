@@ -1,7 +1,9 @@
 // Issue 28's last case, end to end: each allowance carries its own revocation, signed with it, so that whatever stops
 // it disables it on chain with no further tap and no key — revoking a client whose allowances are on two wallets, the
-// client's own token revocation (POST /oauth/revoke, no browser at all), removing the wallet. A pre-signed revocation
-// that is not exactly the allowance's, or not the person's, is refused at creation and nothing is stored.
+// client's own token revocation (POST /oauth/revoke, no browser at all), a replayed authorization code, removing the
+// wallet. A send that fails because the chain cannot be reached is sent again by the server once it can (the app
+// reaches the chain through an endpoint the test cuts; it resends every second here). A pre-signed revocation that is
+// not exactly the allowance's, or not the person's, is refused at creation and nothing is stored.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Address, type Hex } from "viem";
@@ -11,6 +13,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
 import { connectAgent, newPerson, type Person } from "../support/consent";
+import { token } from "../support/oauth";
 import { grantAllowanceFor, signedAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
 
@@ -25,7 +28,11 @@ describe("pre-signed revocations of allowances", { timeout: 300_000 }, () => {
   const clients: Client[] = [];
 
   before(async () => {
-    ({ chain, app, browser } = world = await startAllowanceApp({ browser: true }));
+    ({ chain, app, browser } = world = await startAllowanceApp({
+      browser: true,
+      rpc: true,
+      env: { ALLOWANCE_REVOCATION_RETRY_SECONDS: "1" },
+    }));
     person = await newPerson(browser, app, "revoker@example.com", []);
     person.page.on("dialog", (dialog) => void dialog.accept());
     for (const name of ["Alpha", "Beta", "Gamma"]) {
@@ -46,7 +53,7 @@ describe("pre-signed revocations of allowances", { timeout: 300_000 }, () => {
 
   /** An agent the person connected with `names` in `allowance` mode, each with an allowance signed by its key. */
   async function agentWithAllowances(agent: string, names: string[]) {
-    const { client, provider } = await connectAgent(
+    const { client, provider, code } = await connectAgent(
       app,
       person.page,
       agent,
@@ -65,7 +72,7 @@ describe("pre-signed revocations of allowances", { timeout: 300_000 }, () => {
       );
       allowances.push({ name, id, hashes });
     }
-    return { provider, allowances };
+    return { provider, code, allowances };
   }
 
   const status = async (id: string) => (await db().allowance.findUniqueOrThrow({ where: { id } })).status;
@@ -116,18 +123,67 @@ describe("pre-signed revocations of allowances", { timeout: 300_000 }, () => {
 
   it("the client's own token revocation (RFC 7009) disables its allowance on chain with no browser action", async () => {
     const { provider, allowances } = await agentWithAllowances("Token Agent", ["Alpha"]);
-    const response = await fetch(`${app.baseUrl}/oauth/revoke`, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ token: provider.tokens()!.access_token, client_id: provider.client!.client_id }),
-    });
-    assert.equal(response.status, 200, await response.clone().text());
+    await revokeToken(provider);
     // Another instance sending it at the same time (this process, on the same database and chain): the leases
     // serialize the two, and whichever comes second finds it done, with no error and no second audit.
     const { sendStoredRevocations } = await import("@/lib/allowances/revocation");
     await sendStoredRevocations([allowances[0].id]);
     await revokedInTime(allowances[0].id);
     await assertDisabled(allowances[0]);
+  });
+
+  /** The client revokes its own access token (RFC 7009), as an agent that is done does. */
+  async function revokeToken(provider: Awaited<ReturnType<typeof agentWithAllowances>>["provider"]) {
+    const response = await fetch(`${app.baseUrl}/oauth/revoke`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: provider.tokens()!.access_token, client_id: provider.client!.client_id }),
+    });
+    assert.equal(response.status, 200, await response.clone().text());
+  }
+
+  it("a revocation sent while the chain cannot be reached is sent again once it can, with no browser action", async () => {
+    const { provider, allowances } = await agentWithAllowances("Offline Agent", ["Alpha"]);
+    const [allowance] = allowances;
+    world.rpc!.cut();
+    try {
+      await revokeToken(provider);
+      // stopped here at once; several resends fail while the chain stays out of reach, and none is a spend
+      await new Promise((resolve) => setTimeout(resolve, 3_500));
+      assert.equal(await status(allowance.id), "revoking");
+      assert.deepEqual(
+        await world.disabledOnChain(allowance.hashes),
+        allowance.hashes.map(() => false),
+      );
+      assert.equal((await revokedEvents(allowance.id)).length, 0);
+    } finally {
+      world.rpc!.resume();
+    }
+    await revokedInTime(allowance.id);
+    await assertDisabled(allowance);
+    // the failures were logged by what failed, without the chain's endpoint
+    assert.match(app.output(), new RegExp(`Sending the revocations of ${allowance.id} failed`));
+    assert.ok(!app.output().includes(world.rpc!.url), "the RPC endpoint is not in the log");
+  });
+
+  it("a replayed authorization code revokes the client, whose allowance is disabled on chain with no browser action", async () => {
+    const { provider, code, allowances } = await agentWithAllowances("Replayed Agent", ["Beta"]);
+    const replayed = await token(app, {
+      grant_type: "authorization_code",
+      code,
+      code_verifier: provider.codeVerifier(),
+      redirect_uri: provider.callbackUrl,
+      client_id: provider.client!.client_id,
+    });
+    assert.equal(replayed.status, 400, await replayed.clone().text());
+    assert.equal(((await replayed.json()) as { error: string }).error, "invalid_grant");
+    await revokedInTime(allowances[0].id);
+    await assertDisabled(allowances[0]);
+    const stopped = await db().auditEvent.findMany({ where: { type: "allowance.stopped", data: { contains: allowances[0].id } } });
+    assert.deepEqual(
+      stopped.map((event) => (JSON.parse(event.data) as { reason: string }).reason),
+      ["its client's token was replayed"],
+    );
   });
 
   it("removing a wallet disables its allowance on chain", async () => {

@@ -12,7 +12,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { Browser } from "playwright-core";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
 import { launchBrowser } from "./browser";
-import { chainsSetting, startChain, type LocalChain } from "./chain";
+import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingRpc } from "./chain";
 import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
@@ -89,16 +89,21 @@ export type AllowanceApp = {
   recipient: () => Address;
   /** Whether the DelegationManager shows each delegation disabled. */
   disabledOnChain: (hashes: Hex[]) => Promise<boolean[]>;
+  /** The endpoint between the app and the chain, when `rpc` was asked for: the test can make the chain unreachable. */
+  rpc: StallingRpc | undefined;
   stop: () => Promise<void>;
 };
+
+/** `rpc`: the app reaches the chain through a stallingRpc; `env`: settings of the app's own. */
+type AllowanceAppOptions = { explorerUrl?: string; rpc?: boolean; env?: Record<string, string> };
 
 /**
  * The app started on a fresh hardhat chain with the Delegation Framework deployed and configured (CHAINS,
  * ALLOWANCE_FRAMEWORKS), and Chromium when `browser` is asked for. Whatever started is stopped if a later step fails.
  */
-export async function startAllowanceApp(options: { explorerUrl?: string; browser: true }): Promise<AllowanceApp & { browser: Browser }>;
-export async function startAllowanceApp(options?: { explorerUrl?: string; browser?: false }): Promise<AllowanceApp>;
-export async function startAllowanceApp(options: { explorerUrl?: string; browser?: boolean } = {}) {
+export async function startAllowanceApp(options: AllowanceAppOptions & { browser: true }): Promise<AllowanceApp & { browser: Browser }>;
+export async function startAllowanceApp(options?: AllowanceAppOptions & { browser?: false }): Promise<AllowanceApp>;
+export async function startAllowanceApp(options: AllowanceAppOptions & { browser?: boolean } = {}) {
   const stops: (() => Promise<void>)[] = [];
   const stop = async () => {
     for (const step of stops.reverse()) await step();
@@ -108,8 +113,14 @@ export async function startAllowanceApp(options: { explorerUrl?: string; browser
     stops.push(() => chain.stop());
     const environment = await deployFramework(chain);
     const explorer = options.explorerUrl ? { explorerUrl: options.explorerUrl } : {};
+    const rpc = options.rpc ? await stallingRpc(chain) : undefined;
+    if (rpc) stops.push(() => rpc.close());
     const app = await startApp({
-      env: { CHAINS: chainsSetting(chain, explorer), ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment) },
+      env: {
+        CHAINS: chainsSetting({ ...chain, rpcUrl: rpc?.url ?? chain.rpcUrl }, explorer),
+        ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment),
+        ...options.env,
+      },
     });
     stops.push(() => app.stop());
     const browser = options.browser ? await launchBrowser() : undefined;
@@ -121,6 +132,7 @@ export async function startAllowanceApp(options: { explorerUrl?: string; browser
       environment,
       app,
       browser,
+      rpc,
       relayer,
       relayerNonce: () => chain.client.getTransactionCount({ address: relayer }),
       recipient: () => getAddress(privateKeyToAccount(generatePrivateKey()).address),

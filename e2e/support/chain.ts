@@ -77,17 +77,25 @@ export type StallingRpc = {
   url: string;
   /** From now on every request is held open and never answered: a node that hangs. */
   stall: () => void;
+  /** From now on every connection is closed unanswered: a node that cannot be reached. */
+  cut: () => void;
+  /** Passes requests on again. */
+  resume: () => void;
   close: () => Promise<void>;
 };
 
-/** A JSON-RPC endpoint on loopback that passes requests on to `chain` until it is told to stall. */
+/** A JSON-RPC endpoint on loopback that passes requests on to `chain` until it is told to stall or to cut them. */
 export async function stallingRpc(chain: LocalChain): Promise<StallingRpc> {
-  let stalled = false;
+  let mode: "pass" | "stall" | "cut" = "pass";
   const held = new Set<ServerResponse>();
   const server = createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    if (stalled) {
+    if (mode === "cut") {
+      request.socket.destroy();
+      return;
+    }
+    if (mode === "stall") {
       held.add(response);
       return;
     }
@@ -103,7 +111,14 @@ export async function stallingRpc(chain: LocalChain): Promise<StallingRpc> {
   return {
     url: `http://127.0.0.1:${port}`,
     stall: () => {
-      stalled = true;
+      mode = "stall";
+    },
+    cut: () => {
+      mode = "cut";
+      server.closeAllConnections();
+    },
+    resume: () => {
+      mode = "pass";
     },
     close: async () => {
       for (const response of held) response.destroy();

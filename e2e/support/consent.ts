@@ -63,16 +63,17 @@ export async function redirected(page: Page, callback: { received: Promise<URLSe
   return query;
 }
 
-/** The whole flow: an MCP client connected with the grant the person chose. */
+/** The whole flow: an MCP client connected with the grant the person chose (and the code it spent to connect). */
 export async function connectAgent(
   app: RunningApp,
   page: Page,
   name: string,
   grants: Grant[],
-): Promise<{ client: Client; provider: MemoryOAuthProvider }> {
+): Promise<{ client: Client; provider: MemoryOAuthProvider; code: string }> {
   const { provider, callback } = await agentAsks(app, page, name);
   await chooseAndApprove(page, grants);
-  const client = await finishAndConnect(app.baseUrl, provider, (await redirected(page, callback)).get("code")!);
+  const code = (await redirected(page, callback)).get("code")!;
+  const client = await finishAndConnect(app.baseUrl, provider, code);
   await callback.close();
-  return { client, provider };
+  return { client, provider, code };
 }

@@ -2,7 +2,8 @@
 // same transaction that ends it, on every path (the person, the client's own token revocation, a replayed token).
 // The server refuses their spends from then on. After that transaction commits, the relayer sends the revocations the
 // person signed with each allowance (lib/allowances/revocation.ts), so they are disabled on chain too with no one at
-// a browser; allowances made before those existed stay live on chain until the person signs their disabling.
+// a browser, and sends them again until the chain confirms them (resend.ts); allowances made before those existed
+// stay live on chain until the person signs their disabling.
 import type { AuditInput } from "@/lib/audit";
 import type { Tx } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
@@ -23,7 +24,11 @@ export async function stopAllowancesIn(tx: Tx, where: Ended, reason: string): Pr
           },
         }
       : where;
-  const stopped = await tx.allowance.updateManyAndReturn({ where: { ...scope, status: "active" }, data: { status: "revoking" } });
+  const stopped = await tx.allowance.updateManyAndReturn({
+    where: { ...scope, status: "active" },
+    // their first send follows the commit: the resend waits its interval from now
+    data: { status: "revoking", revocationSentAt: new Date() },
+  });
   return {
     events: stopped.map((allowance) => ({
       type: "allowance.stopped",
@@ -36,17 +41,21 @@ export async function stopAllowancesIn(tx: Tx, where: Ended, reason: string): Pr
 }
 
 /**
- * Sends the stopped allowances' stored revocations without holding up the caller (an OAuth endpoint does not wait on
- * the chain). A failure is logged, by our own message or the error's name only (an RPC's error may carry its URL),
- * and leaves them `revoking`: /clients offers to send again.
+ * Sends the stored revocations of `allowanceIds`. A failure is logged, by our own message or the error's name only (an
+ * RPC's error may carry its URL), and leaves them `revoking`: the server sends them again later (resend.ts).
  */
+export async function sendOrLog(allowanceIds: string[]): Promise<void> {
+  try {
+    // loaded here, not with the module: the OAuth endpoints that stop allowances need the chain code only then
+    const { sendStoredRevocations } = await import("./revocation");
+    await sendStoredRevocations(allowanceIds);
+  } catch (error) {
+    const why = error instanceof AppError ? error.message : (error as Error).name;
+    console.error(`Sending the revocations of ${allowanceIds.join(", ")} failed: ${why}`);
+  }
+}
+
+/** Sends the stopped allowances' stored revocations without holding up the caller (an OAuth endpoint does not wait on the chain). */
 export function disableInBackground(stopped: Stopped | null): void {
-  if (!stopped?.allowanceIds.length) return;
-  // loaded here, not with the module: the OAuth endpoints that stop allowances need the chain code only then
-  void import("./revocation")
-    .then(({ sendStoredRevocations }) => sendStoredRevocations(stopped.allowanceIds))
-    .catch((error: unknown) => {
-      const why = error instanceof AppError ? error.message : (error as Error).name;
-      console.error(`Sending the revocations of ${stopped.allowanceIds.join(", ")} failed: ${why}`);
-    });
+  if (stopped?.allowanceIds.length) void sendOrLog(stopped.allowanceIds);
 }

@@ -111,17 +111,20 @@ describe("parseConfig", () => {
     assert.equal(defaults.redisUrl, null);
     assert.equal(defaults.unusedClientRetentionMs, 24 * 3_600_000);
     assert.equal(defaults.pendingRequestsPerCredential, 50);
+    assert.equal(defaults.revocationRetryMs, 60_000);
     const set = parseConfig({
       DATA_DIR: tempDir(),
       RATE_LIMIT_OAUTH_PER_IP: "10/30s",
       TRUSTED_PROXIES: "2",
       REDIS_URL: "redis://127.0.0.1:6379",
       PENDING_REQUESTS_PER_CREDENTIAL: "5",
+      ALLOWANCE_REVOCATION_RETRY_SECONDS: "2",
     });
     assert.deepEqual(set.rateLimits.oauthPerIp, { points: 10, seconds: 30 });
     assert.equal(set.trustedProxies, 2);
     assert.equal(set.redisUrl, "redis://127.0.0.1:6379");
     assert.equal(set.pendingRequestsPerCredential, 5);
+    assert.equal(set.revocationRetryMs, 2000);
   });
   for (const value of ["10", "10/1d", "0/1m", "10/0s", "x/1m"]) {
     it(`RATE_LIMIT_MCP_PER_CLIENT=${value} throws naming it`, () =>
@@ -160,6 +163,7 @@ describe("parseConfig", () => {
     ["HTTP_REQUEST_TIMEOUT_SECONDS", "1.5"],
     ["HTTP_KEEP_ALIVE_TIMEOUT_SECONDS", "soon"],
     ["HTTP_MAX_CONNECTIONS", "0"],
+    ["ALLOWANCE_REVOCATION_RETRY_SECONDS", "0"],
   ]) {
     it(`${name}=${value} throws naming it`, () => expectConfigError({ [name]: value }, name));
   }

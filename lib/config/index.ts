@@ -171,6 +171,8 @@ const envSchema = z
     REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
     UNUSED_CLIENT_RETENTION_HOURS: z.coerce.number().positive().default(24),
     PENDING_REQUESTS_PER_CREDENTIAL: z.coerce.number().int().min(1).default(50),
+    // How often an allowance's stored revocation that did not land is sent again (lib/allowances/resend.ts).
+    ALLOWANCE_REVOCATION_RETRY_SECONDS: seconds.default(60),
     CHAINS: jsonText("must be a JSON array of chains").pipe(z.array(chainSchema).min(1)).optional(),
     // Chainlink price feeds per chain id (docs/decisions/0018-balances-and-prices.md); none: no value in money is shown.
     PRICE_FEEDS: jsonText("must be a JSON object keyed by chain id")
@@ -248,6 +250,11 @@ export type Config = {
   unusedClientRetentionMs: number;
   /** How many of a grant's requests on one credential may wait for the person at once (lib/wallet/policy.ts). */
   pendingRequestsPerCredential: number;
+  /**
+   * An allowance stopped here whose stored revocation the chain has not confirmed is sent again this long after the
+   * last send; every server process looks for such allowances this often.
+   */
+  revocationRetryMs: number;
   /** Values in money (lib/prices): Chainlink feeds per chain id, their currency, and how old an answer may be. */
   prices: { feeds: Record<string, ChainFeeds>; currency: string; maxAgeSeconds: number };
 };
@@ -304,6 +311,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     redisUrl: values.REDIS_URL ?? null,
     unusedClientRetentionMs: values.UNUSED_CLIENT_RETENTION_HOURS * 3_600_000,
     pendingRequestsPerCredential: values.PENDING_REQUESTS_PER_CREDENTIAL,
+    revocationRetryMs: values.ALLOWANCE_REVOCATION_RETRY_SECONDS * 1000,
     prices: { feeds: values.PRICE_FEEDS, currency: values.PRICE_CURRENCY, maxAgeSeconds: values.PRICE_MAX_AGE_SECONDS },
   };
 }

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Allowance" ADD COLUMN "revocationSentAt" DATETIME;
