@@ -11,7 +11,7 @@ import { sendOrLog } from "./stop";
 const BATCH = 20;
 
 /** Claims the allowances whose stored revocation is due to be sent again, up to BATCH, and sends them. */
-async function resendDueRevocations(): Promise<void> {
+export async function resendDueRevocations(): Promise<void> {
   const now = new Date();
   const due = {
     status: "revoking",
