@@ -56,8 +56,8 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
             {allowance.status === "revoking" &&
               (allowance.revocationStored ? (
                 <p className="error">
-                  Stopped here: no payment is made from it. Agent Wallet is sending the revocation you signed with it; if this stays, revoke
-                  it to send it again.
+                  Stopped here: no payment is made from it. Agent Wallet is sending the revocation you signed with it, and sends it again
+                  until the chain confirms it; revoke it to send it now.
                 </p>
               ) : (
                 <p className="error">Stopped here: no payment is made from it. It is still live on chain until you sign to disable it.</p>
