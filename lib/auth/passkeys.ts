@@ -1,7 +1,6 @@
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
-  verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticationResponseJSON,
   type AuthenticatorTransport,
@@ -18,6 +17,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { visibleName } from "@/lib/text/visible-text";
 import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { verifiedAssertion } from "./assertion";
 import { challengeOf, consumeChallenge, issueChallenge, spentChallenge, type ChallengePurpose, type ConsumedChallenge } from "./challenges";
 
 const RP_NAME = "Agent Wallet";
@@ -197,23 +197,17 @@ export async function checkAssertion(
   }
   let verification;
   try {
-    verification = await verifyAuthenticationResponse({
-      response,
-      expectedChallenge: consumed.challenge,
-      ...expectations(),
-      credential: {
-        id: passkey.id,
-        publicKey: new Uint8Array(passkey.publicKey),
-        counter: Number(passkey.counter),
-        transports: JSON.parse(passkey.transports),
-      },
-      requireUserVerification: true,
+    verification = await verifiedAssertion(response, { expectedChallenge: consumed.challenge, ...expectations() }, {
+      id: passkey.id,
+      publicKey: new Uint8Array(passkey.publicKey),
+      counter: Number(passkey.counter),
+      transports: JSON.parse(passkey.transports),
     });
   } catch (error) {
     throw new PasskeyError(`The passkey assertion was rejected: ${(error as Error).message}`, 401);
   }
   if (!verification.verified) throw new PasskeyError("The passkey assertion was rejected", 401);
-  const { newCounter } = verification.authenticationInfo;
+  const { newCounter } = verification;
   return {
     passkeyId: passkey.id,
     userId: passkey.userId,
