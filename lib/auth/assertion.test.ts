@@ -135,10 +135,10 @@ function built(input: Case, authenticator: Authenticator) {
   const clientDataJSON = Buffer.from(JSON.stringify({ type, challenge: input.challenge, ...rest }), "utf8");
   const counter = Buffer.alloc(4);
   counter.writeUInt32BE(input.counter);
-  let authenticatorData = Buffer.concat([sha256(input.rpId), Buffer.of(input.flags), counter]);
-  let clientData = clientDataJSON;
+  let authenticatorData: Buffer = Buffer.concat([sha256(input.rpId), Buffer.of(input.flags), counter]);
+  let clientData: Buffer = clientDataJSON;
   const digest = authenticator === edAuthenticator ? null : "sha256";
-  let signature = sign(digest, Buffer.concat([authenticatorData, sha256(clientDataJSON)]), authenticator.privateKey);
+  let signature: Buffer = sign(digest, Buffer.concat([authenticatorData, sha256(clientDataJSON)]), authenticator.privateKey);
   const flip = (bytes: Buffer) => {
     const copy = Buffer.from(bytes);
     copy[input.position % copy.length] ^= 1 << input.position % 8;

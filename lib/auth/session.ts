@@ -1,5 +1,6 @@
 import { hkdfSync } from "node:crypto";
-import { jwtDecrypt } from "jose";
+import { jwtDecrypt, type JWTPayload } from "jose";
+import { LRUCache } from "lru-cache";
 import type { NextAuthOptions } from "next-auth";
 import CredentialsProvider from "next-auth/providers/credentials";
 import { decode, encode } from "next-auth/jwt";
@@ -128,22 +129,36 @@ async function sessionToken(chunks: Cookie[]) {
     .sort((a, b) => suffix(a) - suffix(b))
     .map((cookie) => cookie.value)
     .join("");
+  const { key, decrypted } = sessionKey();
+  const known = decrypted.get(token);
+  if (known && Date.now() / 1000 < known.exp) return known.payload;
   try {
-    return (await jwtDecrypt(token, sessionKey(), { clockTolerance: 15 })).payload;
+    const { payload } = await jwtDecrypt(token, key, { clockTolerance: 15 });
+    if (typeof payload.exp === "number" && payload.nbf === undefined) decrypted.set(token, { payload, exp: payload.exp });
+    return payload;
   } catch {
     return null;
   }
 }
 
-let derived: { secret: string; key: Uint8Array } | undefined;
+let derived: { secret: string; key: Uint8Array; decrypted: LRUCache<string, { payload: JWTPayload; exp: number }> } | undefined;
 
-/** next-auth's encryption key for its JWT sessions (next-auth/jwt's getDerivedEncryptionKey, with no salt). */
-function sessionKey(): Uint8Array {
+/**
+ * next-auth's encryption key for its JWT sessions (next-auth/jwt's getDerivedEncryptionKey, with no salt), and the
+ * cookies it decrypted: each was an AES-GCM job on WebCrypto's thread pool on every request. Only what decrypted is
+ * kept, until its exp (the caller still checks the session's lifetime and its version each time); a new secret starts
+ * afresh.
+ */
+function sessionKey() {
   const secret = config().sessionSecret;
   if (derived?.secret !== secret) {
-    derived = { secret, key: new Uint8Array(hkdfSync("sha256", secret, "", "NextAuth.js Generated Encryption Key", 32)) };
+    derived = {
+      secret,
+      key: new Uint8Array(hkdfSync("sha256", secret, "", "NextAuth.js Generated Encryption Key", 32)),
+      decrypted: new LRUCache({ max: 1_000 }),
+    };
   }
-  return derived.key;
+  return derived;
 }
 
 async function bumpSessionVersion(userId: string): Promise<number> {
