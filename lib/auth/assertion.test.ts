@@ -96,7 +96,7 @@ const mutations = [
 ] as const;
 
 /** Mostly `valid`, sometimes one of `others`: so that most cases get past the first checks to the later ones. */
-const mostly = <T,>(valid: T, ...others: T[]) =>
+const mostly = <T>(valid: T, ...others: T[]) =>
   fc.oneof({ weight: 6, arbitrary: fc.constant(valid) }, { weight: 1, arbitrary: fc.constantFrom(...others) });
 
 const clientDataExtras = fc.record(
@@ -141,7 +141,7 @@ function built(input: Case, authenticator: Authenticator) {
   let signature: Buffer = sign(digest, Buffer.concat([authenticatorData, sha256(clientDataJSON)]), authenticator.privateKey);
   const flip = (bytes: Buffer) => {
     const copy = Buffer.from(bytes);
-    copy[input.position % copy.length] ^= 1 << input.position % 8;
+    copy[input.position % copy.length] ^= 1 << (input.position % 8);
     return copy;
   };
   const [r, s] = authenticator === edAuthenticator ? [0n, 0n] : rs(signature);
@@ -195,7 +195,11 @@ function built(input: Case, authenticator: Authenticator) {
     expectedRPID: input.mutation === "wrong RP ID" ? "other.example" : RP_ID,
   };
   const key = input.mutation === "wrong key" ? authenticators[(input.signer + 1) % authenticators.length] : authenticator;
-  const credential: WebAuthnCredential = { id: input.id, publicKey: key.cose as WebAuthnCredential["publicKey"], counter: input.storedCounter };
+  const credential: WebAuthnCredential = {
+    id: input.id,
+    publicKey: key.cose as WebAuthnCredential["publicKey"],
+    counter: input.storedCounter,
+  };
   return { response, expected, credential };
 }
 

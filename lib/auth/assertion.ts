@@ -85,14 +85,18 @@ export async function verifiedAssertion(
   if (topOrigin) {
     throw new Error(
       crossOrigin
-        ? `Detected cross-origin authentication response from top origin of "${topOrigin}", but a value for \`expectedTopOrigin\` was not specified when calling \`verifyAuthenticationResponse()\``
-        : `Unexpected top origin of "${topOrigin}" within a non-cross-origin authentication response. This error should be reported to the browser vendor as a WebAuthn specification violation with a link to https://w3c.github.io/webauthn/#dom-collectedclientdata-toporigin`,
+        ? `Detected cross-origin authentication response from top origin of "${topOrigin}", but a value for ` +
+            "`expectedTopOrigin` was not specified when calling `verifyAuthenticationResponse()`"
+        : `Unexpected top origin of "${topOrigin}" within a non-cross-origin authentication response. This error should be ` +
+            "reported to the browser vendor as a WebAuthn specification violation with a link to " +
+            "https://w3c.github.io/webauthn/#dom-collectedclientdata-toporigin",
     );
   }
   if (origin !== expected.expectedOrigin) {
     throw new Error(`Unexpected authentication response origin "${origin}", expected "${expected.expectedOrigin}"`);
   }
-  if (!isoBase64URL.isBase64URL(assertion.authenticatorData)) throw new Error("Credential response authenticatorData was not a base64url string");
+  if (!isoBase64URL.isBase64URL(assertion.authenticatorData))
+    throw new Error("Credential response authenticatorData was not a base64url string");
   if (!isoBase64URL.isBase64URL(assertion.signature)) throw new Error("Credential response signature was not a base64url string");
   if (assertion.userHandle && typeof assertion.userHandle !== "string") throw new Error("Credential response userHandle was not a string");
   if (tokenBinding) {
@@ -103,7 +107,8 @@ export async function verifiedAssertion(
   }
   const authenticatorData = isoBase64URL.toBuffer(assertion.authenticatorData);
   const { rpIdHash, flags, counter } = parseAuthenticatorData(authenticatorData);
-  if (!isoUint8Array.areEqual(rpIdHash, sha256(isoUint8Array.fromASCIIString(expected.expectedRPID)))) throw new Error("Unexpected RP ID hash");
+  if (!isoUint8Array.areEqual(rpIdHash, sha256(isoUint8Array.fromASCIIString(expected.expectedRPID))))
+    throw new Error("Unexpected RP ID hash");
   if (!flags.up) throw new Error("User not present during authentication");
   if (!flags.uv) throw new Error("User verification required, but user could not be verified");
   const signed = isoUint8Array.concat([authenticatorData, sha256(isoBase64URL.toBuffer(assertion.clientDataJSON))]);

@@ -16,9 +16,16 @@ import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { visibleName } from "@/lib/text/visible-text";
-import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { changesOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { verifiedAssertion } from "./assertion";
-import { challengeOf, consumeChallenge, issueChallenge, spentChallenge, type ChallengePurpose, type ConsumedChallenge } from "./challenges";
+import {
+  challengeOf,
+  consumeChallenge,
+  issueChallenge,
+  spentChallengeAnd,
+  type ChallengePurpose,
+  type ConsumedChallenge,
+} from "./challenges";
 
 const RP_NAME = "Agent Wallet";
 
@@ -184,11 +191,13 @@ export async function checkAssertion(
   clock: Clock = systemClock,
 ): Promise<CheckedAssertion> {
   const now = clock();
-  const { consumed, passkey } = await runTransaction(function* () {
-    const consumed = yield* spentChallenge(challengeOf(response.response.clientDataJSON), purpose, now);
-    const [passkey] = yield* rowsOf<StoredPasskey>(PASSKEY, response.id);
-    return { consumed, passkey };
-  });
+  const { consumed, row: passkey } = await spentChallengeAnd<StoredPasskey>(
+    challengeOf(response.response.clientDataJSON),
+    purpose,
+    now,
+    PASSKEY,
+    response.id,
+  );
   if (!passkey) throw new PasskeyError("This passkey is not registered with Agent Wallet", 401);
   if (consumed.userId && consumed.userId !== passkey.userId) throw new PasskeyError("This passkey belongs to another account", 401);
   // The browser's allowCredentials is only a hint to the authenticator: the server holds the ceremony to it.
@@ -197,12 +206,16 @@ export async function checkAssertion(
   }
   let verification;
   try {
-    verification = await verifiedAssertion(response, { expectedChallenge: consumed.challenge, ...expectations() }, {
-      id: passkey.id,
-      publicKey: new Uint8Array(passkey.publicKey),
-      counter: Number(passkey.counter),
-      transports: JSON.parse(passkey.transports),
-    });
+    verification = await verifiedAssertion(
+      response,
+      { expectedChallenge: consumed.challenge, ...expectations() },
+      {
+        id: passkey.id,
+        publicKey: new Uint8Array(passkey.publicKey),
+        counter: Number(passkey.counter),
+        transports: JSON.parse(passkey.transports),
+      },
+    );
   } catch (error) {
     throw new PasskeyError(`The passkey assertion was rejected: ${(error as Error).message}`, 401);
   }

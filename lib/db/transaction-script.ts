@@ -11,7 +11,7 @@ import type pg from "pg";
 import { directWriter, EXCLUSIVE_LOCK, type Tx } from "./index";
 import { numberedPlaceholders, sqliteDateTime } from "./prepared";
 
-type Parameter = string | number | Date | null;
+export type Parameter = string | number | Date | null;
 
 /** One statement, with `?` placeholders: `rows` for what it returns, else how many rows it changed. */
 type Statement = { sql: string; params: Parameter[]; returns: "rows" | "changes" };
@@ -96,6 +96,17 @@ function onSqlite<T>(connection: Database.Database, script: () => TransactionScr
   }) as T;
 }
 
+// Timestamps in UTC, as Prisma stores them: a timestamp column ignores the zone an ISO string names.
+const postgresValue = (value: Parameter) => (value instanceof Date ? value.toISOString() : value);
+
+/**
+ * One statement that returns rows, on the scripts' pool with no BEGIN … COMMIT around it: a single statement is
+ * atomic on its own, and on PostgreSQL each statement of a transaction is a round trip.
+ */
+export async function postgresStatement<Row>(pool: pg.Pool, sql: string, params: Parameter[]): Promise<Row[]> {
+  return (await pool.query(numberedPlaceholders(sql), params.map(postgresValue))).rows as Row[];
+}
+
 async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScript<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
@@ -113,9 +124,7 @@ async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScript<T>):
     let step = steps.next();
     while (!step.done) {
       const { sql, params, returns } = step.value;
-      // Timestamps in UTC, as Prisma stores them: a timestamp column ignores the zone an ISO string names.
-      const values = params.map((value) => (value instanceof Date ? value.toISOString() : value));
-      const result = await query(numberedPlaceholders(sql), values);
+      const result = await query(numberedPlaceholders(sql), params.map(postgresValue));
       step = steps.next(returns === "rows" ? result.rows : (result.rowCount ?? 0));
     }
     await query("COMMIT");
