@@ -2,16 +2,21 @@
 // loaded, /mcp — the agents' hot path — goes from node:http straight to that route's handlers, past Next's
 // routing layer, which cost more than the rest of a read call (docs/decisions/0011-mcp-beside-next.md).
 import http from "node:http";
+import path from "node:path";
 import { config } from "@/lib/config";
 import { withConnectionAddress } from "@/lib/http/connection-address";
 import { directHandler } from "@/lib/http/direct-routes";
 import { brotliAssets } from "@/lib/http/brotli-assets";
 import { sendWebResponse, webRequestOf } from "@/lib/http/node-bridge";
 import { runShutdownHooks } from "@/lib/runtime/shutdown";
+import { loadIdenticalChunksOnce } from "@/lib/runtime/identical-chunks";
 import { SECURITY_HEADERS } from "@/lib/http/security-headers.mjs";
 
 // As `next start` does, before Next is loaded.
 Object.assign(process.env, { NODE_ENV: "production" });
+const distDir = process.env.NEXT_DIST_DIR || ".next";
+// Turbopack's copies of one chunk, one per route, compiled and kept once (lib/runtime/identical-chunks.ts).
+loadIdenticalChunksOnce(path.join(distDir, "server"));
 const { default: next } = await import("next");
 const port = Number(process.env.PORT ?? 3000);
 const app = next({ dev: false, dir: process.cwd(), port });
@@ -36,7 +41,7 @@ async function serveDirect(
 await app.prepare();
 const handle = app.getRequestHandler();
 const limits = config().http;
-const serveBrotli = brotliAssets(process.env.NEXT_DIST_DIR || ".next");
+const serveBrotli = brotliAssets(distDir);
 // A client that trickles its headers or body, or holds a connection idle, is cut off; past the cap new connections
 // are closed at once. Only receiving the request is timed: an answer that waits for a person (up to 60 s) is not.
 const server = http.createServer(
