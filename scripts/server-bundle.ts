@@ -18,6 +18,13 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
 const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
 
 /**
+ * The young generation's semi-spaces at 8 MB, unless NODE_OPTIONS sets a size: Node's 16 MB makes the young generation
+ * 32 MB resident under load, for no throughput or tail a benchmark could tell from 8 (docs/performance.md, "The memory
+ * round"); at 4 the CPU a call grew.
+ */
+const DEFAULT_YOUNG_GENERATION = ["--max-semi-space-size=8"];
+
+/**
  * V8's worker threads (parallel scavenges, concurrent marking, background compiles), unless NODE_OPTIONS sets a number:
  * one a core beyond the event loop's, at most Node's default of four. With four on two cores, a full collection's
  * concurrent marking (120–190 ms of CPU) took the event loop's core in 30–35 ms stalls, the p99 at half load
@@ -26,19 +33,30 @@ const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
 const DEFAULT_V8_WORKERS = [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
 
 /**
- * The production server's environment beside the caller's: glibc's malloc keeps at most two arenas, unless the operator
- * set a number. By default it opens up to eight a core as threads allocate (libuv's pool, V8's workers), and under
- * load their free space held 10–15 MB more resident memory (docs/performance.md, "The write round").
+ * The production server's environment beside the caller's, each value unless the operator set it. glibc's malloc keeps
+ * at most two arenas: by default it opens up to eight a core as threads allocate (libuv's pool, V8's workers), and
+ * under load their free space held 10–15 MB more resident memory (docs/performance.md, "The write round"). Its mmap
+ * and trim thresholds stay at their default of 128 KiB: left free, glibc raises both each time a block it had mapped
+ * is freed (up to 32 and 64 MB), after which such blocks (V8's compiler zones, Prisma's WebAssembly) come from the
+ * heap and stay resident once freed (docs/performance.md, "The memory round").
  */
 export function serverEnvironment(): Record<string, string> {
-  return { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" };
+  return {
+    MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2",
+    MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? "131072",
+    MALLOC_TRIM_THRESHOLD_: process.env.MALLOC_TRIM_THRESHOLD_ ?? "131072",
+  };
 }
 
-/** Node's arguments for the production server: the heap's limit and growth, V8's threads, and the compiled server.ts. */
+/**
+ * Node's arguments for the production server: the heap's limit and growth, the young generation's size, V8's threads,
+ * and the compiled server.ts.
+ */
 export function serverArguments(): string[] {
   const setByOperator = (flag: string) => (process.env.NODE_OPTIONS ?? "").includes(flag);
   return [
     ...(setByOperator("--max-old-space-size") ? [] : DEFAULT_HEAP),
+    ...(setByOperator("--max-semi-space-size") ? [] : DEFAULT_YOUNG_GENERATION),
     ...(setByOperator("--v8-pool-size") ? [] : DEFAULT_V8_WORKERS),
     bundleServer(),
   ];
