@@ -273,22 +273,14 @@ class GrantRevokedError extends RequestError {
  * broadcast.
  */
 export function* liveGrant(grantId: string): TransactionScript<void> {
-  let statuses: { client: string; grant: string } | null = null;
-  if (usesPostgres()) {
-    const [client] = yield* rowsOf<{ status: string }>(
-      `SELECT c."status" FROM "Client" c WHERE c."id" = (SELECT g."clientId" FROM "Grant" g WHERE g."id" = ?) FOR SHARE`,
-      grantId,
-    );
-    const [grant] = yield* rowsOf<{ status: string }>(`SELECT "status" FROM "Grant" WHERE "id" = ? FOR SHARE`, grantId);
-    if (client && grant) statuses = { client: client.status, grant: grant.status };
-  } else {
-    const [grant] = yield* rowsOf<{ status: string; clientStatus: string }>(
-      `SELECT g."status", c."status" AS "clientStatus" FROM "Grant" g JOIN "Client" c ON c."id" = g."clientId" WHERE g."id" = ?`,
-      grantId,
-    );
-    if (grant) statuses = { client: grant.clientStatus, grant: grant.status };
-  }
-  if (statuses?.client !== "active" || statuses.grant !== "active") throw new GrantRevokedError();
+  // PostgreSQL locks a join's rows in the order FOR SHARE OF names them: the client's first.
+  const [grant] = yield* rowsOf<{ status: string; clientStatus: string }>(
+    `SELECT g."status", c."status" AS "clientStatus" FROM "Client" c JOIN "Grant" g ON g."clientId" = c."id" WHERE g."id" = ?${
+      usesPostgres() ? ` FOR SHARE OF c, g` : ""
+    }`,
+    grantId,
+  );
+  if (grant?.clientStatus !== "active" || grant.status !== "active") throw new GrantRevokedError();
 }
 
 /** liveGrant in a Prisma transaction `tx`. */
