@@ -69,12 +69,10 @@ async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
   const client = await pool.connect();
   let failure: Error | undefined;
   try {
-    // One round trip for the three (none takes a parameter, so they go as one simple query); the head is read by a
-    // statement of its own, so its snapshot is taken after the lock is held.
-    const [, , head] = (await client.query(
-      `BEGIN; SELECT pg_advisory_xact_lock(${AUDIT_LOCK}); ${HEAD}`,
-    )) as unknown as pg.QueryResult<ChainPoint>[];
-    const rows = chain(head.rows[0] ?? null);
+    await client.query("BEGIN");
+    await client.query(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
+    const { rows: heads } = await client.query<ChainPoint>({ name: "audit-head", text: HEAD });
+    const rows = chain(heads[0] ?? null);
     // `at` in UTC, as Prisma stores it: a timestamp column ignores the zone an ISO string names.
     const values = rows.flatMap((row) => EVENT_COLUMNS.map((column) => (column === "at" ? row.at.toISOString() : row[column])));
     await client.query(numberedPlaceholders(`${INSERT} ${rows.map(() => ROW).join(", ")}`), values);
