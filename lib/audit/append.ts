@@ -4,8 +4,8 @@
 import type Database from "better-sqlite3";
 import type pg from "pg";
 import { directWriter, type Tx } from "@/lib/db";
-import { numberedPlaceholders, sqliteDateTime } from "@/lib/db/prepared";
-import { whenSqliteLockFree } from "@/lib/db/transaction-script";
+import { sqliteDateTime } from "@/lib/db/prepared";
+import { lastChangesOf, onPostgres, rowsOf, unanswered, whenSqliteLockFree } from "@/lib/db/transaction-script";
 import type { ChainPoint, StoredEvent } from "./chain";
 
 export type EventRow = StoredEvent & { hash: string };
@@ -65,24 +65,15 @@ export async function lockAuditLogIn(tx: Tx): Promise<void> {
   else await tx.$executeRawUnsafe(`UPDATE "AuditEvent" SET "seq" = "seq" WHERE 0`);
 }
 
-async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
-  const client = await pool.connect();
-  let failure: Error | undefined;
-  try {
-    await client.query("BEGIN");
-    await client.query(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
-    const { rows: heads } = await client.query<ChainPoint>({ name: "audit-head", text: HEAD });
-    const rows = chain(heads[0] ?? null);
-    // `at` in UTC, as Prisma stores it: a timestamp column ignores the zone an ISO string names.
-    const values = rows.flatMap((row) => EVENT_COLUMNS.map((column) => (column === "at" ? row.at.toISOString() : row[column])));
-    await client.query(numberedPlaceholders(`${INSERT} ${rows.map(() => ROW).join(", ")}`), values);
-    await client.query("COMMIT");
-  } catch (error) {
-    failure = error as Error;
-    await client.query("ROLLBACK").catch(() => {});
-    throw error;
-  } finally {
-    // A connection that failed (PostgreSQL restarting, say) is closed rather than handed to the next caller.
-    client.release(failure);
-  }
+/** Two round trips: BEGIN, the lock and the head's read; then the rows' INSERT with COMMIT (lib/db/transaction-script.ts). */
+function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
+  return onPostgres(pool, function* () {
+    yield* unanswered(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
+    const [head] = yield* rowsOf<ChainPoint>(HEAD);
+    const rows = chain(head ?? null);
+    yield* lastChangesOf(
+      `${INSERT} ${rows.map(() => ROW).join(", ")}`,
+      ...rows.flatMap((row) => EVENT_COLUMNS.map((column) => row[column])),
+    );
+  });
 }

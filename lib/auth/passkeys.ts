@@ -16,7 +16,7 @@ import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { visibleName } from "@/lib/text/visible-text";
-import { changesOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { checked, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { verifiedAssertion } from "./assertion";
 import {
   challengeOf,
@@ -231,32 +231,31 @@ export async function checkAssertion(
 
 /**
  * The counter only moves forward; a clone replaying an old counter is refused by the check,
- * and, since the update is conditional on it, also when racing the original.
+ * and, since the update is conditional on it, also when racing the original. The script does not wait for the
+ * answer: the refusal comes when it does, before the transaction commits.
  */
 function* counterMoved(passkeyId: string, newCounter: number, now: Date): TransactionScript<void> {
-  const moved =
-    newCounter > 0
-      ? yield* changesOf(
-          `UPDATE "Passkey" SET "counter" = ?, "lastUsedAt" = ? WHERE "id" = ? AND "counter" < ?`,
-          newCounter,
-          now,
-          passkeyId,
-          newCounter,
-        )
-      : yield* changesOf(
-          `UPDATE "Passkey" SET "counter" = ?, "lastUsedAt" = ? WHERE "id" = ? AND "counter" = 0`,
-          newCounter,
-          now,
-          passkeyId,
-        );
-  if (!moved) throw new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401);
+  const refuseUnlessMoved = (moved: unknown[]) => {
+    if (!moved.length)
+      throw new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401);
+  };
+  // An authenticator without a counter always says 0: accepted while the stored counter is 0 too.
+  const moves = newCounter > 0 ? `"counter" < ?` : `"counter" = ?`;
+  yield* checked(
+    refuseUnlessMoved,
+    `UPDATE "Passkey" SET "counter" = ?, "lastUsedAt" = ? WHERE "id" = ? AND ${moves} RETURNING "id"`,
+    newCounter,
+    now,
+    passkeyId,
+    newCounter,
+  );
 }
 
 /** Verifies an assertion (checkAssertion) and moves its passkey's counter. */
 export async function verifyAssertion(response: AuthenticationResponseJSON, purpose: ChallengePurpose, clock: Clock = systemClock) {
-  const { counterMoved: moveCounter, ...checked } = await checkAssertion(response, purpose, clock);
+  const { counterMoved: moveCounter, ...assertion } = await checkAssertion(response, purpose, clock);
   await runTransaction(moveCounter);
-  return checked;
+  return assertion;
 }
 
 /** Sign-in: a discoverable passkey names its user. */

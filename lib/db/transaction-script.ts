@@ -1,33 +1,76 @@
-// Write transactions past the ORM for the hot write paths (decision 0012): a request's creation, a refresh token's
-// rotation, a code's exchange. Prisma compiled each of their queries in WebAssembly on every call and ran its
-// interactive transaction across awaits: most of their CPU time (docs/performance.md).
+// Write transactions past the ORM for the hot write paths (decision 0012): a request's creation and approval, a
+// refresh token's rotation, a code's exchange, the audit append. Prisma compiled each of their queries in WebAssembly
+// on every call and ran its interactive transaction across awaits: most of their CPU time (docs/performance.md).
 //
 // A transaction is a script: a generator that yields each statement and receives its result, so the same code runs
 // synchronously on SQLite (from BEGIN IMMEDIATE to COMMIT in one call on the audit append's connection, which no
 // other code of the process can enter meanwhile) and asynchronously on PostgreSQL (one pooled client, BEGIN to
-// COMMIT).
+// COMMIT). On PostgreSQL every round trip costs the server a socket write and read, which outweighed the statements'
+// own work, so the script says which answers it waits for: statements it does not wait for (a lock, a check) go out
+// with the next one it does, BEGIN with the first, and COMMIT with the last (decision 0020).
 import type Database from "better-sqlite3";
-import type pg from "pg";
+import pg from "pg";
 import { directWriter, EXCLUSIVE_LOCK, type Tx } from "./index";
 import { numberedPlaceholders, sqliteDateTime } from "./prepared";
 
 export type Parameter = string | number | Date | null;
 
-/** One statement, with `?` placeholders: `rows` for what it returns, else how many rows it changed. */
-type Statement = { sql: string; params: Parameter[]; returns: "rows" | "changes" };
+/** What a statement answered: its rows (a SELECT, or a write with RETURNING) and how many rows it changed. */
+export type Answer<Row = unknown> = { rows: Row[]; changes: number };
 
-/** A transaction's statements, in order; each `yield*` of rowsOf or changesOf is one statement. */
+/**
+ * One statement, with `?` placeholders. `reads`: it returns rows (a SELECT, or a write with RETURNING). `waits`: the
+ * script needs its answer before it goes on; otherwise its rows are only `check`ed (a throw rolls the transaction
+ * back) or ignored. `last`: the script's last statement.
+ */
+type Statement = {
+  sql: string;
+  params: Parameter[];
+  reads: boolean;
+  waits: boolean;
+  check?: (rows: unknown[]) => void;
+  last?: boolean;
+};
+
+/** A transaction's statements, in order; each `yield*` of the helpers below is one statement. */
 export type TransactionScript<T> = Generator<Statement, T, unknown>;
 
 /** The rows a statement returns (a SELECT, or a write with RETURNING). */
 export function* rowsOf<Row>(sql: string, ...params: Parameter[]): Generator<Statement, Row[], unknown> {
-  return (yield { sql, params, returns: "rows" }) as Row[];
+  return ((yield { sql, params, reads: true, waits: true }) as Answer<Row>).rows;
 }
 
 /** How many rows a write changed. */
 export function* changesOf(sql: string, ...params: Parameter[]): Generator<Statement, number, unknown> {
-  return (yield { sql, params, returns: "changes" }) as number;
+  return ((yield { sql, params, reads: false, waits: true }) as Answer).changes;
 }
+
+/**
+ * A statement whose answer the script does not wait for (a lock): it runs, in order, before the next one the script
+ * waits for, and an error it raises still rolls the transaction back.
+ */
+export function* unanswered(sql: string, ...params: Parameter[]): Generator<Statement, void, unknown> {
+  yield { sql, params, reads: false, waits: false };
+}
+
+/**
+ * A statement that returns rows, which the script does not wait for: `check` judges them as soon as they come, before
+ * the script sees any later answer and before the transaction commits, and throws to refuse, which rolls the
+ * transaction back.
+ */
+export function* checked<Row>(check: (rows: Row[]) => void, sql: string, ...params: Parameter[]): Generator<Statement, void, unknown> {
+  yield { sql, params, reads: true, waits: false, check: check as (rows: unknown[]) => void };
+}
+
+/**
+ * How many rows the script's last statement changed: the transaction commits with it (on PostgreSQL in the same
+ * round trip), so what follows it in the script must neither run a statement nor throw.
+ */
+export function* lastChangesOf(sql: string, ...params: Parameter[]): Generator<Statement, number, unknown> {
+  return ((yield { sql, params, reads: false, waits: true, last: true }) as Answer).changes;
+}
+
+const afterLast = () => new Error("A transaction script ran a statement after its last one");
 
 /**
  * Holds `lock` until the transaction ends, as exclusiveTransaction does (a script holding it and a Prisma transaction
@@ -36,7 +79,7 @@ export function* changesOf(sql: string, ...params: Parameter[]): Generator<State
  */
 export function* heldLock(lock: string): TransactionScript<void> {
   if (directWriter().kind === "postgres") {
-    yield* rowsOf(`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(?, hashtext(?))) AS held`, EXCLUSIVE_LOCK, lock);
+    yield* unanswered(`SELECT pg_advisory_xact_lock(?, hashtext(?))`, EXCLUSIVE_LOCK, lock);
   }
 }
 
@@ -81,19 +124,40 @@ function onSqlite<T>(connection: Database.Database, script: () => TransactionScr
   let transaction = sqliteTransactions.get(connection);
   if (!transaction) sqliteTransactions.set(connection, (transaction = connection.transaction((run: () => unknown) => run())));
   const prepared = statements;
-  const execute = ({ sql, params, returns }: Statement) => {
+  const execute = ({ sql, params, reads }: Statement): Answer => {
     let statement = prepared.get(sql);
     if (!statement) prepared.set(sql, (statement = connection.prepare(sql)));
     const values = params.map((value) => (value instanceof Date ? sqliteDateTime(value) : value));
-    return returns === "rows" ? statement.all(...values) : statement.run(...values).changes;
+    if (!reads) return { rows: [], changes: statement.run(...values).changes };
+    const rows = statement.all(...values);
+    return { rows, changes: rows.length };
   };
-  return transaction.immediate(() => {
-    const steps = script();
-    for (let step = steps.next(); ;) {
+  return transaction.immediate(() => runScript(script(), execute)) as T;
+}
+
+/** Runs a script's statements one at a time with `execute` (SQLite, or a Prisma transaction), as PostgreSQL would. */
+function runScript<T>(steps: TransactionScript<T>, execute: (statement: Statement) => Answer): T;
+function runScript<T>(steps: TransactionScript<T>, execute: (statement: Statement) => Promise<Answer>): Promise<T>;
+function runScript<T>(steps: TransactionScript<T>, execute: (statement: Statement) => Answer | Promise<Answer>): T | Promise<T> {
+  let ended = false;
+  const next = (step: IteratorResult<Statement, T>): T | Promise<T> => {
+    for (;;) {
       if (step.done) return step.value;
-      step = steps.next(execute(step.value));
+      if (ended) throw afterLast();
+      const statement = step.value;
+      ended = statement.last === true;
+      const answer = execute(statement);
+      if (answer instanceof Promise) return answer.then((resolved) => next(steps.next(settled(statement, resolved))));
+      step = steps.next(settled(statement, answer));
     }
-  }) as T;
+  };
+  return next(steps.next());
+}
+
+/** The answer the script receives: checked first when it has a check. */
+function settled(statement: Statement, answer: Answer): Answer | undefined {
+  statement.check?.(answer.rows);
+  return statement.waits ? answer : undefined;
 }
 
 // Timestamps in UTC, as Prisma stores them: a timestamp column ignores the zone an ISO string names.
@@ -107,30 +171,59 @@ export async function postgresStatement<Row>(pool: pg.Pool, sql: string, params:
   return (await pool.query(numberedPlaceholders(sql), params.map(postgresValue))).rows as Row[];
 }
 
-async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScript<T>): Promise<T> {
+/**
+ * Runs `script` on one of `pool`'s clients, BEGIN to COMMIT, each round trip one simple query of several statements:
+ * those the script did not wait for, then the one it waits for (with BEGIN before the first and COMMIT after the
+ * last). Their parameters are written into the text as quoted literals, which PostgreSQL types from their context as
+ * it types a parameter sent apart.
+ */
+export async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScript<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
-  const query = async (sql: string, values: unknown[] = []) => {
+  const query = async (sql: string) => {
     try {
-      return await client.query(sql, values);
+      return await client.query(sql);
     } catch (error) {
       broken = error as Error;
       throw error;
     }
   };
+  /** Sends `pending` and `statement` (and COMMIT after a last one) in one round trip; runs their checks. */
+  const send = async (pending: Statement[], commits: boolean): Promise<Answer[]> => {
+    const texts = pending.map(({ sql, params }) => withLiterals(sql, params));
+    const results = await query([...texts, ...(commits ? ["COMMIT"] : [])].join(";\n"));
+    const answers = (Array.isArray(results) ? results : [results]).map((result) => ({ rows: result.rows, changes: result.rowCount ?? 0 }));
+    pending.forEach((statement, index) => statement.check?.(answers[index].rows));
+    return answers;
+  };
+  let pending: Statement[] = [BEGIN];
+  let committed = false;
   try {
-    await query("BEGIN");
     const steps = script();
-    let step = steps.next();
-    while (!step.done) {
-      const { sql, params, returns } = step.value;
-      const result = await query(numberedPlaceholders(sql), params.map(postgresValue));
-      step = steps.next(returns === "rows" ? result.rows : (result.rowCount ?? 0));
+    for (let step = steps.next(); ;) {
+      if (step.done) {
+        // A check is never sent with COMMIT: it must be able to refuse before anything commits.
+        if (!committed && pending.some((statement) => statement.check)) await send(pending.splice(0), false);
+        if (!committed) await send(pending, true);
+        return step.value;
+      }
+      if (committed) throw afterLast();
+      const statement = step.value;
+      pending.push(statement);
+      if (!statement.waits) {
+        step = steps.next();
+        continue;
+      }
+      // A last statement goes with COMMIT unless a check before it must be judged first.
+      const commits = statement.last === true && !pending.slice(0, -1).some((earlier) => earlier.check);
+      const answers = await send(pending, commits);
+      if (statement.last && !commits) await send([], true);
+      committed = statement.last === true;
+      pending = [];
+      step = steps.next(answers[answers.length - 1 - (commits ? 1 : 0)]);
     }
-    await query("COMMIT");
-    return step.value;
   } catch (error) {
-    await client.query("ROLLBACK").catch(() => {});
+    if (!committed) await client.query("ROLLBACK").catch(() => {});
     throw error;
   } finally {
     // A script that refused (a domain error) hands its connection back; one whose query failed closes it (PostgreSQL
@@ -139,14 +232,35 @@ async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScript<T>):
   }
 }
 
+const BEGIN: Statement = { sql: "BEGIN", params: [], reads: false, waits: false };
+
+/**
+ * `sql` with each `?` replaced by its parameter as a quoted literal (NULL for null): an untyped literal, as an
+ * untyped parameter, takes its type from where it stands. A string PostgreSQL cannot hold (a NUL) is refused, as a
+ * parameter would be.
+ */
+export function withLiterals(sql: string, params: Parameter[]): string {
+  let index = 0;
+  const text = sql.replace(/\?/g, () => {
+    if (index >= params.length) throw new Error(`More placeholders than parameters in: ${sql}`);
+    const value = params[index++];
+    if (value === null) return "NULL";
+    if (typeof value === "number" && !Number.isFinite(value)) throw new Error(`Not a finite number: ${value}`);
+    const literal = value instanceof Date ? value.toISOString() : String(value);
+    if (literal.includes("\0")) throw new Error("A string parameter holds a NUL character, which PostgreSQL cannot store");
+    return pg.escapeLiteral(literal);
+  });
+  if (index !== params.length) throw new Error(`Fewer placeholders than parameters in: ${sql}`);
+  return text;
+}
+
 /** Runs a script's statements in a Prisma transaction that is already open (for code still written against the ORM). */
-export async function runInPrismaTransaction<T>(tx: Tx, script: TransactionScript<T>): Promise<T> {
+export function runInPrismaTransaction<T>(tx: Tx, script: TransactionScript<T>): Promise<T> {
   const postgres = directWriter().kind === "postgres";
-  let step = script.next();
-  while (!step.done) {
-    const { sql, params, returns } = step.value;
+  return runScript(script, async ({ sql, params, reads }) => {
     const text = postgres ? numberedPlaceholders(sql) : sql;
-    step = script.next(returns === "rows" ? await tx.$queryRawUnsafe(text, ...params) : await tx.$executeRawUnsafe(text, ...params));
-  }
-  return step.value;
+    if (!reads) return { rows: [], changes: await tx.$executeRawUnsafe(text, ...params) };
+    const rows = await tx.$queryRawUnsafe<unknown[]>(text, ...params);
+    return { rows, changes: rows.length };
+  });
 }

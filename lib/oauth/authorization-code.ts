@@ -1,5 +1,5 @@
 import { db, type Tx } from "@/lib/db";
-import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { changesOf, rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { randomSecret, safeEqual, sha256Hex } from "@/lib/crypto";
 import { addSeconds, type Clock } from "@/lib/clock";
 import { InvalidGrantError } from "./errors";
@@ -69,7 +69,7 @@ export async function claimAuthorizationCode(
     if (!safeEqual(stored.redirectUri, input.redirectUri))
       throw new InvalidGrantError("redirect_uri does not match the authorization request");
     if (!verifyPkce(input.verifier, stored.codeChallenge)) {
-      yield* changesOf(DISABLE, now, codeHash);
+      yield* unanswered(DISABLE, now, codeHash);
       return { refused: new InvalidGrantError("PKCE verification failed") };
     }
     // Checked before the claim: once the code is claimed, concurrent replays of it revoke the

@@ -1,5 +1,5 @@
 import { db } from "@/lib/db";
-import { changesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { changesOf, rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { randomSecret, sha256Hex } from "@/lib/crypto";
 import { addSeconds, type Clock } from "@/lib/clock";
 import { InvalidScopeError } from "./errors";
@@ -22,7 +22,7 @@ const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 export function* mintRefreshToken(input: { grantId: string; clientId: string; scope: string; now: Date }): TransactionScript<string> {
   const token = randomSecret(32);
   const { grantId, clientId, scope, now } = input;
-  yield* changesOf(
+  yield* unanswered(
     `INSERT INTO "RefreshToken" ("tokenHash", "grantId", "clientId", "scope", "createdAt", "expiresAt") VALUES (?, ?, ?, ?, ?, ?)`,
     sha256Hex(token),
     grantId,

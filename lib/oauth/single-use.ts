@@ -1,5 +1,5 @@
 import { db } from "@/lib/db";
-import { changesOf, type TransactionScript } from "@/lib/db/transaction-script";
+import { unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
@@ -92,7 +92,7 @@ export async function activeGrant(grantId: string): Promise<ActiveGrant> {
 
 /** "Last used" on the Clients screen: a token issued for the grant, in the transaction that issues it. */
 export function* grantUsed(grantId: string, now: Date): TransactionScript<void> {
-  yield* changesOf(`UPDATE "Grant" SET "lastUsedAt" = ? WHERE "id" = ?`, now, grantId);
+  yield* unanswered(`UPDATE "Grant" SET "lastUsedAt" = ? WHERE "id" = ?`, now, grantId);
 }
 
 /** Another exchange spent the credential between the read and the conditional UPDATE (PostgreSQL's READ COMMITTED). */

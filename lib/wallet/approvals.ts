@@ -6,7 +6,7 @@ import { keccak256, parseTransaction, type Address, type Hex, type TransactionSe
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { db } from "@/lib/db";
-import { changesOf, heldLock, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { heldLock, lastChangesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { checkStepUp, stepUpOptions } from "@/lib/auth/step-up";
@@ -264,6 +264,7 @@ export async function approveRequest(
     return refusal ? { refusal } : yield* decided(row, approval, now);
   });
   if ("refusal" in outcome) throw outcome.refusal;
+  if ("undecided" in outcome) throw await undecidable(row, signed !== null, now);
   const approved = recordTransition(
     row,
     ["pending"],
@@ -286,7 +287,7 @@ function notPendingMessage(row: Pick<RequestRow, "status" | "reason">): string {
 
 type Approval = { signature: string; signedTransaction: Hex | null; payload: RequestPayload; lowered: Lowered | null };
 
-type Decided = { decided: RequestRow } | { refusal: unknown };
+type Decided = { decided: RequestRow } | { refusal: unknown } | { undecided: true };
 
 // Times compared in SQL, as stored: pg would read them in the process's time zone.
 const DECIDING = `SELECT "status", "reason", "digest", CASE WHEN "expiresAt" > ? THEN 1 ELSE 0 END AS "live",
@@ -315,8 +316,8 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
   const completedAt = signedTransaction ? null : now;
   const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : null;
   // Decided only while still pending, unexpired, with the payload the passkey approved and (a transaction) its nonce
-  // held: one statement; what stood in the way is read only when it did not change the row.
-  const decidedNow = yield* changesOf(
+  // held: one statement, the transaction's last; what stood in the way is read after it only when it changed nothing.
+  const decidedNow = yield* lastChangesOf(
     `UPDATE "AgentRequest" SET "status" = ?, "result" = ?, "decidedAt" = ?, "completedAt" = COALESCE(?, "completedAt")${
       changed ? `, "payload" = ?, "digest" = ?, "tokenAmount" = ?` : ""
     } WHERE "id" = ? AND "status" = 'pending' AND "expiresAt" > ? AND "digest" = ?${signedTransaction ? ` AND "nonceUntil" > ?` : ""}`,
@@ -330,17 +331,14 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
     row.digest,
     ...(signedTransaction ? [now] : []),
   );
-  if (!decidedNow) return { refusal: yield* undecidable(row, signedTransaction !== null, now) };
+  if (!decidedNow) return { undecided: true };
   return { decided: { ...row, ...changed, status, result, decidedAt: now, completedAt: completedAt ?? row.completedAt } };
 }
 
 /** Why the approval's UPDATE changed nothing, as the refusal the person sees. */
-function* undecidable(row: RequestRow, transaction: boolean, now: Date): TransactionScript<RequestError> {
-  const [current] = yield* rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number }>(
-    DECIDING,
-    now,
-    now,
-    row.id,
+async function undecidable(row: RequestRow, transaction: boolean, now: Date): Promise<RequestError> {
+  const [current] = await runTransaction(() =>
+    rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number }>(DECIDING, now, now, row.id),
   );
   if (current.status !== "pending") return new RequestError("not_pending", notPendingMessage(current), 409);
   if (!current.live) return new RequestError("not_pending", "This request expired before it was approved", 409);

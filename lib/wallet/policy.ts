@@ -6,7 +6,7 @@
 // concurrent requests cannot all squeeze under a cap (docs/policies.md).
 import { getAddress, type Address, type Hex } from "viem";
 import { db, usesPostgres } from "@/lib/db";
-import { rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
@@ -18,7 +18,7 @@ import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-d
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
-import { insertRequest, liveGrant, RequestError } from "./request-lifecycle";
+import { grantStaysLive, insertRequest, RequestError } from "./request-lifecycle";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -430,11 +430,6 @@ export function parsePolicy(stored: string): Policy {
 /** Any constant: the advisory lock namespace of policy checks on PostgreSQL. */
 const POLICY_LOCK = 7_100_424;
 
-/**
- * Checks the grant's policy for `credentialId` and, if it allows the request, creates it with `create` — both in
- * one transaction, serialized per (grant, credential): across processes by an advisory lock on PostgreSQL, by
- * SQLite's single writer (a transaction that lost the race to a concurrent one is retried from the start).
- */
 type Judged = { grantId: string; credentialId: string; now: Date };
 
 /** The policy of (grant, credential) as the transaction reads it, and the first rule `facts` break given what is held. */
@@ -453,16 +448,20 @@ export async function checkPolicy(input: Judged & { intent: Intent }): Promise<v
   if (violation) throw violation;
 }
 
+/**
+ * Checks that the grant is live and its policy for `credentialId` allows the request, and then creates it with
+ * `create` — all in one transaction, serialized per (grant, credential): across processes by an advisory lock on
+ * PostgreSQL, by SQLite's single writer. The grant's check waits for no answer: on PostgreSQL it goes out with the
+ * policy's read, and refuses before anything is created.
+ */
 async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (hold: Hold) => TransactionScript<T>): Promise<T> {
   const facts = factsOf(input.payload);
   return runTransaction(function* () {
     // SQLite: the transaction holds the single write lock from its start, so no other writer slips in between the
     // check and the insert.
     if (usesPostgres())
-      yield* rowsOf(
-        `SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(?))) AS held`,
-        `${input.grantId}:${input.credentialId}`,
-      );
+      yield* unanswered(`SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(?))`, `${input.grantId}:${input.credentialId}`);
+    yield* grantStaysLive(input.grantId);
     const { policy, violation } = yield* judge(input, facts);
     if (violation) throw violation;
     return yield* create(holdOf(policy, facts));
@@ -481,7 +480,6 @@ export function createWithinPolicy(
   fields: { status: "pending" | "approved"; expiresAt: Date; reason?: string; decidedAt?: Date },
 ) {
   return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
-    yield* liveGrant(agent.grantId);
     return yield* insertRequest({
       id: randomId("rq_"),
       userId: agent.userId,

@@ -13,7 +13,7 @@ import {
 } from "viem";
 import { db, selectRows, usesPostgres, type Tx } from "@/lib/db";
 import { PreparedSelect, storedTime } from "@/lib/db/prepared";
-import { changesOf, rowsOf, runInPrismaTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { checked, lastChangesOf, rowsOf, runInPrismaTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { config } from "@/lib/config";
 import { recordAudit, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
@@ -273,13 +273,23 @@ class GrantRevokedError extends RequestError {
  * broadcast.
  */
 export function* liveGrant(grantId: string): TransactionScript<void> {
-  // PostgreSQL locks a join's rows in the order FOR SHARE OF names them: the client's first.
-  const [grant] = yield* rowsOf<{ status: string; clientStatus: string }>(
-    `SELECT g."status", c."status" AS "clientStatus" FROM "Client" c JOIN "Grant" g ON g."clientId" = c."id" WHERE g."id" = ?${
-      usesPostgres() ? ` FOR SHARE OF c, g` : ""
-    }`,
-    grantId,
-  );
+  refuseUnlessLive(yield* rowsOf<GrantStatus>(liveGrantSql(), grantId));
+}
+
+/** liveGrant without waiting for its answer, which refuses, when it comes, before anything commits. */
+export function* grantStaysLive(grantId: string): TransactionScript<void> {
+  yield* checked(refuseUnlessLive, liveGrantSql(), grantId);
+}
+
+type GrantStatus = { status: string; clientStatus: string };
+
+// PostgreSQL locks a join's rows in the order FOR SHARE OF names them: the client's first.
+const liveGrantSql = () =>
+  `SELECT g."status", c."status" AS "clientStatus" FROM "Client" c JOIN "Grant" g ON g."clientId" = c."id" WHERE g."id" = ?${
+    usesPostgres() ? ` FOR SHARE OF c, g` : ""
+  }`;
+
+function refuseUnlessLive([grant]: GrantStatus[]): void {
   if (grant?.clientStatus !== "active" || grant.status !== "active") throw new GrantRevokedError();
 }
 
@@ -310,9 +320,9 @@ const REQUEST_COLUMNS = [
 const INSERT_REQUEST = `INSERT INTO "AgentRequest" (${REQUEST_COLUMNS.map((column) => `"${column}"`).join(", ")})
   VALUES (${REQUEST_COLUMNS.map(() => "?").join(", ")})`;
 
-/** Stores a new pending request; returns its row as the ORM would read it. */
+/** Stores a new pending request, its transaction's last statement; returns its row as the ORM would read it. */
 export function* insertRequest(request: Pick<RequestRow, (typeof REQUEST_COLUMNS)[number]>): TransactionScript<RequestRow> {
-  yield* changesOf(INSERT_REQUEST, ...REQUEST_COLUMNS.map((column) => request[column]));
+  yield* lastChangesOf(INSERT_REQUEST, ...REQUEST_COLUMNS.map((column) => request[column]));
   return {
     ...request,
     result: null,
