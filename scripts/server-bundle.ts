@@ -33,6 +33,15 @@ const DEFAULT_YOUNG_GENERATION = ["--max-semi-space-size=8"];
 const DEFAULT_V8_WORKERS = [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
 
 /**
+ * WebAssembly stays on V8's baseline compiler (Liftoff) until a function has run about 55 times longer than V8's
+ * default budget before it tiers up to TurboFan. The one module the server runs is Prisma's query compiler, which the
+ * pages use (the hot paths run past it): with the default budget, its functions' optimised code and TurboFan's zones
+ * added 20–27 MB of resident memory within the first pages, and the burst's peak was that jump. The pages' times did
+ * not change (docs/performance.md, "The round-trip round"). A flag V8 takes only on the command line, not in NODE_OPTIONS.
+ */
+const DEFAULT_WASM_TIERING = ["--wasm-tiering-budget=100000000"];
+
+/**
  * The production server's environment beside the caller's, each value unless the operator set it. glibc's malloc keeps
  * at most two arenas: by default it opens up to eight a core as threads allocate (libuv's pool, V8's workers), and
  * under load their free space held 10–15 MB more resident memory (docs/performance.md, "The write round"). Its mmap
@@ -50,7 +59,7 @@ export function serverEnvironment(): Record<string, string> {
 
 /**
  * Node's arguments for the production server: the heap's limit and growth, the young generation's size, V8's threads,
- * and the compiled server.ts.
+ * WebAssembly's tier-up, and the compiled server.ts.
  */
 export function serverArguments(): string[] {
   const setByOperator = (flag: string) => (process.env.NODE_OPTIONS ?? "").includes(flag);
@@ -58,6 +67,7 @@ export function serverArguments(): string[] {
     ...(setByOperator("--max-old-space-size") ? [] : DEFAULT_HEAP),
     ...(setByOperator("--max-semi-space-size") ? [] : DEFAULT_YOUNG_GENERATION),
     ...(setByOperator("--v8-pool-size") ? [] : DEFAULT_V8_WORKERS),
+    ...DEFAULT_WASM_TIERING,
     bundleServer(),
   ];
 }
