@@ -399,9 +399,9 @@ async function mintedCodes(grant: { clientId: string; grantId: string; redirectU
 }
 
 /** How many approvals the approval scenario posts: each is a request asked for over /mcp and a passkey assertion. */
-const APPROVALS = 1000;
+const APPROVALS = 2000;
 /** How many it posts before, unmeasured, as the other scenarios warm up for a second (the route's modules load, V8 compiles). */
-const WARM_UP_APPROVALS = 100;
+const WARM_UP_APPROVALS = 200;
 /** How many codes the code exchange scenario spends. */
 const CODES = 3000;
 /** The burst: this many agents (API keys of one person) each ask for a signature at once. */

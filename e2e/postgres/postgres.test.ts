@@ -17,7 +17,7 @@ import { migrateDatabase } from "@/lib/db/migrate";
 import { migratePostgres, POSTGRES_MIGRATIONS_DIR, readPostgresMigrations } from "@/lib/db/postgres-migrations";
 import { db } from "@/lib/db";
 import { sha256Hex } from "@/lib/crypto";
-import { recordAudit, verifyAuditChain } from "@/lib/audit";
+import { recordAudit, recordAuditIn, verifyAuditChain } from "@/lib/audit";
 
 const PARALLEL = 50;
 
@@ -237,6 +237,26 @@ describe("the app on PostgreSQL", () => {
     assert.ok(rows.find((row) => row.tokenHash === sha256Hex(tokens.refresh_token!))?.rotatedAt);
     assert.ok(rows.some((row) => row.tokenHash === sha256Hex(ok[0].body.refresh_token)));
     assert.equal(await db().auditEvent.count({ where: { type: "token.refreshed", clientId: client.client_id } }), 1);
+  });
+
+  it("an append after the head moved elsewhere (another instance, a caller's transaction) chains after the new head", async () => {
+    await recordAudit({ type: "mcp.tool_called", clientId: "c_moved", data: { order: 1 } });
+    // Appended past this process's queue, as another instance's append would be: the head it remembers is stale.
+    await db().$transaction((tx) => recordAuditIn(tx, [{ type: "mcp.tool_called", clientId: "c_moved", data: { order: 2 } }]));
+    await recordAudit({ type: "mcp.tool_called", clientId: "c_moved", data: { order: 3 } });
+    await recordAudit({ type: "mcp.tool_called", clientId: "c_moved", data: { order: 4 } });
+    const appended = await db().auditEvent.findMany({ where: { clientId: "c_moved" }, orderBy: { seq: "asc" } });
+    assert.deepEqual(
+      appended.map((event) => JSON.parse(event.data).order),
+      [1, 2, 3, 4],
+    );
+    assert.deepEqual(
+      appended.map((event) => event.seq - appended[0].seq),
+      [0, 1, 2, 3],
+      "each after the one before, none lost",
+    );
+    const verification = await verifyAuditChain();
+    assert.ok(verification.ok, JSON.stringify(verification));
   });
 
   it("50 concurrent audit appends from this process: one unbroken chain", async () => {

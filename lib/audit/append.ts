@@ -65,15 +65,51 @@ export async function lockAuditLogIn(tx: Tx): Promise<void> {
   else await tx.$executeRawUnsafe(`UPDATE "AuditEvent" SET "seq" = "seq" WHERE 0`);
 }
 
-/** Two round trips: BEGIN, the lock and the head's read; then the rows' INSERT with COMMIT (lib/db/transaction-script.ts). */
-function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
-  return onPostgres(pool, function* () {
-    yield* unanswered(`SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`);
-    const [head] = yield* rowsOf<ChainPoint>(HEAD);
-    const rows = chain(head ?? null);
-    yield* lastChangesOf(
-      `${INSERT} ${rows.map(() => ROW).join(", ")}`,
-      ...rows.flatMap((row) => EVENT_COLUMNS.map((column) => row[column])),
-    );
-  });
+/** The head each pool's last append in this process left, so that the next append need not read it first. */
+const lastHeads = new WeakMap<pg.Pool, ChainPoint | null>();
+
+/**
+ * One round trip when the head is the one this process's last append left: BEGIN, the lock, an INSERT of the rows that
+ * inserts them only if the head is still that one, COMMIT. Another instance's append, or an event appended in a
+ * caller's transaction (recordAuditIn), moves it: then the INSERT inserts nothing and the append reads the head under
+ * the lock and inserts after it (two round trips).
+ */
+async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
+  const lastHead = lastHeads.get(pool);
+  try {
+    if (lastHead !== undefined) {
+      const rows = chain(lastHead);
+      const expected = lastHead ? lastHead.hash : null;
+      const appended = await onPostgres(pool, function* () {
+        yield* unanswered(LOCK);
+        return yield* lastChangesOf(
+          `INSERT INTO "AuditEvent" (${EVENT_COLUMNS.map((column) => `"${column}"`).join(", ")})
+           SELECT * FROM (VALUES ${rows.map(() => TYPED_ROW).join(", ")}) AS appended WHERE (${HEAD_HASH}) IS NOT DISTINCT FROM ?`,
+          ...rowValues(rows),
+          expected,
+        );
+      });
+      if (appended) return void lastHeads.set(pool, headAfter(rows));
+    }
+    let appendedRows: EventRow[] = [];
+    await onPostgres(pool, function* () {
+      yield* unanswered(LOCK);
+      const [head] = yield* rowsOf<ChainPoint>(HEAD);
+      appendedRows = chain(head ?? null);
+      yield* lastChangesOf(`${INSERT} ${appendedRows.map(() => ROW).join(", ")}`, ...rowValues(appendedRows));
+    });
+    lastHeads.set(pool, headAfter(appendedRows));
+  } catch (error) {
+    lastHeads.delete(pool);
+    throw error;
+  }
 }
+
+const LOCK = `SELECT pg_advisory_xact_lock(${AUDIT_LOCK})`;
+const HEAD_HASH = `SELECT "hash" FROM "AuditEvent" ORDER BY "seq" DESC LIMIT 1`;
+/** One row's placeholders where no column gives them a type (a VALUES list in a SELECT): seq and at cast. */
+const CAST: Partial<Record<(typeof EVENT_COLUMNS)[number], string>> = { seq: "CAST(? AS INTEGER)", at: "CAST(? AS TIMESTAMP(3))" };
+const TYPED_ROW = `(${EVENT_COLUMNS.map((column) => CAST[column] ?? "?").join(", ")})`;
+
+const rowValues = (rows: EventRow[]) => rows.flatMap((row) => EVENT_COLUMNS.map((column) => row[column]));
+const headAfter = (rows: EventRow[]): ChainPoint => ({ seq: rows[rows.length - 1].seq, hash: rows[rows.length - 1].hash });
