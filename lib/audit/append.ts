@@ -14,7 +14,8 @@ export type EventRow = StoredEvent & { hash: string };
 export type Chain = (head: ChainPoint | null) => EventRow[];
 
 const EVENT_COLUMNS = ["seq", "at", "type", "userId", "clientId", "credentialId", "requestId", "data", "prevHash", "hash"] as const;
-const INSERT = `INSERT INTO "AuditEvent" (${EVENT_COLUMNS.map((column) => `"${column}"`).join(", ")}) VALUES`;
+const INTO = `INSERT INTO "AuditEvent" (${EVENT_COLUMNS.map((column) => `"${column}"`).join(", ")})`;
+const INSERT = `${INTO} VALUES`;
 /** One row's placeholders. */
 const ROW = `(${EVENT_COLUMNS.map(() => "?").join(", ")})`;
 const HEAD = `SELECT "seq", "hash" FROM "AuditEvent" ORDER BY "seq" DESC LIMIT 1`;
@@ -83,8 +84,7 @@ async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
       const appended = await onPostgres(pool, function* () {
         yield* unanswered(LOCK);
         return yield* lastChangesOf(
-          `INSERT INTO "AuditEvent" (${EVENT_COLUMNS.map((column) => `"${column}"`).join(", ")})
-           SELECT * FROM (VALUES ${rows.map(() => TYPED_ROW).join(", ")}) AS appended WHERE (${HEAD_HASH}) IS NOT DISTINCT FROM ?`,
+          `${INTO} SELECT * FROM (VALUES ${rows.map(() => TYPED_ROW).join(", ")}) AS appended WHERE (${HEAD_HASH}) IS NOT DISTINCT FROM ?`,
           ...rowValues(rows),
           expected,
         );

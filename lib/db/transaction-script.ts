@@ -188,23 +188,29 @@ export async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScri
       throw error;
     }
   };
-  /** Sends `pending` and `statement` (and COMMIT after a last one) in one round trip; runs their checks. */
-  const send = async (pending: Statement[], commits: boolean): Promise<Answer[]> => {
-    const texts = pending.map(({ sql, params }) => withLiterals(sql, params));
+  /** Sends `statements` (and COMMIT after them when `commits`) in one round trip; runs their checks on their answers. */
+  const send = async (statements: Statement[], commits: boolean): Promise<Answer[]> => {
+    const texts = statements.map(({ sql, params }) => withLiterals(sql, params));
     const results = await query([...texts, ...(commits ? ["COMMIT"] : [])].join(";\n"));
     const answers = (Array.isArray(results) ? results : [results]).map((result) => ({ rows: result.rows, changes: result.rowCount ?? 0 }));
-    pending.forEach((statement, index) => statement.check?.(answers[index].rows));
+    statements.forEach((statement, index) => statement.check?.(answers[index].rows));
     return answers;
   };
+  // A check is never sent with COMMIT: it must be able to refuse before anything commits.
+  const holdsCheck = (statements: Statement[]) => statements.some((statement) => statement.check);
   let pending: Statement[] = [BEGIN];
   let committed = false;
   try {
     const steps = script();
     for (let step = steps.next(); ;) {
       if (step.done) {
-        // A check is never sent with COMMIT: it must be able to refuse before anything commits.
-        if (!committed && pending.some((statement) => statement.check)) await send(pending.splice(0), false);
-        if (!committed) await send(pending, true);
+        if (!committed) {
+          if (holdsCheck(pending)) {
+            await send(pending, false);
+            pending = [];
+          }
+          await send(pending, true);
+        }
         return step.value;
       }
       if (committed) throw afterLast();
@@ -214,13 +220,13 @@ export async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScri
         step = steps.next();
         continue;
       }
-      // A last statement goes with COMMIT unless a check before it must be judged first.
-      const commits = statement.last === true && !pending.slice(0, -1).some((earlier) => earlier.check);
-      const answers = await send(pending, commits);
+      // A last statement goes with COMMIT unless a check before it must be judged first (a waited one has none).
+      const commits = statement.last === true && !holdsCheck(pending);
+      const answer = (await send(pending, commits))[pending.length - 1];
       if (statement.last && !commits) await send([], true);
       committed = statement.last === true;
       pending = [];
-      step = steps.next(answers[answers.length - 1 - (commits ? 1 : 0)]);
+      step = steps.next(answer);
     }
   } catch (error) {
     if (!committed) await client.query("ROLLBACK").catch(() => {});
