@@ -53,18 +53,12 @@ export function transactionScriptCases(lib: () => ScriptLib) {
     );
   });
 
-  it("rolls everything back when a check refuses, the statements before and after it included", async () => {
-    const { runTransaction, unanswered, checked, rowsOf } = lib().scripts;
-    const refusal = new Refusal("refused by the check");
+  it("rolls everything back when a required row is missing, the statements before and after it included", async () => {
+    const { runTransaction, unanswered, required, rowsOf } = lib().scripts;
+    const refusal = new Refusal("refused: no such row");
     const outcome = runTransaction(function* () {
       yield* unanswered(INSERT_USER, "chk-before", "before@example.test", new Date(), 0);
-      yield* checked<{ id: string }>(
-        (rows) => {
-          if (!rows.length) throw refusal;
-        },
-        `SELECT "id" FROM "User" WHERE "id" = ?`,
-        "nobody",
-      );
+      yield* required(() => refusal, `SELECT "id" FROM "User" WHERE "id" = ?`, "nobody");
       yield* unanswered(INSERT_USER, "chk-after", "after@example.test", new Date(), 0);
       return yield* rowsOf(`SELECT "id" FROM "User" WHERE "id" LIKE ?`, "chk-%");
     });
@@ -72,22 +66,63 @@ export function transactionScriptCases(lib: () => ScriptLib) {
     assert.deepEqual(await userIds("chk-"), []);
   });
 
-  it("judges a check the script left unanswered before it commits", async () => {
-    const { runTransaction, unanswered, checked } = lib().scripts;
+  it("refuses before it commits when the script's last statement lacks its required row", async () => {
+    const { runTransaction, unanswered, required } = lib().scripts;
     await assert.rejects(
       runTransaction(function* () {
         yield* unanswered(INSERT_USER, "end-1", "end@example.test", new Date(), 0);
-        yield* checked(
-          () => {
-            throw new Refusal("refused at the end");
-          },
-          `SELECT "id" FROM "User" WHERE "id" = ?`,
-          "end-1",
-        );
+        // A write that returns no row: it changed nothing, so the transaction must not commit the INSERT.
+        const update = `UPDATE "User" SET "email" = ? WHERE "id" = ? RETURNING "id"`;
+        yield* required(() => new Refusal("refused at the end"), update, "x", "none");
       }),
       Refusal,
     );
     assert.deepEqual(await userIds("end-"), []);
+  });
+
+  it("commits a write whose required row is there, with the statements around it", async () => {
+    const { runTransaction, unanswered, required, lastChangesOf } = lib().scripts;
+    const changes = await runTransaction(function* () {
+      yield* unanswered(INSERT_USER, "req-1", "req-1@example.test", new Date(), 0);
+      yield* required(() => new Refusal("missing"), `UPDATE "User" SET "sessionVersion" = ? WHERE "id" = ? RETURNING "id"`, 5, "req-1");
+      return yield* lastChangesOf(INSERT_USER, "req-2", "req-2@example.test", new Date(), 0);
+    });
+    assert.equal(changes, 1);
+    const stored = await lib()
+      .db()
+      .user.findMany({ where: { id: { startsWith: "req-" } }, orderBy: { id: "asc" } });
+    assert.deepEqual(
+      stored.map((user) => [user.id, user.sessionVersion]),
+      [
+        ["req-1", 5],
+        ["req-2", 0],
+      ],
+    );
+  });
+
+  it("answers several statements of one round trip, each in order, and commits with them when they are the last", async () => {
+    const { runTransaction, answersOf, reading, writing } = lib().scripts;
+    const answers = await runTransaction(() =>
+      answersOf(
+        [
+          writing(INSERT_USER, "many-1", "many-1@example.test", new Date(), 0),
+          reading(`SELECT "email" FROM "User" WHERE "id" = ?`, "many-1"),
+          writing(`UPDATE "User" SET "sessionVersion" = ? WHERE "id" LIKE ?`, 3, "many-%"),
+          reading(`SELECT "id" FROM "User" WHERE "id" = ?`, "nobody"),
+        ],
+        { last: true },
+      ),
+    );
+    assert.deepEqual(
+      answers.map((answer) => answer.changes),
+      [1, 1, 1, 0],
+    );
+    assert.deepEqual(answers[1].rows, [{ email: "many-1@example.test" }]);
+    assert.deepEqual(answers[3].rows, []);
+    const stored = await lib()
+      .db()
+      .user.findUniqueOrThrow({ where: { id: "many-1" } });
+    assert.equal(stored.sessionVersion, 3, "committed");
   });
 
   it("rolls back on a failing statement, and the next transaction runs", async () => {

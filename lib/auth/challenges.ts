@@ -1,7 +1,7 @@
-import { db, directWriter } from "@/lib/db";
+import { db } from "@/lib/db";
 import { randomId, randomSecret } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
-import { changesOf, postgresStatement, rowsOf, runTransaction, type Parameter, type TransactionScript } from "@/lib/db/transaction-script";
+import { answersOf, reading, runTransaction, writing, type Query } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
 
 /** What a WebAuthn ceremony is for; a challenge is only good for its own purpose. */
@@ -87,17 +87,6 @@ type StoredChallenge = {
   usedAt: unknown;
 };
 
-/**
- * Spends a challenge, atomically: of two responses to one challenge exactly one
- * gets it. Unknown, reused, expired or other-purpose challenges are refused.
- */
-function* spentChallenge(challenge: string, purpose: ChallengePurpose, now: Date): TransactionScript<ConsumedChallenge> {
-  const spent = yield* changesOf(SPEND, now, challenge, purpose, now);
-  const [row] = yield* rowsOf<StoredChallenge>(STORED, challenge);
-  if (spent === 0) throw refusal(row, purpose);
-  return consumedOf(challenge, row);
-}
-
 /** Why a challenge was not spent, from its row as it is stored (if at all). */
 function refusal(row: StoredChallenge | undefined, purpose: ChallengePurpose): ChallengeError {
   if (!row || row.purpose !== purpose) return new ChallengeError("This passkey challenge is unknown. Try again.");
@@ -115,50 +104,36 @@ function consumedOf(challenge: string, row: Pick<StoredChallenge, "userId" | "su
   };
 }
 
-type SpentRow = {
-  challengeUserId: string | null;
-  challengeSubject: string | null;
-  challengeData: string | null;
-  challengeAllow: string | null;
-};
-
 /**
- * spentChallenge, and one row that `read` (a SELECT with `?` placeholders for `params`) finds, or undefined. On
- * PostgreSQL one statement, atomic on its own like the UPDATE it holds (of two at once exactly one spends the
- * challenge), where a transaction took five round trips; on SQLite the script, synchronous there.
+ * Spends a challenge, atomically: of two responses to one challenge exactly one gets it. Unknown, reused, expired or
+ * other-purpose challenges are refused, when `consumed()` is asked. `reads` (SELECTs) run in the same transaction and
+ * round trip (one simple query on PostgreSQL) whatever the spend's outcome, so a caller can judge what they found
+ * before it judges the challenge, which is spent (if it could be) either way.
  */
-export async function spentChallengeAnd<Row extends object>(
+export async function spendChallengeWith(
   challenge: string,
   purpose: ChallengePurpose,
   now: Date,
-  read: string,
-  ...params: Parameter[]
-): Promise<{ consumed: ConsumedChallenge; row: Row | undefined }> {
-  const writer = directWriter();
-  if (writer.kind === "sqlite") {
-    return runTransaction(function* () {
-      const consumed = yield* spentChallenge(challenge, purpose, now);
-      const [row] = yield* rowsOf<Row>(read, ...params);
-      return { consumed, row };
-    });
-  }
-  const [spent] = await postgresStatement<SpentRow & { readFound: boolean | null }>(
-    writer.scripts,
-    `WITH spent AS (${SPEND}
-       RETURNING "userId" AS "challengeUserId", "subject" AS "challengeSubject", "data" AS "challengeData", "allow" AS "challengeAllow")
-     SELECT * FROM spent LEFT JOIN (SELECT true AS "readFound", found.* FROM (${read}) AS found) AS found ON true`,
-    [now, challenge, purpose, now, ...params],
+  reads: Query[],
+): Promise<{ consumed: () => ConsumedChallenge; rows: unknown[][] }> {
+  const [spend, stored, ...found] = await runTransaction(() =>
+    answersOf([writing(SPEND, now, challenge, purpose, now), reading(STORED, challenge), ...reads], { last: true }),
   );
-  if (!spent) throw refusal((await postgresStatement<StoredChallenge>(writer.scripts, STORED, [challenge]))[0], purpose);
-  const { challengeUserId, challengeSubject, challengeData, challengeAllow, readFound, ...row } = spent;
+  const [row] = stored.rows as StoredChallenge[];
   return {
-    consumed: consumedOf(challenge, { userId: challengeUserId, subject: challengeSubject, data: challengeData, allow: challengeAllow }),
-    row: readFound ? (row as unknown as Row) : undefined,
+    consumed: () => {
+      if (!spend.changes) throw refusal(row, purpose);
+      return consumedOf(challenge, row);
+    },
+    rows: found.map((answer) => answer.rows),
   };
 }
 
-/** spentChallenge in a transaction of its own. */
-export function consumeChallenge(challenge: string, purpose: ChallengePurpose, clock: Clock = systemClock): Promise<ConsumedChallenge> {
-  const now = clock();
-  return runTransaction(() => spentChallenge(challenge, purpose, now));
+/** Spends a challenge (spendChallengeWith), refusing one that was not spent. */
+export async function consumeChallenge(
+  challenge: string,
+  purpose: ChallengePurpose,
+  clock: Clock = systemClock,
+): Promise<ConsumedChallenge> {
+  return (await spendChallengeWith(challenge, purpose, clock(), [])).consumed();
 }

@@ -16,13 +16,13 @@ import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { visibleName } from "@/lib/text/visible-text";
-import { checked, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { reading, required, runTransaction, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { verifiedAssertion } from "./assertion";
 import {
   challengeOf,
   consumeChallenge,
   issueChallenge,
-  spentChallengeAnd,
+  spendChallengeWith,
   type ChallengePurpose,
   type ConsumedChallenge,
 } from "./challenges";
@@ -179,25 +179,33 @@ export type CheckedAssertion = {
 };
 
 /**
- * Checks an assertion answering a challenge of `purpose`: the challenge is
- * spent, the passkey must exist (and belong to the challenge's user when it
- * names one, and be one of the passkeys it allowed when it named those),
- * origin, RP ID, user verification and signature are checked. The counter is
- * the caller's to move, before it acts on anything else (verifyAssertion).
+ * An assertion answering a challenge of `purpose`, its challenge spent and its passkey read, with `reads` read in the
+ * same round trip (spendChallengeWith); `checked()` checks it: the challenge must have been spent, the passkey must
+ * exist (and belong to the challenge's user when it names one, and be one of the passkeys it allowed when it named
+ * those), origin, RP ID, user verification and signature are checked. The counter is the caller's to move, before it
+ * acts on anything else (verifyAssertion).
  */
-export async function checkAssertion(
+export async function presentedAssertion(
   response: AuthenticationResponseJSON,
   purpose: ChallengePurpose,
+  reads: Query[] = [],
   clock: Clock = systemClock,
+): Promise<{ rows: unknown[][]; checked: () => Promise<CheckedAssertion> }> {
+  const spent = await spendChallengeWith(challengeOf(response.response.clientDataJSON), purpose, clock(), [
+    reading(PASSKEY, response.id),
+    ...reads,
+  ]);
+  const [[passkey], ...rows] = spent.rows as [StoredPasskey[], ...unknown[][]];
+  return { rows, checked: () => checkedAssertion(response, spent.consumed(), passkey, clock) };
+}
+
+/** checkAssertion's checks, on the challenge it spent and the passkey it read. */
+async function checkedAssertion(
+  response: AuthenticationResponseJSON,
+  consumed: ConsumedChallenge,
+  passkey: StoredPasskey | undefined,
+  clock: Clock,
 ): Promise<CheckedAssertion> {
-  const now = clock();
-  const { consumed, row: passkey } = await spentChallengeAnd<StoredPasskey>(
-    challengeOf(response.response.clientDataJSON),
-    purpose,
-    now,
-    PASSKEY,
-    response.id,
-  );
   if (!passkey) throw new PasskeyError("This passkey is not registered with Agent Wallet", 401);
   if (consumed.userId && consumed.userId !== passkey.userId) throw new PasskeyError("This passkey belongs to another account", 401);
   // The browser's allowCredentials is only a hint to the authenticator: the server holds the ceremony to it.
@@ -229,20 +237,24 @@ export async function checkAssertion(
   };
 }
 
+/** An assertion answering a challenge of `purpose`, checked in full but for its counter (presentedAssertion). */
+export async function checkAssertion(
+  response: AuthenticationResponseJSON,
+  purpose: ChallengePurpose,
+  clock: Clock = systemClock,
+): Promise<CheckedAssertion> {
+  return (await presentedAssertion(response, purpose, [], clock)).checked();
+}
+
 /**
- * The counter only moves forward; a clone replaying an old counter is refused by the check,
- * and, since the update is conditional on it, also when racing the original. The script does not wait for the
- * answer: the refusal comes when it does, before the transaction commits.
+ * The counter only moves forward; a clone replaying an old counter is refused, and, since the update is conditional
+ * on it, also when racing the original. The row it moved is required: without it the transaction is refused.
  */
 function* counterMoved(passkeyId: string, newCounter: number, now: Date): TransactionScript<void> {
-  const refuseUnlessMoved = (moved: unknown[]) => {
-    if (!moved.length)
-      throw new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401);
-  };
   // An authenticator without a counter always says 0: accepted while the stored counter is 0 too.
   const moves = newCounter > 0 ? `"counter" < ?` : `"counter" = ?`;
-  yield* checked(
-    refuseUnlessMoved,
+  yield* required(
+    () => new PasskeyError(`The passkey assertion was rejected: its signature counter ${newCounter} did not increase`, 401),
     `UPDATE "Passkey" SET "counter" = ?, "lastUsedAt" = ? WHERE "id" = ? AND ${moves} RETURNING "id"`,
     newCounter,
     now,

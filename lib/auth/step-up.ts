@@ -5,8 +5,8 @@ import { canonicalJson } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import type { ChallengePurpose } from "./challenges";
-import { runTransaction } from "@/lib/db/transaction-script";
-import { assertionOptions, checkAssertion, type CheckedAssertion } from "./passkeys";
+import { runTransaction, type Query } from "@/lib/db/transaction-script";
+import { assertionOptions, checkAssertion, presentedAssertion, type CheckedAssertion } from "./passkeys";
 
 /**
  * Passkey step-up for one exact decision: the challenge is bound to the user,
@@ -33,10 +33,23 @@ class StepUpMismatchError extends AppError {
 }
 
 /**
+ * A step-up assertion whose challenge is spent, with `reads` read in the same round trip (presentedAssertion):
+ * `checkedFor` checks it (checkStepUp) once the caller knows the decision, from what it read.
+ */
+export async function presentedStepUp(assertion: AuthenticationResponseJSON, purpose: ChallengePurpose, reads: Query[], clock: Clock) {
+  const presented = await presentedAssertion(assertion, purpose, reads, clock);
+  return {
+    rows: presented.rows,
+    checkedFor: async (userId: string, subject: string, decision: unknown) =>
+      checkedFor(await presented.checked(), userId, subject, decision),
+  };
+}
+
+/**
  * Checks a step-up assertion for exactly this user, subject and decision (checkAssertion); the passkey's counter is
  * the caller's to move, in the transaction of the decision. A refusal here has moved it already.
  */
-export async function checkStepUp(
+async function checkStepUp(
   userId: string,
   purpose: ChallengePurpose,
   subject: string,
@@ -44,7 +57,10 @@ export async function checkStepUp(
   assertion: AuthenticationResponseJSON,
   clock: Clock = systemClock,
 ): Promise<CheckedAssertion> {
-  const checked = await checkAssertion(assertion, purpose, clock);
+  return checkedFor(await checkAssertion(assertion, purpose, clock), userId, subject, decision);
+}
+
+async function checkedFor(checked: CheckedAssertion, userId: string, subject: string, decision: unknown): Promise<CheckedAssertion> {
   const { userId: owner, challenge } = checked;
   let refusal: AppError | null = null;
   if (owner !== userId || challenge.userId !== userId)

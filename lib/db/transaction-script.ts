@@ -6,8 +6,9 @@
 // synchronously on SQLite (from BEGIN IMMEDIATE to COMMIT in one call on the audit append's connection, which no
 // other code of the process can enter meanwhile) and asynchronously on PostgreSQL (one pooled client, BEGIN to
 // COMMIT). On PostgreSQL every round trip costs the server a socket write and read, which outweighed the statements'
-// own work, so the script says which answers it waits for: statements it does not wait for (a lock, a check) go out
-// with the next one it does, BEGIN with the first, and COMMIT with the last (decision 0020).
+// own work, so the script says which answers it waits for: statements it does not wait for (a lock, a row it
+// requires) go out with the next one it does, BEGIN with the first, and COMMIT with the last (decision 0020); a
+// required row is judged by PostgreSQL itself, so nothing the script left unanswered holds COMMIT back.
 import type Database from "better-sqlite3";
 import pg from "pg";
 import { directWriter, EXCLUSIVE_LOCK, type Tx } from "./index";
@@ -20,15 +21,16 @@ export type Answer<Row = unknown> = { rows: Row[]; changes: number };
 
 /**
  * One statement, with `?` placeholders. `reads`: it returns rows (a SELECT, or a write with RETURNING). `waits`: the
- * script needs its answer before it goes on; otherwise its rows are only `check`ed (a throw rolls the transaction
- * back) or ignored. `last`: the script's last statement.
+ * script needs its answer before it goes on; otherwise its answer goes to `answered`, or is ignored. `refusal`: the
+ * statement must return a row, or the transaction is refused with this error. `last`: the script's last statement.
  */
 type Statement = {
   sql: string;
   params: Parameter[];
   reads: boolean;
   waits: boolean;
-  check?: (rows: unknown[]) => void;
+  answered?: (answer: Answer) => void;
+  refusal?: () => Error;
   last?: boolean;
 };
 
@@ -54,12 +56,30 @@ export function* unanswered(sql: string, ...params: Parameter[]): Generator<Stat
 }
 
 /**
- * A statement that returns rows, which the script does not wait for: `check` judges them as soon as they come, before
- * the script sees any later answer and before the transaction commits, and throws to refuse, which rolls the
- * transaction back.
+ * A statement that must return a row (a SELECT, or a write with RETURNING), which the script does not wait for: when it
+ * returns none, the transaction is refused with `refusal()` and rolled back, the statements before and after it
+ * included. On PostgreSQL the database judges it (refuse_unless, prisma/postgresql/migrations/0014_required_rows), so
+ * the transaction can still commit in the round trip that carries it.
  */
-export function* checked<Row>(check: (rows: Row[]) => void, sql: string, ...params: Parameter[]): Generator<Statement, void, unknown> {
-  yield { sql, params, reads: true, waits: false, check: check as (rows: unknown[]) => void };
+export function* required(refusal: () => Error, sql: string, ...params: Parameter[]): Generator<Statement, void, unknown> {
+  yield { sql, params, reads: true, waits: false, refusal };
+}
+
+/** A statement of `answersOf`: `reads`, it returns rows; otherwise its answer is how many rows it changed. */
+export type Query = { sql: string; params: Parameter[]; reads: boolean };
+
+export const reading = (sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: true });
+export const writing = (sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: false });
+
+/**
+ * The answers of several statements sent in one round trip, in order. `last`: they end the script, and the
+ * transaction commits with them.
+ */
+export function* answersOf(queries: Query[], { last = false } = {}): Generator<Statement, Answer[], unknown> {
+  const answers: Answer[] = [];
+  for (const query of queries.slice(0, -1)) yield { ...query, waits: false, answered: (answer) => answers.push(answer) };
+  answers.push((yield { ...queries[queries.length - 1], waits: true, last }) as Answer);
+  return answers;
 }
 
 /**
@@ -154,9 +174,10 @@ function runScript<T>(steps: TransactionScript<T>, execute: (statement: Statemen
   return next(steps.next());
 }
 
-/** The answer the script receives: checked first when it has a check. */
+/** The answer the script receives, once a required row is found. */
 function settled(statement: Statement, answer: Answer): Answer | undefined {
-  statement.check?.(answer.rows);
+  if (statement.refusal && !answer.rows.length) throw statement.refusal();
+  statement.answered?.(answer);
   return statement.waits ? answer : undefined;
 }
 
@@ -180,37 +201,31 @@ export async function postgresStatement<Row>(pool: pg.Pool, sql: string, params:
 export async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScript<T>): Promise<T> {
   const client = await pool.connect();
   let broken: Error | undefined;
-  const query = async (sql: string) => {
+  /** Sends `statements` (and COMMIT after them when `commits`) in one round trip; hands their answers on. */
+  const send = async (statements: Statement[], commits: boolean): Promise<Answer[]> => {
+    const texts = statements.map(({ sql, params, refusal }, index) =>
+      refusal ? requiredRow(withLiterals(sql, params), index) : withLiterals(sql, params),
+    );
+    let results;
     try {
-      return await client.query(sql);
+      results = await client.query([...texts, ...(commits ? ["COMMIT"] : [])].join(";\n"));
     } catch (error) {
+      const refused = refusedBy(error, statements);
+      if (refused) throw refused();
       broken = error as Error;
       throw error;
     }
-  };
-  /** Sends `statements` (and COMMIT after them when `commits`) in one round trip; runs their checks on their answers. */
-  const send = async (statements: Statement[], commits: boolean): Promise<Answer[]> => {
-    const texts = statements.map(({ sql, params }) => withLiterals(sql, params));
-    const results = await query([...texts, ...(commits ? ["COMMIT"] : [])].join(";\n"));
     const answers = (Array.isArray(results) ? results : [results]).map((result) => ({ rows: result.rows, changes: result.rowCount ?? 0 }));
-    statements.forEach((statement, index) => statement.check?.(answers[index].rows));
+    statements.forEach((statement, index) => statement.answered?.(answers[index]));
     return answers;
   };
-  // A check is never sent with COMMIT: it must be able to refuse before anything commits.
-  const holdsCheck = (statements: Statement[]) => statements.some((statement) => statement.check);
   let pending: Statement[] = [BEGIN];
   let committed = false;
   try {
     const steps = script();
     for (let step = steps.next(); ;) {
       if (step.done) {
-        if (!committed) {
-          if (holdsCheck(pending)) {
-            await send(pending, false);
-            pending = [];
-          }
-          await send(pending, true);
-        }
+        if (!committed) await send(pending, true);
         return step.value;
       }
       if (committed) throw afterLast();
@@ -220,10 +235,7 @@ export async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScri
         step = steps.next();
         continue;
       }
-      // A last statement goes with COMMIT unless a check before it must be judged first (a waited one has none).
-      const commits = statement.last === true && !holdsCheck(pending);
-      const answer = (await send(pending, commits))[pending.length - 1];
-      if (statement.last && !commits) await send([], true);
+      const answer = (await send(pending, statement.last === true))[pending.length - 1];
       committed = statement.last === true;
       pending = [];
       step = steps.next(answer);
@@ -232,10 +244,23 @@ export async function onPostgres<T>(pool: pg.Pool, script: () => TransactionScri
     if (!committed) await client.query("ROLLBACK").catch(() => {});
     throw error;
   } finally {
-    // A script that refused (a domain error) hands its connection back; one whose query failed closes it (PostgreSQL
-    // restarting, say) rather than handing it to the next caller.
+    // A script that refused (a domain error, or a required row missing) hands its connection back; one whose query
+    // failed closes it (PostgreSQL restarting, say) rather than handing it to the next caller.
     client.release(broken);
   }
+}
+
+/** What refuse_unless raises (prisma/postgresql/migrations/0014_required_rows), the statement's index as its detail. */
+const REQUIRED_ROW_MISSING = "AWR01";
+
+/** A required statement (`text`, the `index`th of its round trip) that raises when it returns no row. */
+const requiredRow = (text: string, index: number) =>
+  `WITH "required" AS (${text}) SELECT "refuse_unless"((SELECT count(*) FROM "required") > 0, ${index})`;
+
+/** The refusal of the required statement whose row was missing, when that is what `error` says. */
+function refusedBy(error: unknown, statements: Statement[]): (() => Error) | undefined {
+  const { code, detail } = error as { code?: string; detail?: string };
+  return code === REQUIRED_ROW_MISSING ? statements[Number(detail)]?.refusal : undefined;
 }
 
 const BEGIN: Statement = { sql: "BEGIN", params: [], reads: false, waits: false };

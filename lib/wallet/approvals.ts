@@ -9,7 +9,7 @@ import { db } from "@/lib/db";
 import { heldLock, lastChangesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
-import { checkStepUp, stepUpOptions } from "@/lib/auth/step-up";
+import { presentedStepUp, stepUpOptions } from "@/lib/auth/step-up";
 import { ChainUnansweredError, onChain, READ_BUDGET_MS } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
@@ -22,15 +22,20 @@ import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type Req
 import {
   currentRequest,
   findRequestWithWallet,
-  liveGrant,
+  grantHeld,
+  grantIsLive,
+  GrantRevokedError,
   receiptOf,
   recordTransition,
   reloadRequest,
   RequestError,
+  requestWithWalletRead,
   settleFromReceipt,
   toView,
   transitionRequest,
+  withWallet,
   type RequestRow,
+  type RequestWithWallet,
 } from "./request-lifecycle";
 
 export const signatureSchema = z
@@ -87,9 +92,9 @@ async function ownedRequest(userId: string, requestId: string, clock: Clock) {
   return (await ownedRequestWithWallet(userId, requestId, clock)).row;
 }
 
-/** The person's request, brought up to date, and its wallet's address (null once the wallet is removed). */
-async function ownedRequestWithWallet(userId: string, requestId: string, clock: Clock) {
-  const found = await findRequestWithWallet(requestId);
+/** The person's request (`found`, or read now), brought up to date, and its wallet's address (null once the wallet is removed). */
+async function ownedRequestWithWallet(userId: string, requestId: string, clock: Clock, found?: RequestWithWallet | null) {
+  if (found === undefined) found = await findRequestWithWallet(requestId);
   if (!found || found.row.userId !== userId) throw new NotFoundError("The request");
   return { row: await currentRequest(found.row, clock), walletAddress: found.walletAddress };
 }
@@ -246,10 +251,13 @@ export async function approveRequest(
   input: { assertion: AuthenticationResponseJSON; signature: string } & Decision,
   clock: Clock = systemClock,
 ) {
-  const { row, walletAddress } = await ownedRequestWithWallet(userId, requestId, clock);
+  // The challenge is spent and the request read in one round trip: a request that cannot be approved (not pending, or
+  // not the person's) spends the challenge too, which was good for this request only.
+  const presented = await presentedStepUp(input.assertion, "approval", [requestWithWalletRead(requestId)], clock);
+  const { row, walletAddress } = await ownedRequestWithWallet(userId, requestId, clock, withWallet(presented.rows[0]));
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
-  const assertion = await checkStepUp(userId, "approval", row.id, payloadDigest(payload), input.assertion, clock);
+  const assertion = await presented.checkedFor(userId, row.id, payloadDigest(payload));
   let refusal: unknown = null;
   try {
     checkSignature(walletAddress, payload, input.signature as Hex);
@@ -287,40 +295,38 @@ function notPendingMessage(row: Pick<RequestRow, "status" | "reason">): string {
 
 type Approval = { signature: string; signedTransaction: Hex | null; payload: RequestPayload; lowered: Lowered | null };
 
-type Decided = { decided: RequestRow } | { refusal: unknown } | { undecided: true };
+type Decided = { decided: RequestRow } | { undecided: true };
 
 // Times compared in SQL, as stored: pg would read them in the process's time zone.
 const DECIDING = `SELECT "status", "reason", "digest", CASE WHEN "expiresAt" > ? THEN 1 ELSE 0 END AS "live",
-  CASE WHEN "nonceUntil" > ? THEN 1 ELSE 0 END AS "nonceHeld" FROM "AgentRequest" WHERE "id" = ?`;
+  CASE WHEN "nonceUntil" > ? THEN 1 ELSE 0 END AS "nonceHeld", CASE WHEN ${grantIsLive} THEN 1 ELSE 0 END AS "grantLive"
+  FROM "AgentRequest" WHERE "id" = ?`;
 
 /**
- * Records the approval, once, under the wallet's lock (the one its nonce was fixed under), after re-checking the
- * grant and its client: a revocation committed before it refuses it, one after it waits for it. The request must
- * still be pending with the very payload the passkey approved, and a transaction's nonce still held for it. A signed
- * transaction is kept with it (approved), to hand to the node again if the node loses it; a signature is its result
- * (completed). A lowered allowance becomes the request's payload (what was signed) and what its token caps count.
- * A refusal is returned, not thrown: the passkey's counter, moved before it, stays moved.
+ * Records the approval, once, under the wallet's lock (the one its nonce was fixed under), while the grant and its
+ * client are active, held so until it commits: a revocation committed before it leaves it undecided, one after it
+ * waits for it. The request must still be pending with the very payload the passkey approved, and a transaction's
+ * nonce still held for it. A signed transaction is kept with it (approved), to hand to the node again if the node
+ * loses it; a signature is its result (completed). A lowered allowance becomes the request's payload (what was signed)
+ * and what its token caps count. Undecided is returned, not thrown: the passkey's counter, moved before it, stays moved.
  */
 function* decided(row: RequestRow, approval: Approval, now: Date): TransactionScript<Decided> {
   const { signature, signedTransaction, payload, lowered } = approval;
   yield* heldLock(walletLock(row.credentialId));
-  try {
-    yield* liveGrant(row.grantId);
-  } catch (error) {
-    if (error instanceof RequestError) return { refusal: error };
-    throw error;
-  }
+  yield* grantHeld(row.grantId);
   const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
   const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount });
   const status = signedTransaction ? "approved" : "completed";
   const completedAt = signedTransaction ? null : now;
   const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : null;
-  // Decided only while still pending, unexpired, with the payload the passkey approved and (a transaction) its nonce
-  // held: one statement, the transaction's last; what stood in the way is read after it only when it changed nothing.
+  // Decided only while its grant is live and it is still pending, unexpired, with the payload the passkey approved and
+  // (a transaction) its nonce held: one statement, the transaction's last; what stood in the way is read after it only
+  // when it changed nothing.
   const decidedNow = yield* lastChangesOf(
     `UPDATE "AgentRequest" SET "status" = ?, "result" = ?, "decidedAt" = ?, "completedAt" = COALESCE(?, "completedAt")${
       changed ? `, "payload" = ?, "digest" = ?, "tokenAmount" = ?` : ""
-    } WHERE "id" = ? AND "status" = 'pending' AND "expiresAt" > ? AND "digest" = ?${signedTransaction ? ` AND "nonceUntil" > ?` : ""}`,
+    } WHERE "id" = ? AND "status" = 'pending' AND "expiresAt" > ? AND "digest" = ?${signedTransaction ? ` AND "nonceUntil" > ?` : ""}
+      AND ${grantIsLive}`,
     status,
     result,
     now,
@@ -330,6 +336,7 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
     now,
     row.digest,
     ...(signedTransaction ? [now] : []),
+    row.grantId,
   );
   if (!decidedNow) return { undecided: true };
   return { decided: { ...row, ...changed, status, result, decidedAt: now, completedAt: completedAt ?? row.completedAt } };
@@ -338,8 +345,15 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
 /** Why the approval's UPDATE changed nothing, as the refusal the person sees. */
 async function undecidable(row: RequestRow, transaction: boolean, now: Date): Promise<RequestError> {
   const [current] = await runTransaction(() =>
-    rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number }>(DECIDING, now, now, row.id),
+    rowsOf<{ status: string; reason: string | null; digest: string; live: number; nonceHeld: number; grantLive: number }>(
+      DECIDING,
+      now,
+      now,
+      row.grantId,
+      row.id,
+    ),
   );
+  if (!current.grantLive) return new GrantRevokedError();
   if (current.status !== "pending") return new RequestError("not_pending", notPendingMessage(current), 409);
   if (!current.live) return new RequestError("not_pending", "This request expired before it was approved", 409);
   if (current.digest !== row.digest)

@@ -13,7 +13,7 @@ import {
 } from "viem";
 import { db, selectRows, usesPostgres, type Tx } from "@/lib/db";
 import { PreparedSelect, storedTime } from "@/lib/db/prepared";
-import { checked, lastChangesOf, rowsOf, runInPrismaTransaction, type TransactionScript } from "@/lib/db/transaction-script";
+import { lastChangesOf, reading, required, runInPrismaTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { config } from "@/lib/config";
 import { recordAudit, type AuditInput } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
@@ -57,10 +57,11 @@ type StoredRequest = Omit<RequestRow, DateColumn> & Record<DateColumn, Date | st
 
 const REQUEST_BY_ID = new PreparedSelect<StoredRequest>("request_by_id", `SELECT * FROM "AgentRequest" WHERE "id" = ?`);
 /** A request with its wallet's address (null once the wallet is removed): what an approval checks the signature against. */
-const REQUEST_WITH_WALLET = new PreparedSelect<StoredRequest & { walletAddress: string | null }>(
+const REQUEST_WITH_WALLET = new PreparedSelect<StoredWithWallet>(
   "request_with_wallet",
   `SELECT r.*, c."address" AS "walletAddress" FROM "AgentRequest" r LEFT JOIN "Credential" c ON c."id" = r."credentialId" WHERE r."id" = ?`,
 );
+type StoredWithWallet = StoredRequest & { walletAddress: string | null };
 
 /** A stored request as the ORM reads it. */
 function requestRow({ createdAt, expiresAt, nonceUntil, decidedAt, completedAt, ...columns }: StoredRequest): RequestRow {
@@ -81,11 +82,18 @@ async function findRequest(requestId: string): Promise<RequestRow | null> {
   return stored ? requestRow(stored) : null;
 }
 
+export type RequestWithWallet = { row: RequestRow; walletAddress: string | null };
+
 /** findRequest, with the address of the request's wallet in the same read. */
-export async function findRequestWithWallet(requestId: string): Promise<{ row: RequestRow; walletAddress: string | null } | null> {
-  const [stored] = await selectRows(REQUEST_WITH_WALLET, requestId);
+export async function findRequestWithWallet(requestId: string): Promise<RequestWithWallet | null> {
+  return withWallet(await selectRows(REQUEST_WITH_WALLET, requestId));
+}
+
+/** findRequestWithWallet as a statement of a transaction script, and what its rows say. */
+export const requestWithWalletRead = (requestId: string) => reading(REQUEST_WITH_WALLET.sql, requestId);
+export function withWallet([stored]: unknown[]): RequestWithWallet | null {
   if (!stored) return null;
-  const { walletAddress, ...request } = stored;
+  const { walletAddress, ...request } = stored as StoredWithWallet;
   return { row: requestRow(request), walletAddress };
 }
 
@@ -259,43 +267,43 @@ export function cancellationEvents(rows: RequestRow[], reason: string): AuditInp
   return rows.map((row) => transitionEvent(row, ["pending"], "cancelled", { reason }));
 }
 
-class GrantRevokedError extends RequestError {
+export class GrantRevokedError extends RequestError {
   constructor() {
     super("grant_revoked", "This client's access was revoked: its requests can no longer be created, approved or sent", 409);
   }
 }
 
+// The grant and its client, found by the grant's id.
+const GRANT_AND_CLIENT = `FROM "Client" c JOIN "Grant" g ON g."clientId" = c."id" WHERE g."id" = ?`;
+const BOTH_ACTIVE = `g."status" = 'active' AND c."status" = 'active'`;
+// PostgreSQL locks a join's rows in the order FOR SHARE OF names them: the client's first, as revocations update it.
+const forShare = () => (usesPostgres() ? ` FOR SHARE OF c, g` : "");
+
 /**
  * Refuses unless the grant and its client are active, and keeps them so until the transaction ends: on PostgreSQL
  * the rows are locked for share (the client's first, as revocations update it first), so a revocation waits for the
- * transaction or the transaction for it; on SQLite the transaction holds the single write lock already. Creating and
- * approving a request run it in their transaction, so a request of a revoked grant is never created, approved or
- * broadcast.
+ * transaction or the transaction for it; on SQLite the transaction holds the single write lock already. Creating a
+ * request runs it in its transaction, so a request of a revoked grant is never created. The script does not wait for
+ * it: the row is required (a revoked grant has none).
  */
-export function* liveGrant(grantId: string): TransactionScript<void> {
-  refuseUnlessLive(yield* rowsOf<GrantStatus>(liveGrantSql(), grantId));
-}
-
-/** liveGrant without waiting for its answer, which refuses, when it comes, before anything commits. */
 export function* grantStaysLive(grantId: string): TransactionScript<void> {
-  yield* checked(refuseUnlessLive, liveGrantSql(), grantId);
+  yield* required(() => new GrantRevokedError(), `SELECT g."id" ${GRANT_AND_CLIENT} AND ${BOTH_ACTIVE}${forShare()}`, grantId);
 }
 
-type GrantStatus = { status: string; clientStatus: string };
-
-// PostgreSQL locks a join's rows in the order FOR SHARE OF names them: the client's first.
-const liveGrantSql = () =>
-  `SELECT g."status", c."status" AS "clientStatus" FROM "Client" c JOIN "Grant" g ON g."clientId" = c."id" WHERE g."id" = ?${
-    usesPostgres() ? ` FOR SHARE OF c, g` : ""
-  }`;
-
-function refuseUnlessLive([grant]: GrantStatus[]): void {
-  if (grant?.clientStatus !== "active" || grant.status !== "active") throw new GrantRevokedError();
+/**
+ * Keeps the grant and its client as they are until the transaction ends, whatever their status, as grantStaysLive
+ * does: a later statement of the transaction asks `grantIsLive`, and its answer holds until COMMIT.
+ */
+export function* grantHeld(grantId: string): TransactionScript<void> {
+  if (usesPostgres()) yield* unanswered(`SELECT g."id" ${GRANT_AND_CLIENT}${forShare()}`, grantId);
 }
 
-/** liveGrant in a Prisma transaction `tx`. */
+/** An SQL condition, with the grant's id as its one parameter: the grant and its client are active. */
+export const grantIsLive = `EXISTS (SELECT 1 ${GRANT_AND_CLIENT} AND ${BOTH_ACTIVE})`;
+
+/** grantStaysLive in a Prisma transaction `tx`. */
 export function lockLiveGrant(tx: Tx, grantId: string): Promise<void> {
-  return runInPrismaTransaction(tx, liveGrant(grantId));
+  return runInPrismaTransaction(tx, grantStaysLive(grantId));
 }
 
 const REQUEST_COLUMNS = [

@@ -1,0 +1,3 @@
+-- Nothing to change on SQLite: a transaction script's required row (lib/db/transaction-script.ts, `required`) is
+-- judged in the process, which runs the whole transaction synchronously. PostgreSQL's migration of this name adds
+-- the function that judges it there.
