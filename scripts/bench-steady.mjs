@@ -15,6 +15,12 @@ const requestHeaders = { ...headers, ...(payload ? { "Content-Length": String(pa
 
 const latencies = [];
 let errors = 0;
+/** What each error was (a status code, or the connection's error code), told on stderr at the end. */
+const errorKinds = new Map();
+const tally = (kind) => {
+  errors++;
+  errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
+};
 let pending = 0;
 
 function send() {
@@ -24,12 +30,12 @@ function send() {
     response.on("data", () => {});
     response.on("end", () => {
       latencies.push(performance.now() - sent);
-      if (response.statusCode >= 400) errors++;
+      if (response.statusCode >= 400) tally(`HTTP ${response.statusCode}`);
       done();
     });
   });
-  request.on("error", () => {
-    errors++;
+  request.on("error", (error) => {
+    tally(error.code ?? error.message);
     done();
   });
   request.end(payload);
@@ -44,6 +50,7 @@ function done() {
   if (sentCount === total && pending === 0) {
     const seconds = (performance.now() - start) / 1000;
     agent.destroy();
+    if (errors) process.stderr.write(`${url}: ${[...errorKinds].map(([kind, count]) => `${count} × ${kind}`).join(", ")}\n`);
     process.stdout.write(JSON.stringify({ latencies, errors, seconds }));
   }
 }

@@ -13,9 +13,11 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
  * limit V8 lets garbage pile up to 400–700 MB resident under load. Under one, it grows the old generation at most
  * halfway from what survived (about 63 MB) to the limit: at 160 MB a full collection came every 0.6 s at half
  * load, each 30–40 ms of marking on the event loop. 224 MB with 150 % growth: every 1.6–1.8 s, a lower p99 for
- * 263–291 MB resident at peak (docs/performance.md, "the heap's growth").
+ * 263–291 MB resident at peak (docs/performance.md, "the heap's growth"). 192 MB, once the other rounds had made the
+ * heap smaller: the bench's peak 20 MB lower (the burst's 237 MB where it was 248–257 on SQLite), the CPU a call and
+ * the server's p99 at half load the same (docs/performance.md, "The last round").
  */
-const DEFAULT_HEAP = ["--max-old-space-size=224", "--heap-growing-percent=150"];
+const DEFAULT_HEAP = ["--max-old-space-size=192", "--heap-growing-percent=150"];
 
 /**
  * The young generation's semi-spaces at 8 MB, unless NODE_OPTIONS sets a size: Node's 16 MB makes the young generation
