@@ -279,7 +279,8 @@ export function withLiterals(sql: string, params: Parameter[]): string {
     if (typeof value === "number" && !Number.isFinite(value)) throw new Error(`Not a finite number: ${value}`);
     const literal = value instanceof Date ? value.toISOString() : String(value);
     if (literal.includes("\0")) throw new Error("A string parameter holds a NUL character, which PostgreSQL cannot store");
-    return pg.escapeLiteral(literal);
+    // pg's escapeLiteral rebuilds the string a character at a time; one with no quote and no backslash it only quotes.
+    return /['\\]/.test(literal) ? pg.escapeLiteral(literal) : `'${literal}'`;
   });
   if (index !== params.length) throw new Error(`Fewer placeholders than parameters in: ${sql}`);
   return text;
