@@ -60,6 +60,7 @@ async function checkStepUp(
   return checkedFor(await checkAssertion(assertion, purpose, clock), userId, subject, decision);
 }
 
+/** checkStepUp's own checks, on an assertion checkAssertion has checked: this user, subject and decision. */
 async function checkedFor(checked: CheckedAssertion, userId: string, subject: string, decision: unknown): Promise<CheckedAssertion> {
   const { userId: owner, challenge } = checked;
   let refusal: AppError | null = null;

@@ -251,8 +251,8 @@ export async function approveRequest(
   input: { assertion: AuthenticationResponseJSON; signature: string } & Decision,
   clock: Clock = systemClock,
 ) {
-  // The challenge is spent and the request read in one round trip: a request that cannot be approved (not pending, or
-  // not the person's) spends the challenge too, which was good for this request only.
+  // The challenge is spent and the request read in one round trip: an approval refused below (the request not the
+  // person's, not pending, or its payload refused) spends the challenge too, which was good for this request only.
   const presented = await presentedStepUp(input.assertion, "approval", [requestWithWalletRead(requestId)], clock);
   const { row, walletAddress } = await ownedRequestWithWallet(userId, requestId, clock, withWallet(presented.rows[0]));
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
