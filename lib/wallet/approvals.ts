@@ -89,12 +89,11 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
 }
 
 async function ownedRequest(userId: string, requestId: string, clock: Clock) {
-  return (await ownedRequestWithWallet(userId, requestId, clock)).row;
+  return (await owned(userId, await findRequestWithWallet(requestId), clock)).row;
 }
 
-/** The person's request (`found`, or read now), brought up to date, and its wallet's address (null once the wallet is removed). */
-async function ownedRequestWithWallet(userId: string, requestId: string, clock: Clock, found?: RequestWithWallet | null) {
-  if (found === undefined) found = await findRequestWithWallet(requestId);
+/** The request `found`, if it is the person's, brought up to date, and its wallet's address (null once removed). */
+async function owned(userId: string, found: RequestWithWallet | null, clock: Clock) {
   if (!found || found.row.userId !== userId) throw new NotFoundError("The request");
   return { row: await currentRequest(found.row, clock), walletAddress: found.walletAddress };
 }
@@ -254,7 +253,7 @@ export async function approveRequest(
   // The challenge is spent and the request read in one round trip: an approval refused below (the request not the
   // person's, not pending, or its payload refused) spends the challenge too, which was good for this request only.
   const presented = await presentedStepUp(input.assertion, "approval", [requestWithWalletRead(requestId)], clock);
-  const { row, walletAddress } = await ownedRequestWithWallet(userId, requestId, clock, withWallet(presented.rows[0]));
+  const { row, walletAddress } = await owned(userId, withWallet(presented.rows[0]), clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
   const assertion = await presented.checkedFor(userId, row.id, payloadDigest(payload));
