@@ -355,13 +355,15 @@ export function violationOf(
 const HOLDING = ["pending", "approved", "submitted", "completed"].map((status) => `'${status}'`).join(", ");
 
 /**
- * The (grant, credential)'s policy, and how many of its requests wait for the person, counted only up to the limit
- * that refuses more (an index range of pending rows; tooManyWaiting needs no more), so that it costs the same however
- * many there are. One statement: on PostgreSQL each is a round trip.
+ * The (grant, credential)'s policy, and how many of its requests wait for the person, counted only up to `limit`, the
+ * one that refuses more (an index range of pending rows; tooManyWaiting needs no more), so that it costs the same
+ * however many there are. One statement: on PostgreSQL each is a round trip. The limit is written into the SQL: SQLite
+ * prepares a statement again on every run when a subquery's LIMIT is a parameter (a tenth of a creation's SQLite time).
  */
-const POLICY_AND_WAITING = `SELECT (SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?) AS "policy",
+const policyAndWaiting = (limit: number) => `SELECT
+  (SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?) AS "policy",
   (SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending'
-    AND "expiresAt" > ? LIMIT ?) AS "pending") AS "waiting"`;
+    AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending") AS "waiting"`;
 /** How many of the (grant, credential)'s requests were created in the last hour: read only for a per-hour cap. */
 const THIS_HOUR = `SELECT COUNT(*) AS "count" FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
 /**
@@ -385,13 +387,12 @@ function* standing(
   now: Date,
 ): TransactionScript<{ policy: Policy; held: Held[]; thisHour: number; waiting: number }> {
   const [entry] = yield* rowsOf<{ policy: string | null; waiting: number | string }>(
-    POLICY_AND_WAITING,
+    policyAndWaiting(config().pendingRequestsPerCredential),
     grantId,
     credentialId,
     grantId,
     credentialId,
     now,
-    config().pendingRequestsPerCredential,
   );
   const policy = parsePolicy(entry.policy ?? "{}");
   const weekAgo = new Date(now.getTime() - WEEK);
