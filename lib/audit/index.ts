@@ -126,7 +126,9 @@ function wake(): void {
   if (urgentQueued > 0 || queue.length >= MAX_BATCH) {
     if (soon) clearTimeout(soon);
     soon = null;
-    appending = drain();
+    // After this turn's I/O callbacks: the events of every call they finish share the transaction. On SQLite an append
+    // runs synchronously, so without the wait each urgent event would take a transaction of its own.
+    appending = new Promise<void>((resolve) => setImmediate(resolve)).then(drain);
   } else {
     soon ??= setTimeout(() => {
       soon = null;
