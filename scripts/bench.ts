@@ -67,6 +67,8 @@ type Scenario = {
   amount?: number;
   /** its `requests` keep no state a call cut off at the end would break: warmed up as a plain scenario is */
   stateless?: boolean;
+  /** with `amount`: this many more requests first, unmeasured (what `prepare` made for them), as the JIT warms up */
+  warmUpAmount?: number;
 };
 
 /**
@@ -152,7 +154,12 @@ async function timeInServer(from: number, to: number): Promise<Pick<Result, "p50
   return quantiles(times);
 }
 
-const WARM_UP_SECONDS = 1;
+/**
+ * Unmeasured seconds before each scenario that runs for a duration. V8's optimizing compiler works through a path's
+ * functions for several seconds after its first calls: with one second of warm-up it took 10–19 % of the server's
+ * CPU through the first six measured seconds of request creation, a one-time cost the per-request figures then carried.
+ */
+const WARM_UP_SECONDS = 8;
 /** PENDING_REQUESTS_PER_CREDENTIAL's default: how many of an agent's requests may wait for the person at once. */
 const DEFAULT_WAITING_LIMIT = 50;
 /** Above any rate request creation has reached here (938 a second on the fastest machine): agents enough for it. */
@@ -171,9 +178,10 @@ async function saturated(scenario: Scenario): Promise<Measured> {
     connections: CONNECTIONS,
   } as const;
   // Unmeasured: the first calls of a path load its modules and warm the JIT. Not for request sequences: their
-  // state (the refresh chains) would be left with calls cut off at the end.
+  // state would be left with calls cut off at the end; those that spend what `prepare` made warm up on their own.
   if (!scenario.requests || scenario.stateless) await autocannon({ ...load, duration: WARM_UP_SECONDS });
   await scenario.prepare?.();
+  if (scenario.warmUpAmount) await autocannon({ ...load, amount: scenario.warmUpAmount });
   const cpuBefore = cpuMs(scenario.pid);
   const result = await autocannon({ ...load, ...(scenario.amount ? { amount: scenario.amount } : { duration: DURATION }) });
   const cpu = cpuMs(scenario.pid) - cpuBefore;
@@ -406,10 +414,11 @@ async function mintedCodes(grant: { clientId: string; grantId: string; redirectU
 
 /** How many approvals the approval scenario posts: each is a request asked for over /mcp and a passkey assertion. */
 const APPROVALS = 2000;
-/** How many it posts before, unmeasured, as the other scenarios warm up for a second (the route's modules load, V8 compiles). */
-const WARM_UP_APPROVALS = 200;
-/** How many codes the code exchange scenario spends. */
+/** How many it posts before, unmeasured, as the other scenarios warm up (the route's modules load, V8 compiles). */
+const WARM_UP_APPROVALS = 3000;
+/** How many codes the code exchange scenario spends, measured; and how many before, unmeasured. */
 const CODES = 3000;
+const WARM_UP_CODES = 5000;
 /** The burst: this many agents (API keys of one person) each ask for a signature at once. */
 const BURST_AGENTS = 200;
 
@@ -541,9 +550,10 @@ async function run(scale: number): Promise<Result[]> {
     const creatorCount = Math.ceil((MAX_CREATIONS_A_SECOND * (DURATION + WARM_UP_SECONDS)) / DEFAULT_WAITING_LIMIT);
     for (let index = 0; index < creatorCount; index++) creators.push(await apiKeyFor(user.id, signerId, "approve"));
     await createUser();
-    // One refresh chain per connection: each request rotates that connection's token.
+    // Refresh chains in a pool, each request taking one and putting it back rotated: three per connection, so the
+    // chains whose calls the warm-up cuts off (dropped, never sent again) leave one for every connection.
     const refreshChains: RefreshChain[] = [];
-    for (let index = 0; index < CONNECTIONS; index++) {
+    for (let index = 0; index < 3 * CONNECTIONS; index++) {
       const { client, tokens: issued } = await obtainTokens(app);
       refreshChains.push({ clientId: client.client_id, token: issued.refresh_token! });
     }
@@ -623,6 +633,7 @@ async function run(scale: number): Promise<Result[]> {
         name: "/oauth/token refresh rotation",
         url: `${app.baseUrl}/oauth/token`,
         pid: app.pid,
+        stateless: true,
         requests: [
           {
             method: "POST",
@@ -646,11 +657,11 @@ async function run(scale: number): Promise<Result[]> {
         url: `${app.baseUrl}/oauth/token`,
         pid: app.pid,
         amount: CODES,
+        warmUpAmount: WARM_UP_CODES,
         prepare: async () => {
           const grant = await db().grant.findUniqueOrThrow({ where: { id: exchanging.grantId } });
-          codes.push(
-            ...(await mintedCodes({ clientId: grant.clientId, grantId: grant.id, redirectUri: exchanging.client.redirect_uris[0] }, CODES)),
-          );
+          const client = { clientId: grant.clientId, grantId: grant.id, redirectUri: exchanging.client.redirect_uris[0] };
+          codes.push(...(await mintedCodes(client, WARM_UP_CODES + CODES)));
         },
         requests: [
           {
@@ -675,19 +686,17 @@ async function run(scale: number): Promise<Result[]> {
         url: app.appUrl,
         pid: app.pid,
         amount: APPROVALS,
+        warmUpAmount: WARM_UP_APPROVALS,
         prepare: async () => {
           // As a synced passkey (iCloud Keychain, Google Password Manager): its signature counter stays 0, so approvals
           // posted 16 at a time may arrive in any order (an incrementing counter refuses one that arrives late).
           await db().passkey.updateMany({ where: { userId: approver.person.userId }, data: { counter: 0 } });
-          const warmUp: (() => Promise<unknown>)[] = [];
-          for (let index = 0; index < APPROVALS + WARM_UP_APPROVALS; index++) {
+          for (let index = 0; index < WARM_UP_APPROVALS + APPROVALS; index++) {
             approver.person.passkey.counter = -1;
             const { requestId } = await approver.ask("sign_message", { message: `bench ${index}` });
-            const { path, approval, post } = await approver.prepareApproval(requestId!);
-            if (index < WARM_UP_APPROVALS) warmUp.push(post);
-            else approvals.push({ path, body: JSON.stringify(approval) });
+            const { path, approval } = await approver.prepareApproval(requestId!);
+            approvals.push({ path, body: JSON.stringify(approval) });
           }
-          for (const post of warmUp) await post();
         },
         requests: [
           {
