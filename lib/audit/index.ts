@@ -155,7 +155,7 @@ export async function recordAudit(input: AuditInput, clock: Clock = systemClock)
 /**
  * Appends one event within SOON_MS, with whatever else is recorded meanwhile, and does not wait for it: for calls
  * that change nothing (read tools), whose answer need not wait for the log. A failed append is logged. An urgent
- * event takes the waiting ones along at once, in order; the server commits them before it stops (flushAudit).
+ * event takes the waiting ones along with it, in order; the server commits them before it stops (flushAudit).
  */
 export function recordAuditSoon(input: AuditInput, clock: Clock = systemClock): void {
   enqueue(input, clock, false, (error) => error && console.error(`audit append failed: ${(error as Error).message}`));
