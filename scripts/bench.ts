@@ -156,7 +156,7 @@ async function timeInServer(from: number, to: number): Promise<Pick<Result, "p50
 
 /**
  * Unmeasured seconds before each scenario that runs for a duration. V8's optimizing compiler works through a path's
- * functions for several seconds after its first calls: with one second of warm-up it took 10–19 % of the server's
+ * functions for several seconds after its first calls: with one second of warm-up it took 16–19 % of the server's
  * CPU through the first six measured seconds of request creation, a one-time cost the per-request figures then carried.
  */
 const WARM_UP_SECONDS = 8;

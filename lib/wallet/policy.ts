@@ -360,10 +360,18 @@ const HOLDING = ["pending", "approved", "submitted", "completed"].map((status) =
  * however many there are. One statement: on PostgreSQL each is a round trip. The limit is written into the SQL: SQLite
  * prepares a statement again on every run when a subquery's LIMIT is a parameter (a tenth of a creation's SQLite time).
  */
-const policyAndWaiting = (limit: number) => `SELECT
-  (SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?) AS "policy",
+function policyAndWaiting(limit: number): string {
+  // Built once per limit: it runs on every request's creation.
+  if (policyAndWaitingSql?.limit !== limit)
+    policyAndWaitingSql = {
+      limit,
+      sql: `SELECT (SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?) AS "policy",
   (SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending'
-    AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending") AS "waiting"`;
+    AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending") AS "waiting"`,
+    };
+  return policyAndWaitingSql.sql;
+}
+let policyAndWaitingSql: { limit: number; sql: string } | undefined;
 /** How many of the (grant, credential)'s requests were created in the last hour: read only for a per-hour cap. */
 const THIS_HOUR = `SELECT COUNT(*) AS "count" FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
 /**
