@@ -50,4 +50,23 @@ describe("an approval's allow-list of passkeys, enforced by the server", () => {
     assert.equal(right.status, 200, JSON.stringify(right.body));
     assert.equal(right.body.status, "completed");
   });
+
+  // The session is confirmed in the same round trip as the challenge is spent: one that ended after the options
+  // were asked for decides nothing, moves no passkey counter and records nothing for the request.
+  it("refuses an approval posted with a session that ended after its options were asked for", async () => {
+    const { requestId, refusal } = await holder.ask("sign_message", { message: "After signing out everywhere" });
+    assert.ok(requestId, refusal);
+    const prepared = await holder.prepareApproval(requestId);
+    const counter = (await db().passkey.findUniqueOrThrow({ where: { id: holder.person.passkey.id } })).counter;
+    const transitions = () => db().auditEvent.findMany({ where: { type: "request.transition", requestId } });
+    const recorded = await transitions();
+    assert.equal((await holder.person.session.json("/api/sessions/sign-out-everywhere")).status, 200);
+
+    const refused = await prepared.post();
+    assert.equal(refused.status, 401, JSON.stringify(refused.body));
+    assert.equal(refused.body.error, "unauthenticated");
+    assert.equal((await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } })).status, "pending");
+    assert.equal((await db().passkey.findUniqueOrThrow({ where: { id: holder.person.passkey.id } })).counter, counter);
+    assert.deepEqual(await transitions(), recorded, "nothing more was recorded for the request");
+  });
 });

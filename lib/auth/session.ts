@@ -11,6 +11,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { db, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
+import { reading, type Query } from "@/lib/db/transaction-script";
 import { UnauthenticatedError } from "@/lib/http/errors";
 import { parseJsonBody } from "@/lib/http/input-limits";
 import { authenticationResponseSchema, completeSignIn, completeSignUp, registrationResponseSchema } from "./passkeys";
@@ -82,19 +83,51 @@ const SESSION_USER = new PreparedSelect<{ id: string; email: string; sessionVers
 );
 
 /**
- * The signed-in person, or null: from the session cookie of `request` (an /api route), else of the page being
- * rendered. The user row must still exist, the session be younger than its lifetime and its version be the user's
- * current one.
+ * A session as its cookie claims it: decrypted with the app's key and younger than its lifetime, not yet checked
+ * against its user's row. `confirmed` judges the row `read` found: the user must still exist and the session's version
+ * be the user's current one. A caller with a round trip of its own to make runs `read` in it (one round trip fewer on
+ * PostgreSQL): what it does in that round trip must be harmless for a session that turns out to be over.
  */
-export async function currentUser(request?: Request): Promise<SessionUser | null> {
+export class ClaimedSession {
+  constructor(
+    /** the person the cookie names, who may have ended this session since */
+    readonly claimedUserId: string,
+    private readonly version: number | undefined,
+  ) {}
+
+  get read(): Query {
+    return reading(SESSION_USER.sql, this.claimedUserId);
+  }
+
+  /** The signed-in person, given the rows `read` found, or null when the session is over. */
+  userOf(rows: unknown[]): SessionUser | null {
+    const [user] = rows as (typeof SESSION_USER.row)[];
+    if (!user || user.sessionVersion !== this.version) return null;
+    return { id: user.id, email: user.email };
+  }
+
+  /** As userOf, refusing (401) a session that is over. */
+  confirmed(rows: unknown[]): SessionUser {
+    const user = this.userOf(rows);
+    if (!user) throw new UnauthenticatedError();
+    return user;
+  }
+}
+
+/** The session the cookie of `request` (an /api route), else of the page being rendered, claims; null when there is none. */
+async function claimedSession(request?: Request): Promise<ClaimedSession | null> {
   const chunks = request ? cookiesOf(request.headers.get("cookie")) : (await cookies()).getAll();
   const token = await sessionToken(chunks);
   const { sub: id, sessionVersion, signedInAt } = (token ?? {}) as { sub?: string; sessionVersion?: number; signedInAt?: number };
   // next-auth moves a JWT session's expiry on each visit to /api/auth/session; the lifetime counts from sign-in.
   if (!id || !signedInAt || Date.now() / 1000 - signedInAt > SESSION_MAX_AGE_SECONDS) return null;
-  const [user] = await selectRows(SESSION_USER, id);
-  if (!user || user.sessionVersion !== sessionVersion) return null;
-  return { id: user.id, email: user.email };
+  return new ClaimedSession(id, sessionVersion);
+}
+
+/** The signed-in person, or null: the session claimedSession finds, confirmed against its user's row. */
+export async function currentUser(request?: Request): Promise<SessionUser | null> {
+  const claimed = await claimedSession(request);
+  return claimed && claimed.userOf(await selectRows(SESSION_USER, claimed.claimedUserId));
 }
 
 type Cookie = { name: string; value: string };
@@ -204,6 +237,13 @@ export async function requireUser(path: string): Promise<SessionUser> {
   const user = await currentUser();
   if (!user) redirect(`/?next=${encodeURIComponent(path)}`);
   return user;
+}
+
+/** For /api routes that confirm the session in their own first round trip (ClaimedSession): the claimed one, or a 401. */
+export async function requireClaimedSession(request: Request): Promise<ClaimedSession> {
+  const claimed = await claimedSession(request);
+  if (!claimed) throw new UnauthenticatedError();
+  return claimed;
 }
 
 /** For /api routes: the signed-in person of `request`, or a 401. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { config } from "@/lib/config";
-import { requireApiUser, type SessionUser } from "@/lib/auth/session";
+import { requireApiUser, requireClaimedSession, type ClaimedSession, type SessionUser } from "@/lib/auth/session";
 import { AppError, invalidInput } from "@/lib/http/errors";
 import { JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
 import { errorResponse, json, NO_STORE, readBody } from "@/lib/http/respond";
@@ -56,6 +56,8 @@ function answer(result: unknown): Response {
   return json(result ?? { ok: true }, { headers: NO_STORE });
 }
 
+type RouteOptions = { limit?: "approve" | "userCode" };
+
 /**
  * An /api route for the signed-in person: same-origin check, session, the route's rate limit (by address and
  * person) when it names one, zod input, typed errors.
@@ -63,15 +65,43 @@ function answer(result: unknown): Response {
 export function appRoute<S extends z.ZodType, Params = Record<string, string>>(
   schema: S,
   handler: Handler<z.infer<S>, Params>,
-  options: { limit?: "approve" | "userCode" } = {},
+  options: RouteOptions = {},
+) {
+  return sessionRoute<S, Params, SessionUser>(
+    requireApiUser,
+    (user) => user.id,
+    schema,
+    (input, { session, request, params }) => handler(input, { user: session, request, params }),
+    options,
+  );
+}
+
+/**
+ * As appRoute, for a route that confirms the session in its own first round trip: its handler gets the session as
+ * the cookie claims it (ClaimedSession) and must confirm it before it acts for the person.
+ */
+export function claimedSessionRoute<S extends z.ZodType, Params = Record<string, string>>(
+  schema: S,
+  handler: (input: z.infer<S>, context: { session: ClaimedSession; request: Request; params: Params }) => Promise<unknown>,
+  options: RouteOptions = {},
+) {
+  return sessionRoute(requireClaimedSession, (session) => session.claimedUserId, schema, handler, options);
+}
+
+function sessionRoute<S extends z.ZodType, Params, Session>(
+  sessionOf: (request: Request) => Promise<Session>,
+  personOf: (session: Session) => string,
+  schema: S,
+  handler: (input: z.infer<S>, context: { session: Session; request: Request; params: Params }) => Promise<unknown>,
+  options: RouteOptions,
 ) {
   return async (request: Request, context: { params: Promise<Params> }) => {
     try {
       if (request.method !== "GET") assertSameOrigin(request);
-      const user = await requireApiUser(request);
-      if (options.limit) await spendRateLimit(options.limit, { ip: clientIp(request.headers), person: user.id });
+      const session = await sessionOf(request);
+      if (options.limit) await spendRateLimit(options.limit, { ip: clientIp(request.headers), person: personOf(session) });
       const input = await parseInput(request, schema);
-      return answer(await handler(input, { user, request, params: await context.params }));
+      return answer(await handler(input, { session, request, params: await context.params }));
     } catch (error) {
       return errorResponse(error);
     }

@@ -9,6 +9,7 @@ import { db } from "@/lib/db";
 import { heldLock, lastChangesOf, rowsOf, runTransaction, type TransactionScript } from "@/lib/db/transaction-script";
 import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
+import type { ClaimedSession } from "@/lib/auth/session";
 import { presentedStepUp, stepUpOptions } from "@/lib/auth/step-up";
 import { ChainUnansweredError, onChain, READ_BUDGET_MS } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
@@ -245,15 +246,17 @@ function checkSignature(walletAddress: string | null, payload: RequestPayload, s
  * assertion; the approval itself is one transaction with it.
  */
 export async function approveRequest(
-  userId: string,
+  session: ClaimedSession,
   requestId: string,
   input: { assertion: AuthenticationResponseJSON; signature: string } & Decision,
   clock: Clock = systemClock,
 ) {
-  // The challenge is spent and the request read in one round trip: an approval refused below (the request not the
-  // person's, not pending, or its payload refused) spends the challenge too, which was good for this request only.
-  const presented = await presentedStepUp(input.assertion, "approval", [requestWithWalletRead(requestId)], clock);
-  const { row, walletAddress } = await owned(userId, withWallet(presented.rows[0]), clock);
+  // The challenge is spent, the session confirmed and the request read in one round trip: an approval refused below
+  // (the session over, the request not the person's, not pending, or its payload refused) spends the challenge too,
+  // which was good for this person's approval of this request only.
+  const presented = await presentedStepUp(input.assertion, "approval", [session.read, requestWithWalletRead(requestId)], clock);
+  const userId = session.confirmed(presented.rows[0]).id;
+  const { row, walletAddress } = await owned(userId, withWallet(presented.rows[1]), clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
   const assertion = await presented.checkedFor(userId, row.id, payloadDigest(payload));

@@ -1,11 +1,12 @@
 import { authenticationResponseSchema } from "@/lib/auth/passkeys";
 import { serveDirectly } from "@/lib/http/direct-routes";
-import { appRoute } from "@/lib/routes/app-route";
+import { claimedSessionRoute } from "@/lib/routes/app-route";
 import { approveRequest, decisionSchema, signatureSchema } from "@/lib/wallet/approvals";
 
-export const POST = appRoute(
+// The session is confirmed in the approval's first round trip, with the challenge it spends.
+export const POST = claimedSessionRoute(
   decisionSchema.extend({ assertion: authenticationResponseSchema, signature: signatureSchema }),
-  (input, { user, params }) => approveRequest(user.id, params.id, input),
+  (input, { session, params }) => approveRequest(session, params.id, input),
   { limit: "approve" },
 );
 
