@@ -10,6 +10,12 @@ import { CONNECTION_ADDRESS_HEADER } from "./connection-address";
 const BUFFERED_BODY_LIMIT = 1024 * 1024;
 const UTF8 = new TextDecoder();
 
+/**
+ * Where a JSON answer (lib/http/respond.ts) keeps the text it was made from, for sendWebResponse to write as it is:
+ * reading a Response's body back goes through a web stream. A global symbol: the routes are bundled apart from this.
+ */
+export const ANSWER_TEXT = Symbol.for("agent-wallet.answer-text");
+
 /** A request's body, on the wire until read: to be read whole into memory, or streamed; none for GET and HEAD. */
 type NodeBody = { from: IncomingMessage; whole: boolean } | undefined;
 
@@ -151,6 +157,11 @@ export async function sendWebResponse(response: Response, res: ServerResponse): 
   if (cookies.length) headers["set-cookie"] = cookies;
   if (!response.body) {
     res.writeHead(response.status, headers).end();
+    return;
+  }
+  const text = (response as { [ANSWER_TEXT]?: string })[ANSWER_TEXT];
+  if (text !== undefined && !response.bodyUsed) {
+    res.writeHead(response.status, headers).end(text);
     return;
   }
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {

@@ -1,4 +1,5 @@
 import { ZodError } from "zod";
+import { ANSWER_TEXT } from "./node-bridge";
 import { HttpError, invalidInput, isDatabaseUnavailable, RateLimitedError, ServiceUnavailableError, UnexpectedError } from "./errors";
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
@@ -6,7 +7,9 @@ export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as c
 export function json(body: unknown, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);
   headers.set("Content-Type", "application/json");
-  return new Response(JSON.stringify(body), { ...init, headers });
+  const text = JSON.stringify(body);
+  // Kept for the node bridge to write as it is.
+  return Object.assign(new Response(text, { ...init, headers }), { [ANSWER_TEXT]: text });
 }
 
 /**
