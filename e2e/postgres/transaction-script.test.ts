@@ -50,4 +50,24 @@ describe("transaction scripts (PostgreSQL)", () => {
     );
     assert.equal(await lib.db().user.count({ where: { id: { startsWith: "nul-" } } }), 0);
   });
+
+  // The rate limits' store writes past the ORM; pg alone would read a timestamp in the process's time zone.
+  it("writes and reads a time past the ORM as the ORM does, in any time zone of the process", async () => {
+    const { queryPastOrm, db } = await import("@/lib/db");
+    const zone = process.env.TZ;
+    process.env.TZ = "America/New_York";
+    try {
+      const expire = new Date("2026-07-01T12:34:56.789Z");
+      const [row] = await queryPastOrm<{ expire: Date }>(
+        `INSERT INTO "RateLimit" ("key", "points", "expire") VALUES (?, ?, ?) RETURNING "expire"`,
+        ["utc-key", 1, expire],
+      );
+      assert.equal(row.expire.toISOString(), expire.toISOString(), "read back as written");
+      const stored = await db().rateLimit.findUniqueOrThrow({ where: { key: "utc-key" } });
+      assert.equal(stored.expire?.toISOString(), expire.toISOString(), "the ORM reads what was written");
+    } finally {
+      if (zone === undefined) delete process.env.TZ;
+      else process.env.TZ = zone;
+    }
+  });
 });

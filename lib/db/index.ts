@@ -7,8 +7,8 @@ import { databaseFile, isPostgres } from "@/lib/config/database";
 import type Database from "better-sqlite3";
 import pg from "pg";
 import {
-  numberedPlaceholders,
   postgresSelects,
+  postgresStatement,
   sqliteDateTime,
   sqliteSelects,
   sqliteWriter,
@@ -129,7 +129,7 @@ const preparedWrites = new WeakMap<Database.Database, Map<string, Database.State
  * Prisma's pipeline costs several times the statement (the rate-limit store, which /mcp writes to every 25th call).
  * On SQLite it runs synchronously on the audit append's connection, which never waits for the write lock; when
  * another connection holds it (Prisma's, across an await, or another process), the statement goes through Prisma,
- * which waits. On PostgreSQL it goes through Prisma.
+ * which waits. On PostgreSQL it is one statement on the transaction scripts' pool.
  */
 export async function queryPastOrm<Row>(sql: string, params: QueryParameter[]): Promise<Row[]> {
   const writer = connections().writer;
@@ -145,7 +145,8 @@ export async function queryPastOrm<Row>(sql: string, params: QueryParameter[]): 
       if ((error as { code?: string }).code !== "SQLITE_BUSY") throw error;
     }
   }
-  return db().$queryRawUnsafe<Row[]>(writer.kind === "postgres" ? numberedPlaceholders(sql) : sql, ...params);
+  if (writer.kind === "postgres") return postgresStatement<Row>(writer.scripts, sql, params);
+  return db().$queryRawUnsafe<Row[]>(sql, ...params);
 }
 
 /** Closes every connection of the process; the next use opens new ones. */

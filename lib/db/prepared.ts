@@ -1,5 +1,5 @@
 import Database from "better-sqlite3";
-import type pg from "pg";
+import pg from "pg";
 
 /**
  * SQL written past the ORM uses `?` placeholders, as SQLite takes them; PostgreSQL takes `$1, $2, …` in the same
@@ -32,6 +32,26 @@ export class PreparedSelect<Row> {
 }
 
 type Parameter = string | number;
+
+/** PostgreSQL's type for a timestamp without time zone, which is how Prisma's DateTime columns are stored (in UTC). */
+const TIMESTAMP_OID = 1114;
+
+/** pg's parsers, but a timestamp read as the UTC it holds (pg reads it in the process's time zone). */
+const UTC_TIMESTAMPS = {
+  getTypeParser: (oid: number, format?: "text" | "binary") =>
+    oid === TIMESTAMP_OID && format !== "binary"
+      ? (text: string) => new Date(`${text.replace(" ", "T")}Z`)
+      : pg.types.getTypeParser(oid, format),
+};
+
+/**
+ * One statement that returns rows, on `pool` with no BEGIN … COMMIT around it (a single statement is atomic on its
+ * own). Times go and come in UTC, as Prisma stores them: a timestamp column ignores the zone an ISO string names.
+ */
+export async function postgresStatement<Row>(pool: pg.Pool, sql: string, params: (Parameter | Date | null)[]): Promise<Row[]> {
+  const values = params.map((value) => (value instanceof Date ? value.toISOString() : value));
+  return (await pool.query({ text: numberedPlaceholders(sql), values, types: UTC_TIMESTAMPS })).rows as Row[];
+}
 
 /** Runs prepared selects on the configured database. */
 export type SelectConnection = {

@@ -181,17 +181,6 @@ function settled(statement: Statement, answer: Answer): Answer | undefined {
   return statement.waits ? answer : undefined;
 }
 
-// Timestamps in UTC, as Prisma stores them: a timestamp column ignores the zone an ISO string names.
-const postgresValue = (value: Parameter) => (value instanceof Date ? value.toISOString() : value);
-
-/**
- * One statement that returns rows, on the scripts' pool with no BEGIN … COMMIT around it: a single statement is
- * atomic on its own, and on PostgreSQL each statement of a transaction is a round trip.
- */
-export async function postgresStatement<Row>(pool: pg.Pool, sql: string, params: Parameter[]): Promise<Row[]> {
-  return (await pool.query(numberedPlaceholders(sql), params.map(postgresValue))).rows as Row[];
-}
-
 /**
  * Runs `script` on one of `pool`'s clients, BEGIN to COMMIT, each round trip one simple query of several statements:
  * those the script did not wait for, then the one it waits for (with BEGIN before the first and COMMIT after the
