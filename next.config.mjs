@@ -13,6 +13,7 @@ const nextConfig = {
     "ioredis",
     "rate-limiter-flexible",
     "secp256k1",
+    "keccak",
   ],
   poweredByHeader: false,
   typedRoutes: false,

@@ -2,7 +2,7 @@
 // (the browser signs), or reject it. The server accepts a signature only when
 // the assertion answers a challenge bound to this request's digest AND the
 // signature recovers to the credential's address over exactly the stored payload.
-import { keccak256, parseTransaction, type Address, type Hex, type TransactionSerialized, type TypedDataDefinition } from "viem";
+import { parseTransaction, type Address, type Hex, type TransactionSerialized } from "viem";
 import { z } from "zod";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { db } from "@/lib/db";
@@ -18,7 +18,8 @@ import { contactNames } from "./address-book";
 import { describeRequest, amountText } from "./request-description";
 import { knownAddresses, QUEUE_CODE_DEADLINE_MS, requestRisk, type KnownAddresses } from "./risk";
 import { tokenMetadata } from "./token-metadata";
-import { recoverMessageSigner, recoverTransactionSigner, recoverTypedDataSigner } from "./signer-recovery";
+import { keccak256 } from "./keccak";
+import { recoverHashSigner, recoverTransactionSigner } from "./signer-recovery";
 import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
@@ -202,7 +203,7 @@ export async function approvalOptions(userId: string, requestId: string, decisio
     userId,
     "approval",
     row.id,
-    payloadDigest(payload),
+    payloadDigest(payload, keccak256),
     { allow: credential.seals.map((seal) => seal.passkeyId) },
     clock,
   );
@@ -215,10 +216,10 @@ export async function approvalOptions(userId: string, requestId: string, decisio
   };
 }
 
-function recoveredSigner(payload: RequestPayload, signature: Hex): string {
+/** `digest` is the payload's (payloadDigest): for a message or typed data, the very hash its signature signs. */
+function recoveredSigner(payload: RequestPayload, digest: Hex, signature: Hex): string {
   try {
-    if (payload.kind === "sign_message") return recoverMessageSigner(payload.message, signature);
-    if (payload.kind === "sign_typed_data") return recoverTypedDataSigner(payload.typedData as TypedDataDefinition, signature);
+    if (payload.kind !== "send_transaction") return recoverHashSigner(digest, signature);
     if (payload.transaction.nonce === null) throw new RequestError("not_prepared", "Start the approval again: its nonce is not fixed", 409);
     const mismatch = transactionMismatch(parseTransaction(signature), payload.transaction);
     if (mismatch) throw new RequestError("transaction_mismatch", `The signed transaction's ${mismatch} differs from the prepared one`, 400);
@@ -229,10 +230,10 @@ function recoveredSigner(payload: RequestPayload, signature: Hex): string {
   }
 }
 
-/** Refuses unless `signature` was made by the request's wallet (at `walletAddress`) over exactly `payload`. */
-function checkSignature(walletAddress: string | null, payload: RequestPayload, signature: Hex): void {
+/** Refuses unless `signature` was made by the request's wallet (at `walletAddress`) over exactly `payload` (of `digest`). */
+function checkSignature(walletAddress: string | null, payload: RequestPayload, digest: Hex, signature: Hex): void {
   if (!walletAddress) throw new RequestError("wallet_removed", "This request's wallet was removed", 409);
-  const signer = recoveredSigner(payload, signature);
+  const signer = recoveredSigner(payload, digest, signature);
   if (signer.toLowerCase() !== walletAddress.toLowerCase()) {
     throw new RequestError("signature_mismatch", "The signature was not made by this wallet's key over the requested payload", 400);
   }
@@ -259,15 +260,16 @@ export async function approveRequest(
   const { row, walletAddress } = await owned(userId, withWallet(presented.rows[1]), clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
   const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
-  const assertion = await presented.checkedFor(userId, row.id, payloadDigest(payload));
+  const digest = payloadDigest(payload, keccak256);
+  const assertion = await presented.checkedFor(userId, row.id, digest);
   let refusal: unknown = null;
   try {
-    checkSignature(walletAddress, payload, input.signature as Hex);
+    checkSignature(walletAddress, payload, digest, input.signature as Hex);
   } catch (error) {
     refusal = error;
   }
   const signed = payload.kind === "send_transaction" ? (input.signature as Hex) : null;
-  const approval: Approval = { signature: input.signature, signedTransaction: signed, payload, lowered };
+  const approval: Approval = { signature: input.signature, signedTransaction: signed, payload, digest, lowered };
   const now = clock();
   const outcome = await runTransaction(function* () {
     yield* assertion.counterMoved();
@@ -295,7 +297,8 @@ function notPendingMessage(row: Pick<RequestRow, "status" | "reason">): string {
   return `This request is ${row.status}${row.reason ? ` (${row.reason})` : ""}: it can no longer be approved`;
 }
 
-type Approval = { signature: string; signedTransaction: Hex | null; payload: RequestPayload; lowered: Lowered | null };
+/** What the person approved: `payload`, of `digest`, the one their signature covers. */
+type Approval = { signature: string; signedTransaction: Hex | null; payload: RequestPayload; digest: Hex; lowered: Lowered | null };
 
 type Decided = { decided: RequestRow } | { undecided: true };
 
@@ -313,14 +316,14 @@ const DECIDING = `SELECT "status", "reason", "digest", CASE WHEN "expiresAt" > ?
  * and what its token caps count. Undecided is returned, not thrown: the passkey's counter, moved before it, stays moved.
  */
 function* decided(row: RequestRow, approval: Approval, now: Date): TransactionScript<Decided> {
-  const { signature, signedTransaction, payload, lowered } = approval;
+  const { signature, signedTransaction, payload, digest, lowered } = approval;
   yield* heldLock(walletLock(row.credentialId));
   yield* grantHeld(row.grantId);
   const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
   const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount });
   const status = signedTransaction ? "approved" : "completed";
   const completedAt = signedTransaction ? null : now;
-  const changed = lowered ? { payload: JSON.stringify(payload), digest: payloadDigest(payload), tokenAmount: lowered.signedAmount } : null;
+  const changed = lowered ? { payload: JSON.stringify(payload), digest, tokenAmount: lowered.signedAmount } : null;
   // Decided only while its grant is live and it is still pending, unexpired, with the payload the passkey approved and
   // (a transaction) its nonce held: one statement, the transaction's last; what stood in the way is read after it only
   // when it changed nothing.

@@ -8,6 +8,7 @@ import { addSeconds, type Clock } from "@/lib/clock";
 import { CHALLENGE_TTL_SECONDS } from "@/lib/auth/challenges";
 import { onChain } from "./chains";
 import { payloadDigest, payloadOf, type RequestPayload } from "./request-payload";
+import { keccak256 } from "./keccak";
 import { lockLiveGrant, RequestError, type RequestRow } from "./request-lifecycle";
 
 /**
@@ -73,7 +74,7 @@ export async function fixNonce(request: RequestRow, address: Address, clock: Clo
     const fixed: RequestPayload = { kind: "send_transaction", transaction: { ...payload.transaction, nonce } };
     return tx.agentRequest.update({
       where: { id: current.id },
-      data: { payload: JSON.stringify(fixed), digest: payloadDigest(fixed), nonceUntil: addSeconds(now, NONCE_HOLD_SECONDS) },
+      data: { payload: JSON.stringify(fixed), digest: payloadDigest(fixed, keccak256), nonceUntil: addSeconds(now, NONCE_HOLD_SECONDS) },
     });
   });
 }

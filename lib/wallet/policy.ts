@@ -18,6 +18,7 @@ import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-d
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
+import { keccak256 } from "./keccak";
 import { grantStaysLive, insertRequest, RequestError } from "./request-lifecycle";
 
 const HOUR = 3_600_000;
@@ -498,7 +499,7 @@ export function createWithinPolicy(
       kind: payload.kind,
       ...hold,
       payload: JSON.stringify(payload),
-      digest: payloadDigest(payload),
+      digest: payloadDigest(payload, keccak256),
       createdAt: now,
       reason: fields.reason ?? null,
       decidedAt: fields.decidedAt ?? null,

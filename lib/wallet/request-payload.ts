@@ -2,11 +2,12 @@
 // stores and digests the payload with these functions, and the approval page's
 // browser code signs exactly what they describe.
 import {
-  hashMessage,
   hashTypedData,
   keccak256,
   serializeTransaction,
   toHex,
+  toPrefixedMessage,
+  type Hex,
   type TransactionSerializable,
   type TypedDataDefinition,
 } from "viem";
@@ -75,14 +76,16 @@ export function transactionMismatch(signed: TransactionSerializable, prepared: P
 }
 
 /**
- * The digest the approval's passkey challenge binds to. A transaction whose nonce is not fixed yet has none to
- * approve: its digest stands for what was asked (the unsigned fields) until the nonce is fixed.
+ * The digest the approval's passkey challenge binds to: for a message or typed data, the hash its signature signs. A
+ * transaction whose nonce is not fixed yet has none to approve: its digest stands for what was asked (the unsigned
+ * fields) until the nonce is fixed. `keccak` is viem's unless the caller has a faster one of the same hash (the
+ * server's native build, lib/wallet/keccak.ts); typed data is hashed by viem whatever it is.
  */
-export function payloadDigest(payload: RequestPayload): `0x${string}` {
-  if (payload.kind === "sign_message") return hashMessage(payload.message);
+export function payloadDigest(payload: RequestPayload, keccak: (data: Hex) => Hex = keccak256): Hex {
+  if (payload.kind === "sign_message") return keccak(toPrefixedMessage(payload.message));
   if (payload.kind === "sign_typed_data") return hashTypedData(payload.typedData);
-  if (payload.transaction.nonce === null) return keccak256(toHex(JSON.stringify(payload.transaction)));
-  return keccak256(serializeTransaction(transactionForSigning(payload.transaction)));
+  if (payload.transaction.nonce === null) return keccak(toHex(JSON.stringify(payload.transaction)));
+  return keccak(serializeTransaction(transactionForSigning(payload.transaction)));
 }
 
 const EXCERPT_LENGTH = 80;

@@ -1,16 +1,17 @@
 // Who signed an approval: viem's recoverMessageAddress, recoverTypedDataAddress and recoverTransactionAddress with
 // the secp256k1 recovery done by libsecp256k1 (the `secp256k1` package's build, shipped in it) instead of noble's
-// JavaScript, which was about a third of an approval's CPU. What is accepted is viem's: the same hash, a 65-byte
+// JavaScript, which was about a third of an approval's CPU, and the address's hash by the native keccak. What is
+// accepted is viem's: the same hash, a 65-byte
 // signature whose last byte is 0, 1, 27 or 28, r and s in [1, n) with a high s recovered as noble recovers it
 // (libsecp256k1's recovery does not normalize s either), a transaction's v or yParity read as viem reads it.
 import {
+  checksumAddress,
   hashMessage,
   hashTypedData,
   hexToBigInt,
   hexToBytes,
   hexToNumber,
   isHex,
-  keccak256,
   numberToBytes,
   parseTransaction,
   serializeTransaction,
@@ -22,8 +23,8 @@ import {
   type TransactionSerialized,
   type TypedDataDefinition,
 } from "viem";
-import { publicKeyToAddress } from "viem/accounts";
 import secp256k1 from "secp256k1/bindings.js";
+import { keccak256 } from "./keccak";
 
 /** viem's reading of a signature's last byte or a transaction's yParity/v, as a recovery id. */
 function recoveryBit(yParityOrV: number): 0 | 1 {
@@ -33,13 +34,14 @@ function recoveryBit(yParityOrV: number): 0 | 1 {
   throw new Error("Invalid yParityOrV value");
 }
 
+/** viem's publicKeyToAddress: the last 20 bytes of the hash of the uncompressed key without its 0x04 prefix. */
 function signerOf(hash: Hex, compact: Uint8Array, recovery: 0 | 1): Address {
   const publicKey = secp256k1.ecdsaRecover(compact, recovery, hexToBytes(hash), false);
-  return publicKeyToAddress(toHex(publicKey));
+  return checksumAddress(`0x${keccak256(publicKey.subarray(1)).slice(26)}`);
 }
 
-/** A 65-byte signature (r, s, then v) over `hash`, read as viem's recoverPublicKey reads it. */
-function signerOfSignature(hash: Hex, signature: Hex): Address {
+/** The signer of a 65-byte signature (r, s, then v) over `hash`, read as viem's recoverPublicKey reads it. */
+export function recoverHashSigner(hash: Hex, signature: Hex): Address {
   const hex = isHex(signature) ? signature : toHex(signature);
   if (size(hex) !== 65) throw new Error("invalid signature length");
   const recovery = recoveryBit(hexToNumber(`0x${hex.slice(130)}`));
@@ -47,11 +49,11 @@ function signerOfSignature(hash: Hex, signature: Hex): Address {
 }
 
 export function recoverMessageSigner(message: SignableMessage, signature: Hex): Address {
-  return signerOfSignature(hashMessage(message), signature);
+  return recoverHashSigner(hashMessage(message), signature);
 }
 
 export function recoverTypedDataSigner(typedData: TypedDataDefinition, signature: Hex): Address {
-  return signerOfSignature(hashTypedData(typedData), signature);
+  return recoverHashSigner(hashTypedData(typedData), signature);
 }
 
 /** The signer of a serialized signed transaction, over its signing hash (the transaction without its signature). */
