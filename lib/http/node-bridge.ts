@@ -11,8 +11,9 @@ const BUFFERED_BODY_LIMIT = 1024 * 1024;
 const UTF8 = new TextDecoder();
 
 /**
- * Where a JSON answer (lib/http/respond.ts) keeps the text it was made from, for sendWebResponse to write as it is:
- * reading a Response's body back goes through a web stream. A global symbol: the routes are bundled apart from this.
+ * Where a JSON answer (lib/http/respond.ts) shows the text it was made from while its body is unread, for
+ * sendWebResponse to write as it is: reading a Response's body back goes through a web stream. A global symbol: the
+ * routes are bundled apart from this.
  */
 export const ANSWER_TEXT = Symbol.for("agent-wallet.answer-text");
 
@@ -136,12 +137,21 @@ export function webRequestOf(req: IncomingMessage, res: ServerResponse, origin: 
   return new NodeRequest(new URL(req.url ?? "/", origin), { method: req.method, headers }, res, body);
 }
 
-/** The whole body of a request whose declared length is within BUFFERED_BODY_LIMIT (node enforces that length). */
-async function wholeBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-  return new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength);
+/**
+ * The whole body of a request whose declared length is within BUFFERED_BODY_LIMIT (node enforces that length), read
+ * by its events: a stream's async iterator costs several promises a chunk. Refused when the client hangs up first.
+ */
+function wholeBody(req: IncomingMessage): Promise<Uint8Array<ArrayBuffer>> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.once("error", reject);
+    req.once("close", () => reject(new Error("The request's body was cut short")));
+    req.once("end", () => {
+      const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      resolve(new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength));
+    });
+  });
 }
 
 /**
@@ -155,13 +165,14 @@ export async function sendWebResponse(response: Response, res: ServerResponse): 
   });
   const cookies = response.headers.getSetCookie();
   if (cookies.length) headers["set-cookie"] = cookies;
-  if (!response.body) {
-    res.writeHead(response.status, headers).end();
+  // Before the body is asked for: a JSON answer makes its web stream when it is.
+  const text = (response as { [ANSWER_TEXT]?: string })[ANSWER_TEXT];
+  if (text !== undefined) {
+    res.writeHead(response.status, headers).end(text);
     return;
   }
-  const text = (response as { [ANSWER_TEXT]?: string })[ANSWER_TEXT];
-  if (text !== undefined && !response.bodyUsed) {
-    res.writeHead(response.status, headers).end(text);
+  if (!response.body) {
+    res.writeHead(response.status, headers).end();
     return;
   }
   if (!response.headers.get("content-type")?.startsWith("text/event-stream")) {

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { AppError } from "./errors";
-import { errorResponse } from "./respond";
+import { errorResponse, json } from "./respond";
 
 async function body(response: Response) {
   return { status: response.status, json: await response.json(), cache: response.headers.get("cache-control") };
@@ -39,5 +39,34 @@ describe("errorResponse: one shape per protocol, nothing internal", () => {
       assert.equal(json.error, "service_unavailable");
       assert.doesNotMatch(json.message, /10\.0\.0\.5/);
     }
+  });
+});
+
+describe("json: a Response read any way a Response is read", () => {
+  const answer = () => json({ id: "rq_1", note: "ünïcode" }, { status: 201, headers: { "Cache-Control": "no-store" } });
+  const expected = JSON.stringify({ id: "rq_1", note: "ünïcode" });
+
+  it("reads as text, JSON, bytes and a stream, with its status and headers, once", async () => {
+    const response = answer();
+    assert.equal(response.status, 201);
+    assert.equal(response.headers.get("content-type"), "application/json");
+    assert.equal(response.headers.get("cache-control"), "no-store");
+    assert.equal(response.bodyUsed, false);
+    assert.equal(await response.text(), expected);
+    assert.equal(response.bodyUsed, true);
+    await assert.rejects(() => response.text(), TypeError);
+    assert.deepEqual(await answer().json(), JSON.parse(expected));
+    assert.equal(new TextDecoder().decode(await answer().bytes()), expected);
+    assert.equal(await new Response(answer().body).text(), expected);
+  });
+
+  it("clones, and is read by a Response made from it as Next's runtime makes one", async () => {
+    const response = answer();
+    const copy = response.clone();
+    assert.equal(await copy.text(), expected);
+    assert.equal(await response.text(), expected);
+    const remade = new Response(answer().body, answer());
+    assert.equal(remade.status, 201);
+    assert.equal(await remade.text(), expected);
   });
 });

@@ -4,12 +4,71 @@ import { HttpError, invalidInput, isDatabaseUnavailable, RateLimitedError, Servi
 
 export const NO_STORE = { "Cache-Control": "no-store", Pragma: "no-cache" } as const;
 
+/**
+ * A JSON answer whose body becomes a web stream only when something reads it: undici makes one for any body it is
+ * given, which costs more than the rest of the answer (about 20 µs on Node 20), and the node bridge writes the text as
+ * it is (ANSWER_TEXT). Read any way, it is the Response undici makes of the same text, status and headers.
+ */
+class JsonAnswer extends Response {
+  readonly #text: string;
+  #standard: Response | undefined;
+
+  constructor(text: string, init: ResponseInit) {
+    super(null, init);
+    this.#text = text;
+  }
+
+  #withBody(): Response {
+    this.#standard ??= new Response(this.#text, { status: this.status, statusText: this.statusText, headers: this.headers });
+    return this.#standard;
+  }
+
+  /** The text, while nothing has read the body another way. */
+  get [ANSWER_TEXT](): string | undefined {
+    return this.#standard ? undefined : this.#text;
+  }
+
+  override get body(): ReadableStream<Uint8Array<ArrayBuffer>> {
+    return this.#withBody().body!;
+  }
+
+  override get bodyUsed(): boolean {
+    return this.#standard?.bodyUsed ?? false;
+  }
+
+  override text(): Promise<string> {
+    return this.#withBody().text();
+  }
+
+  override json(): Promise<unknown> {
+    return this.#withBody().json();
+  }
+
+  override arrayBuffer(): Promise<ArrayBuffer> {
+    return this.#withBody().arrayBuffer();
+  }
+
+  override bytes(): Promise<Uint8Array<ArrayBuffer>> {
+    return this.#withBody().bytes();
+  }
+
+  override blob(): Promise<Blob> {
+    return this.#withBody().blob();
+  }
+
+  override formData(): Promise<FormData> {
+    return this.#withBody().formData();
+  }
+
+  override clone(): Response {
+    return this.#withBody().clone();
+  }
+}
+
 export function json(body: unknown, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);
   headers.set("Content-Type", "application/json");
-  const text = JSON.stringify(body);
-  // Kept for the node bridge to write as it is.
-  return Object.assign(new Response(text, { ...init, headers }), { [ANSWER_TEXT]: text });
+  return new JsonAnswer(JSON.stringify(body), { ...init, headers });
 }
 
 /**
