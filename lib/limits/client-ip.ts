@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { LRUCache } from "lru-cache";
 import { config } from "@/lib/config";
 import { CONNECTION_ADDRESS_HEADER, stampsConnectionAddress } from "@/lib/http/connection-address";
 
@@ -8,6 +9,19 @@ const parsedRanges = new WeakMap<string[], Range[]>();
 /** An address in one spelling (an IPv4-mapped IPv6 address as IPv4), or null when the text is no address. */
 function parsed(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
   return ipaddr.isValid(address) ? ipaddr.process(address) : null;
+}
+
+/**
+ * Addresses in their one spelling, as recently seen: parsing one costs more than the rest of a request's limit check,
+ * and the same few clients come back.
+ */
+const spellings = new LRUCache<string, string>({ max: 10_000 });
+
+/** `address` in its one spelling, or as it is when it is no address. */
+function spelled(address: string): string {
+  let spelling = spellings.get(address);
+  if (spelling === undefined) spellings.set(address, (spelling = parsed(address)?.toString() ?? address));
+  return spelling;
 }
 
 /** Whether the hop that wrote X-Forwarded-For's next entry may be believed: the `passed`-th proxy, at `address`. */
@@ -33,8 +47,7 @@ export function clientAddress(connection: string | null, forwardedFor: string | 
   let index = hops.length - 1;
   for (let passed = connection === null ? 1 : 0; index > 0 && isTrustedProxy(hops[index], passed, trusted); passed++) index--;
   const address = hops[index];
-  if (!address) return "unknown";
-  return parsed(address)?.toString() ?? address;
+  return address ? spelled(address) : "unknown";
 }
 
 /**
