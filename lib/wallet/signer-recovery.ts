@@ -1,9 +1,9 @@
 // Who signed an approval: viem's recoverMessageAddress, recoverTypedDataAddress and recoverTransactionAddress with
 // the secp256k1 recovery done by libsecp256k1 (the `secp256k1` package's build, shipped in it) instead of noble's
-// JavaScript, which was about a third of an approval's CPU, and the address's hash by the native keccak. What is
-// accepted is viem's: the same hash, a 65-byte
-// signature whose last byte is 0, 1, 27 or 28, r and s in [1, n) with a high s recovered as noble recovers it
-// (libsecp256k1's recovery does not normalize s either), a transaction's v or yParity read as viem reads it.
+// JavaScript, which was about a third of an approval's CPU, and the address hashed by the native keccak
+// (./keccak.ts). What is accepted is viem's: the same hash, a 65-byte signature whose last byte is 0, 1, 27 or 28,
+// r and s in [1, n) with a high s recovered as noble recovers it (libsecp256k1's recovery does not normalize s
+// either), a transaction's v or yParity read as viem reads it.
 import {
   checksumAddress,
   hashMessage,
