@@ -1,7 +1,7 @@
 import { db } from "@/lib/db";
 import { randomId, randomSecret } from "@/lib/crypto";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
-import { answersOf, reading, runTransaction, writing, type Query } from "@/lib/db/transaction-script";
+import { answersOf, reading, runTransaction, type Query } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
 
 /** What a WebAuthn ceremony is for; a challenge is only good for its own purpose. */
@@ -74,27 +74,22 @@ export function challengeOf(clientDataJSON: string): string {
 /** `allow`: the passkeys that may answer it, when the ceremony named them (null: any passkey of the user). */
 export type ConsumedChallenge = { challenge: string; userId: string | null; subject: string | null; data: unknown; allow: string[] | null };
 
+// The spend returns what the challenge was bound to; the stored row is read apart only to say why one was refused.
 const SPEND = `UPDATE "WebAuthnChallenge" SET "usedAt" = ?
-  WHERE "challenge" = ? AND "purpose" = ? AND "usedAt" IS NULL AND "expiresAt" > ?`;
-const STORED = `SELECT "purpose", "userId", "subject", "data", "allow", "usedAt" FROM "WebAuthnChallenge" WHERE "challenge" = ?`;
+  WHERE "challenge" = ? AND "purpose" = ? AND "usedAt" IS NULL AND "expiresAt" > ?
+  RETURNING "userId", "subject", "data", "allow"`;
 
-type StoredChallenge = {
-  purpose: string;
-  userId: string | null;
-  subject: string | null;
-  data: string | null;
-  allow: string | null;
-  usedAt: unknown;
-};
+type BoundTo = { userId: string | null; subject: string | null; data: string | null; allow: string | null };
 
-/** Why a challenge was not spent, from its row as it is stored (if at all). */
-function refusal(row: StoredChallenge | undefined, purpose: ChallengePurpose): ChallengeError {
+/** Why a challenge was not spent, from its row as it is stored now (if at all). */
+async function refusal(challenge: string, purpose: ChallengePurpose): Promise<ChallengeError> {
+  const row = await db().webAuthnChallenge.findUnique({ where: { challenge }, select: { purpose: true, usedAt: true } });
   if (!row || row.purpose !== purpose) return new ChallengeError("This passkey challenge is unknown. Try again.");
   if (row.usedAt !== null) return new ChallengeError("This passkey challenge was already used. Try again.");
   return new ChallengeError("This passkey challenge expired. Try again.");
 }
 
-function consumedOf(challenge: string, row: Pick<StoredChallenge, "userId" | "subject" | "data" | "allow">): ConsumedChallenge {
+function consumedOf(challenge: string, row: BoundTo): ConsumedChallenge {
   return {
     challenge,
     userId: row.userId,
@@ -115,14 +110,12 @@ export async function spendChallengeWith(
   purpose: ChallengePurpose,
   now: Date,
   reads: Query[],
-): Promise<{ consumed: () => ConsumedChallenge; rows: unknown[][] }> {
-  const [spend, stored, ...found] = await runTransaction(() =>
-    answersOf([writing(SPEND, now, challenge, purpose, now), reading(STORED, challenge), ...reads], { last: true }),
-  );
-  const [row] = stored.rows as StoredChallenge[];
+): Promise<{ consumed: () => Promise<ConsumedChallenge>; rows: unknown[][] }> {
+  const [spend, ...found] = await runTransaction(() => answersOf([reading(SPEND, now, challenge, purpose, now), ...reads], { last: true }));
+  const [row] = spend.rows as BoundTo[];
   return {
-    consumed: () => {
-      if (!spend.changes) throw refusal(row, purpose);
+    consumed: async () => {
+      if (!row) throw await refusal(challenge, purpose);
       return consumedOf(challenge, row);
     },
     rows: found.map((answer) => answer.rows),

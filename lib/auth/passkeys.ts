@@ -196,7 +196,7 @@ export async function presentedAssertion(
     ...reads,
   ]);
   const [[passkey], ...rows] = spent.rows as [StoredPasskey[], ...unknown[][]];
-  return { rows, checked: () => checkedAssertion(response, spent.consumed(), passkey, clock) };
+  return { rows, checked: async () => checkedAssertion(response, await spent.consumed(), passkey, clock) };
 }
 
 /** checkAssertion's checks, on the challenge it spent and the passkey it read. */
