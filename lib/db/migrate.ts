@@ -2,12 +2,14 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import Database from "better-sqlite3";
 import { databaseFile, isPostgres } from "@/lib/config/database";
 
 const require = createRequire(import.meta.url);
-const root = fileURLToPath(new URL("../..", import.meta.url));
+// The project's folder, as npm runs every script from it: this module also runs bundled into npm start's launcher
+// (node_modules/.cache/agent-wallet/start.mjs), where a path relative to the module's own file points elsewhere.
+const root = process.cwd();
 
 /**
  * Creates the database if needed and applies every pending migration.
@@ -32,7 +34,7 @@ export function migrateDatabase(databaseUrl: string): void {
     const sqlite = new Database(file);
     sqlite.pragma("journal_mode = WAL");
     sqlite.close();
-    result = spawnSync(process.execPath, [path.resolve("scripts/prisma.mjs"), "migrate", "deploy"], { env, encoding: "utf8" });
+    result = spawnSync(process.execPath, [path.join(root, "scripts", "prisma.mjs"), "migrate", "deploy"], { env, encoding: "utf8" });
   }
   if (result.status !== 0) {
     throw new Error(`Database migration failed:\n${result.stdout}\n${result.stderr}`);
