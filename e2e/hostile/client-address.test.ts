@@ -1,7 +1,7 @@
 // Whose address a per-address limit counts, over real HTTP against the started app. With no proxy trusted (the
 // default) it is the connection's own: X-Forwarded-For, or the header in which the server passes the connection's
 // address on, forged by the client, neither resets a spent limit nor splits one. With TRUSTED_PROXIES=loopback (as
-// behind a proxy on the same machine) the proxy's X-Forwarded-For entry counts.
+// behind a proxy on the same machine) the proxy's X-Forwarded-For entry counts; an IPv6 one by its /64.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { startApp, type RunningApp } from "../support/app";
@@ -59,6 +59,22 @@ describe("the address a limit counts", { timeout: 120_000 }, () => {
     it("/mcp counts the same way", async () => {
       await expectMcpLimited(await spend(4, () => mcpFrom(app, "10.31.0.1", null)));
       assert.equal((await mcpFrom(app, "10.31.0.2", null)).status, 401);
+    });
+
+    it("an IPv6 client counts by its /64: a new address in it is refused with the rest, the next /64 is not", async () => {
+      let host = 0;
+      await expectOAuthLimited(await spend(3, () => registerFrom(app, `2001:db8:30:1::${++host}`)));
+      await expectOAuthLimited(await registerFrom(app, "2001:db8:30:1:ffff:ffff:ffff:ffff"));
+      assert.equal((await registerFrom(app, "2001:db8:30:2::1")).status, 201, "another /64 is another client");
+      // An IPv4-mapped IPv6 address is its IPv4 address.
+      await expectOAuthLimited(await spend(3, () => registerFrom(app, "::ffff:10.30.1.1")));
+      await expectOAuthLimited(await registerFrom(app, "10.30.1.1"));
+    });
+
+    it("/mcp counts an IPv6 client by its /64 too", async () => {
+      let host = 0;
+      await expectMcpLimited(await spend(4, () => mcpFrom(app, `2001:db8:31:1:${++host}::1`, null)));
+      assert.equal((await mcpFrom(app, "2001:db8:31:2::1", null)).status, 401);
     });
   });
 });

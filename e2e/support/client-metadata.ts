@@ -17,7 +17,8 @@ export type DocumentServer = {
   /** https://localhost:<port><path> */
   url: (path: string) => string;
   publish: (path: string, answer: Published) => void;
-  fetches: (path: string) => number;
+  /** the fetches of `path`, or of every path */
+  fetches: (path?: string) => number;
   close: () => Promise<void>;
 };
 
@@ -51,7 +52,7 @@ export async function startDocumentServer(): Promise<DocumentServer> {
     caFile,
     url: (pathname) => `https://localhost:${port}${pathname}`,
     publish: (pathname, answer) => void answers.set(pathname, answer),
-    fetches: (pathname) => counts.get(pathname) ?? 0,
+    fetches: (pathname) => (pathname ? (counts.get(pathname) ?? 0) : [...counts.values()].reduce((sum, count) => sum + count, 0)),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

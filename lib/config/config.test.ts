@@ -107,6 +107,8 @@ describe("parseConfig", () => {
     const defaults = parseConfig({ DATA_DIR: tempDir() });
     assert.deepEqual(defaults.rateLimits.mcpPerClient, { points: 1200, seconds: 60 });
     assert.deepEqual(defaults.rateLimits.registerPerIp, { points: 300, seconds: 3600 });
+    assert.deepEqual(defaults.rateLimits.clientMetadataPerHost, { points: 30, seconds: 60 });
+    assert.equal(defaults.rateLimitIpv6Prefix, 64);
     assert.equal(defaults.trustedProxies, 0);
     assert.equal(defaults.redisUrl, null);
     assert.equal(defaults.unusedClientRetentionMs, 24 * 3_600_000);
@@ -115,12 +117,16 @@ describe("parseConfig", () => {
     const set = parseConfig({
       DATA_DIR: tempDir(),
       RATE_LIMIT_OAUTH_PER_IP: "10/30s",
+      RATE_LIMIT_CLIENT_METADATA_PER_HOST: "5/10s",
+      RATE_LIMIT_IPV6_PREFIX: "56",
       TRUSTED_PROXIES: "2",
       REDIS_URL: "redis://127.0.0.1:6379",
       PENDING_REQUESTS_PER_CREDENTIAL: "5",
       ALLOWANCE_REVOCATION_RETRY_SECONDS: "2",
     });
     assert.deepEqual(set.rateLimits.oauthPerIp, { points: 10, seconds: 30 });
+    assert.deepEqual(set.rateLimits.clientMetadataPerHost, { points: 5, seconds: 10 });
+    assert.equal(set.rateLimitIpv6Prefix, 56);
     assert.equal(set.trustedProxies, 2);
     assert.equal(set.redisUrl, "redis://127.0.0.1:6379");
     assert.equal(set.pendingRequestsPerCredential, 5);
@@ -130,6 +136,14 @@ describe("parseConfig", () => {
     it(`RATE_LIMIT_MCP_PER_CLIENT=${value} throws naming it`, () =>
       expectConfigError({ RATE_LIMIT_MCP_PER_CLIENT: value }, "RATE_LIMIT_MCP_PER_CLIENT"));
   }
+  for (const value of ["0", "129", "48.5", "/64", "sixty-four"]) {
+    it(`RATE_LIMIT_IPV6_PREFIX=${value} throws naming it and what it must be`, () => {
+      expectConfigError({ RATE_LIMIT_IPV6_PREFIX: value }, "RATE_LIMIT_IPV6_PREFIX");
+      assert.throws(() => parseConfig({ DATA_DIR: tempDir(), RATE_LIMIT_IPV6_PREFIX: value }), /whole number from 1 to 128/);
+    });
+  }
+  it("RATE_LIMIT_CLIENT_METADATA_PER_HOST=30 throws naming it", () =>
+    expectConfigError({ RATE_LIMIT_CLIENT_METADATA_PER_HOST: "30" }, "RATE_LIMIT_CLIENT_METADATA_PER_HOST"));
   it("REDIS_URL that is not redis:// throws naming it", () => expectConfigError({ REDIS_URL: "http://127.0.0.1:6379" }, "REDIS_URL"));
   it("reads TRUSTED_PROXIES as addresses, CIDRs and named ranges too, and refuses anything else naming it", () => {
     assert.deepEqual(parseConfig({ DATA_DIR: tempDir(), TRUSTED_PROXIES: "loopback, 10.1.2.3, fd00::/8" }).trustedProxies, [

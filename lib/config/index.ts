@@ -132,6 +132,10 @@ const jsonText = (expected: string) =>
     }
   });
 
+const PREFIX_LENGTH = "must be a prefix length: a whole number from 1 to 128";
+/** An IPv6 prefix length: how many leading bits name a network. */
+const ipv6PrefixLength = z.coerce.number({ error: PREFIX_LENGTH }).int(PREFIX_LENGTH).min(1, PREFIX_LENGTH).max(128, PREFIX_LENGTH);
+
 /** A duration in whole seconds, at least 1. */
 const seconds = z.coerce.number().int("must be whole seconds").min(1, "must be at least 1 second");
 
@@ -161,6 +165,10 @@ const envSchema = z
     RATE_LIMIT_MCP_PER_CLIENT: rateRule.prefault("1200/1m"),
     RATE_LIMIT_ACCOUNT_PER_IP: rateRule.prefault("60/1m"),
     RATE_LIMIT_APPROVALS_PER_PERSON: rateRule.prefault("30/1m"),
+    // Fetches of client metadata documents per host, whoever asks (lib/oauth/client-metadata-document.ts).
+    RATE_LIMIT_CLIENT_METADATA_PER_HOST: rateRule.prefault("30/1m"),
+    // Per-address limits count an IPv6 client by its network of this many bits: a host commonly holds a whole /64.
+    RATE_LIMIT_IPV6_PREFIX: ipv6PrefixLength.default(64),
     // Reverse proxies in front that append the peer's address to X-Forwarded-For (docs/operations.md).
     TRUSTED_PROXIES: trustedProxies.default(0),
     // The production server's limits on slow and idle clients (server.ts, docs/operations.md).
@@ -236,7 +244,10 @@ export type Config = {
     mcpPerClient: RateRule;
     accountPerIp: RateRule;
     approvalsPerPerson: RateRule;
+    clientMetadataPerHost: RateRule;
   };
+  /** Per-address limits count an IPv6 address by its first this many bits (lib/limits/client-ip.ts); IPv4 by itself. */
+  rateLimitIpv6Prefix: number;
   /**
    * Who may speak for the client in X-Forwarded-For (lib/limits/client-ip.ts): how many proxies in front append to
    * it, or the CIDRs of the proxies' addresses. 0: nobody, the connection's address counts.
@@ -300,7 +311,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       mcpPerClient: values.RATE_LIMIT_MCP_PER_CLIENT,
       accountPerIp: values.RATE_LIMIT_ACCOUNT_PER_IP,
       approvalsPerPerson: values.RATE_LIMIT_APPROVALS_PER_PERSON,
+      clientMetadataPerHost: values.RATE_LIMIT_CLIENT_METADATA_PER_HOST,
     },
+    rateLimitIpv6Prefix: values.RATE_LIMIT_IPV6_PREFIX,
     trustedProxies: values.TRUSTED_PROXIES,
     http: {
       headersTimeoutMs: values.HTTP_HEADERS_TIMEOUT_SECONDS * 1000,

@@ -9,8 +9,12 @@ import { RateLimitedError } from "@/lib/http/errors";
 import { DatabaseRateLimitStore } from "./database-store";
 
 type Rules = Config["rateLimits"];
+type Keys = { ip?: string; client?: string; person?: string; host?: string };
 
-/** Each limited route and what it is counted by: the client's address, the OAuth client (or grant), the person. */
+/**
+ * Each limited route and what it is counted by: the client's address, the OAuth client (or grant), the person; and
+ * the fetches of client metadata documents, by the host they go to.
+ */
 const ROUTES = {
   register: { ip: "registerPerIp" },
   authorize: { ip: "oauthPerIp", client: "oauthPerClient" },
@@ -24,10 +28,10 @@ const ROUTES = {
   approve: { ip: "accountPerIp", person: "approvalsPerPerson" },
   // A person typing a device's user code: counted apart from approvals, it keeps guessing codes slow.
   userCode: { ip: "accountPerIp", person: "approvalsPerPerson" },
-} as const satisfies Record<string, Partial<Record<"ip" | "client" | "person", keyof Rules>>>;
+  clientMetadataFetch: { host: "clientMetadataPerHost" },
+} as const satisfies Record<string, Partial<Record<keyof Keys, keyof Rules>>>;
 
 type LimitedRoute = keyof typeof ROUTES;
-type Keys = { ip?: string; client?: string; person?: string };
 
 /** One key's calls in its current window as this process counted them; past the limit, the key is refused. */
 type LocalWindow = { calls: number; endsAt: number };
@@ -118,9 +122,9 @@ function storedKey(value: string): string {
 }
 
 /**
- * Counts one request to `route` against its limits by the keys given (address, client, person: /mcp gives its
- * address before the bearer check and its grant after); throws a RateLimitedError, carrying Retry-After, when
- * one of them is spent.
+ * Counts one request to `route` (or one fetch) against its limits by the keys given (address, client, person, host:
+ * /mcp gives its address before the bearer check and its grant after); throws a RateLimitedError, carrying
+ * Retry-After, when one of them is spent.
  */
 export async function spendRateLimit(route: LimitedRoute, keys: Keys): Promise<void> {
   const rules: Partial<Record<keyof Keys, keyof Rules>> = ROUTES[route];

@@ -1,7 +1,10 @@
+import { LRUCache } from "lru-cache";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { recordAudit } from "@/lib/audit";
 import { addSeconds, type Clock } from "@/lib/clock";
+import { RateLimitedError } from "@/lib/http/errors";
+import { spendRateLimit } from "@/lib/limits/rate-limit";
 import { fetchPublicJson, PublicFetchError } from "@/lib/net/public-fetch";
 import { InvalidClientError, OAuthEndpointError } from "./errors";
 import { clientFields, parseClientMetadata } from "./registration";
@@ -11,6 +14,8 @@ import { clientChosenUrl } from "./redirect-uri";
 const DEFAULT_CACHE_SECONDS = 5 * 60;
 const MAX_CACHE_SECONDS = 24 * 60 * 60;
 const MAX_CLIENT_ID_LENGTH = 2000;
+/** A document whose fetch failed is not fetched again for this long: asking for it meanwhile fails the same way. */
+const FAILURE_CACHE_SECONDS = 60;
 
 /**
  * A client_id URL whose client metadata document cannot be used: not a valid URL for it, not
@@ -63,7 +68,7 @@ export function metadataDocumentHost(client: { id: string; documentFetchedAt: Da
 }
 
 /** Fetches the document and checks it as a public client's metadata whose client_id is its own URL. */
-async function fetchClientMetadata(clientId: string) {
+async function fetchAndCheck(clientId: string) {
   let body: unknown;
   let cacheControl: string | null;
   try {
@@ -92,9 +97,45 @@ async function fetchClientMetadata(clientId: string) {
 }
 
 /**
+ * Why each document URL whose fetch failed lately failed, until when; kept in this process's memory (a failure writes
+ * nothing). A flood of failing URLs evicts the oldest first: their host's budget still bounds their fetches.
+ */
+const failures = new LRUCache<string, { message: string; until: number }>({ max: 10_000 });
+
+/**
+ * The document fetched and checked (`fetchAndCheck`), unless it failed within FAILURE_CACHE_SECONDS (the same error
+ * again, at once) or its host's budget of fetches (RATE_LIMIT_CLIENT_METADATA_PER_HOST, counted across instances) is
+ * spent: anyone can name any URL, and the service must not fetch from one host on their behalf without bound.
+ */
+async function fetchClientMetadata(clientId: string, clock: Clock) {
+  const failed = failures.get(clientId);
+  const now = clock().getTime();
+  if (failed && failed.until > now) {
+    const seconds = Math.ceil((failed.until - now) / 1000);
+    throw new ClientMetadataDocumentError(`${failed.message} (it is not fetched again for ${seconds} s)`);
+  }
+  const host = new URL(clientId).hostname;
+  try {
+    await spendRateLimit("clientMetadataFetch", { host });
+  } catch (error) {
+    if (!(error instanceof RateLimitedError)) throw error;
+    const tooOften = `documents are fetched from ${host} too often; try again in ${error.retryAfterSeconds} s`;
+    throw new ClientMetadataDocumentError(`The client metadata document was not fetched: ${tooOften}`);
+  }
+  try {
+    return await fetchAndCheck(clientId);
+  } catch (error) {
+    if (error instanceof ClientMetadataDocumentError)
+      failures.set(clientId, { message: error.message, until: clock().getTime() + FAILURE_CACHE_SECONDS * 1000 });
+    throw error;
+  }
+}
+
+/**
  * The client a URL client_id names: its stored row while the cached document is fresh (or the client
  * is revoked), else the document fetched again and stored. Throws ClientMetadataDocumentError when
- * the URL or the document cannot be used; the stored row is then left as it was.
+ * the URL or the document cannot be used (or could not within the last minute), or when its host is
+ * fetched too often; the stored row is then left as it was.
  */
 export async function clientFromMetadataDocument(clientId: string, clock: Clock) {
   const { clientMetadataAllowPrivateHosts } = config();
@@ -102,7 +143,7 @@ export async function clientFromMetadataDocument(clientId: string, clock: Clock)
   if (problem) throw new ClientMetadataDocumentError(`A client_id URL ${problem}`);
   const stored = await db().client.findUnique({ where: { id: clientId } });
   if (stored && (stored.status !== "active" || (stored.documentExpiresAt && stored.documentExpiresAt > clock()))) return stored;
-  const { metadata, lifetime } = await fetchClientMetadata(clientId);
+  const { metadata, lifetime } = await fetchClientMetadata(clientId, clock);
   const now = clock();
   const host = new URL(clientId).host;
   const { row, redirectUris } = clientFields(metadata, host);
