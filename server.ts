@@ -3,7 +3,8 @@
 // routing layer, which cost more than the rest of a read call (docs/decisions/0011-mcp-beside-next.md).
 import http from "node:http";
 import path from "node:path";
-import { config } from "@/lib/config";
+import { keySecretsFrom } from "@/lib/allowances/key-secret";
+import { config, ConfigError } from "@/lib/config";
 import { withConnectionAddress } from "@/lib/http/connection-address";
 import { directHandler } from "@/lib/http/direct-routes";
 import { brotliAssets } from "@/lib/http/brotli-assets";
@@ -14,6 +15,14 @@ import { SECURITY_HEADERS } from "@/lib/http/security-headers.mjs";
 
 // As `next start` does, before Next is loaded.
 Object.assign(process.env, { NODE_ENV: "production" });
+// Refused here too, as `npm start` refuses it (a server started without the launcher), not at the first allowance.
+try {
+  keySecretsFrom(process.env);
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  console.error(error.message);
+  process.exit(1);
+}
 const distDir = process.env.NEXT_DIST_DIR || ".next";
 // Turbopack's copies of one chunk, one per route, compiled and kept once (lib/runtime/identical-chunks.ts).
 loadIdenticalChunksOnce(path.join(distDir, "server"));

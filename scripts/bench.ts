@@ -18,7 +18,7 @@ import { parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
 import { deployFramework, frameworksSetting } from "../e2e/support/delegation-framework";
-import { signAllowanceFor } from "../e2e/support/allowances";
+import { relayersSetting, signAllowanceFor } from "../e2e/support/allowances";
 import { keyHolder } from "../e2e/support/key-holder";
 import { deployer, deployErc20 } from "../e2e/support/contracts";
 import { createUser, createWatchCredential, mcp, obtainTokens, pkcePair } from "../e2e/support/oauth";
@@ -511,6 +511,7 @@ async function run(scale: number): Promise<Result[]> {
     env: {
       CHAINS: chainsSetting(chain),
       ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, framework),
+      ALLOWANCE_RELAYERS: relayersSetting(chain),
       ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
       // Every request created waits for the person: the approval scenario's agent asks for thousands.
       PENDING_REQUESTS_PER_CREDENTIAL: "1000000",

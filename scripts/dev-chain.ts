@@ -1,12 +1,14 @@
 // npm run dev:chain: the default local chain (hardhat, chain 31337 on 127.0.0.1:8545) with MetaMask's Delegation
 // Framework deployed, for allowances in development. It writes the addresses to data/allowance-frameworks.json and
-// prints how to give them to the app (ALLOWANCE_FRAMEWORKS); the relayer on this chain is hardhat's account 19.
+// prints how to give them to the app (ALLOWANCE_FRAMEWORKS), with hardhat's account 19 as the chain's relayer
+// (ALLOWANCE_RELAYERS: `npm start` runs in production, where no chain has a relayer unless configured).
 // Stop it with Ctrl-C. Options: --port N (default 8545).
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { deployFramework } from "../e2e/support/delegation-framework";
+import { localRelayerKey } from "@/lib/allowances/settings";
 
 const port = Number(process.argv[process.argv.indexOf("--port") + 1] || 8545) || 8545;
 const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
@@ -32,5 +34,8 @@ node.stdout.on("data", async function ready(chunk: Buffer) {
   console.log(
     `Local chain 31337 on http://127.0.0.1:${port}, Delegation Framework deployed (DelegationManager ${environment.DelegationManager}).`,
   );
-  console.log(`Start the app with: ALLOWANCE_FRAMEWORKS="$(cat ${path.relative(process.cwd(), file)})" npm start`);
+  const relayers = JSON.stringify({ 31337: localRelayerKey() });
+  console.log(
+    `Start the app with: ALLOWANCE_FRAMEWORKS="$(cat ${path.relative(process.cwd(), file)})" ALLOWANCE_RELAYERS='${relayers}' npm start`,
+  );
 });

@@ -3,6 +3,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
+import { keySecretsFrom } from "@/lib/allowances/key-secret";
 import { ConfigError, parseConfig } from "@/lib/config";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { serverArguments, serverEnvironment } from "./server-bundle";
@@ -15,6 +16,7 @@ function fail(message: string): never {
 let settings;
 try {
   settings = parseConfig(process.env);
+  keySecretsFrom(process.env);
 } catch (error) {
   if (error instanceof ConfigError) fail(error.message);
   throw error;

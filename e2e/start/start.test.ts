@@ -1,10 +1,13 @@
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { freePort } from "../support/app";
+import pg from "pg";
+import { createPostgresDatabase, freePort, type PostgresDatabase } from "../support/app";
+import { serverArguments } from "@/scripts/server-bundle";
 
 /** npm start (scripts/start.mjs running scripts/start.ts) with a bad setting: it must stop before migrating or building. */
 function start(env: Record<string, string>) {
@@ -40,6 +43,63 @@ describe("npm start with a bad configuration", () => {
       assert.equal(result.built, false);
     });
   }
+});
+
+describe("PostgreSQL without ALLOWANCE_KEY_SECRET", { timeout: 120_000 }, () => {
+  let database: PostgresDatabase;
+  before(async () => {
+    database = await createPostgresDatabase();
+  });
+  after(() => database?.drop());
+
+  // Several instances, as documented: everything shared from the environment but the delegate key's secret.
+  const unset = () => ({
+    DATABASE_URL: database.url,
+    JWT_SIGNING_KEYS: `k1:${randomBytes(32).toString("base64url")}`,
+    SESSION_SECRET: randomBytes(32).toString("base64url"),
+    ALLOWANCE_KEY_SECRET: "",
+  });
+  const refusal = (output: string) => {
+    assert.match(output, /\bALLOWANCE_KEY_SECRET: must be set on PostgreSQL\b/, output);
+    assert.match(output, /every instance/, "says why");
+  };
+  async function tables(): Promise<number> {
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      return Number((await client.query(`SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = 'public'`)).rows[0].n);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it("npm start exits non-zero, names ALLOWANCE_KEY_SECRET and why, and neither migrates nor builds", async () => {
+    const result = start(unset());
+    assert.equal(result.error, undefined, String(result.error));
+    assert.notEqual(result.status, 0, `exit status ${result.status}`);
+    refusal(result.stderr);
+    assert.doesNotMatch(result.stdout, /build/i, "it failed before building");
+    assert.equal(result.built, false);
+    assert.deepEqual(result.dataDirEntries, [], "no secret generated into the data folder");
+    assert.equal(await tables(), 0, "not migrated");
+  });
+
+  it("the production server (server.ts, started without npm start) refuses too, before it listens", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-start-"));
+    try {
+      const result = spawnSync(process.execPath, serverArguments(), {
+        env: { ...process.env, ...unset(), DATA_DIR: dataDir, PORT: String(await freePort()) },
+        encoding: "utf8",
+        timeout: 60_000,
+      });
+      assert.equal(result.error, undefined, String(result.error));
+      assert.notEqual(result.status, 0, `exit status ${result.status}`);
+      refusal(result.stderr);
+      assert.doesNotMatch(result.stdout, /listening/);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
 
 /** npm start in the background; `waitFor` resolves with its output once a line matches. */

@@ -10,6 +10,7 @@ import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { isPostgres } from "@/lib/config/database";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { serverArguments, serverEnvironment } from "@/scripts/server-bundle";
 import pg from "pg";
@@ -27,6 +28,8 @@ export type RunningApp = {
   pid: number;
   dataDir: string;
   databaseUrl: string;
+  /** ALLOWANCE_KEY_SECRET as set (PostgreSQL requires it): every instance of one deployment shares it */
+  allowanceKeySecret: string | undefined;
   /** everything the server printed, for diagnosing a failure */
   output: () => string;
   stop: () => Promise<void>;
@@ -99,8 +102,9 @@ export type StartOptions = {
   /** `next start` instead of server.ts: /mcp through Next's routing, for the benchmark's comparison */
   nextStart?: boolean;
   /**
-   * Another instance of that app, as behind a load balancer: the same database, data folder (secrets) and
-   * configured URLs; reached at its own port (its `baseUrl`). Stopping it leaves the shared data alone.
+   * Another instance of that app, as behind a load balancer: the same database, data folder (secrets),
+   * ALLOWANCE_KEY_SECRET and configured URLs; reached at its own port (its `baseUrl`). Stopping it leaves the shared
+   * data alone.
    */
   instanceOf?: RunningApp;
 };
@@ -114,12 +118,15 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
   const scheme = options.behindTls ? "https" : "http";
   const baseUrl = `${scheme}://${options.baseHost ?? "localhost"}:${port}`;
   const appUrl = `${scheme}://${options.appHost ?? "localhost"}:${port}`;
+  // On PostgreSQL the app refuses to start without one (lib/allowances/key-secret.ts).
+  const keySecret = shared?.allowanceKeySecret ?? (isPostgres(databaseUrl) ? randomBytes(32).toString("base64url") : undefined);
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     BASE_URL: shared?.configuredBaseUrl ?? baseUrl,
     APP_URL: shared?.configuredAppUrl ?? appUrl,
     NEXTAUTH_URL: shared?.configuredAppUrl ?? appUrl,
+    ...(keySecret && { ALLOWANCE_KEY_SECRET: keySecret }),
     ...options.env,
   };
   Object.assign(process.env, env);
@@ -167,6 +174,7 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     pid: child.pid!,
     dataDir,
     databaseUrl,
+    allowanceKeySecret: env.ALLOWANCE_KEY_SECRET,
     output: () => output,
     stop: async () => {
       if (child.exitCode === null) {

@@ -1,30 +1,9 @@
 // The server's delegate key: every allowance delegates to its address, and it signs the one-shot redelegation of
 // each spend to the relayer. Generated on first use, kept in the database (so every instance uses the same one)
-// sealed with AES-256-GCM under a key derived from ALLOWANCE_KEY_SECRET; it never leaves the server.
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
+// sealed under ALLOWANCE_KEY_SECRET (lib/allowances/key-secret.ts); it never leaves the server.
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { db } from "@/lib/db";
-import { delegateKeySecret } from "./settings";
-
-function sealingKey(): Buffer {
-  return Buffer.from(hkdfSync("sha256", Buffer.from(delegateKeySecret()), Buffer.alloc(0), "agent-wallet delegate key v1", 32));
-}
-
-function seal(privateKey: string, address: string): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv("aes-256-gcm", sealingKey(), iv);
-  cipher.setAAD(Buffer.from(address.toLowerCase()));
-  const body = Buffer.concat([cipher.update(privateKey, "utf8"), cipher.final()]);
-  return Buffer.concat([iv, body, cipher.getAuthTag()]).toString("base64url");
-}
-
-function unseal(sealed: string, address: string): `0x${string}` {
-  const bytes = Buffer.from(sealed, "base64url");
-  const decipher = createDecipheriv("aes-256-gcm", sealingKey(), bytes.subarray(0, 12));
-  decipher.setAAD(Buffer.from(address.toLowerCase()));
-  decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-  return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString("utf8") as `0x${string}`;
-}
+import { sealDelegateKey, unsealDelegateKey } from "./key-secret";
 
 let loading: Promise<PrivateKeyAccount> | undefined;
 
@@ -43,12 +22,26 @@ async function load(): Promise<PrivateKeyAccount> {
   if (!row) {
     const privateKey = generatePrivateKey();
     const address = privateKeyToAccount(privateKey).address;
-    await db().delegateKey.create({ data: { address, sealed: seal(privateKey, address) } });
+    await db().delegateKey.create({ data: { address, sealed: sealDelegateKey(privateKey, address) } });
     // Two instances starting at once may both create one: all of them use the oldest.
     row = await oldest();
   }
   if (!row) throw new Error("the delegate key could not be stored");
-  const account = privateKeyToAccount(unseal(row.sealed, row.address));
+  const { privateKey, current } = unsealDelegateKey(row.sealed, row.address);
+  const account = privateKeyToAccount(privateKey);
   if (account.address !== row.address) throw new Error("the delegate key does not match its address");
+  if (!current) await sealAgain(row, privateKey);
   return account;
+}
+
+/**
+ * Sealed under a secret that is no longer the first (ALLOWANCE_KEY_SECRET rotated): sealed under the first, unless
+ * another instance changed the row since it was read — the key is the same either way.
+ */
+async function sealAgain(row: { address: string; sealed: string }, privateKey: `0x${string}`): Promise<void> {
+  const { count } = await db().delegateKey.updateMany({
+    where: { address: row.address, sealed: row.sealed },
+    data: { sealed: sealDelegateKey(privateKey, row.address) },
+  });
+  if (count) console.log("The delegate key is now sealed under ALLOWANCE_KEY_SECRET's first secret.");
 }

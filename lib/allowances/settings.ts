@@ -1,19 +1,24 @@
 // The operator's allowance settings (docs/operations.md): where the Delegation Framework is on chains the published
-// deployments do not list, which key pays gas on each chain, and the secret that seals the delegate key.
-import { randomBytes } from "node:crypto";
-import { z } from "zod";
+// deployments do not list, and which key pays gas on each chain. The secret that seals the delegate key is
+// lib/allowances/key-secret.ts's.
+import { toHex } from "viem";
 import { mnemonicToAccount, privateKeyToAccount, type LocalAccount } from "viem/accounts";
+import { z } from "zod";
 import { config, ConfigError } from "@/lib/config";
-import { loadOrCreateJson } from "@/lib/config/secrets";
 import { frameworkOn, type Framework } from "./framework";
 
 // The kit phones home unless told not to (docs/decisions/0015-allowances.md). The server never loads it — it uses
 // @metamask/delegation-core and -abis, which have no telemetry — but should a later change load it, it stays quiet.
 process.env.DO_NOT_TRACK = "1";
 
-/** Hardhat's well-known development mnemonic: on the local chain 31337 its account 19 relays out of the box. */
+/** Hardhat's well-known development mnemonic: its account 19 relays on the local chain 31337 outside production. */
 const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
 const LOCAL_CHAIN_ID = 31337;
+
+/** The private key of hardhat's account 19: public, so only for local chains (the tests, `npm run dev:chain`). */
+export function localRelayerKey(): `0x${string}` {
+  return toHex(mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: 19 }).getHdKey().privateKey!);
+}
 
 const jsonRecord = <T extends z.ZodType>(value: T) =>
   z
@@ -31,16 +36,22 @@ const jsonRecord = <T extends z.ZodType>(value: T) =>
 const schema = z.object({
   ALLOWANCE_FRAMEWORKS: jsonRecord(z.record(z.string(), z.unknown())).optional(),
   ALLOWANCE_RELAYERS: jsonRecord(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "each relayer is a 32-byte private key in hex")).optional(),
-  ALLOWANCE_KEY_SECRET: z
+  // Gas a chain's relayer pays for one person's allowances in 24 hours (lib/allowances/relay.ts).
+  ALLOWANCE_GAS_BUDGET: z.coerce.number().int("must be whole gas units").min(100_000, "must be at least 100000 gas").default(4_000_000),
+  // Gas, at the fees of the day, a relayer keeps for revocations: payments stop before its balance falls below it.
+  ALLOWANCE_RELAYER_RESERVE_GAS: z.coerce.number().int("must be whole gas units").min(0, "must not be negative").default(4_000_000),
+  // The smallest native payment an allowance relays, in wei: a payment worth less than its gas is not relayed.
+  ALLOWANCE_MINIMUM_PAYMENT_WEI: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{43,}$/, "must be base64url of at least 32 bytes")
-    .optional(),
+    .regex(/^\d{1,30}$/, "must be a whole number of wei")
+    .default("1000000000000")
+    .transform(BigInt),
 });
 
 type Settings = {
+  relayLimits: RelayLimits;
   frameworks: Record<string, Record<string, unknown>>;
   relayers: Record<string, `0x${string}`>;
-  keySecret: string;
 };
 
 let cached: Settings | undefined;
@@ -54,12 +65,13 @@ function settings(): Settings {
   }
   const values = result.data;
   cached = {
+    relayLimits: {
+      gasBudget: BigInt(values.ALLOWANCE_GAS_BUDGET),
+      reserveGas: BigInt(values.ALLOWANCE_RELAYER_RESERVE_GAS),
+      minimumNativePayment: values.ALLOWANCE_MINIMUM_PAYMENT_WEI,
+    },
     frameworks: values.ALLOWANCE_FRAMEWORKS ?? {},
     relayers: (values.ALLOWANCE_RELAYERS ?? {}) as Record<string, `0x${string}`>,
-    // Like the other secrets: generated once into the data folder; several instances set it in the environment.
-    keySecret:
-      values.ALLOWANCE_KEY_SECRET ??
-      loadOrCreateJson(config().dataDir, "allowance-key-secret.json", () => ({ secret: randomBytes(32).toString("base64url") })).secret,
   };
   return cached;
 }
@@ -70,10 +82,10 @@ export function allowanceFramework(chainId: number): Framework | null {
   return frameworkOn(chainId, settings().frameworks);
 }
 
-/** The configured chains that offer the allowance mode, as the consent screen names them. */
+/** The configured chains with a framework and a relayer: those offering the allowance mode, as consent names them. */
 export function allowanceChains(): { id: number; name: string; symbol: string }[] {
   return config()
-    .chains.filter((chain) => allowanceFramework(chain.id))
+    .chains.filter((chain) => allowanceFramework(chain.id) && relayerAccount(chain.id))
     .map(({ id, name, symbol }) => ({ id, name, symbol }));
 }
 
@@ -81,10 +93,14 @@ export function allowanceChains(): { id: number; name: string; symbol: string }[
 export function relayerAccount(chainId: number): LocalAccount | null {
   const key = settings().relayers[String(chainId)];
   if (key) return privateKeyToAccount(key);
-  return chainId === LOCAL_CHAIN_ID ? mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: 19 }) : null;
+  // Anyone holds hardhat's key: in production (the default, as in lib/config) a chain's relayer is configured.
+  const production = (process.env.NODE_ENV ?? "production") === "production";
+  return chainId === LOCAL_CHAIN_ID && !production ? privateKeyToAccount(localRelayerKey()) : null;
 }
 
-/** The secret that seals the delegate key at rest. */
-export function delegateKeySecret(): string {
-  return settings().keySecret;
+/** What the relayers pay for, and keep back (docs/operations.md). */
+export type RelayLimits = { gasBudget: bigint; reserveGas: bigint; minimumNativePayment: bigint };
+
+export function relayLimits(): RelayLimits {
+  return settings().relayLimits;
 }
