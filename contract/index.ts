@@ -197,7 +197,12 @@ export const requestView = z.object({
   expires_at: z.string(),
   signature: z.string().nullable().describe("The signature, once a signing request completed"),
   tx_hash: z.string().nullable().describe("The transaction hash, once a transaction was broadcast"),
-  reason: z.string().nullable().describe("Why a request was rejected, failed, expired or cancelled; or that it was paid from an allowance"),
+  reason: z
+    .string()
+    .nullable()
+    .describe(
+      "Why a request was rejected, failed, expired or cancelled; that it was paid from an allowance, or why an allowance did not pay it",
+    ),
   signed_amount: z
     .string()
     .nullable()

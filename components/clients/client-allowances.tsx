@@ -1,12 +1,14 @@
 "use client";
 
 import { callApi } from "@/components/browser/api";
-import { startAuthentication } from "@/components/browser/passkey";
+import { approveWithPasskey, startAuthentication } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
 import type { RevocationCeremony } from "./sign-revocations";
 import { when } from "@/components/shared/when";
+
+const BADGES: Record<string, string> = { active: "Live", suspended: "Paused", revoking: "Stopped", expired: "Expired", revoked: "Ended" };
 
 function shortHash(hash: string) {
   return `${hash.slice(0, 10)}…${hash.slice(-8)}`;
@@ -38,7 +40,14 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
       return `Allowance disabled on chain (transaction ${txHash}).`;
     });
 
-  // the outcome stays in view after a revoked allowance has left the list
+  const resume = (allowance: ClientAllowance) =>
+    run(async () => {
+      const path = `/api/allowances/${encodeURIComponent(allowance.id)}/resume`;
+      const assertion = await approveWithPasskey(`${path}/options`);
+      await callApi(path, { assertion });
+      return "Allowance resumed: it pays again without a tap.";
+    });
+
   if (!allowances.length) return <Feedback error={error} status={status} />;
   return (
     <div className="stack">
@@ -50,10 +59,20 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
             <h3>
               {label}{" "}
               <span className={allowance.status === "active" ? "badge" : "badge revoked"}>
-                {allowance.status === "revoking" ? "Stopped" : allowance.status === "active" ? "Live" : allowance.status}
+                {BADGES[allowance.status] ?? allowance.status}
               </span>
             </h3>
+            {allowance.status === "suspended" && (
+              <p className="error">
+                Paused: {allowance.attention}. No payment is made from it until you resume it; an agent&apos;s payments come to you for
+                approval meanwhile. Resume it if you made that change yourself, or revoke it.
+              </p>
+            )}
+            {allowance.status === "revoking" && allowance.attention && (
+              <p className="error">Its revocation is not sent again: {allowance.attention}. Revoke it to try once more.</p>
+            )}
             {allowance.status === "revoking" &&
+              !allowance.attention &&
               (allowance.revocationStored ? (
                 <p className="error">
                   Stopped here: no payment is made from it. Agent Wallet is sending the revocation you signed with it, and sends it again
@@ -71,8 +90,9 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                   ) : (
                     limit.left !== null && (
                       <span>
-                        Left this period: {limit.left} {limit.symbol}, {limit.transfersLeft} transfer{limit.transfersLeft === 1 ? "" : "s"};
-                        resets {limit.resetsAt ? when(limit.resetsAt) : "at the period's start"}.
+                        Left this period: {limit.left} {limit.symbol}, resets{" "}
+                        {limit.resetsAt ? when(limit.resetsAt) : "at the period's start"}. {limit.transfersLeft} payment
+                        {limit.transfersLeft === 1 ? "" : "s"} left in all.
                       </span>
                     )
                   )}
@@ -116,7 +136,12 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                 </tbody>
               </table>
             )}
-            {(allowance.status === "active" || allowance.status === "revoking") && (
+            {allowance.status === "suspended" && (
+              <button type="button" disabled={busy} onClick={() => void resume(allowance)}>
+                Resume allowance
+              </button>
+            )}
+            {allowance.status !== "revoked" && allowance.status !== "expired" && (
               <button type="button" className="danger" disabled={busy} onClick={() => void revoke(allowance)}>
                 Revoke allowance
               </button>

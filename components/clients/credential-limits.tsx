@@ -50,7 +50,7 @@ export function CredentialLimits({
   coin,
 }: {
   grantId: string;
-  credential: { id: string; name: string; limits: Limits };
+  credential: { id: string; name: string; mode: string; limits: Limits };
   contacts: Contact[];
   coin: NativeCoin;
 }) {
@@ -72,7 +72,9 @@ export function CredentialLimits({
   return (
     <div className="credential-limits">
       <div className="small">
-        Limits for {credential.name}: {summary(credential.limits, contacts)}
+        {/* an allowance pays within its own limits without asking: these rules are for everything else */}
+        {credential.mode === "allowance" ? "Outside the allowance, limits" : "Limits"} for {credential.name}:{" "}
+        {summary(credential.limits, contacts)}
       </div>
       {remaining.native_by_chain.map((chain) => {
         // Each chain's caps count on their own, in its coin; the chain is named once there are several.

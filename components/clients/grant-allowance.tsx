@@ -59,6 +59,10 @@ export function GrantAllowance({
       <summary>
         Give {credential.name} an allowance for {clientName}
       </summary>
+      <p className="small muted">
+        A new allowance replaces the one {credential.name} may already have for {clientName} on that chain: the old one stops and is
+        disabled on chain, so only one pays at a time.
+      </p>
       {opened && (
         <AllowancePicker
           credential={credential}

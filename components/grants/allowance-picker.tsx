@@ -234,7 +234,7 @@ export function AllowancePicker({
         <option value="week">per week</option>
       </select>
       {text("expiresInDays", "Days until the allowance ends (at most 30)", "numeric")}
-      {text("transactions", "Number of transactions", "numeric")}
+      {text("transactions", "Number of payments in all", "numeric")}
       <label htmlFor={id("over")}>Above the allowance for {name}</label>
       <select
         id={id("over")}

@@ -199,6 +199,20 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     assert.equal((await db().allowance.findFirstOrThrow({ where: { credentialId } })).grantId, grant.grantId);
     assert.equal(view(await send(client, credentialId, shop, parseEther("0.004"))).status, "completed");
     assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.004"));
+
+    // A second one replaces the first: one live allowance at a time, the first disabled on chain with what it stored.
+    const first = await db().allowance.findFirstOrThrow({ where: { credentialId } });
+    await page.goto(`${app.appUrl}/clients`);
+    await page.getByText("Give Main an allowance for Later Agent").click();
+    await fillAllowanceFields(page, { coin: "0.02", recipient: shop, transactions: 3, over: "refuse" });
+    await page.getByRole("button", { name: "Sign allowance for Main with passkey" }).click();
+    for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
+      if ((await db().allowance.findUniqueOrThrow({ where: { id: first.id } })).status === "revoked") break;
+      assert.ok(Date.now() < deadline, "the replaced allowance was disabled on chain");
+    }
+    const live = await db().allowance.findMany({ where: { credentialId, status: "active" } });
+    assert.equal(live.length, 1);
+    assert.notEqual(live[0].id, first.id);
     await client.close();
     await person.context.close();
   });

@@ -83,9 +83,10 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     assert.match((await line.textContent()) ?? "", expected);
   }
 
-  async function openClients(page: Page) {
+  /** The client's allowance on /clients (the ones of clients revoked before stay listed under their own client). */
+  async function openClients(page: Page, client: string) {
     await page.goto(`${app.appUrl}/clients`);
-    return page.getByRole("region", { name: "Allowance of Shopping on Local dev chain" });
+    return page.getByRole("listitem", { name: client }).getByRole("region", { name: "Allowance of Shopping on Local dev chain" });
   }
 
   it("lists what is left and each payment with its transaction; Revoke allowance disables it on chain with 0 ETH", async () => {
@@ -93,16 +94,16 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     // exactly what the agent will pay: after it, the wallet holds nothing to pay any gas with
     await chain.fund(wallet.address, "0.004");
     const agent = await agentWithAllowance("Shop Agent", shop);
-    let allowance = await openClients(person.page);
+    let allowance = await openClients(person.page, "Shop Agent");
     await allowance.getByText(`Up to 0.01 ETH per day`).waitFor();
-    await allowance.getByText("Left this period: 0.01 ETH, 3 transfers").waitFor();
+    await allowance.getByText("Left this period: 0.01 ETH, resets").waitFor();
 
     const paid = (await pay(agent.client, shop, "0.004")).structuredContent as RequestView;
     assert.equal(paid.status, "completed");
     assert.equal(await chain.client.getBalance({ address: wallet.address }), 0n);
 
-    allowance = await openClients(person.page);
-    await allowance.getByText("Left this period: 0.006 ETH, 2 transfers").waitFor();
+    allowance = await openClients(person.page, "Shop Agent");
+    await allowance.getByText(/Left this period: 0\.006 ETH, resets .*\. 2 payments left in all\./).waitFor();
     const link = allowance.getByRole("link", { name: `${paid.tx_hash!.slice(0, 10)}…${paid.tx_hash!.slice(-8)}` });
     assert.equal(await link.getAttribute("href"), `${EXPLORER}/tx/${paid.tx_hash}`);
     await allowance.getByRole("cell", { name: "0.004 ETH" }).waitFor();
@@ -126,7 +127,7 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     const shop = recipient();
     await chain.fund(wallet.address, "0.01");
     const agent = await agentWithAllowance("Client Agent", shop);
-    await openClients(person.page);
+    await openClients(person.page, "Client Agent");
     await person.page.getByRole("button", { name: "Revoke Client Agent" }).click();
     const row = person.page.getByRole("listitem", { name: "Client Agent" });
     await row.getByText("Revoked", { exact: true }).waitFor();
@@ -151,10 +152,37 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     assert.deepEqual(await disabledOnChain(agent.hashes), [false], "still live on chain until the person signs");
     assert.equal(await db().auditEvent.count({ where: { type: "allowance.stopped", data: { contains: agent.allowanceId } } }), 1);
 
-    const allowance = await openClients(person.page);
+    const allowance = await openClients(person.page, "Token Agent");
     await allowance.getByText("still live on chain until you sign to disable it").waitFor();
     await allowance.getByRole("button", { name: "Revoke allowance" }).click();
     await outcome(person.page, /Allowance disabled on chain/);
     assert.deepEqual(await disabledOnChain(agent.hashes), [true]);
+  });
+
+  it("a paused allowance says why on /clients; Resume allowance, with a passkey, lets it pay again", async () => {
+    const shop = recipient();
+    await chain.fund(wallet.address, "0.01");
+    const agent = await agentWithAllowance("Paused Agent", shop);
+    // As a relayed payment that reverted on chain leaves it.
+    await db().allowance.update({ where: { id: agent.allowanceId }, data: { status: "suspended", attention: "relay_reverted" } });
+    let allowance = await openClients(person.page, "Paused Agent");
+    await allowance.getByText("Paused", { exact: true }).waitFor();
+    // the wallet's rules speak for what the allowance does not pay
+    await person.page
+      .getByRole("listitem", { name: "Paused Agent" })
+      .getByText(/^Outside the allowance, limits for Shopping: /)
+      .waitFor();
+    await allowance.getByText("Paused: a transaction the relayer sent for it reverted on chain. No payment is made from it").waitFor();
+    // Meanwhile the agent's payment comes to the person, and the relayer sends nothing.
+    const sent = await relayerNonce();
+    assert.equal(((await pay(agent.client, shop, "0.001")).structuredContent as RequestView).status, "pending");
+    assert.equal(await relayerNonce(), sent);
+
+    await allowance.getByRole("button", { name: "Resume allowance" }).click();
+    await outcome(person.page, /Allowance resumed: it pays again without a tap/);
+    assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: agent.allowanceId } })).status, "active");
+    allowance = await openClients(person.page, "Paused Agent");
+    await allowance.getByText("Live", { exact: true }).waitFor();
+    assert.equal(((await pay(agent.client, shop, "0.001")).structuredContent as RequestView).status, "completed");
   });
 });

@@ -125,6 +125,14 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     const sent = await relayerNonce();
     const asked = view(await send(agent, shop, "0.004"));
     assert.equal(asked.status, "pending");
+    // the agent hears why, and that the person's wallet would pay it and its fee
+    assert.match(
+      asked.reason ?? "",
+      new RegExp(
+        "^Above this allowance: 0\\.002 ETH left today, resets at [^.]+\\. " +
+          "It waits for your approval; approved, your wallet pays it and its network fee\\.$",
+      ),
+    );
     assert.equal(await relayerNonce(), sent, "nothing was sent");
   });
 

@@ -111,7 +111,10 @@ describe("pre-signed revocations of allowances", { timeout: 300_000 }, () => {
     for (const { key } of [wallets.Alpha, wallets.Beta]) assert.equal(await chain.client.getBalance({ address: key.address }), 0n);
     await person.page.goto(`${app.appUrl}/clients`);
     for (const name of ["Alpha", "Beta"]) {
-      await person.page.getByRole("region", { name: `Allowance of ${name} on Local dev chain` }).waitFor();
+      await person.page
+        .getByRole("listitem", { name: "Two Wallet Agent" })
+        .getByRole("region", { name: `Allowance of ${name} on Local dev chain` })
+        .waitFor();
     }
     await person.page.getByRole("button", { name: "Revoke Two Wallet Agent" }).click();
     await person.page.getByRole("listitem", { name: "Two Wallet Agent" }).getByText("Revoked", { exact: true }).waitFor();

@@ -23,7 +23,7 @@ export async function fillAllowanceFields(scope: Page | Locator, form: Allowance
   await scope.getByLabel("Allowed recipients for Main").fill(form.recipient);
   assert.equal(await scope.getByLabel("Allowance period for Main").inputValue(), "day");
   assert.equal(await scope.getByLabel("Days until the allowance ends (at most 30) for Main").inputValue(), "7");
-  await scope.getByLabel("Number of transactions for Main").fill(String(form.transactions));
+  await scope.getByLabel("Number of payments in all for Main").fill(String(form.transactions));
   await scope.getByLabel("Above the allowance for Main").selectOption(form.over);
   await scope.getByRole("button", { name: "Review allowance for Main" }).click();
 }

@@ -3,6 +3,7 @@
 // EIP-7702 authorization and each EIP-712 delegation, with the person's own key. And the started app on such a chain,
 // for the suites that go through HTTP, MCP and Chromium (`startAllowanceApp`).
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -16,10 +17,27 @@ import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingR
 import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
+import { localRelayerKey } from "@/lib/allowances/settings";
+
+/** The ALLOWANCE_RELAYERS setting for this chain: hardhat's account 19 (production has no default relayer). */
+export function relayersSetting(chain: { chainId: number }): string {
+  return JSON.stringify({ [chain.chainId]: localRelayerKey() });
+}
 
 export type AllowanceWorld = Awaited<ReturnType<typeof startAllowanceWorld>>;
 
-export async function startAllowanceWorld(options: { database: "sqlite" | "postgres" }) {
+/** Gas the suites' relayers may pay per person a day: the cap tests pay more than an operator's default allows. */
+const TEST_GAS_BUDGET = "1000000000";
+
+/**
+ * `rpcUrl`: where the app reaches the chain, when not at the node itself (a proxy the test controls); `env`: settings
+ * of the test's own (they win).
+ */
+export async function startAllowanceWorld(options: {
+  database: "sqlite" | "postgres";
+  rpcUrl?: (chain: LocalChain) => Promise<string>;
+  env?: Record<string, string>;
+}) {
   const chain: LocalChain = await startChain();
   const environment: FrameworkEnvironment = await deployFramework(chain);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-allowances-"));
@@ -30,8 +48,13 @@ export async function startAllowanceWorld(options: { database: "sqlite" | "postg
     DATABASE_URL: databaseUrl,
     APP_URL: "http://localhost:3999",
     BASE_URL: "http://localhost:3999",
-    CHAINS: chainsSetting(chain),
+    CHAINS: chainsSetting({ ...chain, rpcUrl: options.rpcUrl ? await options.rpcUrl(chain) : chain.rpcUrl }),
     ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment),
+    ALLOWANCE_RELAYERS: relayersSetting(chain),
+    ALLOWANCE_GAS_BUDGET: TEST_GAS_BUDGET,
+    // PostgreSQL requires it; on SQLite it is generated into the data folder.
+    ...(postgres && { ALLOWANCE_KEY_SECRET: randomBytes(32).toString("base64url") }),
+    ...options.env,
   });
   migrateDatabase(databaseUrl);
   // Imported after the environment is set: config() and db() read it once.
@@ -99,7 +122,8 @@ type AllowanceAppOptions = { explorerUrl?: string; rpc?: boolean; env?: Record<s
 
 /**
  * The app started on a fresh hardhat chain with the Delegation Framework deployed and configured (CHAINS,
- * ALLOWANCE_FRAMEWORKS), and Chromium when `browser` is asked for. Whatever started is stopped if a later step fails.
+ * ALLOWANCE_FRAMEWORKS, ALLOWANCE_RELAYERS), and Chromium when `browser` is asked for. Whatever started is stopped if
+ * a later step fails.
  */
 export async function startAllowanceApp(options: AllowanceAppOptions & { browser: true }): Promise<AllowanceApp & { browser: Browser }>;
 export async function startAllowanceApp(options?: AllowanceAppOptions & { browser?: false }): Promise<AllowanceApp>;
@@ -119,6 +143,8 @@ export async function startAllowanceApp(options: AllowanceAppOptions & { browser
       env: {
         CHAINS: chainsSetting({ ...chain, rpcUrl: rpc?.url ?? chain.rpcUrl }, explorer),
         ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment),
+        ALLOWANCE_RELAYERS: relayersSetting(chain),
+        ALLOWANCE_GAS_BUDGET: TEST_GAS_BUDGET,
         ...options.env,
       },
     });

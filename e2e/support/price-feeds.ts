@@ -1,37 +1,24 @@
 // Chainlink price feeds on the local chain: @chainlink/contracts' MockV3Aggregator, compiled from the package's
-// Solidity source with solc-js (the package ships no bytecode; solc's npm package carries its compiler, so nothing is
-// downloaded) and deployed with viem from the node's first funded account.
+// Solidity source (the package ships no bytecode) and deployed with viem from the node's first funded account.
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { getAddress, parseAbi, type Abi, type Address, type Hex } from "viem";
+import { getAddress, parseAbi, type Address } from "viem";
 import type { LocalChain } from "./chain";
 import { deployer, mined } from "./contracts";
+import { compileSolidity, type Compiled } from "./solidity";
 
 const require = createRequire(import.meta.url);
 const SOURCES = path.dirname(require.resolve("@chainlink/contracts/package.json"));
 const MOCK = "src/v0.8/tests/MockV3Aggregator.sol";
 
-let compiled: { abi: Abi; bytecode: Hex } | undefined;
+let compiled: Compiled | undefined;
 
 /** MockV3Aggregator's ABI and bytecode, compiled once per test process. */
-function mockAggregator(): { abi: Abi; bytecode: Hex } {
-  if (compiled) return compiled;
-  const solc = require("solc") as { compile: (input: string, callbacks: object) => string };
-  const input = {
-    language: "Solidity",
-    sources: { [MOCK]: { content: fs.readFileSync(path.join(SOURCES, MOCK), "utf8") } },
-    settings: { outputSelection: { "*": { MockV3Aggregator: ["abi", "evm.bytecode.object"] } } },
-  };
-  const findImports = (file: string) => ({ contents: fs.readFileSync(path.join(SOURCES, file), "utf8") });
-  const output = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports })) as {
-    errors?: { severity: string; formattedMessage: string }[];
-    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>;
-  };
-  const errors = (output.errors ?? []).filter((error) => error.severity === "error");
-  if (errors.length) throw new Error(errors.map((error) => error.formattedMessage).join("\n"));
-  const contract = output.contracts[MOCK].MockV3Aggregator;
-  compiled = { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` };
+function mockAggregator(): Compiled {
+  compiled ??= compileSolidity(MOCK, fs.readFileSync(path.join(SOURCES, MOCK), "utf8"), "MockV3Aggregator", (file) =>
+    fs.readFileSync(path.join(SOURCES, file), "utf8"),
+  );
   return compiled;
 }
 

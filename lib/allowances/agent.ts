@@ -24,28 +24,39 @@ async function refusalWords(chainId: number, refusal: AllowanceRefusal, now: Dat
   const left = refusal.left;
   if (!left) return refusal.message;
   const names = await assetNames(chainId, left.token);
-  if (left.transfersLeft < 1) return "This allowance has no transfers left.";
+  if (left.transfersLeft < 1) return "This allowance has no payments left: its number of payments is counted over its whole life.";
   const period = PERIOD_NAMES[left.periodSeconds] ?? "this period";
   const amount = `${formatUnits(BigInt(left.available), names.decimals)} ${names.symbol}`;
   return `Above this allowance: ${amount} left ${period}, resets at ${utcTimeFrom(new Date(left.resetsAt), now)}.`;
 }
 
+/** Why a payment goes to the person instead: said to the agent (the request's reason) and on the approval page. */
+export type ToPerson = { toPerson: string };
+
+const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
+
 /**
- * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; null when
- * the payment goes to the person instead (no live allowance, or above it and the person chose `ask`).
+ * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; or says why
+ * the payment goes to the person instead (no live allowance, a paused one, or above it and the person chose `ask`).
  */
 export async function payFromAllowance(
   agent: AgentContext,
   credentialId: string,
   payment: AllowancePayment,
   clock: Clock,
-): Promise<RequestView | null> {
+): Promise<RequestView | ToPerson> {
   const now = clock();
   const allowance = await db().allowance.findFirst({
     where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "active", expiresAt: { gt: now } },
     orderBy: { createdAt: "desc" },
   });
-  if (!allowance) return null;
+  if (!allowance) {
+    const paused = await db().allowance.findFirst({
+      where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "suspended" },
+    });
+    const why = paused ? "This wallet's allowance is paused until you review it on Clients." : "No live allowance covers this wallet here.";
+    return { toPerson: `${why} ${YOUR_FEE}` };
+  }
   // The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
   // transaction names the payment and no nonce, gas or fee of the person's.
   const payload: RequestPayload = {
@@ -75,12 +86,16 @@ export async function payFromAllowance(
     }
     // Refused before anything was sent: the hold goes, as if it had never been asked.
     await db().agentRequest.delete({ where: { id: reserved.id } });
-    if (error.reason === "not_active" || error.reason === "expired" || error.overLimit === "ask") return null;
-    throw new RequestError("allowance_refused", await refusalWords(allowance.chainId, error, now), 409);
+    const words = await refusalWords(allowance.chainId, error, now);
+    if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
+      return { toPerson: `${words} ${YOUR_FEE}` };
+    throw new RequestError("allowance_refused", words, 409);
   }
+  // Not seen mined within a minute: submitted, held against the caps, settled by its receipt on a later read.
+  const landed = spent.outcome === "landed";
   const row = await db().agentRequest.update({
     where: { id: reserved.id },
-    data: { status: "completed", txHash: spent.txHash, completedAt: clock() },
+    data: landed ? { status: "completed", txHash: spent.txHash, completedAt: clock() } : { status: "submitted", txHash: spent.txHash },
   });
   await recordAudit(
     {
@@ -93,7 +108,7 @@ export async function payFromAllowance(
       data: {
         kind: row.kind,
         from: null,
-        to: "completed",
+        to: row.status,
         txHash: spent.txHash,
         allowanceId: allowance.id,
         chainId: payment.chainId,

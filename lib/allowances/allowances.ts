@@ -27,7 +27,8 @@ import {
 } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "./framework";
-import { relay } from "./relay";
+import { delegatedCode } from "./guard";
+import { relay, RelayBudgetError, RelayerLowError } from "./relay";
 import { operationTypedData, presignedRevocation } from "./revocation-operation";
 import { allowanceFramework } from "./settings";
 
@@ -52,11 +53,6 @@ export function parseStoredDelegation(json: string): Delegation {
   return delegationFromJson(JSON.parse(json) as DelegationJson);
 }
 
-/** Code at an address that EIP-7702 delegated to `implementation`. */
-function delegatedCode(implementation: Address): Hex {
-  return `0xef0100${implementation.slice(2).toLowerCase()}`;
-}
-
 /**
  * The nonce the person's EIP-7702 authorization must carry, or null when the account already runs this chain's
  * DeleGator; refuses an account that runs another implementation (the delegations would be checked by code we do not
@@ -76,10 +72,23 @@ export async function authorizationNonce(chainId: number, delegator: Address): P
 }
 
 /** Gives the person's address the DeleGator's code when it lacks it, with the authorization they signed. */
-async function ensureDeleGator(chainId: number, framework: Framework, delegator: Address, authorization: SignedAuthorization | undefined) {
+async function ensureDeleGator(
+  chainId: number,
+  framework: Framework,
+  delegator: Address,
+  authorization: SignedAuthorization | undefined,
+  userId: string,
+) {
   const implementation = framework.implementations.EIP7702StatelessDeleGatorImpl;
-  if ((await authorizationNonce(chainId, delegator)) === null) return;
+  const nonce = await authorizationNonce(chainId, delegator);
+  if (nonce === null) return;
   if (!authorization) throw new AllowanceError("This account needs a signed EIP-7702 authorization for the DeleGator first.");
+  // One with another nonce would be mined and paid for without taking effect.
+  if (authorization.nonce !== nonce)
+    throw new AllowanceError(
+      `The EIP-7702 authorization was signed for nonce ${authorization.nonce}, but the account is at ${nonce}: sign it again.`,
+      409,
+    );
   if (authorization.chainId !== chainId)
     throw new AllowanceError("The EIP-7702 authorization must name this chain (never chain 0, which is valid everywhere).");
   if (getAddress(authorization.address) !== implementation)
@@ -88,11 +97,15 @@ async function ensureDeleGator(chainId: number, framework: Framework, delegator:
   if (signer !== delegator) throw new AllowanceError("The EIP-7702 authorization was not signed by this account.");
   let receipt;
   try {
-    const sent = await relay(chainId, { to: delegator, data: "0x", gas: 100_000n, authorizationList: [authorization] }, async () => {});
+    const sent = await relay(
+      chainId,
+      { to: delegator, data: "0x", gas: 100_000n, authorizationList: [authorization] },
+      { purpose: "authorization", userId, allowanceId: null },
+    );
     receipt = await sent.receipt();
   } catch (error) {
     // The relayer's trouble (no funds, a node refusing it), not the person's: said so, rather than in the RPC's words alone.
-    if (!(error instanceof ChainError)) throw error;
+    if (!(error instanceof ChainError || error instanceof RelayBudgetError || error instanceof RelayerLowError)) throw error;
     throw new AllowanceError(
       `The relayer could not send the transaction that lets ${chainById(chainId).name} enforce the allowance (${error.message}). ` +
         "Nothing was created; try again later.",
@@ -157,13 +170,13 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
   }
   checkRevocation(framework, input);
-  await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization);
+  await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization, input.userId);
   const { userId, credentialId, chainId, delegator, overLimit, revocation } = input;
   return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked, revocation };
 }
 
 /** Who signed `typedData`; null for a signature that is no signature at all. */
-function signerOf(typedData: TypedDataDefinition, signature: Hex): Address | null {
+export function signerOf(typedData: TypedDataDefinition, signature: Hex): Address | null {
   try {
     return recoverTypedDataSigner(typedData, signature);
   } catch {

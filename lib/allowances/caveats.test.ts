@@ -71,7 +71,7 @@ describe("allowance caveats", () => {
     const [coin, token] = delegationsFor(spec(), framework, NOW);
     assert.equal(
       describeDelegation(readDelegation(framework, coin), { symbol: "ETH", decimals: 18 }, NOW),
-      `Up to 0.01 ETH per day, the day starting at 14:05 UTC, to ${SHOP}; at most 3 transfers; until 2026-12-02 14:05 UTC.`,
+      `Up to 0.01 ETH per day, the day starting at 14:05 UTC, to ${SHOP}; at most 3 payments in all; until 2026-12-02 14:05 UTC.`,
     );
     assert.match(describeDelegation(readDelegation(framework, token), { symbol: "TKN", decimals: 18 }, NOW), /^Up to 10 TKN per day/);
     const later = readDelegation(framework, delegationsFor(spec({ startsAt: NOW + DAY }), framework, NOW)[0]);

@@ -28,7 +28,9 @@ import {
   specFromChoices,
   type DelegationJson,
 } from "./caveats";
+import { recordAuditIn } from "@/lib/audit";
 import { delegateAccount } from "./delegate-key";
+import { disableInBackground, stopAllowancesIn } from "./stop";
 import type { Framework } from "./framework";
 
 const address = z
@@ -189,18 +191,23 @@ export async function readySignedAllowance(userId: string, credentialId: string,
 /**
  * Gives a wallet of one of the person's active grants an allowance (on /clients; after the passkey step-up bound to
  * it, in the route): the grant's mode for it becomes `allowance`, in the same transaction that stores the allowance.
- * The grant's spending policy stays and still applies first.
+ * It replaces the grant's live allowance of that wallet on that chain, which stops in that transaction and is disabled
+ * on chain once it commits: one allowance at a time, so a stolen delegate key's worst case is never a sum. The grant's
+ * spending policy stays and still applies first.
  */
 export async function giveAllowance(userId: string, change: { grantId: string; credentialId: string; allowance: SignedAllowance }) {
   const { grantId, credentialId } = change;
   const granted = { grantId, credentialId, grant: { userId, status: "active" } };
   if (!(await db().grantCredential.count({ where: granted }))) throw new NotFoundError("The grant's wallet");
   const ready = await readySignedAllowance(userId, credentialId, change.allowance);
-  const id = await db().$transaction(async (tx) => {
+  const { id, replaced } = await db().$transaction(async (tx) => {
     const updated = await tx.grantCredential.updateMany({ where: granted, data: { mode: "allowance" } });
     if (!updated.count) throw new NotFoundError("The grant's wallet");
-    return storeAllowance(tx, ready, grantId);
+    const replaced = await stopAllowancesIn(tx, { grantId, credentialId, chainId: ready.chainId }, "a new allowance replaced it");
+    await recordAuditIn(tx, replaced.events);
+    return { id: await storeAllowance(tx, ready, grantId), replaced };
   });
   await auditAllowanceCreated(ready, id, grantId);
+  disableInBackground(replaced);
   return { id };
 }

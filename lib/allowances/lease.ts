@@ -1,7 +1,8 @@
 // Leases that serialize work across instances through the database (SQLite or PostgreSQL): the holder of
 // `allowance:<id>` is the only one spending from that allowance, so each spend is checked against the chain as the
 // previous one left it; the holder of `relayer:<chain>:<address>` is the only one choosing that relayer's nonce.
-// A lease outlives no crash for long: after `until` another instance takes it over.
+// The holder renews its lease while its work runs, however long that is (a spend may wait minutes for the relayer's
+// lease and a receipt); a crashed holder stops renewing, and once `until` has passed another instance takes it over.
 import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
 
@@ -47,7 +48,18 @@ function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
  */
 export function withLease<T>(key: string, work: () => Promise<T>, options: { holdMs?: number; waitMs?: number } = {}): Promise<T> {
   const deadline = Date.now() + (options.waitMs ?? 120_000);
-  return inTurn(key, () => holdLease(key, work, options.holdMs ?? 60_000, deadline));
+  return inTurn(key, () => holdLease(key, work, options.holdMs ?? 30_000, deadline));
+}
+
+/** Moves the lease's end `holdMs` on every third of it while the holder works; stop() ends the renewals. */
+function renewing(key: string, holder: string, holdMs: number) {
+  const timer = setInterval(() => {
+    void db()
+      .lease.updateMany({ where: { key, holder }, data: { until: new Date(Date.now() + holdMs) } })
+      .catch((error: unknown) => console.error(`Renewing the lease ${key.split(":")[0]} failed: ${(error as Error).name}`));
+  }, holdMs / 3);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
 }
 
 async function holdLease<T>(key: string, work: () => Promise<T>, holdMs: number, deadline: number): Promise<T> {
@@ -57,9 +69,11 @@ async function holdLease<T>(key: string, work: () => Promise<T>, holdMs: number,
     // jittered, growing to 50 ms: waiters do not poll in step
     await new Promise((resolve) => setTimeout(resolve, Math.min(5 + attempt * 5, 50) * (0.5 + Math.random())));
   }
+  const renewals = renewing(key, holder, holdMs);
   try {
     return await work();
   } finally {
+    renewals.stop();
     await db().lease.deleteMany({ where: { key, holder } });
   }
 }

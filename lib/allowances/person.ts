@@ -4,12 +4,14 @@
 // wallet key in the browser, which signs the revocation (revocation-operation.ts). The same ceremony revokes a client
 // and signs the disabling of its older allowances; its others are disabled with what is stored, awaited here.
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
-import type { Hex } from "viem";
+import type { Address, Hex } from "viem";
 import { db } from "@/lib/db";
 import { NotFoundError } from "@/lib/http/errors";
 import { guarded, requireStepUp, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { revokeForUser } from "@/lib/oauth/connected-clients";
-import { AllowanceError } from "./allowances";
+import { recordAudit } from "@/lib/audit";
+import { AllowanceError, frameworkFor } from "./allowances";
+import { runsDeleGator } from "./guard";
 import { prepareRevocation, revokeAllowances, sendStoredRevocations } from "./revocation";
 import type { RevocationToSign } from "./revocation-operation";
 
@@ -70,7 +72,11 @@ export async function revokeAllowanceForUser(
   const allowance = await revocableAllowance(userId, allowanceId);
   if (allowance.revocationSignature) {
     await verifyStepUp(userId, "revoke-allowance", allowanceId, STORED_REVOCATION, input.assertion);
-    await db().allowance.updateMany({ where: { id: allowanceId, status: "active" }, data: { status: "revoking" } });
+    // the person asks again: one held for their attention is sent again too
+    await db().allowance.updateMany({
+      where: { id: allowanceId, status: { in: ["active", "suspended", "revoking"] } },
+      data: { status: "revoking", attention: null },
+    });
     await sendStoredRevocations([allowanceId]);
     // a concurrent send may have been the one that disabled it: its transaction is the answer
     const { status, revocationTx } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
@@ -94,7 +100,7 @@ async function clientAllowancesToSign(userId: string, clientId: string) {
     where: {
       userId,
       grantId: { in: grants.map((grant) => grant.id) },
-      status: { in: ["active", "revoking"] },
+      status: { in: ["active", "suspended", "revoking"] },
       expiresAt: { gt: new Date() },
       revocationSignature: null,
     },
@@ -136,6 +142,12 @@ export async function revokeClientForUser(
   clientId: string,
   input: { assertion?: AuthenticationResponseJSON; revocations: SignedRevocation[] },
 ) {
+  // The revocations signed in this ceremony disable this client's allowances only: the body is the browser's to shape.
+  const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true } });
+  const own = await db().allowance.findMany({ where: { userId, grantId: { in: grants.map((grant) => grant.id) } }, select: { id: true } });
+  const owned = new Set(own.map((allowance) => allowance.id));
+  if (input.revocations.some((revocation) => revocation.allowanceIds.some((id) => !owned.has(id))))
+    throw new AllowanceError("A revocation sent with this client's names an allowance that is not this client's.");
   await requireStepUp(userId, guarded.revokeClient(clientId), input.assertion);
   const stopped = await revokeForUser(userId, clientId);
   // one failure does not keep the others from being sent
@@ -147,4 +159,32 @@ export async function revokeClientForUser(
   }
   await sendStoredRevocations(stopped.allowanceIds).catch((error: unknown) => failures.push(error));
   if (failures.length) throw failures[0];
+}
+
+/**
+ * The person resumes an allowance that was suspended for their attention, once they have looked: refused while its
+ * wallet's address still runs other code. A `revoking` one is not resumed: it is being revoked.
+ */
+export async function resumeAllowanceForUser(userId: string, allowanceId: string): Promise<{ status: "active" }> {
+  const allowance = await db().allowance.findFirst({ where: { id: allowanceId, userId } });
+  if (!allowance || allowance.status !== "suspended") throw new NotFoundError("The suspended allowance");
+  if (!(await runsDeleGator(allowance.chainId, frameworkFor(allowance.chainId), allowance.delegator as Address))) {
+    throw new AllowanceError(
+      "This wallet's address runs other code than the DeleGator the allowance was made for, so it cannot pay; revoke it instead.",
+      409,
+    );
+  }
+  const { count } = await db().allowance.updateMany({
+    where: { id: allowanceId, status: "suspended" },
+    data: { status: "active", attention: null },
+  });
+  if (count) {
+    await recordAudit({
+      type: "allowance.resumed",
+      userId,
+      credentialId: allowance.credentialId,
+      data: { allowanceId, chainId: allowance.chainId, attention: allowance.attention },
+    });
+  }
+  return { status: "active" };
 }

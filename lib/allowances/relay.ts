@@ -1,12 +1,26 @@
-// The chain side of allowances: simulating a call (eth_call) so that nothing that would revert is sent, and sending
-// as the chain's relayer, which pays the gas. One relayer's nonces are chosen under a lease, so instances sharing it
-// never send two transactions with one nonce.
-import { decodeErrorResult, keccak256, type Address, type Hex, type SignedAuthorizationList, type TransactionReceipt } from "viem";
+// The chain side of allowances: sending as the chain's relayer, which pays the gas. Every transaction is first run
+// with the gas, fees and block it will carry (a call that behaves only where the base fee is 0, as in a bare eth_call,
+// is caught), and is paid only within the person's gas budget and above the reserve kept for revocations. One
+// relayer's nonces are chosen under a lease, so instances sharing it never send two transactions with one nonce, and
+// the budget is checked and recorded in that same turn.
+import {
+  decodeErrorResult,
+  formatEther,
+  keccak256,
+  numberToHex,
+  type Address,
+  type Hex,
+  type PublicClient,
+  type SignedAuthorizationList,
+  type TransactionReceipt,
+} from "viem";
 import { DelegationManager } from "@metamask/delegation-abis";
+import { utcTimeFrom } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
-import { onChain } from "@/lib/wallet/chains";
+import { chainById, onChain } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
-import { relayerAccount } from "./settings";
+import { BUDGET_WINDOW_MS, gasSpentFor, recordReceipt, recordRelayed, type RelayFor } from "./relayer-ledger";
+import { relayerAccount, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
 const RECEIPT_TIMEOUT_MS = 60_000;
@@ -54,66 +68,139 @@ function revertReason(data: Hex | null): string {
   return `the call reverted (${data.slice(0, 10)})`;
 }
 
-/** Runs the call as `from` would send it; null when it succeeds, else why it reverts. */
-export async function simulate(chainId: number, call: { from: Address; to: Address; data: Hex }): Promise<string | null> {
-  return onChain(chainId, async (client) => {
-    try {
-      await client.request({ method: "eth_call", params: [{ from: call.from, to: call.to, data: call.data }, "latest"] });
-      return null;
-    } catch (error) {
-      const data = revertData(error);
-      if (data === null && !/revert|execution/i.test(String((error as Error).message))) throw error;
-      return revertReason(data);
-    }
-  });
+/** The chain would revert the transaction as it would be sent: nothing was sent. */
+export class WouldRevertError extends AppError {
+  constructor(readonly why: string) {
+    super("would_revert", `The chain would refuse this transaction (${why}); nothing was sent.`, 409);
+  }
+}
+
+/** The person's relays of the last 24 hours used their gas budget: nothing was sent. */
+export class RelayBudgetError extends AppError {
+  constructor(chainId: number, freesAt: Date) {
+    super(
+      "relay_budget_used",
+      `The relayer has paid as much gas for your allowances on ${chainById(chainId).name} in the last 24 hours as it pays ` +
+        `for one person; payments from allowances resume from ${utcTimeFrom(freesAt, new Date())}.`,
+      429,
+    );
+  }
+}
+
+/** The relayer is down to the reserve it keeps for revocations: nothing but revocations is sent. */
+export class RelayerLowError extends AppError {
+  constructor(chainId: number) {
+    super(
+      "allowance_unavailable",
+      `The relayer on ${chainById(chainId).name} is low on funds: until the operator refills it, it sends nothing but ` + "revocations.",
+      503,
+    );
+  }
+}
+
+/** Runs the transaction's call as it would be sent; its gas (estimated unless given), or a WouldRevertError. */
+async function rehearse(client: PublicClient, fields: Record<string, unknown>, gas: bigint | undefined): Promise<bigint> {
+  const method = gas === undefined ? "eth_estimateGas" : "eth_call";
+  const params = gas === undefined ? fields : { ...fields, gas: numberToHex(gas) };
+  try {
+    const answer = (await client.request({ method, params: [params, "pending"] } as never)) as Hex;
+    return gas ?? BigInt(answer);
+  } catch (error) {
+    const data = revertData(error);
+    if (data === null && !/revert|execution/i.test(String((error as Error).message))) throw error;
+    throw new WouldRevertError(revertReason(data));
+  }
+}
+
+/** When each chain's relayer was last said to be low, so that the log says it every few minutes, not every send. */
+const warned = new Map<number, number>();
+const WARN_EVERY_MS = 10 * 60_000;
+
+/** Refuses what the relayer must not pay for, and says in the log when it nears its reserve. */
+async function checkAffordable(
+  chainId: number,
+  relayer: Address,
+  relayFor: RelayFor,
+  cost: { gas: bigint; maxFeePerGas: bigint; balance: bigint },
+) {
+  const limits = relayLimits();
+  const reserve = limits.reserveGas * cost.maxFeePerGas;
+  if (cost.balance < 3n * reserve && Date.now() - (warned.get(chainId) ?? 0) > WARN_EVERY_MS) {
+    warned.set(chainId, Date.now());
+    console.warn(
+      `Relayer ${relayer} on chain ${chainId} holds ${formatEther(cost.balance)}, near the ${formatEther(reserve)} it keeps for ` +
+        "revocations at today's fees: payments from allowances stop below that. Refill it.",
+    );
+  }
+  // A revocation protects a person: it draws on the reserve, and no budget holds it back.
+  if (relayFor.purpose === "revocation") return;
+  if (cost.balance < cost.gas * cost.maxFeePerGas + reserve) throw new RelayerLowError(chainId);
+  if (!relayFor.userId) return;
+  const spent = await gasSpentFor(relayFor.userId, chainId, new Date(Date.now() - BUDGET_WINDOW_MS));
+  if (spent.gas + cost.gas > limits.gasBudget) {
+    throw new RelayBudgetError(chainId, new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS));
+  }
 }
 
 export type Relayed = { hash: Hex; receipt: () => Promise<TransactionReceipt> };
 
 /**
- * Signs and sends `call` as the relayer. `onSigned` runs with the hash before the transaction leaves, so that the
- * caller has recorded it even if this process stops right after sending.
+ * Signs and sends `call` as the relayer, for whom `relayFor` says, once it has run as it will be sent: a call that
+ * would revert throws WouldRevertError and nothing is sent. `onSigned` runs with the hash before the transaction
+ * leaves, so that the caller has recorded it even if this process stops right after sending. `receipt()` waits for
+ * it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and records its cost.
+ * A transaction with an authorization list is not rehearsed (its caller checks the authorization's nonce).
  */
 export async function relay(
   chainId: number,
   call: { to: Address; data: Hex; gas?: bigint; authorizationList?: SignedAuthorizationList },
-  onSigned: (hash: Hex) => Promise<void>,
+  relayFor: RelayFor,
+  onSigned: (hash: Hex) => Promise<void> = async () => {},
 ): Promise<Relayed> {
   const relayer = relayerOn(chainId);
-  const hash = await withLease(
-    `relayer:${chainId}:${relayer.address}`,
-    () =>
-      onChain(chainId, async (client) => {
-        const [nonce, fees, gas] = await Promise.all([
-          client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-          client.estimateFeesPerGas(),
-          call.gas ??
-            client.estimateGas({ account: relayer.address, to: call.to, data: call.data, authorizationList: call.authorizationList }),
-        ]);
-        const common = {
-          chainId,
-          nonce,
-          to: call.to,
-          data: call.data,
-          gas,
-          maxFeePerGas: fees.maxFeePerGas,
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        };
-        const signed = call.authorizationList
-          ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
-          : await relayer.signTransaction({ ...common, type: "eip1559" });
-        const hash = keccak256(signed);
-        await onSigned(hash);
-        await client.request({ method: "eth_sendRawTransaction", params: [signed] });
-        return hash;
-      }),
-    { holdMs: 30_000 },
+  const hash = await withLease(`relayer:${chainId}:${relayer.address}`, () =>
+    onChain(chainId, async (client) => {
+      const [nonce, fees, balance] = await Promise.all([
+        client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
+        client.estimateFeesPerGas(),
+        client.getBalance({ address: relayer.address }),
+      ]);
+      const fields = {
+        from: relayer.address,
+        to: call.to,
+        data: call.data,
+        maxFeePerGas: numberToHex(fees.maxFeePerGas),
+        maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
+      };
+      const gas = call.authorizationList ? (call.gas ?? 100_000n) : await rehearse(client, fields, call.gas);
+      await checkAffordable(chainId, relayer.address, relayFor, { gas, maxFeePerGas: fees.maxFeePerGas, balance });
+      const common = {
+        chainId,
+        nonce,
+        to: call.to,
+        data: call.data,
+        gas,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      };
+      const signed = call.authorizationList
+        ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
+        : await relayer.signTransaction({ ...common, type: "eip1559" });
+      const hash = keccak256(signed);
+      await recordRelayed({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
+      await onSigned(hash);
+      await client.request({ method: "eth_sendRawTransaction", params: [signed] });
+      return hash;
+    }),
   );
   return {
     hash,
-    receipt: () =>
-      onChain(chainId, (client) =>
+    receipt: async () => {
+      const receipt = await onChain(chainId, (client) =>
         client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
-      ),
+      );
+      await recordReceipt(receipt);
+      return receipt;
+    },
   };
 }

@@ -16,6 +16,8 @@ export async function resendDueRevocations(): Promise<void> {
   const due = {
     status: "revoking",
     revocationSignature: { not: null },
+    // one waiting for the person is not sent again
+    attention: null,
     OR: [{ revocationSentAt: null }, { revocationSentAt: { lt: new Date(now.getTime() - config().revocationRetryMs) } }],
   };
   const candidates = await db().allowance.findMany({

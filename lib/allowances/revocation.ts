@@ -11,12 +11,14 @@ import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
 import { NotFoundError } from "@/lib/http/errors";
 import { onChain } from "@/lib/wallet/chains";
-import { AllowanceError, findAllowance, frameworkFor, parseStoredDelegation } from "./allowances";
+import { AllowanceError, findAllowance, frameworkFor, parseStoredDelegation, signerOf } from "./allowances";
 import { delegationToJson } from "./caveats";
 import type { Framework } from "./framework";
-import { presignedRevocation, revocationOperation, type RevocationToSign } from "./revocation-operation";
+import { holdForPerson, runsDeleGator } from "./guard";
+import { operationTypedData, presignedRevocation, revocationOperation, type RevocationToSign } from "./revocation-operation";
 import { withLease } from "./lease";
-import { relay, relayerOn, simulate } from "./relay";
+import { EXPIRED_MARGIN_MS } from "./stop";
+import { relay, relayerOn, WouldRevertError } from "./relay";
 
 /**
  * The person's allowances, which one signature revokes only if they share one account on one chain; with their
@@ -71,10 +73,19 @@ export async function revokeAllowances(
   allowanceIds: string[],
   signed: { nonce: string; signature: Hex },
 ): Promise<{ txHash: Hex }> {
-  const { allowances: asked, chainId, framework } = await revocable(userId, allowanceIds);
+  const { allowances: asked, rows: named, delegator: account, chainId, framework } = await revocable(userId, allowanceIds);
   if (asked.some((allowance) => allowance.status === "revoked")) throw new AllowanceError("An allowance named is already revoked.", 409);
+  // Nothing changes for a revocation the wallet did not sign: checked before the allowances stop.
+  const unsigned = revocationOperation(
+    framework,
+    account,
+    named.map((row) => parseStoredDelegation(row.signed)),
+    BigInt(signed.nonce),
+  );
+  if (signerOf(operationTypedData(framework, chainId, unsigned), signed.signature) !== account)
+    throw new AllowanceError("This revocation is not the wallet's signature over disabling exactly these allowances.");
   const ids = asked.map((allowance) => allowance.id);
-  await db().allowance.updateMany({ where: { id: { in: ids } }, data: { status: "revoking" } });
+  await db().allowance.updateMany({ where: { id: { in: ids }, status: { not: "revoked" } }, data: { status: "revoking" } });
   const relayer = relayerOn(chainId).address;
   // Waits for spends in flight, so that what they sent is settled before the revocation goes out.
   return holdingAll(ids, async () => {
@@ -82,9 +93,14 @@ export async function revokeAllowances(
     const delegations = rows.map((row) => parseStoredDelegation(row.signed));
     const operation = { ...revocationOperation(framework, delegator, delegations, BigInt(signed.nonce)), signature: signed.signature };
     const data = handleOps([operation], relayer);
-    const reverts = await simulate(chainId, { from: relayer, to: framework.EntryPoint, data });
-    if (reverts) throw new AllowanceError(`The chain would refuse this revocation (${reverts}); sign it again.`, 409);
-    const sent = await relay(chainId, { to: framework.EntryPoint, data }, async () => {});
+    let sent;
+    try {
+      sent = await relay(chainId, { to: framework.EntryPoint, data }, { purpose: "revocation", userId, allowanceId: ids[0] });
+    } catch (error) {
+      if (error instanceof WouldRevertError)
+        throw new AllowanceError(`The chain would refuse this revocation (${error.why}); sign it again.`, 409);
+      throw error;
+    }
     const receipt = await sent.receipt();
     const disabled = await disabledOnChain(
       chainId,
@@ -133,7 +149,10 @@ async function disabledOnChain(chainId: number, framework: Framework, hashes: He
  * Marks each allowance `revoked` with the transaction that disabled it, unless another caller already did: only
  * the one whose update took records `allowance.revoked`, so a revocation sent twice is audited once.
  */
-async function markRevoked(allowances: { id: string; userId: string; credentialId: string; txHash: string | null }[]) {
+async function markRevoked(
+  allowances: { id: string; userId: string; credentialId: string; txHash: string | null }[],
+  how: { expired?: boolean } = {},
+) {
   for (const allowance of allowances) {
     const { count } = await db().allowance.updateMany({
       where: { id: allowance.id, status: { not: "revoked" } },
@@ -144,91 +163,82 @@ async function markRevoked(allowances: { id: string; userId: string; credentialI
       type: "allowance.revoked",
       userId: allowance.userId,
       credentialId: allowance.credentialId,
-      data: { allowanceId: allowance.id, txHash: allowance.txHash },
+      data: { allowanceId: allowance.id, txHash: allowance.txHash, ...how },
     });
   }
 }
 
 /**
- * Sends the stored revocations of those of `allowanceIds` that are `revoking` and have one: one handleOps per chain
- * carrying them all, under the allowances' leases (spends in flight settle first; a second sender waits, then finds
- * them `revoked` and sends nothing). Each is `revoked` once the chain shows all its delegations disabled; one the
- * chain does not confirm stays `revoking` (still refusing spends) and this throws, naming the transaction.
+ * Sends the stored revocations of those of `allowanceIds` that are `revoking` and have one, each allowance in a
+ * handleOps of its own (one account's code cannot sink another's), under its lease (spends in flight settle first; a
+ * second sender waits, then finds it `revoked` and sends nothing). Nothing is sent for an allowance that has expired
+ * (its delegations are dead on chain), nor for one whose account runs other code than the DeleGator or whose relayed
+ * revocation reverted: those wait for the person. Each is `revoked` once the chain shows all its delegations disabled;
+ * one the chain does not confirm stays `revoking` (still refusing spends) and this throws, naming the transaction.
  */
 export async function sendStoredRevocations(allowanceIds: string[]): Promise<void> {
   const stored = await db().allowance.findMany({
-    where: { id: { in: [...new Set(allowanceIds)] }, status: "revoking", revocationSignature: { not: null } },
-    select: { id: true, chainId: true },
+    where: { id: { in: [...new Set(allowanceIds)] }, status: "revoking", revocationSignature: { not: null }, attention: null },
+    select: { id: true },
     orderBy: { id: "asc" },
   });
   const failures: unknown[] = [];
-  for (const chainId of [...new Set(stored.map((allowance) => allowance.chainId))]) {
-    const ids = stored.filter((allowance) => allowance.chainId === chainId).map((allowance) => allowance.id);
-    await sendOnChain(chainId, ids).catch((error: unknown) => failures.push(error));
-  }
+  for (const { id } of stored) await sendStored(id).catch((error: unknown) => failures.push(error));
   if (failures.length) throw failures[0];
 }
 
-async function sendOnChain(chainId: number, ids: string[]): Promise<void> {
-  const framework = frameworkFor(chainId);
-  const relayer = relayerOn(chainId).address;
-  await holdingAll(ids, async () => {
-    const allowances = await db().allowance.findMany({
-      where: { id: { in: ids }, status: "revoking", revocationSignature: { not: null } },
-      include: { delegations: true },
-      orderBy: { id: "asc" },
-    });
+async function sendStored(id: string): Promise<void> {
+  await holdingAll([id], async () => {
+    const allowance = await db().allowance.findUnique({ where: { id }, include: { delegations: true } });
+    if (!allowance || allowance.status !== "revoking" || !allowance.revocationSignature || allowance.attention) return;
+    const { chainId } = allowance;
+    if (allowance.expiresAt.getTime() < Date.now() - EXPIRED_MARGIN_MS) {
+      await markRevoked([{ ...allowance, txHash: null }], { expired: true });
+      return;
+    }
+    const framework = frameworkFor(chainId);
+    const hashes = allowance.delegations.map((row) => row.hash as Hex);
     // Already disabled (by an earlier send whose confirmation was lost, say): recorded, not sent again.
-    const before = await disabledOnChain(
-      chainId,
-      framework,
-      allowances.flatMap((allowance) => allowance.delegations.map((row) => row.hash as Hex)),
-    );
-    const isDisabled = (allowance: (typeof allowances)[number], disabled: Set<string>) =>
-      allowance.delegations.every((row) => disabled.has(row.hash));
-    await markRevoked(
-      allowances
-        .filter((allowance) => isDisabled(allowance, before))
-        .map((allowance) => ({ ...allowance, txHash: allowance.revocationTx })),
-    );
-    const pending = allowances.filter((allowance) => !isDisabled(allowance, before));
-    // One the chain would refuse must not sink the others in the same handleOps (which reverts whole on one bad op).
-    const sendable: { allowance: (typeof pending)[number]; operation: UserOperation<"0.7"> }[] = [];
-    for (const allowance of pending) {
-      const delegations = allowance.delegations.map((row) => parseStoredDelegation(row.signed));
-      const operation = {
-        ...presignedRevocation(framework, getAddress(allowance.delegator), delegations),
-        signature: allowance.revocationSignature as Hex,
-      };
-      const reverts = await simulate(chainId, { from: relayer, to: framework.EntryPoint, data: handleOps([operation], relayer) });
-      if (!reverts) sendable.push({ allowance, operation });
+    const isDisabled = (disabled: Set<string>) => hashes.every((hash) => disabled.has(hash));
+    if (isDisabled(await disabledOnChain(chainId, framework, hashes))) {
+      await markRevoked([{ ...allowance, txHash: allowance.revocationTx }]);
+      return;
     }
-    if (!pending.length) return;
-    if (!sendable.length) throw new AllowanceError("The chain would refuse the stored revocations; they stay stopped here.", 409);
-    const sentIds = sendable.map(({ allowance }) => allowance.id);
-    const sent = await relay(
-      chainId,
-      {
-        to: framework.EntryPoint,
-        data: handleOps(
-          sendable.map(({ operation }) => operation),
-          relayer,
-        ),
-      },
-      // recorded before it leaves: a process that stops now still knows which transaction disabled them
-      async (hash) =>
-        void (await db().allowance.updateMany({ where: { id: { in: sentIds }, status: "revoking" }, data: { revocationTx: hash } })),
-    );
-    await sent.receipt();
-    const after = await disabledOnChain(
-      chainId,
-      framework,
-      pending.flatMap((allowance) => allowance.delegations.map((row) => row.hash as Hex)),
-    );
-    const confirmed = sendable.filter(({ allowance }) => isDisabled(allowance, after));
-    await markRevoked(confirmed.map(({ allowance }) => ({ ...allowance, txHash: sent.hash })));
-    if (confirmed.length < pending.length) {
-      throw new AllowanceError(`The revocation's transaction ${sent.hash} did not disable every allowance; they stay stopped here.`, 502);
+    const delegator = getAddress(allowance.delegator);
+    if (!(await runsDeleGator(chainId, framework, delegator))) {
+      await holdForPerson(id, "code_changed");
+      throw new AllowanceError("The wallet's address no longer runs the DeleGator: its revocation waits for the person.", 409);
     }
+    const relayer = relayerOn(chainId).address;
+    const operation = {
+      ...presignedRevocation(
+        framework,
+        delegator,
+        allowance.delegations.map((row) => parseStoredDelegation(row.signed)),
+      ),
+      signature: allowance.revocationSignature as Hex,
+    };
+    let sent;
+    try {
+      sent = await relay(
+        chainId,
+        { to: framework.EntryPoint, data: handleOps([operation], relayer) },
+        { purpose: "revocation", userId: allowance.userId, allowanceId: id },
+        // recorded before it leaves: a process that stops now still knows which transaction disabled it
+        async (hash) => void (await db().allowance.updateMany({ where: { id, status: "revoking" }, data: { revocationTx: hash } })),
+      );
+    } catch (error) {
+      // A rehearsal costs nothing: a later resend asks the chain again.
+      if (error instanceof WouldRevertError) throw new AllowanceError(`The chain would refuse the stored revocation (${error.why}).`, 409);
+      throw error;
+    }
+    const receipt = await sent.receipt();
+    if (receipt.status === "success" && isDisabled(await disabledOnChain(chainId, framework, hashes))) {
+      await markRevoked([{ ...allowance, txHash: sent.hash }]);
+      return;
+    }
+    // Paid for and refused anyway: not sent again, for the person to look at.
+    await holdForPerson(id, "relay_reverted", { txHash: sent.hash });
+    throw new AllowanceError(`The revocation's transaction ${sent.hash} did not disable the allowance; it stays stopped here.`, 502);
   });
 }

@@ -1,7 +1,8 @@
 // Paying from an allowance with no tap: the payment is matched to one of the allowance's delegations, checked
-// against what its enforcers say is left, simulated, and only then redeemed on-chain through the relayer. Spends of
-// one allowance take turns under a database lease, so each is checked against the chain as the previous one left it:
-// of many concurrent spends near the cap exactly as many are sent as fit, and none that is sent reverts.
+// against what its enforcers say is left and against the account's code, and only then redeemed on-chain through the
+// relayer, which rehearses it as it will be sent. Spends of one allowance take turns under a database lease, so each
+// is checked against the chain as the previous one left it: of many concurrent spends near the cap exactly as many
+// are sent as fit, and none that is sent reverts. One that reverts anyway suspends the allowance for the person.
 import {
   concat,
   decodeFunctionData,
@@ -11,6 +12,8 @@ import {
   getAddress,
   pad,
   toHex,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
   type Address,
   type Hex,
 } from "viem";
@@ -19,20 +22,32 @@ import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
-import { onChain } from "@/lib/wallet/chains";
+import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import { delegationState, findAllowance, frameworkFor, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "./framework";
-import { relay, relayerOn, simulate } from "./relay";
+import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
+import { relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
+import { recordReceipt } from "./relayer-ledger";
+import { relayLimits } from "./settings";
 import { withLease } from "./lease";
 
 /** DelegationManager's ModeCode for one call, reverting on failure (ERC-7579 "single, default"). */
 const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
 
 export type RefusalReason =
-  "not_active" | "expired" | "not_covered" | "recipient_not_allowed" | "over_cap" | "no_transfers_left" | "would_revert";
+  | "not_active"
+  | "suspended"
+  | "expired"
+  | "not_covered"
+  | "below_minimum"
+  | "recipient_not_allowed"
+  | "over_cap"
+  | "no_transfers_left"
+  | "would_revert"
+  | "relay_unavailable";
 
 /** A spend the allowance does not cover; nothing was sent. `overLimit` says whether it may go to the person instead. */
 export class AllowanceRefusal extends AppError {
@@ -108,27 +123,58 @@ class PendingSpendError extends AppError {
   }
 }
 
+/** A viem lookup's "not found" as null; any other failure (the node erring, not answering) stays an error. */
+function notFound(error: unknown): null {
+  if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null;
+  throw error;
+}
+
 /**
- * Settles spends that an earlier holder sent but did not see mined (its process stopped): what the enforcers say
- * is left counts only mined payments, so a spend waits until none is in flight.
+ * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
+ * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
+ * proof that a payment is gone: the spend is refused (busy), never sent on a guess.
  */
 async function settleSent(allowanceId: string, chainId: number) {
   const sent = await db().allowanceSpend.findMany({ where: { allowanceId, status: "sent" } });
   for (const spend of sent) {
     const hash = spend.txHash as Hex;
-    const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(() => null));
-    if (!receipt) {
+    try {
+      const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
+      if (receipt) {
+        await recordReceipt(receipt);
+        await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: receipt.status === "success" ? "landed" : "failed" } });
+        if (receipt.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
+        continue;
+      }
       // Neither mined nor known to the node any more: it will never land, and nothing of it was spent.
-      const known = await onChain(chainId, (client) => client.getTransaction({ hash }).catch(() => null));
-      if (known) throw new PendingSpendError(hash);
-      await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: "failed" } });
-      continue;
+      if (await onChain(chainId, (client) => client.getTransaction({ hash }).catch(notFound))) throw new PendingSpendError(hash);
+    } catch (error) {
+      if (error instanceof ChainError) throw new PendingSpendError(hash);
+      throw error;
     }
-    await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: receipt.status === "success" ? "landed" : "failed" } });
+    await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: "failed" } });
   }
 }
 
-export type SpendResult = { spendId: string; txHash: Hex; delegationHash: Hex; amount: string; token: Address | null; recipient: Address };
+/** What an allowance's hold for the person means to the agent. */
+function heldWords(attention: string | null): string {
+  const why = ATTENTION_WORDS[attention as Attention];
+  return `This allowance is paused until its owner reviews it on Clients${why ? `: ${why}` : ""}.`;
+}
+
+/**
+ * A payment that was sent: `landed` once mined, `pending` when the chain had not shown it mined within a minute (it
+ * stays `sent`, its amount held, until a later look at the chain settles it).
+ */
+export type SpendResult = {
+  spendId: string;
+  txHash: Hex;
+  delegationHash: Hex;
+  amount: string;
+  token: Address | null;
+  recipient: Address;
+  outcome: "landed" | "pending";
+};
 
 /** Pays `payment` from allowance `allowanceId`, or throws an AllowanceRefusal before anything is sent. */
 export async function spendFromAllowance(allowanceId: string, payment: Payment, context: { clientId?: string } = {}): Promise<SpendResult> {
@@ -136,17 +182,30 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
   const refuse = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) =>
     new AllowanceRefusal(reason, message, first.overLimit as OverLimit, left);
   // Refused at once, before any wait: a revocation that is not yet confirmed stops spends here.
-  if (first.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
+  const stillActive = (allowance: typeof first) => {
+    if (allowance.status === "suspended") throw refuse("suspended", heldWords(allowance.attention));
+    if (allowance.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
+  };
+  stillActive(first);
   if (first.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
   const moved = paymentOf(payment);
   if (!moved || moved.amount <= 0n)
     throw refuse("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
+  // The relayer pays more gas than a payment this small is worth.
+  const minimum = relayLimits().minimumNativePayment;
+  if (!moved.token && moved.amount < minimum)
+    throw refuse("below_minimum", `An allowance pays at least ${formatUnits(minimum, 18)} of the chain's coin at a time.`);
   const framework = frameworkFor(first.chainId);
   const relayer = relayerOn(first.chainId).address;
 
   return withLease(`allowance:${allowanceId}`, async () => {
     const allowance = await findAllowance(allowanceId);
-    if (allowance.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
+    stillActive(allowance);
+    // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
+    if (!(await runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)))) {
+      await holdForPerson(allowanceId, "code_changed");
+      throw refuse("suspended", heldWords("code_changed"));
+    }
     await settleSent(allowanceId, allowance.chainId);
     const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
     if (!candidates.length)
@@ -164,7 +223,12 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
       token: moved.token,
       periodSeconds: state.meaning.periodSeconds,
     };
-    if (state.callsLeft < 1) throw refuse("no_transfers_left", "This allowance has no transfers left.", left);
+    if (state.callsLeft < 1)
+      throw refuse(
+        "no_transfers_left",
+        "This allowance has no payments left: its number of payments is counted over its whole life.",
+        left,
+      );
     if (moved.amount > state.available) {
       throw refuse(
         "over_cap",
@@ -176,25 +240,52 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
     const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
     const leaf = await redelegation(framework, allowance.chainId, state, relayer, execution);
     const data = redeemCall([leaf, state.delegation], execution);
-    const reverts = await simulate(allowance.chainId, { from: relayer, to: framework.DelegationManager, data });
-    if (reverts) throw refuse("would_revert", `The chain would refuse this payment (${reverts}); nothing was sent.`, left);
 
     const spendId = randomId("sp_");
-    const sent = await relay(allowance.chainId, { to: framework.DelegationManager, data }, async (hash) => {
-      await db().allowanceSpend.create({
-        data: {
-          id: spendId,
-          allowanceId,
-          delegationHash: state.hash,
-          recipient: moved.recipient,
-          token: moved.token,
-          amount: moved.amount.toString(),
-          status: "sent",
-          txHash: hash,
+    let sent;
+    try {
+      sent = await relay(
+        allowance.chainId,
+        { to: framework.DelegationManager, data },
+        { purpose: "payment", userId: allowance.userId, allowanceId },
+        async (hash) => {
+          await db().allowanceSpend.create({
+            data: {
+              id: spendId,
+              allowanceId,
+              delegationHash: state.hash,
+              recipient: moved.recipient,
+              token: moved.token,
+              amount: moved.amount.toString(),
+              status: "sent",
+              txHash: hash,
+            },
+          });
         },
-      });
-    });
-    const receipt = await sent.receipt();
+      );
+    } catch (error) {
+      if (error instanceof WouldRevertError)
+        throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
+      // The relayer will not pay for it now; the person still may, with their own gas.
+      if (error instanceof RelayBudgetError || error instanceof RelayerLowError) throw refuse("relay_unavailable", error.message, left);
+      throw error;
+    }
+    const result = {
+      spendId,
+      txHash: sent.hash,
+      delegationHash: state.hash,
+      amount: moved.amount.toString(),
+      token: moved.token,
+      recipient: moved.recipient,
+    };
+    let receipt;
+    try {
+      receipt = await sent.receipt();
+    } catch (error) {
+      // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
+      if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
+      throw error;
+    }
     const landed = receipt.status === "success";
     await db().allowanceSpend.update({ where: { id: spendId }, data: { status: landed ? "landed" : "failed" } });
     await recordAudit({
@@ -210,14 +301,14 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
         amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
       },
     });
-    if (!landed) throw new AppError("chain_error", `The payment's transaction ${sent.hash} reverted.`, 502);
-    return {
-      spendId,
-      txHash: sent.hash,
-      delegationHash: state.hash,
-      amount: moved.amount.toString(),
-      token: moved.token,
-      recipient: moved.recipient,
-    };
+    if (!landed) {
+      await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
+      throw new AppError(
+        "payment_reverted",
+        `The payment's transaction ${sent.hash} reverted on chain; nothing was paid. ${heldWords("relay_reverted")}`,
+        502,
+      );
+    }
+    return { ...result, outcome: "landed" as const };
   });
 }

@@ -12,8 +12,18 @@ import type { Ended } from "@/lib/wallet/request-lifecycle";
 /** What a stop did: the events to record with it, and the allowances whose revocation to send once it commits. */
 export type Stopped = { events: AuditInput[]; allowanceIds: string[] };
 
-/** Marks the live allowances of `where` `revoking` inside `tx`. */
-export async function stopAllowancesIn(tx: Tx, where: Ended, reason: string): Promise<Stopped> {
+/** Past this long after its end, an allowance's delegations are dead on chain (its TimestampEnforcer): nothing is sent. */
+export const EXPIRED_MARGIN_MS = 15 * 60_000;
+
+/**
+ * Marks the live allowances of `where` `revoking` inside `tx`; those long expired are `revoked` at once, since their
+ * delegations can no longer be redeemed and a revocation would only cost the relayer gas.
+ */
+export async function stopAllowancesIn(
+  tx: Tx,
+  where: Ended | { grantId: string; credentialId: string; chainId: number },
+  reason: string,
+): Promise<Stopped> {
   const scope =
     "clientId" in where
       ? {
@@ -24,17 +34,32 @@ export async function stopAllowancesIn(tx: Tx, where: Ended, reason: string): Pr
           },
         }
       : where;
+  const now = new Date();
+  const live = { ...scope, status: { in: ["active", "suspended"] } };
+  const ended = await tx.allowance.updateManyAndReturn({
+    where: { ...live, expiresAt: { lt: new Date(now.getTime() - EXPIRED_MARGIN_MS) } },
+    data: { status: "revoked", revokedAt: now },
+  });
   const stopped = await tx.allowance.updateManyAndReturn({
-    where: { ...scope, status: "active" },
+    where: live,
     // their first send follows the commit: the resend waits its interval from now
-    data: { status: "revoking", revocationSentAt: new Date() },
+    data: { status: "revoking", revocationSentAt: now },
   });
   return {
-    events: stopped.map((allowance) => ({
+    events: [
+      ...ended.map((allowance) => ({ allowance, expired: true })),
+      ...stopped.map((allowance) => ({ allowance, expired: false })),
+    ].map(({ allowance, expired }): AuditInput => ({
       type: "allowance.stopped",
       userId: allowance.userId,
       credentialId: allowance.credentialId,
-      data: { allowanceId: allowance.id, chainId: allowance.chainId, reason },
+      data: {
+        allowanceId: allowance.id,
+        chainId: allowance.chainId,
+        reason,
+        expired,
+        revocationStored: allowance.revocationSignature !== null,
+      },
     })),
     allowanceIds: stopped.map((allowance) => allowance.id),
   };

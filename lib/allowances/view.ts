@@ -7,6 +7,7 @@ import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { db } from "@/lib/db";
 import { delegationState, frameworkFor, parseStoredDelegation } from "./allowances";
 import { readDelegation } from "./caveats";
+import { ATTENTION_WORDS, type Attention } from "./guard";
 import { describeDelegation, type AssetNames } from "./wording";
 
 export type AllowanceView = {
@@ -20,6 +21,8 @@ export type AllowanceView = {
   expiresAt: string;
   /** signed with the allowance: stopping it sends its disabling with no new signature */
   revocationStored: boolean;
+  /** why it waits for the person (suspended, or a revocation not sent again), in words; null when nothing does */
+  attention: string | null;
   limits: {
     delegationHash: string;
     /** null: the chain's coin */
@@ -90,6 +93,7 @@ export async function allowanceViews(
         createdAt: allowance.createdAt.toISOString(),
         expiresAt: allowance.expiresAt.toISOString(),
         revocationStored: allowance.revocationSignature !== null,
+        attention: allowance.attention ? (ATTENTION_WORDS[allowance.attention as Attention] ?? allowance.attention) : null,
         limits,
         spends: allowance.spends.map((spend) => {
           const token = (spend.token as Address | null) ?? null;

@@ -25,7 +25,7 @@ export function periodWords(periodSeconds: number, startsAt: number): string {
   return `per ${unit}, periods counted from ${utcDateTime(new Date(startsAt * 1000))}`;
 }
 
-/** One sentence: "Up to 0.01 ETH per day, the day starting at 14:05 UTC, to 0x…; at most 3 transfers; until …". */
+/** One sentence: "Up to 0.01 ETH per day, the day starting at 14:05 UTC, to 0x…; at most 3 payments in all; until …". */
 export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames, now: number): string {
   const amount = `${formatUnits(meaning.perPeriod, asset.decimals)} ${asset.symbol}`;
   // whole addresses: a shortened one is what address-poisoning attacks imitate
@@ -37,6 +37,7 @@ export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames
   // a start within the minute (a chain's clock runs a little ahead) is not worth a clause
   if (meaning.startsAt > now + 60) parts.push(`from ${utcDateTime(new Date(meaning.startsAt * 1000))}`);
   if (meaning.notBefore) parts.push(`not before ${utcDateTime(new Date(meaning.notBefore * 1000))}`);
-  const transfers = `at most ${meaning.transactions} transfer${meaning.transactions === 1 ? "" : "s"}`;
+  // counted over the allowance's whole life, not per period
+  const transfers = `at most ${meaning.transactions} payment${meaning.transactions === 1 ? "" : "s"} in all`;
   return `${parts.join(", ")}; ${transfers}; until ${utcDateTime(new Date(meaning.expiresAt * 1000))}.`;
 }

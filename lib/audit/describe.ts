@@ -158,10 +158,26 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
       return `Allowance created on chain ${text(data.chainId) ?? "?"}: ${text(data.summary) ?? "?"}`;
     case "allowance.spent":
       return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (tx ${text(data.txHash) ?? "?"})`;
-    case "allowance.stopped":
-      return `Allowance stopped here, ${text(data.reason) ?? "?"}: still live on chain until you sign to disable it on /clients`;
+    case "allowance.stopped": {
+      const onChain = data.expired
+        ? "it had already expired, so nothing is sent to the chain"
+        : data.revocationStored
+          ? "its disabling on chain, signed with it, is being sent"
+          : "still live on chain until you sign to disable it on /clients";
+      return `Allowance stopped here, ${text(data.reason) ?? "?"}: ${onChain}`;
+    }
+    case "allowance.suspended":
+      return data.attention === "code_changed"
+        ? "Allowance paused: the wallet's address now runs other code than the DeleGator; review it on /clients"
+        : `Allowance paused: a transaction the relayer sent for it reverted${
+            text(data.txHash) ? ` (tx ${text(data.txHash)})` : ""
+          }; review it on /clients`;
+    case "allowance.resumed":
+      return "Allowance resumed: it pays again without a tap";
     case "allowance.revoked":
-      return `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
+      return data.expired
+        ? "Allowance ended: it had expired, nothing was sent to the chain"
+        : `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
     case "mcp.tool_called": {
       const outcome = `${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
       const words = READ_WORDS[text(data.tool) ?? ""];

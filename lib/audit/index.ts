@@ -39,6 +39,8 @@ export const AUDIT_EVENT_TYPES = [
   "allowance.created",
   "allowance.spent",
   "allowance.stopped",
+  "allowance.suspended",
+  "allowance.resumed",
   "allowance.revoked",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];

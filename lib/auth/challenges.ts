@@ -21,6 +21,7 @@ export type ChallengePurpose =
   | "export"
   | "revoke-client"
   | "revoke-allowance"
+  | "resume-allowance"
   | "change-policy"
   | "give-allowance"
   | "address-book";

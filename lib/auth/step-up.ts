@@ -159,6 +159,13 @@ export const guarded = {
     decision: { label },
     label: label === null ? "Removing a name from the address book" : "Naming an address",
   }),
+  /** Lets a suspended allowance pay again with no tap. */
+  resumeAllowance: (allowanceId: string): GuardedOperation => ({
+    purpose: "resume-allowance",
+    subject: allowanceId,
+    decision: null,
+    label: "Resuming an allowance",
+  }),
   revokeClient: (clientId: string): GuardedOperation => ({
     purpose: "revoke-client",
     subject: clientId,

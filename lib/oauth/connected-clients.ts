@@ -28,7 +28,7 @@ export type ConnectedClient = {
   lastUsedAt: Date | null;
   staysConnected: boolean;
   credentials: { id: string; name: string; address: string; mode: string; limits: Limits | null }[];
-  /** Its allowances not yet disabled on chain, under any of the person's grants to it (revoked ones included). */
+  /** Its allowances, revoked ones included (their payments stay readable), under any of the person's grants to it. */
   allowances: ClientAllowance[];
 };
 
@@ -75,7 +75,8 @@ export async function listConnectedClients(userId: string, clock: Clock = system
       credentials: { include: { credential: { select: { id: true, name: true, address: true } } } },
     },
   });
-  const allowances = await allowanceViews({ userId });
+  // revoked ones too: what an allowance paid stays readable after it ends
+  const allowances = await allowanceViews({ userId }, { revoked: true });
   const walletNames = new Map(
     (await db().credential.findMany({ where: { userId }, select: { id: true, name: true } })).map((entry) => [entry.id, entry.name]),
   );

@@ -90,6 +90,8 @@ export async function createRequest(
   const now = clock();
   const judged = { grantId: agent.grantId, credentialId: credential.id, now };
   let row: RequestRow;
+  // why an allowance did not pay it, when it did not
+  let reason: string | undefined;
   try {
     let payload: RequestPayload;
     if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };
@@ -105,13 +107,15 @@ export async function createRequest(
       const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
       if (mode === "allowance") {
         const paid = await payFromAllowance(agent, credential.id, transaction, clock);
-        if (paid) return paid;
+        if (!("toPerson" in paid)) return paid;
+        reason = paid.toPerson;
       }
       payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
     }
     row = await createWithinPolicy(agent, credential.id, payload, now, {
       status: "pending",
       expiresAt: addSeconds(now, REQUEST_TTL_SECONDS),
+      ...(reason ? { reason } : {}),
     });
   } catch (error) {
     if (error instanceof PolicyViolation) {

@@ -1,0 +1,81 @@
+// What the relayers paid, and for whom: every transaction a relayer sends is recorded before it leaves (with its gas
+// limit, which counts until the receipt says what it used), so a person's relays of the last 24 hours can be held to
+// ALLOWANCE_GAS_BUDGET on every instance, and the operator can read what each person cost.
+import type { Address, Hex, TransactionReceipt } from "viem";
+import { db } from "@/lib/db";
+
+export type RelayPurpose = "authorization" | "payment" | "revocation";
+
+/** Whom a relayed transaction serves: a person's allowance, or nobody's in particular. */
+export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowanceId: string | null };
+
+export const BUDGET_WINDOW_MS = 24 * 3_600_000;
+
+export async function recordRelayed(sent: { hash: Hex; chainId: number; relayer: Address; gasLimit: bigint; for: RelayFor }) {
+  await db().relayedTransaction.create({
+    data: {
+      hash: sent.hash,
+      chainId: sent.chainId,
+      relayer: sent.relayer,
+      userId: sent.for.userId,
+      allowanceId: sent.for.allowanceId,
+      purpose: sent.for.purpose,
+      gasLimit: Number(sent.gasLimit),
+      status: "sent",
+    },
+  });
+}
+
+/** What a mined transaction used and paid; a receipt seen twice records the same. */
+export async function recordReceipt(receipt: Pick<TransactionReceipt, "transactionHash" | "status" | "gasUsed" | "effectiveGasPrice">) {
+  await db().relayedTransaction.updateMany({
+    where: { hash: receipt.transactionHash },
+    data: {
+      gasUsed: Number(receipt.gasUsed),
+      feePaid: (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
+      status: receipt.status === "success" ? "landed" : "reverted",
+    },
+  });
+}
+
+/**
+ * Gas the relayer of `chainId` spent for the person since `since` (a transaction not mined yet counts its limit), and
+ * when the oldest of it leaves the window.
+ */
+export async function gasSpentFor(userId: string, chainId: number, since: Date): Promise<{ gas: bigint; oldest: Date | null }> {
+  const rows = await db().relayedTransaction.findMany({
+    where: { userId, chainId, createdAt: { gt: since } },
+    select: { gasLimit: true, gasUsed: true, createdAt: true },
+    orderBy: { createdAt: "asc" },
+  });
+  return {
+    gas: rows.reduce((sum, row) => sum + BigInt(row.gasUsed ?? row.gasLimit), 0n),
+    oldest: rows[0]?.createdAt ?? null,
+  };
+}
+
+export type PersonSpending = {
+  userId: string | null;
+  chainId: number;
+  transactions: number;
+  reverted: number;
+  gas: bigint;
+  /** wei paid in fees by the mined ones */
+  fees: bigint;
+};
+
+/** Per person and chain, what the relayers sent since `since`: the operator's report (npm run relayer:spending). */
+export async function relayerSpending(since: Date): Promise<PersonSpending[]> {
+  const rows = await db().relayedTransaction.findMany({ where: { createdAt: { gt: since } } });
+  const totals = new Map<string, PersonSpending>();
+  for (const row of rows) {
+    const key = `${row.userId ?? ""}|${row.chainId}`;
+    const total = totals.get(key) ?? { userId: row.userId, chainId: row.chainId, transactions: 0, reverted: 0, gas: 0n, fees: 0n };
+    total.transactions += 1;
+    if (row.status === "reverted") total.reverted += 1;
+    total.gas += BigInt(row.gasUsed ?? row.gasLimit);
+    total.fees += BigInt(row.feePaid ?? 0);
+    totals.set(key, total);
+  }
+  return [...totals.values()].sort((a, b) => (a.fees === b.fees ? Number(b.gas - a.gas) : a.fees < b.fees ? 1 : -1));
+}
