@@ -8,7 +8,13 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { parseEther, type Address, type Hex } from "viem";
-import { signAllowanceFor, signedAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
+import {
+  assertConcurrentSpendsWithinTheBudget,
+  signAllowanceFor,
+  signedAllowanceFor,
+  startAllowanceWorld,
+  type AllowanceWorld,
+} from "../support/allowances";
 import { deployGate, deployPicky, repointAtMimic } from "../support/hostile-contracts";
 import { countingProxy, type CountingProxy, type RpcCall } from "../support/rpc-counter";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
@@ -201,6 +207,8 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     const gas = relayed.reduce((sum, row) => sum + BigInt(row.gasUsed ?? row.gasLimit), 0n);
     assert.ok(gas <= GAS_BUDGET, `${gas} gas relayed`);
     assert.deepEqual(new Set(relayed.map((row) => row.purpose)), new Set(["authorization", "payment"]));
+    // Concurrent payments from two allowances of one person share the budget.
+    await assertConcurrentSpendsWithinTheBudget(world, GAS_BUDGET);
     // Another person's budget is their own.
     const other = await personWithAllowance("1", { recipients: [shop] });
     await lib.spend.spendFromAllowance(other.allowanceId, { to: shop, value: parseEther("0.0001") });

@@ -298,3 +298,35 @@ async function concurrentSpendsNearTheCap(world: AllowanceWorld) {
     received: await world.balance(shop),
   };
 }
+
+/**
+ * Two allowances of one person, eight concurrent payments from each, under a gas budget of `budget`: those that would
+ * pass it are refused before anything is sent, and the relayer pays no more gas for the person than the budget.
+ */
+export async function assertConcurrentSpendsWithinTheBudget(world: AllowanceWorld, budget: bigint): Promise<void> {
+  const { spendFromAllowance, AllowanceRefusal } = await import("@/lib/allowances/spend");
+  const { db } = await import("@/lib/db");
+  const person = await world.newPerson("1");
+  const shop = world.recipient();
+  const owner = { userId: `u_budget_${person.address}`, credentialId: `cr_${person.address}` };
+  const ids: string[] = [];
+  for (let made = 0; made < 2; made++)
+    ids.push((await signAllowanceFor(world.chain, person, owner, { recipients: [shop], transactions: 100 })).id);
+  const results = await Promise.allSettled(
+    ids.flatMap((id) => Array.from({ length: 8 }, () => spendFromAllowance(id, { to: shop, value: parseEther("0.0001") }))),
+  );
+  const overBudget = results.filter(
+    (result) => result.status === "rejected" && result.reason instanceof AllowanceRefusal && result.reason.reason === "relay_unavailable",
+  );
+  const others = results.filter((result) => result.status === "rejected" && !overBudget.includes(result));
+  assert.deepEqual(
+    others.map((result) => String((result as PromiseRejectedResult).reason)),
+    [],
+  );
+  assert.ok(overBudget.length > 0, "the budget ran out");
+  const relayed = await db().relayedTransaction.findMany({ where: { userId: owner.userId } });
+  const gas = relayed.reduce((sum, row) => sum + BigInt(row.gasUsed ?? row.gasLimit), 0n);
+  assert.ok(gas <= budget, `${gas} gas relayed for a budget of ${budget}`);
+  assert.equal(relayed.filter((row) => row.status === "reverted").length, 0);
+  assert.equal(relayed.filter((row) => row.purpose === "payment").length, results.length - overBudget.length);
+}
