@@ -24,6 +24,11 @@ import { getAddress, pad, parseUnits, type Address, type Hex } from "viem";
 import { enforcerName, type EnforcerName, type Framework } from "./framework";
 
 export const DAY = 86_400;
+/**
+ * Past this long after its end (the chain's clock may run a little off ours), an allowance's delegations are dead on
+ * chain (its TimestampEnforcer): no revocation is sent for it.
+ */
+export const EXPIRED_MARGIN_MS = 15 * 60_000;
 const DEFAULT_EXPIRY_DAYS = 7;
 export const MAX_EXPIRY_DAYS = 30;
 /** Caveats are ANDed, so each (token, recipient) pair needs a delegation of its own: keep the signing bounded. */

@@ -12,12 +12,11 @@ import { db } from "@/lib/db";
 import { NotFoundError } from "@/lib/http/errors";
 import { onChain } from "@/lib/wallet/chains";
 import { AllowanceError, findAllowance, frameworkFor, parseStoredDelegation, signerOf } from "./allowances";
-import { delegationToJson } from "./caveats";
+import { delegationToJson, EXPIRED_MARGIN_MS } from "./caveats";
 import type { Framework } from "./framework";
 import { holdForPerson, runsDeleGator } from "./guard";
 import { operationTypedData, presignedRevocation, revocationOperation, type RevocationToSign } from "./revocation-operation";
 import { withLease } from "./lease";
-import { EXPIRED_MARGIN_MS } from "./stop";
 import { relay, relayerOn, WouldRevertError } from "./relay";
 
 /**

@@ -6,14 +6,12 @@
 // stay live on chain until the person signs their disabling.
 import type { AuditInput } from "@/lib/audit";
 import type { Tx } from "@/lib/db";
+import { EXPIRED_MARGIN_MS } from "./caveats";
 import { AppError } from "@/lib/http/errors";
 import type { Ended } from "@/lib/wallet/request-lifecycle";
 
 /** What a stop did: the events to record with it, and the allowances whose revocation to send once it commits. */
 export type Stopped = { events: AuditInput[]; allowanceIds: string[] };
-
-/** Past this long after its end, an allowance's delegations are dead on chain (its TimestampEnforcer): nothing is sent. */
-export const EXPIRED_MARGIN_MS = 15 * 60_000;
 
 /**
  * Marks the live allowances of `where` `revoking` inside `tx`; those long expired are `revoked` at once, since their
