@@ -1,21 +1,20 @@
 // The agent's side of an allowance (MCP): send_transaction on an `allowance` credential pays from the grant's live
 // allowance with no tap and is recorded as a completed request; above what is left it goes to the person (`ask`) or
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
-import { formatUnits, getAddress, type Hex } from "viem";
+import { formatUnits, getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
 import { utcTimeFrom, type Clock } from "@/lib/clock";
-import type { AllowanceOutput, RequestView } from "@/contract";
+import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
+import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
 import { DAY } from "./caveats";
 import { AllowanceRefusal, spendFromAllowance } from "./spend";
 import { allowanceViews, assetNames } from "./view";
-
-export type AllowancePayment = { chainId: number; to: Hex; value: string; data: Hex };
 
 const PERIOD_NAMES: Record<number, string> = { [3600]: "this hour", [DAY]: "today", [7 * DAY]: "this week" };
 
@@ -30,9 +29,6 @@ async function refusalWords(chainId: number, refusal: AllowanceRefusal, now: Dat
   return `Above this allowance: ${amount} left ${period}, resets at ${utcTimeFrom(new Date(left.resetsAt), now)}.`;
 }
 
-/** Why a payment goes to the person instead: said to the agent (the request's reason) and on the approval page. */
-export type ToPerson = { toPerson: string };
-
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
 /**
@@ -42,9 +38,9 @@ const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and 
 export async function payFromAllowance(
   agent: AgentContext,
   credentialId: string,
-  payment: AllowancePayment,
+  payment: AskedTransaction,
   clock: Clock,
-): Promise<RequestView | ToPerson> {
+): ReturnType<Payer> {
   const now = clock();
   const allowance = await db().allowance.findFirst({
     where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "active", expiresAt: { gt: now } },

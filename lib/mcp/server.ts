@@ -6,7 +6,7 @@ import { HttpError } from "@/lib/http/errors";
 import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/wallet/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
-import { allowanceForAgent } from "@/lib/allowances/agent";
+import { allowanceForAgent, payFromAllowance } from "@/lib/allowances/agent";
 import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
 import {
@@ -192,7 +192,12 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     sensitive("sign_typed_data", () => createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, ctx),
   );
   tool("send_transaction", (input, ctx) =>
-    sensitive("send_transaction", () => createRequest(agent, { kind: "send_transaction", ...input }), input.wait_seconds, ctx),
+    sensitive(
+      "send_transaction",
+      () => createRequest(agent, { kind: "send_transaction", ...input }, { payer: payFromAllowance }),
+      input.wait_seconds,
+      ctx,
+    ),
   );
   tool("get_request", async (input, ctx) => waited(await getRequest(agent, input.request_id), input.wait_seconds, ctx));
   tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));

@@ -2,7 +2,7 @@
 // reads, lists, cancels and waits on its own grant's requests. The lifecycle
 // (transitions, expiry, settlement) lives in request-lifecycle.ts; the person's
 // side in approvals.ts.
-import { getAddress, type TypedDataDefinition } from "viem";
+import { getAddress, type Hex, type TypedDataDefinition } from "viem";
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
@@ -23,7 +23,6 @@ import {
 import { checkedTypedData, TypedDataError } from "./typed-data";
 import { checkPolicy, createWithinPolicy, PolicyViolation } from "./policy";
 import { inPersonsUnits } from "./policy-words";
-import { payFromAllowance } from "@/lib/allowances/agent";
 
 /** A credential of the agent's grant that may be asked for signatures, as the bearer check loaded it. */
 function signingCredential(agent: AgentContext, credentialId: string) {
@@ -72,9 +71,23 @@ async function prepareTransaction(from: `0x${string}`, input: ToolInput<"send_tr
   });
 }
 
+/** A transaction the agent asks for, as the spending policy judged it. */
+export type AskedTransaction = { chainId: number; to: Hex; value: string; data: Hex };
+
+/**
+ * Pays a transaction with no one at a browser (an allowance: lib/allowances/agent.ts), recorded as a request of its
+ * own; or says why it goes to the person instead.
+ */
+export type Payer = (
+  agent: AgentContext,
+  credentialId: string,
+  transaction: AskedTransaction,
+  clock: Clock,
+) => Promise<RequestView | { toPerson: string }>;
+
 /**
  * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
- * is paid from its allowance instead when that covers it (lib/allowances/agent.ts).
+ * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it.
  */
 export async function createRequest(
   agent: AgentContext,
@@ -82,6 +95,7 @@ export async function createRequest(
     | ({ kind: "sign_message" } & ToolInput<"sign_message">)
     | ({ kind: "sign_typed_data" } & ToolInput<"sign_typed_data">)
     | ({ kind: "send_transaction" } & ToolInput<"send_transaction">),
+  options: { payer?: Payer } = {},
   clock: Clock = systemClock,
 ): Promise<RequestView> {
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
@@ -97,7 +111,7 @@ export async function createRequest(
     if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };
     else if (input.kind === "sign_typed_data") payload = { kind: "sign_typed_data", typedData: typedData! };
     else {
-      const transaction = {
+      const transaction: AskedTransaction = {
         chainId: input.chain_id,
         to: getAddress(input.to),
         value: String(BigInt(input.value)),
@@ -105,8 +119,8 @@ export async function createRequest(
       };
       await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
       const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
-      if (mode === "allowance") {
-        const paid = await payFromAllowance(agent, credential.id, transaction, clock);
+      if (mode === "allowance" && options.payer) {
+        const paid = await options.payer(agent, credential.id, transaction, clock);
         if (!("toPerson" in paid)) return paid;
         reason = paid.toPerson;
       }
