@@ -8,6 +8,7 @@ import type { AuditInput } from "@/lib/audit";
 import type { Tx } from "@/lib/db";
 import { EXPIRED_MARGIN_MS } from "./caveats";
 import { AppError } from "@/lib/http/errors";
+import type { EndsWithWallet } from "@/lib/wallet/credentials";
 import type { Ended } from "@/lib/wallet/request-lifecycle";
 
 /** What a stop did: the events to record with it, and the allowances whose revocation to send once it commits. */
@@ -77,6 +78,12 @@ export async function sendOrLog(allowanceIds: string[]): Promise<void> {
     console.error(`Sending the revocations of ${allowanceIds.join(", ")} failed: ${why}`);
   }
 }
+
+/** A removed wallet's allowances stop with it (lib/wallet/credentials.ts removeCredential), disabled on chain after. */
+export const allowancesEndWithWallet: EndsWithWallet = async (tx, credentialId) => {
+  const stopped = await stopAllowancesIn(tx, { credentialId }, "its wallet was removed");
+  return { events: stopped.events, afterCommit: () => disableInBackground(stopped) };
+};
 
 /** Sends the stopped allowances' stored revocations without holding up the caller (an OAuth endpoint does not wait on the chain). */
 export function disableInBackground(stopped: Stopped | null): void {

@@ -1,7 +1,7 @@
 import { getAddress, isAddress } from "viem";
 import { z } from "zod";
-import { db } from "@/lib/db";
-import { recordAudit, recordAuditIn } from "@/lib/audit";
+import { db, type Tx } from "@/lib/db";
+import { recordAudit, recordAuditIn, type AuditInput } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
@@ -12,7 +12,6 @@ import type { CredentialKind } from "@/contract";
 import { SEAL_FORMAT } from "./seal";
 import { visibleName } from "@/lib/text/visible-text";
 import { cancellationEvents, cancelPendingIn } from "./request-lifecycle";
-import { disableInBackground, stopAllowancesIn } from "@/lib/allowances/stop";
 
 /** Wallet names appear in approval headlines. */
 export const credentialNameSchema = z
@@ -194,8 +193,14 @@ export async function renameCredential(userId: string, credentialId: string, nam
   await recordAudit({ type: "credential.renamed", userId, credentialId, data: { name } }, clock);
 }
 
-/** Removes a credential, and with it its place in every grant. */
-export async function removeCredential(userId: string, credentialId: string, clock: Clock = systemClock) {
+/**
+ * What else ends with a removed wallet, inside the transaction that removes it (an allowance stops: lib/allowances/
+ * stop.ts): the events to record with it, and what to do once it commits.
+ */
+export type EndsWithWallet = (tx: Tx, credentialId: string) => Promise<{ events: AuditInput[]; afterCommit: () => void }>;
+
+/** Removes a credential, and with it its place in every grant, its pending requests and whatever `endsWith` ends. */
+export async function removeCredential(userId: string, credentialId: string, endsWith: EndsWithWallet[] = [], clock: Clock = systemClock) {
   const reason = "The wallet was removed";
   const removed = await db().$transaction(async (tx) => {
     const credential = await tx.credential.findFirst({ where: { id: credentialId, userId } });
@@ -205,12 +210,13 @@ export async function removeCredential(userId: string, credentialId: string, clo
     const deleted = await tx.credential.deleteMany({ where: { id: credentialId, userId } });
     if (!deleted.count) return null;
     const cancelled = await cancelPendingIn(tx, { credentialId }, reason, clock());
-    const stopped = await stopAllowancesIn(tx, { credentialId }, "its wallet was removed");
-    await recordAuditIn(tx, [...cancellationEvents(cancelled, reason), ...stopped.events], clock);
-    return { credential, stopped };
+    const ended = [];
+    for (const end of endsWith) ended.push(await end(tx, credentialId));
+    await recordAuditIn(tx, [...cancellationEvents(cancelled, reason), ...ended.flatMap((end) => end.events)], clock);
+    return { credential, ended };
   });
   if (!removed) throw new NotFoundError("The wallet");
-  disableInBackground(removed.stopped);
+  for (const end of removed.ended) end.afterCommit();
   await recordAudit({ type: "credential.removed", userId, credentialId, data: { address: removed.credential.address } }, clock);
 }
 
