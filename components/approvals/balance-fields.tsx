@@ -3,36 +3,45 @@
 import { Suspense } from "react";
 import { formatUnits, type Address } from "viem";
 import { decodeCall } from "@/lib/wallet/call-decoding";
-import type { PreparedTransaction } from "@/lib/wallet/request-payload";
-import { config, type Chain } from "@/lib/config";
-import type { Detail, RequestDescription } from "@/lib/wallet/request-description";
+import { config } from "@/lib/config";
+import type { CallDescription, Detail, RequestDescription } from "@/lib/wallet/request-description";
 import { amountText, coinOf, holdingsOf, tokenAsset, walletAssets, type Asset, type Holding } from "@/lib/prices/holdings";
 import { holdingText } from "@/components/prices/holdings";
 import { Field } from "./fields";
 
-type Send = { chain: Chain; transaction: PreparedTransaction };
+type Send = Extract<RequestDescription, { kind: "send_transaction" }>;
 type Props = { userId: string; address: Address; description: RequestDescription };
 
-/** What a send takes from the wallet: its coin (value and at most the whole fee) and, for a token transfer, the token. */
-async function spending({ chain, transaction }: Send): Promise<{ asset: Asset; amount: bigint }[]> {
-  const coin = { asset: coinOf(chain), amount: BigInt(transaction.value) + BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas) };
+/**
+ * What a send takes from the wallet: its coin (value, what the calls it runs through the DeleGator send, and at most the
+ * whole fee) and, for a token transfer, the token.
+ */
+async function spending({ chain, transaction, call: described }: Send): Promise<{ asset: Asset; amount: bigint }[]> {
+  const runs = described.kind === "executions" ? BigInt(described.sends) : 0n;
+  const fee = BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas);
+  const coin = { asset: coinOf(chain), amount: BigInt(transaction.value) + runs + fee };
   const call = decodeCall(transaction.data);
   if (call.kind !== "transfer" && call.kind !== "transferAndCall") return [coin];
   const token = await tokenAsset(chain, transaction.to);
   return token ? [coin, { asset: token, amount: call.amount }] : [coin];
 }
 
+/** The details of a call, or of each call the DeleGator runs. */
+function callDetails(call: CallDescription): Detail[] {
+  if (call.kind === "decoded") return call.details;
+  return call.kind === "executions" ? call.runs.flatMap((run) => run.calls.flatMap((inner) => inner.details)) : [];
+}
+
 /** The tokens a request names with an amount (a transfer, an approval, a permit), as the chains describe them. */
 async function namedTokens(description: RequestDescription): Promise<Asset[]> {
   const details: Detail[] =
     description.kind === "send_transaction"
-      ? description.call.kind === "decoded"
-        ? description.call.details
-        : []
+      ? callDetails(description.call)
       : description.kind === "sign_typed_data"
         ? (description.permit?.details ?? [])
         : [];
-  const named = new Map(details.flatMap(({ value }) => (value ? [[`${value.chainId}:${value.token.toLowerCase()}`, value]] : [])));
+  const tokens = details.flatMap(({ value }) => (value?.token ? [{ chainId: value.chainId, token: value.token }] : []));
+  const named = new Map(tokens.map((value) => [`${value.chainId}:${value.token.toLowerCase()}`, value]));
   const assets = await Promise.all(
     [...named.values()].map((value) => {
       // Typed data may name a chain this service does not read: nothing to show there.

@@ -1,6 +1,7 @@
 import type { ContactNames } from "@/lib/wallet/address-book";
-import type { Described, Detail } from "@/lib/wallet/request-description";
+import type { Described, Detail, Executions } from "@/lib/wallet/request-description";
 import { Money } from "@/components/prices/money";
+import { runLabel } from "./headline";
 
 /** One labelled line of the approval summary (a `dl`). */
 export function Field({ label, children }: { label: React.ReactNode; children: React.ReactNode }) {
@@ -27,7 +28,7 @@ export function AddressText({ address, names }: { address: string; names: Contac
   );
 }
 
-function DetailField({ detail, names, valued }: { detail: Detail; names: ContactNames; valued: boolean }) {
+export function DetailField({ detail, names, valued }: { detail: Detail; names: ContactNames; valued: boolean }) {
   return (
     <Field label={detail.label}>
       {detail.text}
@@ -67,4 +68,30 @@ export function DescribedFields({ described, names, valued }: { described: Descr
       ))}
     </>
   );
+}
+
+/**
+ * What the DeleGator would run: each account's calls, every one described as a transaction's call is, nested under whose
+ * account runs them ("Run from your wallet"); or, when they cannot be read, a warning saying why.
+ */
+export function ExecutionsFields({ executions, names, valued }: { executions: Executions; names: ContactNames; valued: boolean }) {
+  if (executions.unreadable) {
+    return (
+      <Field label="Action">
+        <p role="alert" className="danger-warning">
+          <strong>Calls from your wallet that cannot be read:</strong> {executions.unreadable}. Nothing here can say what they would move:
+          approve only if you know exactly what they do.
+        </p>
+      </Field>
+    );
+  }
+  return executions.runs.map((run, index) => (
+    <Field key={index} label={runLabel(run, names)}>
+      {run.calls.map((call, number) => (
+        <dl key={number} className="nested" aria-label={`Call ${number + 1} of ${run.calls.length}`}>
+          <DescribedFields described={call} names={names} valued={valued} />
+        </dl>
+      ))}
+    </Field>
+  ));
 }

@@ -1,7 +1,7 @@
 import { formatEther } from "viem";
 import type { ContactNames } from "@/lib/wallet/address-book";
 import type { NamedAmount } from "@/lib/prices/holdings";
-import type { Described, Detail, RequestDescription } from "@/lib/wallet/request-description";
+import type { Described, Detail, Executions, RequestDescription } from "@/lib/wallet/request-description";
 import { escapedText } from "@/lib/text/visible-text";
 
 /** An address as a person reads it at a glance: their name for it, or its start and end. */
@@ -9,12 +9,26 @@ function shortAddress(address: string, names: ContactNames): string {
   return names[address.toLowerCase()] ?? `${address.slice(0, 6)}…${address.slice(-4)}`;
 }
 
-const COUNTERPARTY: Record<string, string> = { Recipient: "to", Spender: "for", Operator: "for" };
+const COUNTERPARTY: Record<string, string> = { Recipient: "to", Spender: "for", Operator: "for", Delegate: "to" };
 
 /** A decoded call's or permit's action with whom it benefits: "Transfer 5 USDC to Alice". */
 function actionWithParty(described: Described, names: ContactNames): string {
   const party = described.details.find((detail) => detail.address && COUNTERPARTY[detail.label]);
   return party?.address ? `${described.action} ${COUNTERPARTY[party.label]} ${shortAddress(party.address, names)}` : described.action;
+}
+
+/** Whose account runs a DeleGator's calls: the wallet's own, or a delegator's through the delegations redeemed. */
+export function runLabel(run: Executions["runs"][number], names: ContactNames): string {
+  if (!run.delegator) return "Run from your wallet";
+  return `Run from ${shortAddress(run.delegator, names)}'s account, by ${run.delegations} delegation${run.delegations === 1 ? "" : "s"}`;
+}
+
+/** What the DeleGator would run, in one sentence: "Run from your wallet: Send 0.01 ETH to 0xbeef…0001". */
+function executionsText(executions: Executions, names: ContactNames): string {
+  if (executions.unreadable) return "Run calls from your wallet that cannot be read";
+  return executions.runs
+    .map((run) => `${runLabel(run, names)}: ${run.calls.map((call) => actionWithParty(call, names)).join("; ") || "nothing"}`)
+    .join(" · ");
 }
 
 /**
@@ -28,7 +42,9 @@ export function headlineOf(description: RequestDescription, credentialName: stri
         ? `Sign in to ${description.signIn.domain} with ${credentialName}`
         : `Sign a message with ${credentialName}`;
     case "sign_typed_data": {
-      if (description.permit) return `${actionWithParty(description.permit, names)} — by signature, no transaction`;
+      const granted = description.permit ?? description.delegation;
+      if (granted) return `${actionWithParty(granted, names)} — by signature, no transaction`;
+      if (description.operation) return `${executionsText(description.operation, names)} — by signature, as a user operation`;
       const app = description.domain.find((field) => field.name === "name");
       // The app's name is the requester's to choose: hidden characters in it are shown, in a list as on the page.
       const claim = app && "value" in app ? ` for an app that calls itself “${app.value}”` : "";
@@ -42,10 +58,14 @@ export function headlineOf(description: RequestDescription, credentialName: stri
       if (call.kind === "none") return `Send ${native} to ${to} on ${chain.name}`;
       const withValue = value === 0n ? "" : `, sending ${native} with it`;
       if (call.kind === "unknown") return `Call an unknown function of ${to} on ${chain.name}${withValue}`;
+      if (call.kind === "executions") return `${executionsText(call, names)} on ${chain.name}${withValue}`;
       return `${actionWithParty(call, names)} on ${chain.name}${withValue}`;
     }
   }
 }
+
+/** The details of every call a DeleGator runs. */
+const runDetails = (run: Executions["runs"][number]) => run.calls.flatMap((call) => call.details);
 
 /** The token amounts of a call's or permit's details, in the units its page shows them. */
 function detailAmounts(details: Detail[]): NamedAmount[] {
@@ -62,7 +82,7 @@ export function headlineAmounts(description: RequestDescription): NamedAmount[] 
     case "sign_message":
       return [];
     case "sign_typed_data":
-      return detailAmounts(description.permit?.details ?? []);
+      return detailAmounts(description.permit?.details ?? description.operation?.runs.flatMap(runDetails) ?? []);
     case "send_transaction": {
       const { chain, transaction, call } = description;
       const value = BigInt(transaction.value);
@@ -70,7 +90,8 @@ export function headlineAmounts(description: RequestDescription): NamedAmount[] 
         value === 0n
           ? []
           : [{ chainId: chain.id, token: null, amount: value, decimals: 18, units: `${formatEther(value)} ${chain.symbol}` }];
-      return [...(call.kind === "decoded" ? detailAmounts(call.details) : []), ...coin];
+      const details = call.kind === "decoded" ? call.details : call.kind === "executions" ? call.runs.flatMap(runDetails) : [];
+      return [...detailAmounts(details), ...coin];
     }
   }
 }

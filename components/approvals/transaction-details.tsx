@@ -1,7 +1,7 @@
 import { formatEther, formatGwei } from "viem";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
-import { AddressText, DescribedFields, Field } from "./fields";
+import { AddressText, DescribedFields, ExecutionsFields, Field } from "./fields";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Money } from "@/components/prices/money";
 
@@ -17,6 +17,7 @@ export function TransactionDetails({
   return (
     <>
       {call.kind === "decoded" && <DescribedFields described={call} names={names} valued={valued} />}
+      {call.kind === "executions" && <ExecutionsFields executions={call} names={names} valued={valued} />}
       {call.kind === "unknown" && (
         <>
           <Field label="Action">

@@ -1,7 +1,7 @@
 import type { FieldNode } from "@/lib/wallet/typed-data-fields";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
-import { AddressText, DescribedFields, Field } from "./fields";
+import { AddressText, DescribedFields, DetailField, ExecutionsFields, Field } from "./fields";
 
 /** Declared fields only, nested structs and arrays as nested lists. */
 function FieldTree({ fields, names }: { fields: FieldNode[]; names: ContactNames }) {
@@ -33,19 +33,33 @@ function FieldTree({ fields, names }: { fields: FieldNode[]; names: ContactNames
   );
 }
 
-/** sign_typed_data: a recognised permit in words, then the domain and the message as the signature covers them. */
+/**
+ * sign_typed_data: a recognised permit, delegation or user operation in words, then the domain and the message as the
+ * signature covers them.
+ */
 export function TypedDataDetails({
   primaryType,
   domain,
   fields,
   permit,
+  delegation,
+  operation,
   names,
   valued,
 }: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames; valued: boolean }) {
   const app = domain.find((field) => field.name === "name");
+  const granted = permit ?? delegation;
   return (
     <>
-      {permit && <DescribedFields described={permit} names={names} valued={valued} />}
+      {granted && <DescribedFields described={granted} names={names} valued={valued} />}
+      {operation && (
+        <>
+          <ExecutionsFields executions={operation} names={names} valued={valued} />
+          {operation.details.map((detail, index) => (
+            <DetailField key={index} detail={detail} names={names} valued={valued} />
+          ))}
+        </>
+      )}
       {app && "value" in app && (
         <Field label="App">
           calls itself “{app.value}” <span className="muted small">(a name the app chose; nothing checks it)</span>

@@ -43,10 +43,13 @@ const AUTHORIZATION = "from:address,to:address,value:uint256,validAfter:uint256,
 const TRANSFER_FROM = "spender:address,nonce:uint256,deadline:uint256";
 
 /**
- * Each permit: its primary type and the declared types it must have, exactly, as `name:type` lists in the
- * standards' order. A witness transfer's primary type ends with one more field of the integrator's own type.
+ * Typed data of a known kind: its primary type and the declared types it must have, exactly, as `name:type` lists in
+ * the standards' order. A witness transfer's primary type ends with one more field of the integrator's own type.
  */
-const SHAPES: Record<PermitKind, { primaryType: string; types: Record<string, string>; witness?: true }> = {
+export type TypedDataShape = { primaryType: string; types: Record<string, string>; witness?: true };
+
+/** Each permit's shape. */
+const SHAPES: Record<PermitKind, TypedDataShape> = {
   Permit: { primaryType: "Permit", types: { Permit: "owner:address,spender:address,value:uint256,nonce:uint256,deadline:uint256" } },
   DaiPermit: { primaryType: "Permit", types: { Permit: "holder:address,spender:address,nonce:uint256,expiry:uint256,allowed:bool" } },
   PermitSingle: {
@@ -82,14 +85,19 @@ const SHAPES: Record<PermitKind, { primaryType: string; types: Record<string, st
 type Declared = Record<string, readonly { name: string; type: string }[]>;
 type Values = Record<string, unknown>;
 
-function hasShape(types: Declared, shape: (typeof SHAPES)[PermitKind]): boolean {
-  return Object.entries(shape.types).every(([type, fields]) => {
-    const declared = types[type]?.map((field) => `${field.name}:${field.type}`) ?? [];
-    if (!(shape.witness && type === shape.primaryType)) return declared.join(",") === fields;
-    // A witness transfer: exactly one more field, of a struct type declared beside the standard ones.
-    const witness = types[type]?.at(-1)?.type ?? "";
-    return declared.slice(0, -1).join(",") === fields && Object.hasOwn(types, witness) && types[witness] !== undefined;
-  });
+/** True when the typed data is of exactly this shape (its primary type, and each declared type field by field). */
+export function hasShape(typedData: TypedDataDefinition, shape: TypedDataShape): boolean {
+  const types = typedData.types as Declared;
+  return (
+    typedData.primaryType === shape.primaryType &&
+    Object.entries(shape.types).every(([type, fields]) => {
+      const declared = types[type]?.map((field) => `${field.name}:${field.type}`) ?? [];
+      if (!(shape.witness && type === shape.primaryType)) return declared.join(",") === fields;
+      // A witness transfer: exactly one more field, of a struct type declared beside the standard ones.
+      const witness = types[type]?.at(-1)?.type ?? "";
+      return declared.slice(0, -1).join(",") === fields && Object.hasOwn(types, witness) && types[witness] !== undefined;
+    })
+  );
 }
 
 const integer = (value: unknown) => BigInt(value as string);
@@ -149,10 +157,7 @@ function read(kind: PermitKind, message: Values, domain: Values): Omit<Permit, "
 
 /** The permit these typed data grant, or null when they are not one of the recognised permits. */
 export function recognisePermit(typedData: TypedDataDefinition): Permit | null {
-  const types = typedData.types as Declared;
-  const kind = (Object.keys(SHAPES) as PermitKind[]).find(
-    (candidate) => SHAPES[candidate].primaryType === typedData.primaryType && hasShape(types, SHAPES[candidate]),
-  );
+  const kind = (Object.keys(SHAPES) as PermitKind[]).find((candidate) => hasShape(typedData, SHAPES[candidate]));
   if (!kind) return null;
   const domain = (typedData.domain ?? {}) as Values;
   try {

@@ -1,7 +1,9 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { encodeFunctionData, erc20Abi, parseAbi, parseEther } from "viem";
+import { encodeFunctionData, erc20Abi, parseAbi, parseEther, type TypedDataDefinition } from "viem";
+import { preparedAllowance, testFramework } from "@/lib/allowances/framework.fixture";
 import { factsOf, violationOf } from "./policy";
+import { delegationTypedData, execute, mode, userOperationTypedData } from "./deleGator.fixture";
 import type { PreparedTransaction } from "./request-payload";
 
 const NOW = new Date("2026-06-01T12:00:00Z");
@@ -10,8 +12,10 @@ const FRIEND = "0x000000000000000000000000000000000000bEEF";
 const OTHER_TOKEN = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
 const SPENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const PERMIT2 = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+const TAKER = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC" as const;
 const field = (entry: string) => ({ name: entry.split(":")[0], type: entry.split(":")[1] });
 const hoursAgo = (hours: number) => new Date(NOW.getTime() - hours * 3_600_000);
+const noFramework = () => null;
 
 function transaction(overrides: Partial<PreparedTransaction>) {
   const prepared: PreparedTransaction = {
@@ -26,7 +30,7 @@ function transaction(overrides: Partial<PreparedTransaction>) {
     maxPriorityFeePerGas: "1",
     ...overrides,
   };
-  return factsOf({ kind: "send_transaction", transaction: prepared });
+  return factsOf({ kind: "send_transaction", transaction: prepared }, noFramework);
 }
 const tokenTransfer = (amount: bigint) =>
   transaction({ to: TOKEN, data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [FRIEND, amount] }) });
@@ -42,9 +46,8 @@ describe("spending policy rules", () => {
   it("a token transfer is its recipient and its amount on the token contract", () => {
     const facts = tokenTransfer(5n);
     assert.deepEqual(facts.counterparties, [FRIEND]);
-    assert.equal(facts.contract, TOKEN);
+    assert.deepEqual(facts.calls, [{ contract: TOKEN, selector: "0xa9059cbb", readable: true }]);
     assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 5n }]);
-    assert.equal(facts.selector, "0xa9059cbb");
   });
 
   it("token caps per transaction and per rolling day count only that token, within the day", () => {
@@ -68,45 +71,51 @@ describe("spending policy rules", () => {
   });
 
   it("typed data is held to its domain's verifying contract and name", () => {
-    const facts = factsOf({
-      kind: "sign_typed_data",
-      typedData: {
-        domain: { name: "Shop", verifyingContract: TOKEN },
-        types: { Order: [{ name: "id", type: "uint256" }] },
-        primaryType: "Order",
-        message: { id: 1n },
+    const facts = factsOf(
+      {
+        kind: "sign_typed_data",
+        typedData: {
+          domain: { name: "Shop", verifyingContract: TOKEN },
+          types: { Order: [{ name: "id", type: "uint256" }] },
+          primaryType: "Order",
+          message: { id: 1n },
+        },
       },
-    });
+      noFramework,
+    );
     assert.equal(violationOf({ typed_data: { verifying_contracts: [TOKEN.toLowerCase()], names: ["Shop"] } }, facts, [], 0, NOW), null);
     assert.equal(violationOf({ typed_data: { names: ["Market"] } }, facts, [], 0, NOW)?.rule, "typed_data.names");
     assert.equal(violationOf({ typed_data: { verifying_contracts: [FRIEND] } }, facts, [], 0, NOW)?.rule, "typed_data.verifying_contracts");
   });
 
   const permit = (primaryType: "Permit" | "PermitBatchTransferFrom", amounts: [string, bigint][]) =>
-    factsOf({
-      kind: "sign_typed_data",
-      typedData:
-        primaryType === "Permit"
-          ? {
-              domain: { name: "Token", version: "1", chainId: 31337, verifyingContract: amounts[0][0] as `0x${string}` },
-              types: {
-                Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map(field),
+    factsOf(
+      {
+        kind: "sign_typed_data",
+        typedData:
+          primaryType === "Permit"
+            ? {
+                domain: { name: "Token", version: "1", chainId: 31337, verifyingContract: amounts[0][0] as `0x${string}` },
+                types: {
+                  Permit: ["owner:address", "spender:address", "value:uint256", "nonce:uint256", "deadline:uint256"].map(field),
+                },
+                primaryType,
+                message: { owner: FRIEND, spender: SPENDER, value: amounts[0][1], nonce: 0n, deadline: 1n },
+              }
+            : {
+                domain: { name: "Permit2", chainId: 31337, verifyingContract: PERMIT2 },
+                types: {
+                  PermitBatchTransferFrom: ["permitted:TokenPermissions[]", "spender:address", "nonce:uint256", "deadline:uint256"].map(
+                    field,
+                  ),
+                  TokenPermissions: ["token:address", "amount:uint256"].map(field),
+                },
+                primaryType,
+                message: { permitted: amounts.map(([token, amount]) => ({ token, amount })), spender: SPENDER, nonce: 0n, deadline: 1n },
               },
-              primaryType,
-              message: { owner: FRIEND, spender: SPENDER, value: amounts[0][1], nonce: 0n, deadline: 1n },
-            }
-          : {
-              domain: { name: "Permit2", chainId: 31337, verifyingContract: PERMIT2 },
-              types: {
-                PermitBatchTransferFrom: ["permitted:TokenPermissions[]", "spender:address", "nonce:uint256", "deadline:uint256"].map(
-                  field,
-                ),
-                TokenPermissions: ["token:address", "amount:uint256"].map(field),
-              },
-              primaryType,
-              message: { permitted: amounts.map(([token, amount]) => ({ token, amount })), spender: SPENDER, nonce: 0n, deadline: 1n },
-            },
-    });
+      },
+      noFramework,
+    );
 
   it("a permit's amounts count under the token caps of the domain's chain, like an approve", () => {
     const policy = { tokens: [{ chain_id: 31337, token: TOKEN, per_transaction: "100", per_day: "150" }] };
@@ -139,10 +148,13 @@ describe("spending policy rules", () => {
   });
 
   const order = (domain: Record<string, unknown>) =>
-    factsOf({
-      kind: "sign_typed_data",
-      typedData: { domain, types: { Order: [field("id:uint256")] }, primaryType: "Order", message: { id: 1n } },
-    });
+    factsOf(
+      {
+        kind: "sign_typed_data",
+        typedData: { domain, types: { Order: [field("id:uint256")] }, primaryType: "Order", message: { id: 1n } },
+      },
+      noFramework,
+    );
 
   it("default deny: what cannot be read is refused under a token, recipient or unlimited-approval rule, naming it", () => {
     const unknownCall = transaction({ to: FRIEND, data: "0xd0e30db0" });
@@ -217,5 +229,90 @@ describe("spending policy rules", () => {
     assert.equal(violationOf(policy, transaction({ value: String(parseEther("0.6")) }), earlier, 0, NOW), null);
     const onBase = transaction({ chainId: 8453, value: String(parseEther("0.6")) });
     assert.equal(violationOf(policy, onBase, earlier, 0, NOW)?.rule, "native.per_day");
+  });
+});
+
+describe("spending policy rules: what the DeleGator would run, delegations and user operations", () => {
+  const WALLET = "0x8c95Ae3d6b31f8FBa1D3C8e8B3A2Bc0C1C9956D8";
+  const taker = TAKER;
+  const withFramework = () => testFramework;
+  const cap = { native: { per_transaction: String(parseEther("0.05")), per_day: String(parseEther("0.2")) } };
+  /** A transaction to the wallet itself running `data` through its DeleGator. */
+  const toSelf = (data: `0x${string}`, value = "0") =>
+    factsOf({ kind: "send_transaction", transaction: { chainId: 31337, to: WALLET, value, data } }, withFramework);
+  const sendOf = (ether: string) => ({ target: taker, value: parseEther(ether), callData: "0x" as const });
+  const signed = (typedData: TypedDataDefinition) => factsOf({ kind: "sign_typed_data", typedData }, withFramework);
+
+  it("execute(single, (taker, 1 ETH, 0x)) sent to the wallet itself counts its 1 ETH: over a 0.05 ETH cap", () => {
+    const facts = toSelf(execute([sendOf("1")]));
+    assert.equal(facts.native, parseEther("1"));
+    assert.deepEqual(facts.counterparties, [taker]);
+    const refused = violationOf(cap, facts, [], 0, NOW);
+    assert.equal(refused?.rule, "native.per_transaction");
+    assert.deepEqual(refused?.allowance, { limit: String(parseEther("0.05")), remaining: String(parseEther("0.05")) });
+    const small = toSelf(execute([sendOf("0.01")]));
+    assert.equal(violationOf(cap, small, [], 0, NOW), null);
+    // Held like a transfer of 0.01 ETH: the rolling day counts it.
+    const earlier = [held(hoursAgo(1), { nativeValue: String(parseEther("0.195")) })];
+    assert.equal(violationOf(cap, small, earlier, 0, NOW)?.rule, "native.per_day");
+  });
+
+  it("a batch's values add up with the value sent along, and its token transfers count under token caps", () => {
+    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [FRIEND, 101n] });
+    const facts = toSelf(
+      execute([sendOf("0.02"), sendOf("0.02"), { target: TOKEN, value: 0n, callData: transfer }]),
+      String(parseEther("0.02")),
+    );
+    assert.equal(facts.native, parseEther("0.06"));
+    assert.equal(violationOf(cap, facts, [], 0, NOW)?.rule, "native.per_transaction");
+    assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 101n }]);
+    const tokens = [{ chain_id: 31337, token: TOKEN, per_transaction: "100" }];
+    assert.equal(violationOf({ tokens }, facts, [], 0, NOW)?.rule, "tokens.per_transaction");
+    assert.equal(violationOf({ recipients: [taker] }, facts, [], 0, NOW)?.rule, "recipients");
+    // Each contract it calls is held to the contract list, not only the wallet's own.
+    assert.equal(violationOf({ contracts: [{ address: WALLET }] }, facts, [], 0, NOW)?.rule, "contracts");
+  });
+
+  it("a shape that cannot be counted is refused under any cap, naming why; without one the person decides", () => {
+    const tried = toSelf(execute([sendOf("1")], mode("00", "01")));
+    const refused = violationOf(cap, tried, [], 0, NOW);
+    assert.equal(refused?.rule, "native.per_transaction");
+    assert.match(refused?.reason ?? "", /try mode/);
+    assert.equal(violationOf({ tokens: [{ chain_id: 31337, token: TOKEN, per_day: "1" }] }, tried, [], 0, NOW)?.rule, "tokens");
+    assert.equal(violationOf({}, tried, [], 0, NOW), null);
+    const toManager = toSelf(execute([{ target: testFramework.DelegationManager, value: 0n, callData: "0x" }]));
+    assert.match(violationOf(cap, toManager, [], 0, NOW)?.reason ?? "", /Delegation Framework's own contract/);
+    // An unknown call it runs is a call that cannot be read: the default deny names its contract.
+    const unknown = toSelf(execute([{ target: SPENDER, value: 0n, callData: "0xd0e30db0" }]));
+    assert.match(violationOf({ recipients: [FRIEND] }, unknown, [], 0, NOW)?.reason ?? "", new RegExp(`0xd0e30db0 to ${SPENDER}`));
+  });
+
+  it("a delegation counts the most it could ever move; one its caveats do not bound is refused under a cap", () => {
+    const [coin] = preparedAllowance(WALLET).delegations;
+    const bounded = signed(delegationTypedData(testFramework, { delegate: SPENDER, delegator: WALLET, caveats: coin.caveats }));
+    assert.equal(bounded.native, parseEther("0.03"));
+    assert.equal(violationOf(cap, bounded, [], 0, NOW), null);
+    assert.equal(
+      violationOf({ native: { per_transaction: String(parseEther("0.02")) } }, bounded, [], 0, NOW)?.rule,
+      "native.per_transaction",
+    );
+    const open = signed(delegationTypedData(testFramework, { delegate: SPENDER, delegator: WALLET, caveats: [] }));
+    const refused = violationOf(cap, open, [], 0, NOW);
+    assert.equal(refused?.rule, "native.per_transaction");
+    assert.match(refused?.reason ?? "", /no caveats/);
+    assert.equal(violationOf({ tokens: [{ chain_id: 31337, token: TOKEN, per_day: "1" }] }, open, [], 0, NOW)?.rule, "tokens");
+    assert.equal(violationOf({ no_unlimited_approvals: true }, open, [], 0, NOW)?.rule, "no_unlimited_approvals");
+    assert.equal(violationOf({ recipients: [FRIEND] }, open, [], 0, NOW)?.rule, "recipients");
+    assert.equal(violationOf({}, open, [], 0, NOW), null);
+  });
+
+  it("a user operation counts its calls and its gas; one with a paymaster is refused under a cap", () => {
+    const operation = signed(userOperationTypedData(testFramework, WALLET, execute([sendOf("0.01")])));
+    assert.equal(operation.native, parseEther("0.01") + 290_000n * 1_000_000_000n);
+    assert.equal(violationOf(cap, operation, [], 0, NOW), null);
+    const large = signed(userOperationTypedData(testFramework, WALLET, execute([sendOf("1")])));
+    assert.equal(violationOf(cap, large, [], 0, NOW)?.rule, "native.per_transaction");
+    const paid = signed(userOperationTypedData(testFramework, WALLET, execute([sendOf("0.01")]), `${SPENDER}00`));
+    assert.match(violationOf(cap, paid, [], 0, NOW)?.reason ?? "", /paymaster/);
   });
 });

@@ -4,7 +4,7 @@
 // approved, submitted, completed — from the moment it is created, and stop counting it once it is rejected,
 // expired, cancelled or failed. The check and the creation run under one lock per (grant, credential), so
 // concurrent requests cannot all squeeze under a cap (docs/policies.md).
-import { getAddress, type Address, type Hex } from "viem";
+import { getAddress, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { db, usesPostgres } from "@/lib/db";
 import { rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAudit } from "@/lib/audit";
@@ -14,7 +14,11 @@ import { canonicalJson, randomId } from "@/lib/crypto";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import { tokenAsset } from "@/lib/prices/holdings";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
+import { allowanceFramework } from "@/lib/allowances/settings";
+import type { Framework } from "@/lib/allowances/framework";
 import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-decoding";
+import { decodeDeleGatorCall, type DeleGatorCall } from "./deleGator-calls";
+import { recogniseDelegation, recogniseUserOperation, type Bound } from "./deleGator-typed-data";
 import { recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
@@ -27,17 +31,25 @@ const WEEK = 7 * DAY;
 
 type TokenAmount = { chainId: number | null; token: Address; amount: bigint };
 
+/** A contract a request calls, and the function; `readable` false when the decoder cannot say what it does with tokens. */
+type ContractCall = { contract: Address; selector: Hex; readable: boolean };
+
 /** What a request would do, in the terms the rules speak of. */
 export type RequestFacts = {
   kind: RequestPayload["kind"];
   /** the transaction's chain, or the typed data's domain chainId */
   chainId: number | null;
-  /** native value sent, in wei */
+  /**
+   * native value sent, in wei: a transaction's, with what each call it runs through the DeleGator sends; the most a
+   * delegation could ever move, or what a user operation's calls send and the most it pays for gas
+   */
   native: bigint;
-  /** the contract called (transactions with calldata) and the function */
-  contract: Address | null;
-  selector: Hex | null;
-  /** who receives, spends or operates: each transfer's recipient, approval's spender, the plain transfer's `to` */
+  /** the contracts called and the functions: a transaction's with calldata, and each call the DeleGator would run */
+  calls: ContractCall[];
+  /**
+   * who receives, spends or operates: each transfer's recipient, approval's spender, the plain transfer's `to`, a
+   * delegation's delegate
+   */
   counterparties: Address[];
   /** ERC-20-style amounts moved or allowed, one a token: a token call's on the contract called, a permit's on each permitted token */
   tokens: TokenAmount[];
@@ -47,8 +59,10 @@ export type RequestFacts = {
    * whole, typed data that is no permit or authorization it knows. Rules about tokens then fail closed.
    */
   readable: boolean;
-  /** a batch of calls (a multicall or a Multicall3 aggregate), decoded whole or not */
+  /** a batch of calls (a multicall, a Multicall3 aggregate, several executions of the DeleGator), decoded whole or not */
   batch: boolean;
+  /** why what the request may move cannot be counted against native caps, and token caps: refused under any such cap */
+  uncounted: { native: string | null; tokens: string | null };
   domain: { verifyingContract: string | null; name: string | null } | null;
 };
 
@@ -57,10 +71,13 @@ export type Intent =
   | Exclude<RequestPayload, { kind: "send_transaction" }>
   | { kind: "send_transaction"; transaction: Pick<PreparedTransaction, "chainId" | "to" | "value" | "data"> };
 
+/** The Delegation Framework on a chain, to read caveats by their enforcers and to know its own contracts. */
+export type FrameworkOf = (chainId: number) => Framework | null;
+
 type Moves = Pick<RequestFacts, "counterparties" | "tokens" | "unlimitedApproval">;
 
 /** Who a decoded token call involves and what it moves or allows, on `contract` (or, for Permit2, the token named). */
-function movesOf(call: TokenCall, contract: Address, chainId: number): Moves {
+function movesOf(call: TokenCall, contract: Address, chainId: number | null): Moves {
   const moved = (amount: bigint, token: Address = contract) => [{ chainId, token, amount }];
   switch (call.kind) {
     case "transfer":
@@ -92,51 +109,134 @@ function summed(tokens: TokenAmount[]): TokenAmount[] {
   return [...byToken.values()];
 }
 
-export function factsOf(payload: Intent): RequestFacts {
-  const none = { native: 0n, contract: null, selector: null, counterparties: [], tokens: [], unlimitedApproval: false, batch: false };
-  if (payload.kind === "sign_message") return { kind: payload.kind, chainId: null, ...none, readable: true, domain: null };
-  if (payload.kind === "sign_typed_data") {
-    const domain = (payload.typedData.domain ?? {}) as { verifyingContract?: unknown; name?: unknown; chainId?: unknown };
-    const permit = recognisePermit(payload.typedData);
-    return {
-      kind: payload.kind,
-      ...none,
-      chainId: domain.chainId === undefined ? null : Number(domain.chainId),
-      counterparties: permit ? [permit.spender] : [],
-      tokens: summed((permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : []))),
-      unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount)) : false,
-      readable: permit !== null,
-      domain: {
-        verifyingContract: typeof domain.verifyingContract === "string" ? domain.verifyingContract : null,
-        name: typeof domain.name === "string" ? domain.name : null,
-      },
-    };
-  }
-  const { transaction } = payload;
-  const to = getAddress(transaction.to);
-  const base = { kind: payload.kind, chainId: transaction.chainId, native: BigInt(transaction.value), domain: null };
-  const call = decodeCall(transaction.data);
-  if (call.kind === "none") {
-    return {
-      ...base,
-      contract: null,
-      selector: null,
-      counterparties: [to],
-      tokens: [],
-      unlimitedApproval: false,
-      readable: true,
-      batch: false,
-    };
-  }
-  const called = { ...base, contract: to, selector: transaction.data.slice(0, 10) as Hex, batch: isBatch(transaction.data) };
-  if (call.kind === "unknown") return { ...called, counterparties: [], tokens: [], unlimitedApproval: false, readable: false };
-  const moves = (call.kind === "multicall" ? call.calls : [call]).map((inner) => movesOf(inner, to, transaction.chainId));
+/** What calls do, in the rules' terms: those of a transaction, or those the DeleGator runs. */
+type CallFacts = Pick<RequestFacts, "native" | "calls" | "counterparties" | "tokens" | "unlimitedApproval" | "batch">;
+
+const NO_CALL: CallFacts = { native: 0n, calls: [], counterparties: [], tokens: [], unlimitedApproval: false, batch: false };
+
+/** One call from the wallet: `value` wei to `to` with `data` (a plain transfer when there is none). */
+function callFacts(to: Address, value: bigint, data: Hex, chainId: number | null): CallFacts {
+  const call = decodeCall(data);
+  if (call.kind === "none") return { ...NO_CALL, native: value, counterparties: [to] };
+  const called = {
+    ...NO_CALL,
+    native: value,
+    calls: [{ contract: to, selector: data.slice(0, 10) as Hex, readable: call.kind !== "unknown" }],
+    batch: isBatch(data),
+  };
+  if (call.kind === "unknown") return called;
+  const moves = (call.kind === "multicall" ? call.calls : [call]).map((inner) => movesOf(inner, to, chainId));
   return {
     ...called,
     counterparties: moves.flatMap((move) => move.counterparties),
-    tokens: summed(moves.flatMap((move) => move.tokens)),
+    tokens: moves.flatMap((move) => move.tokens),
     unlimitedApproval: moves.some((move) => move.unlimitedApproval),
-    readable: true,
+  };
+}
+
+/** Several calls as one request: what they send added up, every party and contract kept. */
+function together(parts: CallFacts[]): CallFacts {
+  return {
+    native: parts.reduce((sum, part) => sum + part.native, 0n),
+    calls: parts.flatMap((part) => part.calls),
+    counterparties: parts.flatMap((part) => part.counterparties),
+    tokens: summed(parts.flatMap((part) => part.tokens)),
+    unlimitedApproval: parts.some((part) => part.unlimitedApproval),
+    batch: parts.some((part) => part.batch),
+  };
+}
+
+/** What the DeleGator would run, as the calls it makes; `uncounted` says why it cannot be read when it cannot. */
+function executionsFacts(call: DeleGatorCall, chainId: number | null, subject: string): CallFacts & { uncounted: string | null } {
+  if (call.kind === "unreadable") return { ...NO_CALL, uncounted: `${subject} cannot be read: ${call.reason}` };
+  const executions = call.runs.flatMap((run) => run.executions);
+  const parts = executions.map(({ target, value, callData }) => callFacts(target, value, callData, chainId));
+  return { ...together(parts), batch: executions.length > 1 || parts.some((part) => part.batch), uncounted: null };
+}
+
+function typedDataFacts(typedData: TypedDataDefinition, frameworkOf: FrameworkOf) {
+  const domain = (typedData.domain ?? {}) as { verifyingContract?: unknown; name?: unknown; chainId?: unknown };
+  const chainId = domain.chainId === undefined ? null : Number(domain.chainId);
+  const base = {
+    kind: "sign_typed_data" as const,
+    chainId,
+    domain: {
+      verifyingContract: typeof domain.verifyingContract === "string" ? domain.verifyingContract : null,
+      name: typeof domain.name === "string" ? domain.name : null,
+    },
+  };
+  const framework = chainId === null ? null : frameworkOf(chainId);
+  const delegation = recogniseDelegation(typedData, framework);
+  if (delegation) {
+    const why = (bound: Bound<unknown>) => ("uncounted" in bound ? `the delegation to ${delegation.delegate}: ${bound.uncounted}` : null);
+    const { native, tokens } = delegation;
+    return {
+      ...base,
+      ...NO_CALL,
+      native: "counted" in native ? native.counted : 0n,
+      counterparties: [delegation.delegate],
+      tokens: "counted" in tokens ? tokens.counted.map((move) => ({ ...move, chainId })) : [],
+      // A delegation that bounds less than everything it may move hands the delegate all of the rest.
+      unlimitedApproval: "uncounted" in native || "uncounted" in tokens,
+      readable: true,
+      uncounted: { native: why(native), tokens: why(tokens) },
+    };
+  }
+  const operation = recogniseUserOperation(typedData, framework);
+  if (operation) {
+    const runs = executionsFacts(operation.call, chainId, `the user operation's ${operation.call.functionName}`);
+    const uncounted = runs.uncounted ?? (operation.uncounted && `the user operation: ${operation.uncounted}`);
+    return {
+      ...base,
+      ...runs,
+      native: runs.native + operation.gas,
+      readable: operation.call.kind === "runs" && runs.calls.every((call) => call.readable),
+      uncounted: { native: uncounted, tokens: uncounted },
+    };
+  }
+  const permit = recognisePermit(typedData);
+  return {
+    ...base,
+    ...NO_CALL,
+    counterparties: permit ? [permit.spender] : [],
+    tokens: summed((permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : []))),
+    unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount)) : false,
+    readable: permit !== null,
+    uncounted: { native: null, tokens: null },
+  };
+}
+
+export function factsOf(payload: Intent, frameworkOf: FrameworkOf): RequestFacts {
+  if (payload.kind === "sign_message") {
+    return { kind: payload.kind, chainId: null, ...NO_CALL, readable: true, uncounted: { native: null, tokens: null }, domain: null };
+  }
+  if (payload.kind === "sign_typed_data") return typedDataFacts(payload.typedData, frameworkOf);
+  const { transaction } = payload;
+  const to = getAddress(transaction.to);
+  const value = BigInt(transaction.value);
+  const base = { kind: payload.kind, chainId: transaction.chainId, domain: null };
+  const framework = frameworkOf(transaction.chainId);
+  const deleGator = decodeDeleGatorCall(transaction.data, framework ? [framework.DelegationManager, framework.EntryPoint] : []);
+  if (!deleGator) {
+    const facts = callFacts(to, value, transaction.data, transaction.chainId);
+    return {
+      ...base,
+      ...facts,
+      tokens: summed(facts.tokens),
+      readable: facts.calls.every((call) => call.readable),
+      uncounted: { native: null, tokens: null },
+    };
+  }
+  // The call into the DeleGator itself, then each call it runs from the wallet (or from a delegator's account).
+  const runs = executionsFacts(deleGator, transaction.chainId, `the ${deleGator.functionName} call to ${to}`);
+  const self = { contract: to, selector: transaction.data.slice(0, 10) as Hex, readable: deleGator.kind === "runs" };
+  return {
+    ...base,
+    ...runs,
+    native: value + runs.native,
+    calls: [self, ...runs.calls],
+    readable: [self, ...runs.calls].every((call) => call.readable),
+    uncounted: { native: runs.uncounted, tokens: runs.uncounted },
   };
 }
 
@@ -244,8 +344,10 @@ const TOKEN_RULES = [
  */
 function unreadable(policy: Policy, facts: RequestFacts): PolicyViolation | null {
   if (facts.readable) return null;
-  const target = facts.contract ?? facts.domain?.verifyingContract ?? null;
-  const what = facts.contract ? `the call ${facts.selector} to ${facts.contract}` : `typed data for ${target ?? "no contract"}`;
+  // A call that cannot be read (a transaction's, or one the DeleGator runs), else typed data that cannot.
+  const call = facts.calls.find((candidate) => !candidate.readable);
+  const target = call?.contract ?? facts.domain?.verifyingContract ?? null;
+  const what = call ? `the call ${call.selector} to ${call.contract}` : `typed data for ${target ?? "no contract"}`;
   const capped = policy.tokens?.some((rule) => rule.chain_id === facts.chainId && same(rule.token, target));
   if (capped)
     return new PolicyViolation("tokens", `${what} is not a token call this wallet can read, so the token's cap cannot be counted`);
@@ -253,12 +355,30 @@ function unreadable(policy: Policy, facts: RequestFacts): PolicyViolation | null
     return new PolicyViolation("tokens", `${what} is a batch of calls that cannot be read whole, so the token caps cannot be counted`);
   }
   const active = TOKEN_RULES.find(([rule]) => (rule === "no_unlimited_approvals" ? policy[rule] === true : policy[rule] !== undefined));
-  const named = facts.contract ? policy.contracts !== undefined : policy.typed_data?.verifying_contracts !== undefined;
+  const named = call ? policy.contracts !== undefined : policy.typed_data?.verifying_contracts !== undefined;
   // The contract checks ran first: a list that exists here names this contract (or verifyingContract).
   if (!active || named) return null;
   const [rule, subject] = active;
-  const allow = facts.contract ? "allow the contract under contracts" : "allow its verifyingContract under typed_data.verifying_contracts";
+  const allow = call ? "allow the contract under contracts" : "allow its verifyingContract under typed_data.verifying_contracts";
   return new PolicyViolation(rule, `${what} cannot be read, so its ${subject} cannot be checked; ${allow} to let the agent ask for it`);
+}
+
+const NATIVE_CAPS = ["per_transaction", "per_day", "per_week"] as const;
+
+/**
+ * What may move but cannot be counted (calls the DeleGator would run that cannot be read, a delegation its caveats do
+ * not bound, a user operation with a paymaster) is refused under any cap of its kind, naming the first such cap: a cap
+ * that cannot be counted must not be approximated.
+ */
+function uncountable(policy: Policy, facts: RequestFacts): PolicyViolation | null {
+  const nativeCap = NATIVE_CAPS.find((window) => policy.native?.[window] !== undefined);
+  if (facts.uncounted.native && nativeCap) {
+    return new PolicyViolation(`native.${nativeCap}`, `${facts.uncounted.native}; so what it may send cannot be counted against the limit`);
+  }
+  if (facts.uncounted.tokens && policy.tokens?.length) {
+    return new PolicyViolation("tokens", `${facts.uncounted.tokens}; so the tokens it may move cannot be counted against their caps`);
+  }
+  return null;
 }
 
 /** Checks `facts` against `policy`, given what earlier requests hold; the first rule broken, or null. */
@@ -295,14 +415,14 @@ export function violationOf(
   if (facts.chainId !== null && policy.chains && !policy.chains.includes(facts.chainId)) {
     return new PolicyViolation("chains", `chain ${facts.chainId} is not allowed (allowed: ${policy.chains.join(", ")})`);
   }
-  if (facts.contract && policy.contracts) {
-    const allowed = policy.contracts.find((entry) => same(entry.address, facts.contract));
-    if (!allowed) return new PolicyViolation("contracts", `calls to ${facts.contract} are not allowed`);
-    if (allowed.selectors && !allowed.selectors.some((selector) => same(selector, facts.selector))) {
-      return new PolicyViolation("contracts.selectors", `function ${facts.selector} of ${facts.contract} is not allowed`);
+  for (const { contract, selector } of policy.contracts ? facts.calls : []) {
+    const allowed = policy.contracts!.find((entry) => same(entry.address, contract));
+    if (!allowed) return new PolicyViolation("contracts", `calls to ${contract} are not allowed`);
+    if (allowed.selectors && !allowed.selectors.some((allowedSelector) => same(allowedSelector, selector))) {
+      return new PolicyViolation("contracts.selectors", `function ${selector} of ${contract} is not allowed`);
     }
   }
-  const unread = unreadable(policy, facts);
+  const unread = unreadable(policy, facts) ?? uncountable(policy, facts);
   if (unread) return unread;
   const stranger = facts.counterparties.find((party) => policy.recipients && !policy.recipients.some((allowed) => same(allowed, party)));
   if (stranger) return new PolicyViolation("recipients", `${stranger} is not an allowed recipient`);
@@ -454,7 +574,7 @@ function* judge(input: Judged, facts: RequestFacts): TransactionScript<{ policy:
  * reason. Not exact under concurrency: withinPolicy checks again, under the lock, as it creates the request.
  */
 export async function checkPolicy(input: Judged & { intent: Intent }): Promise<void> {
-  const { violation } = await runTransaction(() => judge(input, factsOf(input.intent)));
+  const { violation } = await runTransaction(() => judge(input, factsOf(input.intent, allowanceFramework)));
   if (violation) throw violation;
 }
 
@@ -465,7 +585,7 @@ export async function checkPolicy(input: Judged & { intent: Intent }): Promise<v
  * policy's read, and refuses before anything is created.
  */
 async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (hold: Hold) => TransactionScript<T>): Promise<T> {
-  const facts = factsOf(input.payload);
+  const facts = factsOf(input.payload, allowanceFramework);
   return runTransaction(function* () {
     // SQLite: the transaction holds the single write lock from its start, so no other writer slips in between the
     // check and the insert.

@@ -1,11 +1,23 @@
 // What a stored request asks, in the person's terms, for the approval page: the calldata decoded and the token
 // named as its contract answers, typed data as its declared fields, permits as the allowances they grant.
 // Everything is derived from exactly the payload that gets signed; what cannot be put in words is shown raw.
-import { formatUnits, getAddress, isAddress, type Address, type Hex } from "viem";
-import type { Chain } from "@/lib/config";
-import { fromNow } from "@/lib/clock";
+import { formatEther, formatUnits, getAddress, isAddress, type Address, type Hex, type TypedDataDefinition } from "viem";
+import { ANY_BENEFICIARY } from "@metamask/delegation-core";
+import { config, type Chain } from "@/lib/config";
+import { fromNow, utcDateTime } from "@/lib/clock";
+import type { Framework } from "@/lib/allowances/framework";
+import { allowanceFramework } from "@/lib/allowances/settings";
 import { chainById, READ_BUDGET_MS } from "./chains";
 import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
+import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
+import {
+  recogniseDelegation,
+  recogniseUserOperation,
+  type Bound,
+  type Caveat,
+  type DelegationReading,
+  type TokenAmount,
+} from "./deleGator-typed-data";
 import { recognisePermit, type Permit, type PermitKind } from "./permits";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import { tokenMetadata, type TokenMetadata } from "./token-metadata";
@@ -17,14 +29,14 @@ type TokenAt = { chainId: number; address: Address };
 
 /**
  * One line of a description: a label and a text, an address, the raw integer behind a formatted amount, and that
- * amount of an ERC-20 on its chain for its value in money.
+ * amount of an ERC-20 (or, token null, of the chain's coin) on its chain for its value in money.
  */
 export type Detail = {
   label: string;
   text?: string;
   address?: Address;
   raw?: string;
-  value?: { chainId: number; token: Address; amount: string; decimals: number };
+  value?: { chainId: number; token: Address | null; amount: string; decimals: number };
 };
 
 /**
@@ -33,12 +45,34 @@ export type Detail = {
  */
 export type Described = { action: string; details: Detail[]; warning: string | null; unlimited: boolean };
 
+/** Calls the DeleGator runs from one account, in words: the wallet's own (`delegator` null) or a delegator's. */
+export type RunDescription = { delegator: Address | null; delegations: number; calls: Described[] };
+
+/**
+ * What the DeleGator would run: each account's calls in words, or why they cannot be read (`unreadable`); `sends`, the
+ * wei the wallet's own calls send.
+ */
+export type Executions = { runs: RunDescription[]; unreadable: string | null; unlimited: boolean; sends: string };
+
 export type CallDescription =
-  { kind: "none" } | { kind: "unknown"; selector: Hex; data: Hex } | ({ kind: "decoded"; data: Hex } & Described);
+  | { kind: "none" }
+  | { kind: "unknown"; selector: Hex; data: Hex }
+  | ({ kind: "decoded"; data: Hex } & Described)
+  | ({ kind: "executions"; data: Hex } & Executions);
 
 type Description =
   | { kind: "sign_message"; message: string; signIn: SignIn | null }
-  | { kind: "sign_typed_data"; primaryType: string; domain: FieldNode[]; fields: FieldNode[]; permit: Described | null }
+  | {
+      kind: "sign_typed_data";
+      primaryType: string;
+      domain: FieldNode[];
+      fields: FieldNode[];
+      permit: Described | null;
+      /** a Delegation: whom it lets act for the wallet, each caveat, the most it could move */
+      delegation: Described | null;
+      /** a user operation: the calls it runs from the wallet, and what it pays for gas */
+      operation: (Executions & { details: Detail[] }) | null;
+    }
   | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription };
 
 /** `unavailable`: what the chain did not tell in time, in words; the description then says less, never guesses. */
@@ -221,26 +255,101 @@ function grantsUnlimited(call: TokenCall, token: TokenMetadata): boolean {
   return (call.kind === "increaseAllowance" || call.kind === "permit2Approve") && isUnlimitedAmount(call.amount);
 }
 
-async function describeTokenCall(call: TokenCall, transaction: PreparedTransaction, lookup: TokenLookup): Promise<Described> {
-  const contract = call.kind === "permit2Approve" ? call.token : transaction.to;
-  const token = await lookup(transaction.chainId, contract);
-  return { ...describeCall(call, contract, token, transaction.to, transaction.chainId), unlimited: grantsUnlimited(call, token) };
+/** Where a call goes: the contract `to` on a chain, which names the coin it sends. */
+type Place = { to: Address; chainId: number; symbol: string };
+
+async function describeTokenCall(call: TokenCall, { to, chainId }: Place, lookup: TokenLookup): Promise<Described> {
+  const contract = call.kind === "permit2Approve" ? call.token : to;
+  const token = await lookup(chainId, contract);
+  return { ...describeCall(call, contract, token, to, chainId), unlimited: grantsUnlimited(call, token) };
 }
 
-async function callDescription(transaction: PreparedTransaction, lookup: TokenLookup): Promise<CallDescription> {
-  const call = decodeCall(transaction.data);
+/** Calldata to `to` in words: a plain transfer (none), a call it cannot read (unknown), or token calls. */
+async function dataDescription(data: Hex, place: Place, lookup: TokenLookup) {
+  const call = decodeCall(data);
   if (call.kind === "none" || call.kind === "unknown") return call;
-  if (call.kind !== "multicall")
-    return { kind: "decoded", data: transaction.data, ...(await describeTokenCall(call, transaction, lookup)) };
-  const parts = await Promise.all(call.calls.map((inner) => describeTokenCall(inner, transaction, lookup)));
+  if (call.kind !== "multicall") return { kind: "decoded" as const, data, ...(await describeTokenCall(call, place, lookup)) };
+  const parts = await Promise.all(call.calls.map((inner) => describeTokenCall(inner, place, lookup)));
   return {
-    kind: "decoded",
-    data: transaction.data,
+    kind: "decoded" as const,
+    data,
     action: `${parts.length} calls in one transaction: ${parts.map((part) => part.action).join("; ")}`,
     details: parts.flatMap((part, index) => part.details.map((detail) => ({ ...detail, label: `Call ${index + 1}: ${detail.label}` }))),
     warning: parts.flatMap((part) => part.warning ?? []).join(" ") || null,
     unlimited: parts.some((part) => part.unlimited),
   };
+}
+
+/** An amount of the chain's coin: "0.01 ETH", with the wei behind it and its value in money. */
+function coinDetail(label: string, wei: bigint, { chainId, symbol }: Pick<Place, "chainId" | "symbol">): Detail {
+  return {
+    label,
+    text: `${formatEther(wei)} ${symbol}`,
+    raw: wei.toString(),
+    value: { chainId, token: null, amount: wei.toString(), decimals: 18 },
+  };
+}
+
+/** One call the DeleGator runs, in words as a transaction's would be: a coin transfer, token calls, or an unknown call. */
+async function describeExecution(
+  { target, value, callData }: Execution,
+  place: Omit<Place, "to">,
+  lookup: TokenLookup,
+): Promise<Described> {
+  const at = { ...place, to: target };
+  const data = await dataDescription(callData, at, lookup);
+  if (data.kind === "none") {
+    return {
+      action: `Send ${formatEther(value)} ${place.symbol}`,
+      details: [coinDetail("Amount", value, place), party("Recipient", target)],
+      warning: null,
+      unlimited: false,
+    };
+  }
+  const sent = value === 0n ? [] : [coinDetail(`${place.symbol} sent with the call`, value, place)];
+  if (data.kind === "unknown") {
+    return {
+      action: `Call an unknown function (${data.selector}) of a contract`,
+      details: [party("Contract", target), ...sent, { label: "Data", text: callData }],
+      warning: "Unknown contract call: this screen cannot put this call in words. Approve only if you know what it does.",
+      unlimited: false,
+    };
+  }
+  return { ...data, details: [...data.details, ...sent] };
+}
+
+/** What a DeleGator call runs, each call in words; the wei the wallet's own calls send. */
+async function executionsDescription(call: DeleGatorCall, place: Omit<Place, "to">, lookup: TokenLookup): Promise<Executions> {
+  if (call.kind === "unreadable") return { runs: [], unreadable: `${call.functionName}: ${call.reason}`, unlimited: false, sends: "0" };
+  const runs = await Promise.all(
+    call.runs.map(async ({ delegator, delegations, executions }) => ({
+      delegator,
+      delegations,
+      calls: await Promise.all(executions.map((execution) => describeExecution(execution, place, lookup))),
+    })),
+  );
+  const own = call.runs.filter((run) => run.delegator === null).flatMap((run) => run.executions);
+  return {
+    runs,
+    unreadable: null,
+    unlimited: runs.some((run) => run.calls.some((described) => described.unlimited)),
+    sends: own.reduce((sum, execution) => sum + execution.value, 0n).toString(),
+  };
+}
+
+/** The framework's own contracts on a chain: no execution the page reads may call them. */
+const guardedOn = (framework: Framework | null) => (framework ? [framework.DelegationManager, framework.EntryPoint] : []);
+
+async function callDescription(
+  transaction: PreparedTransaction,
+  symbol: string,
+  lookup: TokenLookup,
+  framework: Framework | null,
+): Promise<CallDescription> {
+  const place = { to: getAddress(transaction.to), chainId: transaction.chainId, symbol };
+  const deleGator = decodeDeleGatorCall(transaction.data, guardedOn(framework));
+  if (deleGator) return { kind: "executions", data: transaction.data, ...(await executionsDescription(deleGator, place, lookup)) };
+  return dataDescription(transaction.data, place, lookup);
 }
 
 /** Seconds since the epoch as a UTC date and time and how far away it is; past what a date can hold, it never ends. */
@@ -339,6 +448,142 @@ async function inTokenUnits(
   return walk(fields, ownToken);
 }
 
+/** A period in words: "a day", "every 3 days". */
+function periodText(seconds: number): string {
+  const named: Record<number, string> = { 3600: "an hour", 86_400: "a day", 604_800: "a week" };
+  if (named[seconds]) return named[seconds];
+  if (seconds % 86_400 === 0) return `every ${seconds / 86_400} days`;
+  return seconds % 3600 === 0 ? `every ${seconds / 3600} hours` : `every ${seconds} seconds`;
+}
+
+const dateAt = (seconds: number) => utcDateTime(new Date(seconds * 1000));
+
+/** One caveat in words, as its enforcer enforces it: "up to 0.05 ETH a day", "only to 0x…", "until …", "at most 3 calls". */
+async function caveatDetail(
+  { enforcer, terms, name, read }: Caveat,
+  coin: (wei: bigint) => string,
+  chainId: number | null,
+  lookup: TokenLookup,
+): Promise<Detail> {
+  const detail = (text: string, address?: Address): Detail => ({
+    label: name ? `Limit (${name})` : "Limit (unknown enforcer)",
+    text,
+    ...(address ? { address } : {}),
+  });
+  if (!read) {
+    return name
+      ? detail(`terms this wallet cannot read, so they are not counted: ${terms}`)
+      : detail(`an enforcer this wallet does not know, with terms ${terms}; whatever it checks is not counted`, enforcer);
+  }
+  const periods = (start: number) => `, periods counted from ${dateAt(start)}`;
+  switch (read.name) {
+    case "TimestampEnforcer": {
+      const parts = [...(read.after ? [`not before ${dateAt(read.after)}`] : []), ...(read.before ? [`until ${dateAt(read.before)}`] : [])];
+      return detail(parts.length ? parts.join(", ") : "no time limit");
+    }
+    case "LimitedCallsEnforcer":
+      return detail(`at most ${read.limit} call${read.limit === 1 ? "" : "s"}`);
+    case "AllowedTargetsEnforcer":
+      return detail(`only calls to ${read.targets.join(", ")}`);
+    case "AllowedCalldataEnforcer":
+      return detail(`only call data with ${read.value} from byte ${read.startIndex}`);
+    case "ExactCalldataEnforcer":
+      return detail(read.calldata === "0x" ? "only plain transfers, no call data" : `only the call data ${read.calldata}`);
+    case "ValueLteEnforcer":
+      return detail(`at most ${coin(read.maxValue)} a call`);
+    case "NativeTokenPeriodTransferEnforcer":
+      return detail(`up to ${coin(read.amount)} ${periodText(read.seconds)}${periods(read.start)}`);
+    case "ERC20PeriodTransferEnforcer": {
+      const token = chainId === null ? ({ standard: "unknown" } as const) : await lookup(chainId, read.token);
+      return detail(
+        `only transfers of up to ${amountText(token, read.amount)} ${periodText(read.seconds)}${periods(read.start)}, of the token`,
+        read.token,
+      );
+    }
+    case "ExactExecutionEnforcer": {
+      const { target, value, callData } = read.execution;
+      return detail(`only this one call: ${coin(value)} to ${target}${callData === "0x" ? "" : ` with call data ${callData}`}`);
+    }
+  }
+}
+
+/** The chain's coin symbol, or words for it on a chain this service does not know. */
+const symbolOn = (chainId: number | null) =>
+  config().chains.find((chain) => chain.id === chainId)?.symbol ?? `of chain ${chainId ?? "(none)"}'s coin`;
+
+/** A delegation in words: whom it lets act for the wallet, each caveat, the most it could move; a warning when nothing bounds it. */
+async function delegationDescription(reading: DelegationReading, chainId: number | null, lookup: TokenLookup): Promise<Described> {
+  const symbol = symbolOn(chainId);
+  const coin = (wei: bigint) => `${formatEther(wei)} ${symbol}`;
+  const who = reading.anyone ? "anyone who holds this signature" : reading.delegate;
+  const moves = async (tokens: TokenAmount[]) => {
+    if (!tokens.length) return "no tokens";
+    const named = await Promise.all(
+      tokens.map(async ({ token, amount }) =>
+        amountText(chainId === null ? { standard: "unknown" } : await lookup(chainId, token), amount),
+      ),
+    );
+    return named.join(", ");
+  };
+  const most = async <T>(bound: Bound<T>, words: (counted: T) => string | Promise<string>) =>
+    "counted" in bound ? await words(bound.counted) : `no limit: ${bound.uncounted}`;
+  const unbounded = [...("uncounted" in reading.native ? [symbol] : []), ...("uncounted" in reading.tokens ? ["tokens"] : [])];
+  const caveats = await Promise.all(reading.caveats.map((caveat) => caveatDetail(caveat, coin, chainId, lookup)));
+  const warning = !reading.caveats.length
+    ? `No caveats: this gives ${who} full control of this wallet's funds — all its ${symbol} and tokens, now and later, until the ` +
+      "delegation is disabled on the chain. Approve only if you trust it completely."
+    : unbounded.length
+      ? `Its caveats do not bound what ${who} may move: it could take all of this wallet's ${unbounded.join(" and ")}, until the ` +
+        "delegation is disabled on the chain. Approve only if you trust it."
+      : null;
+  const count = reading.caveats.length;
+  const limited = count
+    ? `Delegate use of your wallet, limited by ${count} caveat${count === 1 ? "" : "s"}`
+    : "Delegate full control of your wallet";
+  return {
+    action: `${limited}${reading.anyone ? " to anyone" : ""}`,
+    details: [
+      reading.anyone
+        ? { label: "Delegate", text: `anyone who holds this signature (the open delegate ${ANY_BENEFICIARY})` }
+        : party("Delegate", reading.delegate),
+      party("Delegator (whose funds)", reading.delegator),
+      {
+        label: "Authority",
+        text: reading.passesOn
+          ? `passes on the delegation ${reading.passesOn}, which this wallet received`
+          : "the delegator's own: a new delegation",
+      },
+      ...(caveats.length ? caveats : [{ label: "Limits", text: "none" }]),
+      { label: `Most ${symbol} it could ever move`, text: await most(reading.native, coin) },
+      { label: "Most tokens it could ever move", text: await most(reading.tokens, moves) },
+    ],
+    warning,
+    unlimited: unbounded.length > 0,
+  };
+}
+
+/** The typed data's own account in words: a permit, a delegation, or a user operation (at most one of them). */
+async function typedDataWords(typedData: TypedDataDefinition, chainId: number | null, lookup: TokenLookup, framework: Framework | null) {
+  const permit = recognisePermit(typedData);
+  if (permit) return { permit: await permitDescription(permit, lookup), delegation: null, operation: null };
+  const delegation = recogniseDelegation(typedData, framework);
+  if (delegation) return { permit: null, delegation: await delegationDescription(delegation, chainId, lookup), operation: null };
+  const operation = recogniseUserOperation(typedData, framework);
+  if (!operation || chainId === null) return { permit: null, delegation: null, operation: null };
+  const place = { chainId, symbol: symbolOn(chainId) };
+  const executions = await executionsDescription(operation.call, place, lookup);
+  const details = [
+    party("Runs as the account", operation.sender),
+    party("EntryPoint", operation.entryPoint),
+    operation.paymaster
+      ? party("Gas paid by a paymaster", operation.paymaster)
+      : coinDetail("Most it pays for gas, from this wallet", operation.gas, place),
+    ...(operation.uncounted ? [{ label: "Cannot be counted", text: operation.uncounted }] : []),
+    { label: "Nonce", text: operation.nonce.toString() },
+  ];
+  return { permit: null, delegation: null, operation: { ...executions, details } };
+}
+
 /**
  * The approval page's account of a request's stored payload. Reads token metadata from the chain, each read waiting
  * at most `budgetMs`: a slow or dead node leaves tokens unknown, and says so, rather than holding the decision.
@@ -350,30 +595,42 @@ export async function describeRequest(payload: RequestPayload, budgetMs = READ_B
     if (metadata.standard === "unknown" && metadata.unread) unread.add(getAddress(address));
     return metadata;
   };
-  const described = await describePayload(payload, lookup);
+  const described = await describePayload(payload, lookup, allowanceFramework);
   const unavailable = [...unread].map((token) => `what token ${token} is (its symbol and decimals), so its amounts are in base units`);
   return { ...described, unavailable };
 }
 
-async function describePayload(payload: RequestPayload, lookup: TokenLookup): Promise<Description> {
+/** A request's payload in words, each token read with `lookup`, caveats by the framework `frameworkOf` names on the chain. */
+export async function describePayload(
+  payload: RequestPayload,
+  lookup: TokenLookup,
+  frameworkOf: (chainId: number) => Framework | null,
+): Promise<Description> {
   if (payload.kind === "sign_message") return { kind: "sign_message", message: payload.message, signIn: signInOf(payload.message) };
   if (payload.kind === "sign_typed_data") {
     const permit = recognisePermit(payload.typedData);
-    const chainId = (payload.typedData.domain as { chainId?: unknown } | undefined)?.chainId;
+    const domainChain = (payload.typedData.domain as { chainId?: unknown } | undefined)?.chainId;
+    const chainId = domainChain === undefined ? null : Number(domainChain);
     // A token's own permit or authorization moves the domain's token: its top-level value is in that token's units.
     const ownToken = permit && OWN_TOKEN.includes(permit.kind) ? permit.amounts[0]?.token : null;
-    const [fields, described] = await Promise.all([
-      inTokenUnits(declaredFields(payload.typedData), chainId === undefined ? null : Number(chainId), ownToken ?? null, lookup),
-      permit && permitDescription(permit, lookup),
+    const [fields, words] = await Promise.all([
+      inTokenUnits(declaredFields(payload.typedData), chainId, ownToken ?? null, lookup),
+      typedDataWords(payload.typedData, chainId, lookup, chainId === null ? null : frameworkOf(chainId)),
     ]);
     return {
       kind: "sign_typed_data",
       primaryType: String(payload.typedData.primaryType),
       domain: domainFields(payload.typedData),
       fields,
-      permit: described,
+      ...words,
     };
   }
   const { transaction } = payload;
-  return { kind: "send_transaction", chain: chainById(transaction.chainId), transaction, call: await callDescription(transaction, lookup) };
+  const chain = chainById(transaction.chainId);
+  return {
+    kind: "send_transaction",
+    chain,
+    transaction,
+    call: await callDescription(transaction, chain.symbol, lookup, frameworkOf(transaction.chainId)),
+  };
 }

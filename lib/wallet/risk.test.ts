@@ -1,28 +1,17 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256, type Hex } from "viem";
+import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256 } from "viem";
 import { assessRisk, dealingsOf, riskChip } from "./risk";
-import type { PreparedTransaction, RequestPayload } from "./request-payload";
+import type { RequestPayload } from "./request-payload";
 import type { RequestDescription } from "./request-description";
+import { testFramework } from "@/lib/allowances/framework.fixture";
+import { delegationTypedData, execute, preparedTransaction } from "./deleGator.fixture";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const SPENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
 
-const send = (to: `0x${string}`, data: Hex = "0x"): RequestPayload => ({
-  kind: "send_transaction",
-  transaction: {
-    type: "eip1559",
-    chainId: 31337,
-    to,
-    value: "0",
-    data,
-    nonce: null,
-    gas: "60000",
-    maxFeePerGas: "1",
-    maxPriorityFeePerGas: "1",
-  } satisfies PreparedTransaction,
-});
+const send = preparedTransaction;
 const approveAll = send(TOKEN, encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [SPENDER, maxUint256] }));
 
 /** A transaction's description as the page has it: only what the risks read of it matters here. */
@@ -38,12 +27,12 @@ const texts = (risk: { risks: { text: string }[] }) => risk.risks.map((entry) =>
 
 describe("the risks of a request", () => {
   it("whom a request deals with, from its payload alone", () => {
-    assert.deepEqual(dealingsOf(send(FRIEND)), { chainId: 31337, contract: null, parties: [{ role: "recipient", address: FRIEND }] });
-    assert.deepEqual(dealingsOf(approveAll), { chainId: 31337, contract: TOKEN, parties: [{ role: "spender", address: SPENDER }] });
+    assert.deepEqual(dealingsOf(send(FRIEND)), { chainId: 31337, contracts: [], parties: [{ role: "recipient", address: FRIEND }] });
+    assert.deepEqual(dealingsOf(approveAll), { chainId: 31337, contracts: [TOKEN], parties: [{ role: "spender", address: SPENDER }] });
     const operator = encodeFunctionData({ abi: erc721Abi, functionName: "setApprovalForAll", args: [SPENDER, true] });
     assert.deepEqual(dealingsOf(send(TOKEN, operator)).parties, [{ role: "operator", address: SPENDER }]);
-    assert.deepEqual(dealingsOf(send(FRIEND, "0xdeadbeef")), { chainId: 31337, contract: FRIEND, parties: [] });
-    assert.deepEqual(dealingsOf({ kind: "sign_message", message: "hi" }), { chainId: null, contract: null, parties: [] });
+    assert.deepEqual(dealingsOf(send(FRIEND, "0xdeadbeef")), { chainId: 31337, contracts: [FRIEND], parties: [] });
+    assert.deepEqual(dealingsOf({ kind: "sign_message", message: "hi" }), { chainId: null, contracts: [], parties: [] });
   });
 
   it("an unlimited approval to a spender the person does not know: every sign, and an acknowledgement", () => {
@@ -76,5 +65,34 @@ describe("the risks of a request", () => {
     const none = assessRisk(described(plain, false), dealingsOf(plain), known, new Set());
     assert.deepEqual(none, { risks: [], acknowledge: null });
     assert.equal(riskChip(none), null);
+  });
+});
+
+describe("the risks of what the DeleGator runs, and of a delegation", () => {
+  it("execute on the wallet itself deals with whom its calls pay, not with the wallet as an unknown contract", () => {
+    const run = send(FRIEND, execute([{ target: SPENDER, value: 1n, callData: "0x" }]));
+    assert.deepEqual(dealingsOf(run), { chainId: 31337, contracts: [], parties: [{ role: "recipient", address: SPENDER }] });
+    const approve = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [SPENDER, maxUint256] });
+    assert.deepEqual(dealingsOf(send(FRIEND, execute([{ target: TOKEN, value: 0n, callData: approve }]))).parties, [
+      { role: "spender", address: SPENDER },
+    ]);
+  });
+
+  it("a delegation its caveats do not bound, to a delegate the person does not know, needs their acknowledgement", () => {
+    const delegation: RequestPayload = {
+      kind: "sign_typed_data",
+      typedData: delegationTypedData(testFramework, { delegate: SPENDER, delegator: FRIEND, caveats: [] }),
+    };
+    const dealings = dealingsOf(delegation);
+    assert.deepEqual(dealings.parties, [{ role: "delegate", address: SPENDER }]);
+    const description = {
+      kind: "sign_typed_data",
+      permit: null,
+      operation: null,
+      delegation: { unlimited: true },
+    } as unknown as RequestDescription;
+    const risk = assessRisk(description, dealings, nobody, new Set());
+    assert.equal(risk.acknowledge, "I understand: a delegate I do not know could take all of it");
+    assert.equal(riskChip(risk), "Unlimited approval +2");
   });
 });

@@ -1,23 +1,29 @@
 // What should make a person stop before approving, from the decoded request and what this person has done before:
-// an allowance without limit, a contract they never dealt with, a spender or recipient they never paid or empowered,
-// a spender that is a contract rather than a person. The approval page shows it under the headline and the queue as a
-// chip; an unlimited allowance to a spender the person does not know needs their explicit "I understand".
+// an allowance (or a delegation) without limit, a contract they never dealt with, a spender, delegate or recipient they
+// never paid or empowered, a spender that is a contract rather than a person. The approval page shows it under the
+// headline and the queue as a chip; an unlimited allowance to a spender or delegate the person does not know needs their
+// explicit "I understand".
 import { LRUCache } from "lru-cache";
-import { getAddress, type Address } from "viem";
+import { getAddress, type Address, type Hex } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { decodeCall, type TokenCall } from "./call-decoding";
+import { decodeDeleGatorCall, type DeleGatorCall } from "./deleGator-calls";
+import { recogniseDelegation, recogniseUserOperation } from "./deleGator-typed-data";
 import { onChain, quickly } from "./chains";
 import { recognisePermit } from "./permits";
 import type { ContactNames } from "./address-book";
 import { payloadOf, type RequestPayload } from "./request-payload";
 import type { RequestDescription } from "./request-description";
 
-export type PartyRole = "recipient" | "spender" | "operator";
+export type PartyRole = "recipient" | "spender" | "operator" | "delegate";
 type Party = { role: PartyRole; address: Address };
 
-/** Whom a request deals with, from its payload alone: the contract it calls (or whose data it signs) and its parties. */
-type Dealings = { chainId: number | null; contract: Address | null; parties: Party[] };
+/**
+ * Whom a request deals with, from its payload alone: the contracts it calls (or whose data it signs; with the DeleGator,
+ * those its calls go to) and its parties.
+ */
+type Dealings = { chainId: number | null; contracts: Address[]; parties: Party[] };
 
 function partiesOfCall(call: TokenCall): Party[] {
   switch (call.kind) {
@@ -32,26 +38,46 @@ function partiesOfCall(call: TokenCall): Party[] {
   }
 }
 
+/** Whom one call deals with: its recipient when it is a plain transfer, else the contract and its token call's parties. */
+function callDealings(to: Address, data: Hex): Omit<Dealings, "chainId"> {
+  const call = decodeCall(data);
+  if (call.kind === "none") return { contracts: [], parties: [{ role: "recipient", address: to }] };
+  if (call.kind === "unknown") return { contracts: [to], parties: [] };
+  return { contracts: [to], parties: call.kind === "multicall" ? call.calls.flatMap(partiesOfCall) : partiesOfCall(call) };
+}
+
+/** Whom the calls the DeleGator would run deal with; none when they cannot be read (the page says so instead). */
+function executionsDealings(call: DeleGatorCall): Omit<Dealings, "chainId"> {
+  const each = (call.kind === "runs" ? call.runs.flatMap((run) => run.executions) : []).map(({ target, callData }) =>
+    callDealings(target, callData),
+  );
+  return { contracts: each.flatMap((part) => part.contracts), parties: each.flatMap((part) => part.parties) };
+}
+
 const AUTHORIZATIONS = ["TransferWithAuthorization", "ReceiveWithAuthorization"];
 
 export function dealingsOf(payload: RequestPayload): Dealings {
-  if (payload.kind === "sign_message") return { chainId: null, contract: null, parties: [] };
+  if (payload.kind === "sign_message") return { chainId: null, contracts: [], parties: [] };
   if (payload.kind === "sign_typed_data") {
-    const domain = (payload.typedData.domain ?? {}) as { chainId?: unknown; verifyingContract?: unknown };
-    const permit = recognisePermit(payload.typedData);
+    const { typedData } = payload;
+    const domain = (typedData.domain ?? {}) as { chainId?: unknown; verifyingContract?: unknown };
+    const chainId = domain.chainId === undefined ? null : Number(domain.chainId);
+    // Whom a delegation or a user operation deals with needs no framework: the delegate, and the calls' own parties.
+    const operation = recogniseUserOperation(typedData, null);
+    if (operation) return { chainId, ...executionsDealings(operation.call) };
+    const delegation = recogniseDelegation(typedData, null);
+    const permit = recognisePermit(typedData);
     const contract = typeof domain.verifyingContract === "string" && /^0x[0-9a-fA-F]{40}$/.test(domain.verifyingContract);
-    return {
-      chainId: domain.chainId === undefined ? null : Number(domain.chainId),
-      contract: contract ? getAddress(domain.verifyingContract as string) : null,
-      parties: permit ? [{ role: AUTHORIZATIONS.includes(permit.kind) ? "recipient" : "spender", address: permit.spender }] : [],
-    };
+    const parties: Party[] = delegation
+      ? [{ role: "delegate", address: delegation.delegate }]
+      : permit
+        ? [{ role: AUTHORIZATIONS.includes(permit.kind) ? "recipient" : "spender", address: permit.spender }]
+        : [];
+    return { chainId, contracts: contract ? [getAddress(domain.verifyingContract as string)] : [], parties };
   }
   const { transaction } = payload;
-  const call = decodeCall(transaction.data);
-  const dealings = (contract: Address | null, parties: Party[]): Dealings => ({ chainId: transaction.chainId, contract, parties });
-  if (call.kind === "none") return dealings(null, [{ role: "recipient", address: transaction.to }]);
-  if (call.kind === "unknown") return dealings(transaction.to, []);
-  return dealings(transaction.to, call.kind === "multicall" ? call.calls.flatMap(partiesOfCall) : partiesOfCall(call));
+  const deleGator = decodeDeleGatorCall(transaction.data);
+  return { chainId: transaction.chainId, ...(deleGator ? executionsDealings(deleGator) : callDealings(transaction.to, transaction.data)) };
 }
 
 export type RiskKind = "unlimited" | "contract_spender" | "unknown_contract" | "new_party";
@@ -67,7 +93,7 @@ export type RequestRisk = { risks: Risk[]; acknowledge: string | null; unavailab
 /** What the person knows: their address book, and every address an earlier completed request of theirs dealt with. */
 export type KnownAddresses = { names: ContactNames; used: Set<string> };
 
-const ROLE: Record<PartyRole, string> = { recipient: "Recipient", spender: "Spender", operator: "Operator" };
+const ROLE: Record<PartyRole, string> = { recipient: "Recipient", spender: "Spender", operator: "Operator", delegate: "Delegate" };
 
 /**
  * The risks of a request, from its description (what it grants), its dealings, what the person knows and which of
@@ -82,15 +108,17 @@ export function assessRisk(
   const used = (address: Address) => known.used.has(address.toLowerCase());
   const unknown = (address: Address) => !used(address) && !(address.toLowerCase() in known.names);
   const risks: Risk[] = [];
+  const call = description.kind === "send_transaction" ? description.call : null;
   const unlimited =
-    (description.kind === "send_transaction" && description.call.kind === "decoded" && description.call.unlimited) ||
-    (description.kind === "sign_typed_data" && description.permit?.unlimited === true);
+    ((call?.kind === "decoded" || call?.kind === "executions") && call.unlimited) ||
+    (description.kind === "sign_typed_data" &&
+      [description.permit, description.delegation, description.operation].some((granted) => granted?.unlimited === true));
   const empowered = dealings.parties.filter((party) => party.role !== "recipient");
   if (unlimited) risks.push({ kind: "unlimited", text: "Unlimited approval" });
   for (const party of empowered.filter((candidate) => contracts.has(candidate.address.toLowerCase()))) {
     risks.push({ kind: "contract_spender", text: `${ROLE[party.role]} is a contract, not a person` });
   }
-  if (dealings.contract && unknown(dealings.contract)) {
+  if (dealings.contracts.some(unknown)) {
     risks.push({ kind: "unknown_contract", text: "Unknown contract: not in your address book, never used" });
   }
   const fresh = new Set<string>();
@@ -99,10 +127,12 @@ export function assessRisk(
     if (!fresh.has(text)) risks.push({ kind: "new_party", text });
     fresh.add(text);
   }
-  const stranger = unlimited && empowered.some((party) => unknown(party.address));
+  const stranger = unlimited ? empowered.find((party) => unknown(party.address)) : undefined;
   return {
     risks,
-    acknowledge: stranger ? "I understand: a spender I do not know could take all of it" : null,
+    acknowledge: stranger
+      ? `I understand: ${stranger.role === "operator" ? "an" : "a"} ${stranger.role} I do not know could take all of it`
+      : null,
   };
 }
 
@@ -124,8 +154,8 @@ export async function knownAddresses(userId: string, names: ContactNames): Promi
   });
   const used = new Set<string>();
   for (const row of rows) {
-    const { contract, parties } = dealingsOf(payloadOf(row));
-    for (const address of [contract, ...parties.map((party) => party.address)]) if (address) used.add(address.toLowerCase());
+    const { contracts, parties } = dealingsOf(payloadOf(row));
+    for (const address of [...contracts, ...parties.map((party) => party.address)]) used.add(address.toLowerCase());
   }
   return { names, used };
 }
@@ -186,7 +216,7 @@ export async function requestRisk(
   deadlineMs: number = CODE_DEADLINE_MS,
 ): Promise<RequestRisk> {
   const dealings = dealingsOf(payload);
-  if (!dealings.contract && !dealings.parties.length) {
+  if (!dealings.contracts.length && !dealings.parties.length) {
     return { ...assessRisk(await description, dealings, { names: {}, used: new Set() }, new Set()), unavailable: [] };
   }
   const empowered = dealings.parties.filter((party) => party.role !== "recipient").map((party) => party.address);
