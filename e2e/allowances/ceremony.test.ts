@@ -104,7 +104,7 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     const { readDelegation } = await import("@/lib/allowances/caveats");
     const { describeDelegation } = await import("@/lib/allowances/wording");
     const { parseStoredDelegation } = await import("@/lib/allowances/allowances");
-    const { allowanceFramework } = await import("@/lib/allowances/settings");
+    const { allowanceFramework } = await import("@/lib/wallet/chains");
     const framework = allowanceFramework(chain.chainId)!;
     const now = Math.floor(Date.now() / 1000);
     const signed = allowance.delegations.map((row) => readDelegation(framework, parseStoredDelegation(row.signed)));

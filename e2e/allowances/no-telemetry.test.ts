@@ -69,7 +69,7 @@ describe("no telemetry", { timeout: 120_000 }, () => {
     const ours = await browserBundle(`
       export * from "@/lib/allowances/caveats";
       export * from "@/lib/allowances/wording";
-      export * from "@/lib/allowances/framework";
+      export * from "@/lib/wallet/delegation-framework";
       export * from "@/lib/allowances/signing";
     `);
     assert.ok(ours.includes("NativeTokenPeriodTransferEnforcer"), "the bundle holds the allowance code");

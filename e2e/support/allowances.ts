@@ -59,7 +59,8 @@ export async function startAllowanceWorld(options: {
   migrateDatabase(databaseUrl);
   // Imported after the environment is set: config() and db() read it once.
   const { delegateAccount } = await import("@/lib/allowances/delegate-key");
-  const { allowanceFramework, relayerAccount } = await import("@/lib/allowances/settings");
+  const { allowanceFramework } = await import("@/lib/wallet/chains");
+  const { relayerAccount } = await import("@/lib/allowances/settings");
   const framework = allowanceFramework(chain.chainId);
   if (!framework) throw new Error("the deployed framework was not configured");
   const relayer = relayerAccount(chain.chainId)!.address;
@@ -225,7 +226,7 @@ export async function signedAllowanceFor(
   const caveats = await import("@/lib/allowances/caveats");
   const { signAllowance } = await import("@/lib/allowances/signing");
   const { delegateAccount } = await import("@/lib/allowances/delegate-key");
-  const { allowanceFramework } = await import("@/lib/allowances/settings");
+  const { allowanceFramework } = await import("@/lib/wallet/chains");
   const framework = allowanceFramework(chain.chainId);
   if (!framework) throw new Error("the deployed framework was not configured");
   const delegate = (await delegateAccount()).address;

@@ -10,7 +10,7 @@ import { randomId } from "@/lib/crypto";
 import { db, type Tx } from "@/lib/db";
 import type { Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
-import { chainById, ChainError, onChain } from "@/lib/wallet/chains";
+import { allowanceFramework, chainById, ChainError, onChain } from "@/lib/wallet/chains";
 import { recoverTypedDataSigner } from "@/lib/wallet/signer-recovery";
 import {
   delegationFromJson,
@@ -26,11 +26,10 @@ import {
   type OverLimit,
 } from "./caveats";
 import { delegateAccount } from "./delegate-key";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegatedCode } from "./guard";
 import { relay, RelayBudgetError, RelayerLowError } from "./relay";
 import { operationTypedData, presignedRevocation } from "./revocation-operation";
-import { allowanceFramework } from "./settings";
 
 export class AllowanceError extends AppError {
   constructor(message: string, status = 400) {

@@ -11,7 +11,7 @@ import {
   UnreadableDelegationError,
   type AllowanceSpec,
 } from "./caveats";
-import { frameworkOn } from "./framework";
+import { frameworkOn } from "@/lib/wallet/delegation-framework";
 import { address, NOW, testFramework } from "./framework.fixture";
 import { describeDelegation, periodWords } from "./wording";
 

@@ -21,7 +21,7 @@ import {
   decodeValueLteTerms,
 } from "@metamask/delegation-core";
 import { getAddress, pad, parseUnits, type Address, type Hex } from "viem";
-import { enforcerName, type EnforcerName, type Framework } from "./framework";
+import { enforcerName, type EnforcerName, type Framework } from "@/lib/wallet/delegation-framework";
 
 export const DAY = 86_400;
 /**

@@ -31,7 +31,7 @@ import {
 import { recordAuditIn } from "@/lib/audit";
 import { delegateAccount } from "./delegate-key";
 import { disableInBackground, stopAllowancesIn } from "./stop";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 
 const address = z
   .string()

@@ -1,7 +1,7 @@
 // A framework at made-up addresses, for the unit tests of what is pure (encoding, decoding, wording, signing).
 import { getAddress, parseEther, type Address } from "viem";
 import { DAY, delegationsFor } from "./caveats";
-import { ENFORCERS, frameworkFrom, type Framework } from "./framework";
+import { ENFORCERS, frameworkFrom, type Framework } from "@/lib/wallet/delegation-framework";
 
 /** An address from a small number: 0x0000…00ff for 255. */
 export const address = (n: number) => getAddress(`0x${n.toString(16).padStart(40, "0")}`) as Address;

@@ -7,7 +7,7 @@ import type { Address, Hex } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
 import { onChain } from "@/lib/wallet/chains";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 
 /** Why an allowance waits for the person. */
 export type Attention = "code_changed" | "relay_reverted";

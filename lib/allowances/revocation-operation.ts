@@ -21,7 +21,7 @@ import { toPackedUserOperation, type UserOperation } from "viem/account-abstract
 import { DelegationManager, EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
 import { hashDelegation } from "@metamask/delegation-core";
 import { delegationFromJson, readDelegation, type Delegation, type DelegationJson } from "./caveats";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 
 /** ERC-7579 ModeCode for a batch of calls, reverting on failure. */
 const BATCH_DEFAULT_MODE = `0x01${"00".repeat(31)}` as Hex;

@@ -13,7 +13,7 @@ import { NotFoundError } from "@/lib/http/errors";
 import { onChain } from "@/lib/wallet/chains";
 import { AllowanceError, findAllowance, frameworkFor, parseStoredDelegation, signerOf } from "./allowances";
 import { delegationToJson, EXPIRED_MARGIN_MS } from "./caveats";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 import { holdForPerson, runsDeleGator } from "./guard";
 import { operationTypedData, presignedRevocation, revocationOperation, type RevocationToSign } from "./revocation-operation";
 import { withLease } from "./lease";

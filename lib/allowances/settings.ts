@@ -1,11 +1,11 @@
-// The operator's allowance settings (docs/operations.md): where the Delegation Framework is on chains the published
-// deployments do not list, and which key pays gas on each chain. The secret that seals the delegate key is
-// lib/allowances/key-secret.ts's.
+// The operator's allowance settings (docs/operations.md): which key pays gas on each chain, and what it pays for. Where
+// the Delegation Framework is, is the chains' configuration (lib/wallet/chains.ts); the secret that seals the delegate
+// key is lib/allowances/key-secret.ts's.
 import { toHex } from "viem";
 import { mnemonicToAccount, privateKeyToAccount, type LocalAccount } from "viem/accounts";
 import { z } from "zod";
 import { config, ConfigError } from "@/lib/config";
-import { frameworkOn, type Framework } from "./framework";
+import { allowanceFramework } from "@/lib/wallet/chains";
 
 // The kit phones home unless told not to (docs/decisions/0015-allowances.md). The server never loads it — it uses
 // @metamask/delegation-core and -abis, which have no telemetry — but should a later change load it, it stays quiet.
@@ -34,7 +34,6 @@ const jsonRecord = <T extends z.ZodType>(value: T) =>
     .pipe(z.record(z.string().regex(/^\d+$/, "keys must be chain ids"), value));
 
 const schema = z.object({
-  ALLOWANCE_FRAMEWORKS: jsonRecord(z.record(z.string(), z.unknown())).optional(),
   ALLOWANCE_RELAYERS: jsonRecord(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "each relayer is a 32-byte private key in hex")).optional(),
   // Gas a chain's relayer pays for one person's allowances in 24 hours (lib/allowances/relay.ts).
   ALLOWANCE_GAS_BUDGET: z.coerce.number().int("must be whole gas units").min(100_000, "must be at least 100000 gas").default(4_000_000),
@@ -50,7 +49,6 @@ const schema = z.object({
 
 type Settings = {
   relayLimits: RelayLimits;
-  frameworks: Record<string, Record<string, unknown>>;
   relayers: Record<string, `0x${string}`>;
 };
 
@@ -70,16 +68,9 @@ function settings(): Settings {
       reserveGas: BigInt(values.ALLOWANCE_RELAYER_RESERVE_GAS),
       minimumNativePayment: values.ALLOWANCE_MINIMUM_PAYMENT_WEI,
     },
-    frameworks: values.ALLOWANCE_FRAMEWORKS ?? {},
     relayers: (values.ALLOWANCE_RELAYERS ?? {}) as Record<string, `0x${string}`>,
   };
   return cached;
-}
-
-/** The framework on a configured chain, or null: that chain offers no allowance mode. */
-export function allowanceFramework(chainId: number): Framework | null {
-  if (!config().chains.some((chain) => chain.id === chainId)) return null;
-  return frameworkOn(chainId, settings().frameworks);
 }
 
 /** The configured chains with a framework and a relayer: those offering the allowance mode, as consent names them. */

@@ -14,7 +14,7 @@ import {
   type DelegationMeaning,
   type OverLimit,
 } from "./caveats";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 import { operationTypedData, presignedRevocation } from "./revocation-operation";
 
 export type AllowanceToSign = {

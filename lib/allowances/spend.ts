@@ -27,7 +27,7 @@ import { AppError } from "@/lib/http/errors";
 import { delegationState, findAllowance, frameworkFor, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
-import type { Framework } from "./framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
 import { recordReceipt } from "./relayer-ledger";

@@ -182,6 +182,10 @@ const envSchema = z
     // How often an allowance's stored revocation that did not land is sent again (lib/allowances/resend.ts).
     ALLOWANCE_REVOCATION_RETRY_SECONDS: seconds.default(60),
     CHAINS: jsonText("must be a JSON array of chains").pipe(z.array(chainSchema).min(1)).optional(),
+    // The Delegation Framework's addresses per chain id, for chains its published deployments do not list (allowances).
+    ALLOWANCE_FRAMEWORKS: jsonText("must be a JSON object keyed by chain id")
+      .pipe(z.record(z.string().regex(/^\d+$/, "keys must be chain ids"), z.record(z.string(), z.unknown())))
+      .default({}),
     // Chainlink price feeds per chain id (docs/decisions/0018-balances-and-prices.md); none: no value in money is shown.
     PRICE_FEEDS: jsonText("must be a JSON object keyed by chain id")
       .pipe(z.record(z.string().regex(/^\d+$/, "keys must be chain ids"), chainFeeds))
@@ -268,6 +272,8 @@ export type Config = {
   revocationRetryMs: number;
   /** Values in money (lib/prices): Chainlink feeds per chain id, their currency, and how old an answer may be. */
   prices: { feeds: Record<string, ChainFeeds>; currency: string; maxAgeSeconds: number };
+  /** The Delegation Framework on chains its published deployments do not list: chain id → its addresses. */
+  allowanceFrameworks: Record<string, Record<string, unknown>>;
 };
 
 export class ConfigError extends Error {
@@ -326,6 +332,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     pendingRequestsPerCredential: values.PENDING_REQUESTS_PER_CREDENTIAL,
     revocationRetryMs: values.ALLOWANCE_REVOCATION_RETRY_SECONDS * 1000,
     prices: { feeds: values.PRICE_FEEDS, currency: values.PRICE_CURRENCY, maxAgeSeconds: values.PRICE_MAX_AGE_SECONDS },
+    allowanceFrameworks: values.ALLOWANCE_FRAMEWORKS,
   };
 }
 

@@ -1,6 +1,7 @@
 import { createPublicClient, defineChain, http, type PublicClient } from "viem";
 import { config, type Chain } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
+import { frameworkOn, type Framework } from "./delegation-framework";
 
 /** An RPC that does not answer within this bound is a clear error, not a hang. */
 const RPC_TIMEOUT_MS = 8_000;
@@ -93,4 +94,10 @@ export async function quickly<T>(read: () => Promise<T>, budgetMs = READ_BUDGET_
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The Delegation Framework on a configured chain (published, or ALLOWANCE_FRAMEWORKS), or null: none there. */
+export function allowanceFramework(chainId: number): Framework | null {
+  if (!config().chains.some((chain) => chain.id === chainId)) return null;
+  return frameworkOn(chainId, config().allowanceFrameworks);
 }

@@ -17,7 +17,7 @@ import {
   decodeValueLteTerms,
 } from "@metamask/delegation-core";
 import { getAddress, hexToBigInt, isAddressEqual, slice, type Address, type Hex, type TypedDataDefinition } from "viem";
-import { enforcerName, type EnforcerName, type Framework } from "@/lib/allowances/framework";
+import { enforcerName, type EnforcerName, type Framework } from "@/lib/wallet/delegation-framework";
 import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
 import { hasShape, type TypedDataShape } from "./permits";
 

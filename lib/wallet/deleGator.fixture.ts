@@ -4,7 +4,7 @@ import { DelegationManager, EIP7702StatelessDeleGator } from "@metamask/delegati
 import { ROOT_AUTHORITY } from "@metamask/delegation-core";
 import { encodeAbiParameters, encodeFunctionData, encodePacked, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { delegationTypedData as managerTypedData } from "@/lib/allowances/caveats";
-import type { Framework } from "@/lib/allowances/framework";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 import { operationTypedData } from "@/lib/allowances/revocation-operation";
 import { DELEGATION_ARRAY, EXECUTION_ARRAY, type Execution } from "./deleGator-calls";
 import type { RequestPayload } from "./request-payload";

@@ -5,9 +5,8 @@ import { formatEther, formatUnits, getAddress, isAddress, type Address, type Hex
 import { ANY_BENEFICIARY } from "@metamask/delegation-core";
 import { config, type Chain } from "@/lib/config";
 import { fromNow, utcDateTime } from "@/lib/clock";
-import type { Framework } from "@/lib/allowances/framework";
-import { allowanceFramework } from "@/lib/allowances/settings";
-import { chainById, READ_BUDGET_MS } from "./chains";
+import type { Framework } from "@/lib/wallet/delegation-framework";
+import { allowanceFramework, chainById, READ_BUDGET_MS } from "./chains";
 import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
 import {
