@@ -205,10 +205,17 @@ describe("creating an allowance at consent, and spending it through MCP", { time
     await page.goto(`${app.appUrl}/clients`);
     await page.getByText("Give Main an allowance for Later Agent").click();
     await fillAllowanceFields(page, { coin: "0.02", recipient: shop, transactions: 3, over: "refuse" });
+    assert.match((await reviewedWords(page)).join("\n"), /Up to 0\.02 ETH per day/);
     await page.getByRole("button", { name: "Sign allowance for Main with passkey" }).click();
     for (const deadline = Date.now() + 60_000; ; await new Promise((resolve) => setTimeout(resolve, 200))) {
-      if ((await db().allowance.findUniqueOrThrow({ where: { id: first.id } })).status === "revoked") break;
-      assert.ok(Date.now() < deadline, "the replaced allowance was disabled on chain");
+      const replaced = await db().allowance.findUniqueOrThrow({ where: { id: first.id } });
+      if (replaced.status === "revoked") break;
+      const alerts = await page.getByRole("alert").allTextContents();
+      assert.ok(
+        Date.now() < deadline,
+        `the replaced allowance is ${replaced.status}, not disabled on chain; the page says ${JSON.stringify(alerts)}; ` +
+          `the server said:\n${app.output().slice(-3000)}`,
+      );
     }
     const live = await db().allowance.findMany({ where: { credentialId, status: "active" } });
     assert.equal(live.length, 1);
