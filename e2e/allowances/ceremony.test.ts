@@ -144,7 +144,16 @@ describe("creating an allowance at consent, and spending it through MCP", { time
 
     // Above the cap, and a recipient off the list: the person is asked; nothing is sent.
     const sent = await relayerNonce();
-    assert.equal(view(await send(client, credentialId, shop, parseEther("0.004"))).status, "pending");
+    const above = view(await send(client, credentialId, shop, parseEther("0.004")));
+    assert.equal(above.status, "pending");
+    // The approval page says why the allowance did not pay it, and that the person's wallet pays its fee.
+    await person.page.goto(above.approval_url!);
+    await person.page
+      .getByRole("note")
+      .filter({
+        hasText: /^Not paid from the allowance: Above this allowance: 0\.002 ETH left today, .*your wallet pays it and its network fee\.$/,
+      })
+      .waitFor();
     assert.equal(view(await send(client, credentialId, token!, 0n, transfer(shop, "4"))).status, "pending");
     assert.equal(view(await send(client, credentialId, recipient(), parseEther("0.001"))).status, "pending");
     assert.equal(await relayerNonce(), sent, "nothing was sent");

@@ -83,7 +83,7 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
   if (risk.acknowledge && !decision.acknowledged) {
     throw new RequestError(
       "acknowledgement_required",
-      "This approval gives a spender you do not know an unlimited allowance: confirm that you understand, or lower the amount",
+      "This approval gives someone you do not know (a spender, delegate or operator) unlimited use of your funds: confirm that you understand, or lower the amount",
       400,
     );
   }

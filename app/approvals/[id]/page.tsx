@@ -101,6 +101,11 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
         <h1>{TITLES[description.kind]}</h1>
         <p className="headline">{headlineOf(description, approval.credentialName, names)}</p>
+        {pending && view.reason ? (
+          <p className="risk" role="note">
+            <strong>Not paid from the allowance:</strong> {view.reason}
+          </p>
+        ) : null}
         {risk?.risks.length ? (
           <p className="risk" role="note">
             <strong>Check before approving:</strong> {risk.risks.map((entry) => entry.text).join(" · ")}
