@@ -83,7 +83,8 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
   if (risk.acknowledge && !decision.acknowledged) {
     throw new RequestError(
       "acknowledgement_required",
-      "This approval gives someone you do not know (a spender, delegate or operator) unlimited use of your funds: confirm that you understand, or lower the amount",
+      "This approval gives someone you do not know (a spender, delegate or operator) unlimited use of your funds: " +
+        "confirm that you understand, or lower the amount",
       400,
     );
   }
