@@ -6,7 +6,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { assertConcurrentSpendsNearTheCap, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
+import { assertConcurrentSpendsNearTheCap, spendRefusal, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
 import { deployErc20 } from "../support/contracts";
 import { recordOutbound, type Outbound } from "../support/outbound";
 
@@ -32,15 +32,6 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     outbound?.stop();
     await world?.stop();
   });
-
-  async function refusal(promise: Promise<unknown>) {
-    const error = await promise.then(
-      () => assert.fail("the spend was not refused"),
-      (error: unknown) => error,
-    );
-    assert.ok(error instanceof lib.spend.AllowanceRefusal, String(error));
-    return error;
-  }
 
   describe("0.01 ETH and 10 TKN a day, one recipient, 3 transfers", () => {
     let person: ReturnType<typeof privateKeyToAccount>;
@@ -84,7 +75,7 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
 
     it("refuses the third above the cap before anything is sent, saying what is left and what the person chose", async () => {
       const nonce = await world.relayerNonce();
-      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.004") }));
+      const error = await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.004") }));
       assert.equal(error.reason, "over_cap");
       assert.equal(error.overLimit, "ask");
       assert.equal(error.left?.available, parseEther("0.002").toString());
@@ -100,7 +91,7 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
 
     it("stops at the number of transfers the person allowed", async () => {
       const nonce = await world.relayerNonce();
-      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.001") }));
+      const error = await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.001") }));
       assert.equal(error.reason, "no_transfers_left");
       assert.equal(await world.relayerNonce(), nonce);
     });
@@ -113,7 +104,7 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       assert.equal(held, parseUnits("6", 18));
       const nonce = await world.relayerNonce();
       assert.equal(
-        (await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") }))).reason,
+        (await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data: transfer("6") }))).reason,
         "over_cap",
       );
       assert.equal(await world.relayerNonce(), nonce);
@@ -122,11 +113,11 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     it("refuses a recipient off the list before anything is sent", async () => {
       const nonce = await world.relayerNonce();
       const stranger = world.recipient();
-      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: stranger, value: parseEther("0.001") }));
+      const error = await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: stranger, value: parseEther("0.001") }));
       assert.equal(error.reason, "recipient_not_allowed");
       const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [stranger, 1n] });
       assert.equal(
-        (await refusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data }))).reason,
+        (await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: token, value: 0n, data }))).reason,
         "recipient_not_allowed",
       );
       assert.equal(await world.relayerNonce(), nonce);

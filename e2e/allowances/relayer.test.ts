@@ -12,6 +12,7 @@ import {
   assertConcurrentSpendsWithinTheBudget,
   signAllowanceFor,
   signedAllowanceFor,
+  spendRefusal,
   startAllowanceWorld,
   type AllowanceWorld,
 } from "../support/allowances";
@@ -66,15 +67,6 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     return { person, ...owner, allowanceId: id, hashes };
   }
 
-  async function refusal(promise: Promise<unknown>) {
-    const error = await promise.then(
-      () => assert.fail("the spend was not refused"),
-      (error: unknown) => error,
-    );
-    assert.ok(error instanceof lib.spend.AllowanceRefusal, String(error));
-    return error;
-  }
-
   const allowance = (id: string) => lib.db.db().allowance.findUniqueOrThrow({ where: { id } });
   const events = async (type: string, allowanceId: string) =>
     (await lib.db.db().auditEvent.findMany({ where: { type } }))
@@ -87,7 +79,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     await repointAtMimic(world.chain, person, world.framework.implementations.EIP7702StatelessDeleGatorImpl);
     const nonce = await world.relayerNonce();
     for (let attempt = 0; attempt < 3; attempt++) {
-      const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.001") }));
+      const error = await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.001") }));
       assert.equal(error.reason, "suspended");
       assert.match(error.message, /paused until its owner reviews it on Clients: its wallet's address now runs other code/);
     }
@@ -110,7 +102,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     await assert.rejects(lib.spend.spendFromAllowance(allowanceId, { to: picky, value: parseEther("0.001") }), /reverted on chain/);
     for (let attempt = 0; attempt < 3; attempt++) {
       assert.equal(
-        (await refusal(lib.spend.spendFromAllowance(allowanceId, { to: picky, value: parseEther("0.001") }))).reason,
+        (await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: picky, value: parseEther("0.001") }))).reason,
         "suspended",
       );
     }
@@ -143,7 +135,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     assert.ok(BigInt(relayed[0].feePaid!) > 0n, "what it cost is on record");
     // Paused: the next one is not sent.
     assert.equal(
-      (await refusal(lib.spend.spendFromAllowance(allowanceId, { to: gate.address, value: 1_000_000_000_000n }))).reason,
+      (await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: gate.address, value: 1_000_000_000_000n }))).reason,
       "suspended",
     );
     assert.equal(await world.relayerNonce(), nonce + 1);
@@ -177,7 +169,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     const shop = world.recipient();
     const { allowanceId } = await personWithAllowance("1", { recipients: [shop] });
     const nonce = await world.relayerNonce();
-    const error = await refusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: 1n }));
+    const error = await spendRefusal(lib.spend.spendFromAllowance(allowanceId, { to: shop, value: 1n }));
     assert.equal(error.reason, "below_minimum");
     assert.match(error.message, /at least 0\.000001 of the chain's coin/);
     assert.equal(await world.relayerNonce(), nonce);
@@ -193,7 +185,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
         await lib.spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.0001") });
         paid++;
       } catch (error) {
-        refused = await refusal(Promise.reject(error));
+        refused = await spendRefusal(Promise.reject(error));
       }
     }
     assert.ok(refused, "the budget ran out");

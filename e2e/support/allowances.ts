@@ -331,3 +331,16 @@ export async function assertConcurrentSpendsWithinTheBudget(world: AllowanceWorl
   assert.equal(relayed.filter((row) => row.status === "reverted").length, 0);
   assert.equal(relayed.filter((row) => row.purpose === "payment").length, results.length - overBudget.length);
 }
+
+/** The AllowanceRefusal a spend ends with; fails the test if it paid or failed otherwise. */
+export async function spendRefusal(promise: Promise<unknown>) {
+  // handled at once: a spend that fails while the module loads is not an unhandled rejection
+  const settled = promise.then(
+    () => assert.fail("the spend was not refused"),
+    (error: unknown) => error,
+  );
+  const { AllowanceRefusal } = await import("@/lib/allowances/spend");
+  const error = await settled;
+  assert.ok(error instanceof AllowanceRefusal, String(error));
+  return error;
+}
