@@ -350,7 +350,8 @@ async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number
     { userId: user.id, credentialId, grantId },
     { recipients: [shop], native: parseEther("1"), transactions: ALLOWANCE_SPENDS * 2, overLimit: "refuse" },
   );
-  const body = toolCall("send_transaction", { credential_id: credentialId, chain_id: chain.chainId, to: shop, value: "1000" });
+  // 0.001 ETH: above the smallest payment an allowance relays
+  const body = toolCall("send_transaction", { credential_id: credentialId, chain_id: chain.chainId, to: shop, value: "1000000000000000" });
   const call = () =>
     fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${tokens.access_token}` }, body });
   await call(); // warm-up
@@ -512,6 +513,8 @@ async function run(scale: number): Promise<Result[]> {
       CHAINS: chainsSetting(chain),
       ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, framework),
       ALLOWANCE_RELAYERS: relayersSetting(chain),
+      // The allowance scenario's fifty payments are far more than one person's daily gas budget.
+      ALLOWANCE_GAS_BUDGET: "1000000000",
       ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
       // Every request created waits for the person: the approval scenario's agent asks for thousands.
       PENDING_REQUESTS_PER_CREDENTIAL: "1000000",
