@@ -20,7 +20,7 @@ import { checkScreen } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
 import { db } from "@/lib/db";
 import type { Policy, RequestView } from "@/contract";
-import { delegationTypedData, execute, userOperationTypedData } from "@/lib/wallet/deleGator.fixture";
+import { delegationTypedData, execute, userOperationTypedData } from "@/lib/allowances/deleGator.fixture";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { text?: string }[] };
 

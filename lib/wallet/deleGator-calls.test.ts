@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
 import { concat, encodeFunctionData, erc20Abi, parseEther } from "viem";
 import { decodeDeleGatorCall } from "./deleGator-calls";
-import { execute, mode, redeem } from "./deleGator.fixture";
+import { execute, mode, redeem } from "@/lib/allowances/deleGator.fixture";
 
 const TAKER = "0x000000000000000000000000000000000000bEEF";
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";

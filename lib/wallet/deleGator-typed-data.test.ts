@@ -12,7 +12,7 @@ import { parseEther, type Address, type Hex } from "viem";
 import { address, NOW, preparedAllowance, testFramework as framework } from "@/lib/allowances/framework.fixture";
 import { DAY } from "@/lib/allowances/caveats";
 import { recogniseDelegation, recogniseUserOperation } from "./deleGator-typed-data";
-import { delegationTypedData, execute, mode, userOperationTypedData } from "./deleGator.fixture";
+import { delegationTypedData, execute, mode, userOperationTypedData } from "@/lib/allowances/deleGator.fixture";
 
 const PERSON = address(0xaaaa);
 const DELEGATE = address(0xbbbb);

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, parseAbi, parseEther, type TypedDataDefinition } from "viem";
 import { preparedAllowance, testFramework } from "@/lib/allowances/framework.fixture";
 import { factsOf, violationOf } from "./policy";
-import { delegationTypedData, execute, mode, userOperationTypedData } from "./deleGator.fixture";
+import { delegationTypedData, execute, mode, userOperationTypedData } from "@/lib/allowances/deleGator.fixture";
 import type { PreparedTransaction } from "./request-payload";
 
 const NOW = new Date("2026-06-01T12:00:00Z");

@@ -7,7 +7,7 @@ import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type TypedDataDef
 import { address, preparedAllowance, testFramework } from "@/lib/allowances/framework.fixture";
 import { describePayload, type Detail } from "./request-description";
 import type { RequestPayload } from "./request-payload";
-import { delegationTypedData, execute, mode, preparedTransaction, userOperationTypedData } from "./deleGator.fixture";
+import { delegationTypedData, execute, mode, preparedTransaction, userOperationTypedData } from "@/lib/allowances/deleGator.fixture";
 
 // The default chain (31337, ETH); the service's secrets in a folder of this test's own.
 process.env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "aw-describe-"));

@@ -5,7 +5,7 @@ import { assessRisk, dealingsOf, riskChip } from "./risk";
 import type { RequestPayload } from "./request-payload";
 import type { RequestDescription } from "./request-description";
 import { testFramework } from "@/lib/allowances/framework.fixture";
-import { delegationTypedData, execute, preparedTransaction } from "./deleGator.fixture";
+import { delegationTypedData, execute, preparedTransaction } from "@/lib/allowances/deleGator.fixture";
 
 const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const SPENDER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";

@@ -3,11 +3,11 @@
 import { DelegationManager, EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
 import { ROOT_AUTHORITY } from "@metamask/delegation-core";
 import { encodeAbiParameters, encodeFunctionData, encodePacked, type Address, type Hex, type TypedDataDefinition } from "viem";
-import { delegationTypedData as managerTypedData } from "@/lib/allowances/caveats";
+import { delegationTypedData as managerTypedData } from "./caveats";
 import type { Framework } from "@/lib/wallet/delegation-framework";
-import { operationTypedData } from "@/lib/allowances/revocation-operation";
-import { DELEGATION_ARRAY, EXECUTION_ARRAY, type Execution } from "./deleGator-calls";
-import type { RequestPayload } from "./request-payload";
+import { operationTypedData } from "./revocation-operation";
+import { DELEGATION_ARRAY, EXECUTION_ARRAY, type Execution } from "@/lib/wallet/deleGator-calls";
+import type { RequestPayload } from "@/lib/wallet/request-payload";
 
 /** ERC-7579 modes: a call type, an exec type, then zeros. */
 const SINGLE = `0x00${"00".repeat(31)}` as Hex;
