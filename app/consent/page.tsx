@@ -6,6 +6,7 @@ import { listContacts } from "@/lib/wallet/address-book";
 import { allowanceChains } from "@/lib/allowances/settings";
 import { config } from "@/lib/config";
 import { nativeCoin } from "@/lib/wallet/policy-presets";
+import { whyNoAllowance } from "@/lib/wallet/allowance-offer";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/create-wallet-form";
@@ -99,6 +100,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const [credentials, passkeys, contacts] = await Promise.all([listCredentials(user.id), listPasskeys(user.id), listContacts(user.id)]);
   const canSeal = passkeys.some((passkey) => passkey.prfCapable);
   const assets = walletAssets(user.id);
+  const noAllowance = credentials.some((credential) => credential.kind === "evm") ? whyNoAllowance() : null;
   return (
     <main>
       <h1>{HEADING}</h1>
@@ -118,6 +120,11 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
             ))}
           </dl>
         </section>
+      )}
+      {noAllowance && (
+        <p role="note" className="muted small">
+          {noAllowance}
+        </p>
       )}
       <ConsentForm
         key={credentials.map((credential) => credential.id).join(",")}

@@ -1,4 +1,5 @@
 import { requireUser } from "@/lib/auth/session";
+import { config } from "@/lib/config";
 import { listCredentials } from "@/lib/wallet/credentials";
 import { listPasskeys } from "@/lib/auth/passkeys";
 import { walletAssets } from "@/lib/prices/holdings";
@@ -10,6 +11,7 @@ export default async function WalletsPage() {
   const user = await requireUser("/wallets");
   const [credentials, passkeys] = await Promise.all([listCredentials(user.id), listPasskeys(user.id)]);
   const assets = walletAssets(user.id);
+  const testChain = config().testChain;
   return (
     <>
       <AppHeader email={user.email} />
@@ -18,6 +20,7 @@ export default async function WalletsPage() {
         <WalletsPanel
           wallets={credentials.map(({ id, name, kind, address, grantCount }) => ({ id, name, kind, address, grantCount }))}
           canSeal={passkeys.some((passkey) => passkey.prfCapable)}
+          testChainId={testChain?.chainId ?? null}
           holdings={Object.fromEntries(
             credentials.map(({ id, name, address }) => [
               id,

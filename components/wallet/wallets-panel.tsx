@@ -17,15 +17,20 @@ async function connectSealedKey(name: string, privateKey: `0x${string}`) {
 
 export type WalletRow = { id: string; name: string; kind: "evm" | "evm_watch"; address: string; grantCount: number };
 
-/** `holdings`: per wallet id, what it holds (rendered on the server, streamed in). */
+/**
+ * `holdings`: per wallet id, what it holds (rendered on the server, streamed in). `testChainId`: the local test chain
+ * npm start runs beside the app, where each wallet can be given test funds; null when the chains are real.
+ */
 export function WalletsPanel({
   wallets,
   canSeal,
   holdings,
+  testChainId,
 }: {
   wallets: WalletRow[];
   canSeal: boolean;
   holdings: Record<string, ReactNode>;
+  testChainId: number | null;
 }) {
   const { busy, error, status, run } = useAction();
   const [importName, setImportName] = useState("");
@@ -60,12 +65,17 @@ export function WalletsPanel({
       <Feedback error={error} status={status} />
       <section aria-labelledby="your-wallets">
         <h2 id="your-wallets">Your wallets</h2>
+        {testChainId !== null && (
+          <p role="note" className="muted small">
+            Test chain: its coins, USDC and prices are test values, and balances reset when the app restarts.
+          </p>
+        )}
         {wallets.length === 0 ? (
           <p className="muted">No wallets yet.</p>
         ) : (
           <ul className="rows">
             {wallets.map((wallet) => (
-              <WalletItem key={wallet.id} wallet={wallet} holdings={holdings[wallet.id]} run={run} busy={busy} />
+              <WalletItem key={wallet.id} wallet={wallet} holdings={holdings[wallet.id]} run={run} busy={busy} testChainId={testChainId} />
             ))}
           </ul>
         )}
@@ -145,11 +155,13 @@ function WalletItem({
   holdings,
   run,
   busy,
+  testChainId,
 }: {
   wallet: WalletRow;
   holdings: ReactNode;
   run: (action: () => Promise<string | void>) => Promise<boolean>;
   busy: boolean;
+  testChainId: number | null;
 }) {
   return (
     <li className="row">
@@ -166,6 +178,23 @@ function WalletItem({
         )}
       </div>
       <div className="actions">
+        {testChainId !== null && (
+          <button
+            type="button"
+            disabled={busy}
+            aria-label={`Add test funds to ${wallet.name}`}
+            onClick={() =>
+              void run(async () => {
+                const added = await callApi<{ ether: string; usdc: string }>(`/api/credentials/${wallet.id}/test-funds`, {
+                  chainId: testChainId,
+                });
+                return `Added ${added.ether} test ETH and ${added.usdc} test USDC to ${wallet.name}.`;
+              })
+            }
+          >
+            Add test funds
+          </button>
+        )}
         {wallet.kind === "evm" && <ExportKey credentialId={wallet.id} name={wallet.name} />}
         {wallet.kind === "evm" && <DownloadRecoveryKit credentialId={wallet.id} name={wallet.name} />}
         <RenameControl

@@ -3,44 +3,20 @@
 // secrets from the environment. They must all migrate (once), come up, and serve one deployment.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { createPostgresDatabase, freePort, type PostgresDatabase } from "../support/app";
+import { npmStart, type NpmStart } from "../support/npm-start";
 import { readPostgresMigrations } from "@/lib/db/postgres-migrations";
 
 const secret = () => randomBytes(32).toString("base64url");
 
-/** `npm start` in the background, in its own process group; `ready` resolves once it says where to go. */
-function npmStart(env: Record<string, string>) {
-  const child = spawn("npm", ["start"], { env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  return {
-    output: () => output,
-    ready: async () => {
-      for (const deadline = Date.now() + 150_000; !/^Agent Wallet is ready: open /m.test(output);) {
-        if (child.exitCode !== null || Date.now() > deadline) assert.fail(`npm start did not get ready:\n${output}`);
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
-    },
-    stop: () => {
-      try {
-        process.kill(-child.pid!, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    },
-  };
-}
-
 describe("npm start: several instances at once on one empty PostgreSQL database", { timeout: 240_000 }, () => {
   let database: PostgresDatabase;
-  const instances: { port: number; dataDir: string; started: ReturnType<typeof npmStart> }[] = [];
+  const instances: { port: number; dataDir: string; started: NpmStart }[] = [];
   let configured: string;
 
   before(async () => {
@@ -60,12 +36,12 @@ describe("npm start: several instances at once on one empty PostgreSQL database"
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-instance-"));
       instances.push({ port, dataDir, started: npmStart({ ...shared, DATA_DIR: dataDir, PORT: String(port) }) });
     }
-    await Promise.all(instances.map((instance) => instance.started.ready()));
+    await Promise.all(instances.map((instance) => instance.started.waitFor(/^Agent Wallet is ready: open /m)));
   });
 
   after(async () => {
     for (const instance of instances) {
-      instance.started.stop();
+      instance.started.kill();
       fs.rmSync(instance.dataDir, { recursive: true, force: true });
     }
     await database?.drop();

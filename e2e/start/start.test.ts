@@ -1,12 +1,13 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { createPostgresDatabase, freePort, type PostgresDatabase } from "../support/app";
+import { npmStart } from "../support/npm-start";
 import { serverArguments } from "@/scripts/server-bundle";
 
 /** npm start (scripts/start.mjs running scripts/start.ts) with a bad setting: it must stop before migrating or building. */
@@ -102,42 +103,20 @@ describe("PostgreSQL without ALLOWANCE_KEY_SECRET", { timeout: 120_000 }, () => 
   });
 });
 
-/** npm start in the background; `waitFor` resolves with its output once a line matches. */
-function startInBackground(env: Record<string, string>) {
-  const child = spawn(process.execPath, ["scripts/start.mjs"], {
-    env: { ...process.env, ...env },
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  return {
-    waitFor: async (pattern: RegExp) => {
-      for (const deadline = Date.now() + 90_000; !pattern.test(output); await new Promise((resolve) => setTimeout(resolve, 100))) {
-        if (child.exitCode !== null || Date.now() > deadline) assert.fail(`no line matching ${pattern}:\n${output}`);
-      }
-      return output;
-    },
-    // The launcher and what it started (next build or the server): the whole process group.
-    stop: () => process.kill(-child.pid!, "SIGKILL"),
-  };
-}
-
 describe("npm start says where to go", { timeout: 120_000 }, () => {
-  it("with no build yet, it says that the first build is running and about how long it takes", async () => {
+  it("with no build yet, it says that the first build is running and how long it takes", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-start-"));
     const distDir = `.next-start-test-${process.pid}`;
-    const started = startInBackground({
+    const started = npmStart({
       DATA_DIR: dataDir,
       DATABASE_URL: `file:${dataDir}/agent-wallet.db`,
       NEXT_DIST_DIR: distDir,
       PORT: String(await freePort()),
     });
     try {
-      await started.waitFor(/^First start: building the app \(next build\), about a minute on two cores/m);
+      await started.waitFor(/^First start: building the app \(next build\), 1 to 4 minutes on two cores; later starts skip this\.$/m);
     } finally {
-      started.stop();
+      started.kill();
       fs.rmSync(dataDir, { recursive: true, force: true });
       fs.rmSync(distDir, { recursive: true, force: true });
     }
@@ -147,7 +126,7 @@ describe("npm start says where to go", { timeout: 120_000 }, () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-start-"));
     const port = await freePort();
     const appUrl = `http://localhost:${port}`;
-    const started = startInBackground({
+    const started = npmStart({
       DATA_DIR: dataDir,
       DATABASE_URL: `file:${dataDir}/agent-wallet.db`,
       PORT: String(port),
@@ -160,7 +139,7 @@ describe("npm start says where to go", { timeout: 120_000 }, () => {
       assert.doesNotMatch(output, /First start/, "the suite's build is used");
       assert.equal((await fetch(`${appUrl}/.well-known/oauth-authorization-server`)).status, 200);
     } finally {
-      started.stop();
+      started.kill();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });

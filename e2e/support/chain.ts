@@ -14,10 +14,13 @@ export type LocalChain = {
   stop: () => Promise<void>;
 };
 
-/** A hardhat node on a free port; `chainId` gives it another id than 31337 (a second chain). */
-export async function startChain(options: { chainId?: number } = {}): Promise<LocalChain> {
+/**
+ * A hardhat node on a free port (or `port`); `chainId` gives it another id than 31337 (a second chain). It keeps no
+ * state: stopped, its chain is gone.
+ */
+export async function startChain(options: { chainId?: number; port?: number } = {}): Promise<LocalChain> {
   const chainId = options.chainId ?? 31337;
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
   const child = spawn(
     process.execPath,
@@ -43,6 +46,9 @@ export async function startChain(options: { chainId?: number } = {}): Promise<Lo
       output += chunk;
       if (output.includes("Started HTTP")) {
         clearTimeout(timer);
+        // The node logs every call from now on: read and dropped, so a node running for days holds no log.
+        child.stdout.off("data", onData).resume();
+        child.stderr.off("data", onData).resume();
         resolve();
       }
     };

@@ -51,6 +51,29 @@ describe("parseConfig", () => {
     assert.equal(mode, 0o600);
   });
 
+  it("PORT alone moves both origins, the MCP resource and the RP ID's origin; set origins stay as set", () => {
+    const moved = parseConfig({ DATA_DIR: tempDir(), PORT: "45124" });
+    assert.equal(moved.baseUrl, "http://localhost:45124");
+    assert.equal(moved.appUrl, "http://localhost:45124");
+    assert.equal(moved.mcpResource, "http://localhost:45124/mcp");
+    assert.deepEqual(moved.mcpAllowedOrigins, ["http://localhost:45124"]);
+    const behindProxy = parseConfig({
+      DATA_DIR: tempDir(),
+      PORT: "45124",
+      APP_URL: "https://wallet.example",
+      BASE_URL: "https://api.example",
+    });
+    assert.equal(behindProxy.appUrl, "https://wallet.example");
+    assert.equal(behindProxy.baseUrl, "https://api.example");
+  });
+
+  it("TEST_CHAIN must name a configured chain", () => {
+    const chain = { chainId: 31337, faucet: "0x" + "1".repeat(40), usdc: "0x" + "2".repeat(40) };
+    assert.equal(parseConfig({ DATA_DIR: tempDir(), TEST_CHAIN: JSON.stringify(chain) }).testChain?.chainId, 31337);
+    assert.equal(parseConfig({ DATA_DIR: tempDir() }).testChain, null);
+    expectConfigError({ TEST_CHAIN: JSON.stringify({ ...chain, chainId: 1 }) }, "TEST_CHAIN");
+  });
+
   it("normalizes origins (trailing slash, case) and derives the MCP resource", () => {
     const settings = parseConfig({ DATA_DIR: tempDir(), BASE_URL: "https://API.Example.com/", APP_URL: "https://app.example.com:8443" });
     assert.equal(settings.baseUrl, "https://api.example.com");

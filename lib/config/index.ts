@@ -4,6 +4,12 @@ import { databaseUrl, dataDir } from "./database";
 import { loadOrCreateSecrets } from "./secrets";
 import { isLoopbackHostname } from "@/lib/http/loopback";
 
+/** An EVM address, as any case; kept lowercase so that lookups do not depend on a checksum. */
+const evmAddress = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be an address: 0x and 40 hexadecimal characters")
+  .transform((value) => value.toLowerCase() as `0x${string}`);
+
 /** A chain the wallet can read and send on (docs/product.md §3). */
 export const chainSchema = z.object({
   id: z.number().int().positive(),
@@ -12,18 +18,21 @@ export const chainSchema = z.object({
   symbol: z.string().min(1).max(12),
   /** A block explorer's base URL; a sent transaction links to `{explorerUrl}/tx/{hash}`. */
   explorerUrl: z.url({ protocol: /^https?$/ }).optional(),
+  /** ERC-20s every wallet lists on this chain beside its coin, before any request names them. */
+  tokens: z.array(evmAddress).optional(),
 });
 export type Chain = z.infer<typeof chainSchema>;
-
-/** An EVM address, as any case; kept lowercase so that lookups do not depend on a checksum. */
-const evmAddress = z
-  .string()
-  .regex(/^0x[0-9a-fA-F]{40}$/, "must be an address: 0x and 40 hexadecimal characters")
-  .transform((value) => value.toLowerCase() as `0x${string}`);
 
 /** Chainlink aggregators on one chain: the coin's price and each token's (by the token's address), in PRICE_CURRENCY. */
 const chainFeeds = z.object({ native: evmAddress.optional(), tokens: z.record(evmAddress, evmAddress).default({}) }).strict();
 type ChainFeeds = z.infer<typeof chainFeeds>;
+
+/**
+ * The local test chain `npm start` runs beside the app when no CHAINS is configured (scripts/test-chain.ts): which
+ * chain it is, the node's unlocked account that gives test funds, and its test USDC.
+ */
+const testChain = z.object({ chainId: z.number().int().positive(), faucet: evmAddress, usdc: evmAddress }).strict();
+export type TestChain = z.infer<typeof testChain>;
 
 const DEFAULT_CHAINS: Chain[] = [{ id: 31337, name: "Local dev chain", rpcUrl: "http://127.0.0.1:8545", symbol: "ETH" }];
 
@@ -143,8 +152,9 @@ const envSchema = z
   .object({
     NODE_ENV: z.enum(["development", "production", "test"]).default("production"),
     PORT: z.coerce.number().int().min(1).max(65535).default(3000),
-    BASE_URL: origin.default("http://localhost:3000"),
-    APP_URL: origin.default("http://localhost:3000"),
+    // Unset, both are http://localhost:{PORT}: the port alone moves the whole app.
+    BASE_URL: origin.optional(),
+    APP_URL: origin.optional(),
     DATA_DIR: z.string().min(1).optional(),
     DATABASE_URL: z
       .string()
@@ -195,6 +205,7 @@ const envSchema = z
       .regex(/^[A-Z]{3}$/, "must be an ISO 4217 currency code such as USD")
       .default("USD"),
     PRICE_MAX_AGE_SECONDS: seconds.default(3600),
+    TEST_CHAIN: jsonText("must be a JSON object").pipe(testChain).optional(),
   })
   .superRefine((values, ctx) => {
     if (values.HTTP_HEADERS_TIMEOUT_SECONDS > values.HTTP_REQUEST_TIMEOUT_SECONDS)
@@ -208,10 +219,16 @@ const envSchema = z
       if (!chainIds.includes(chainId))
         ctx.addIssue({ code: "custom", path: ["PRICE_FEEDS"], message: `names chain ${chainId}, which CHAINS does not configure` });
     }
+    if (values.TEST_CHAIN && !chainIds.includes(String(values.TEST_CHAIN.chainId)))
+      ctx.addIssue({
+        code: "custom",
+        path: ["TEST_CHAIN"],
+        message: `names chain ${values.TEST_CHAIN.chainId}, which CHAINS does not configure`,
+      });
     // In production the session cookie, passkeys and tokens must not travel in the clear; loopback is this machine.
     if (values.NODE_ENV !== "production") return;
     for (const key of ["BASE_URL", "APP_URL"] as const) {
-      const url = parsedUrl(values[key]);
+      const url = parsedUrl(values[key] ?? "");
       if (url?.protocol === "http:" && !isLoopbackHostname(url.hostname)) {
         ctx.addIssue({
           code: "custom",
@@ -274,6 +291,8 @@ export type Config = {
   prices: { feeds: Record<string, ChainFeeds>; currency: string; maxAgeSeconds: number };
   /** The Delegation Framework on chains its published deployments do not list: chain id → its addresses. */
   allowanceFrameworks: Record<string, Record<string, unknown>>;
+  /** The local test chain npm start brought up, the one chain where the app gives test funds; null: none. */
+  testChain: TestChain | null;
 };
 
 export class ConfigError extends Error {
@@ -291,6 +310,9 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`Invalid configuration:\n  ${lines.join("\n  ")}`);
   }
   const values = result.data;
+  const localOrigin = `http://localhost:${values.PORT}`;
+  const baseUrl = values.BASE_URL ?? localOrigin;
+  const appUrl = values.APP_URL ?? localOrigin;
   const dir = dataDir(env);
   const secrets =
     values.JWT_SIGNING_KEYS && values.SESSION_SECRET
@@ -298,17 +320,17 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       : loadOrCreateSecrets(dir);
   return {
     port: values.PORT,
-    baseUrl: values.BASE_URL,
-    appUrl: values.APP_URL,
-    mcpResource: `${values.BASE_URL}/mcp`,
+    baseUrl,
+    appUrl,
+    mcpResource: `${baseUrl}/mcp`,
     dataDir: dir,
     databaseUrl: databaseUrl(env),
     jwtKeys: values.JWT_SIGNING_KEYS ?? secrets.jwtKeys,
     sessionSecret: values.SESSION_SECRET ?? secrets.sessionSecret,
     chains: values.CHAINS ?? DEFAULT_CHAINS,
-    mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS ?? [...new Set([values.BASE_URL, values.APP_URL])],
+    mcpAllowedOrigins: values.MCP_ALLOWED_ORIGINS ?? [...new Set([baseUrl, appUrl])],
     clientMetadataAllowPrivateHosts: values.CLIENT_METADATA_ALLOW_PRIVATE_HOSTS,
-    rpId: new URL(values.APP_URL).hostname,
+    rpId: new URL(appUrl).hostname,
     rateLimits: {
       registerPerIp: values.RATE_LIMIT_REGISTER_PER_IP,
       oauthPerIp: values.RATE_LIMIT_OAUTH_PER_IP,
@@ -333,6 +355,7 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
     revocationRetryMs: values.ALLOWANCE_REVOCATION_RETRY_SECONDS * 1000,
     prices: { feeds: values.PRICE_FEEDS, currency: values.PRICE_CURRENCY, maxAgeSeconds: values.PRICE_MAX_AGE_SECONDS },
     allowanceFrameworks: values.ALLOWANCE_FRAMEWORKS,
+    testChain: values.TEST_CHAIN ?? null,
   };
 }
 

@@ -65,11 +65,17 @@ export async function holdingsOf(address: Address, assets: Asset[]): Promise<Hol
   );
 }
 
-/** Every configured chain's coin and every token the person follows, as the chains describe them. */
+/**
+ * Every configured chain's coin, the tokens each chain lists (CHAINS' `tokens`) and every token the person follows, as
+ * the chains describe them, each once.
+ */
 export async function walletAssets(userId: string): Promise<Asset[]> {
   const chains = config().chains;
+  const listed = chains.flatMap((chain) => (chain.tokens ?? []).map((token) => ({ chainId: chain.id, token: token as Address })));
+  const named = new Set(listed.map(({ chainId, token }) => `${chainId}:${token.toLowerCase()}`));
+  const followed = (await followedTokens(userId)).filter(({ chainId, token }) => !named.has(`${chainId}:${token.toLowerCase()}`));
   const tokens = await Promise.all(
-    (await followedTokens(userId)).map(({ chainId, token }) =>
+    [...listed, ...followed].map(({ chainId, token }) =>
       tokenAsset(
         chains.find((chain) => chain.id === chainId)!,
         token,
