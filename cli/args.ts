@@ -106,6 +106,15 @@ export const COMMANDS = [
       ...WAIT_OPTIONS,
     },
   },
+  {
+    name: "pay",
+    args: ["<credential>", "<url>"],
+    summary: "Fetch a URL and pay its x402 402 within the credential's allowance (no tap); prints the body",
+    details:
+      "The credential must be granted in allowance mode with an allowance covering the token and the payee. What was\n" +
+      "paid, to whom, is written to stderr; with --json, the status, the payment and the body on stdout.",
+    options: {},
+  },
   { name: "request get", args: ["<id>"], summary: "Show a request", options: {} },
   {
     name: "request wait",

@@ -7,6 +7,7 @@ import * as balance from "./commands/balance";
 import * as credentials from "./commands/credentials";
 import * as login from "./commands/login";
 import * as logout from "./commands/logout";
+import * as pay from "./commands/pay";
 import * as requestCancel from "./commands/request-cancel";
 import * as requestGet from "./commands/request-get";
 import * as requestWait from "./commands/request-wait";
@@ -43,6 +44,7 @@ const RUN: Record<Command["name"], Run> = {
   "sign-message": signMessage.run,
   "sign-typed-data": signTypedData.run,
   send: send.run,
+  pay: pay.run,
   "request get": requestGet.run,
   "request wait": requestWait.run,
   "request cancel": requestCancel.run,

@@ -293,6 +293,34 @@ const allowanceOutput = z.object({
 });
 export type AllowanceOutput = z.infer<typeof allowanceOutput>;
 
+const payX402Input = z.object({
+  credential_id: credentialId,
+  payment_required: z
+    .union([z.string().min(1).max(65_536), z.record(z.string(), z.unknown())])
+    .describe("The resource's x402 requirement as it gave it: the PAYMENT-REQUIRED header's value (V2), or the 402 body (V1) as JSON"),
+});
+
+/** An x402 payment signed within an allowance: the header to retry with, and what it pays, to whom, for what. */
+const x402PaymentOutput = z.object({
+  header: z.enum(["PAYMENT-SIGNATURE", "X-PAYMENT"]).describe("The header to send the value in when retrying the request (V2, V1)"),
+  value: z.string().describe("The header's value"),
+  payment_id: z.string(),
+  paid: z.object({
+    amount: z.string().describe("In the token's smallest unit"),
+    formatted: z.string().describe("In whole tokens"),
+    symbol: z.string(),
+    token: z.string(),
+    chain_id: z.number(),
+    network: z.string().describe("The CAIP-2 network, as the requirement named it"),
+  }),
+  payee: z.string(),
+  resource: z.object({ url: z.string(), description: z.string().nullable() }),
+  expires_at: z
+    .string()
+    .describe("Until when the payee's facilitator can redeem the payment; its amount is held until then or until redeemed"),
+  allowance_id: z.string(),
+});
+
 /** Every tool: its input and result schemas, and whether it asks for a signature. */
 export const TOOLS = {
   list_credentials: { input: listCredentialsInput, output: listCredentialsOutput, sensitive: false },
@@ -305,6 +333,8 @@ export const TOOLS = {
   cancel_request: { input: cancelRequestInput, output: requestView, sensitive: false },
   get_policy: { input: getPolicyInput, output: policyOutput, sensitive: false },
   get_allowance: { input: getAllowanceInput, output: allowanceOutput, sensitive: false },
+  // signs within an allowance with no tap and answers at once: no request to wait for, so no task either
+  pay_x402: { input: payX402Input, output: x402PaymentOutput, sensitive: false },
 } as const;
 export type ToolName = keyof typeof TOOLS;
 export type ToolInput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["input"]>;

@@ -196,6 +196,13 @@ export class AgentWalletClient {
   getAllowance(input: ToolInput<"get_allowance">, options?: CallOptions): Promise<ToolOutput<"get_allowance">> {
     return this.callTool("get_allowance", input, options);
   }
+  /**
+   * Pays a resource's x402 requirement (its PAYMENT-REQUIRED header value, or a V1 402 body) from the credential's
+   * allowance with no tap: resolves with the header and value to retry the request with.
+   */
+  payX402(input: ToolInput<"pay_x402">, options?: CallOptions): Promise<ToolOutput<"pay_x402">> {
+    return this.callTool("pay_x402", input, options);
+  }
 
   /**
    * Waits until a request reaches a final status (completed, failed, rejected,

@@ -249,6 +249,7 @@ describe("the client guides (docs/clients.md), with the real client packages", {
       "get_request",
       "list_credentials",
       "list_requests",
+      "pay_x402",
       "send_transaction",
       "sign_message",
       "sign_typed_data",

@@ -124,6 +124,8 @@ describe("MCP tasks for sensitive tools", { timeout: 180_000 }, () => {
         cancel_request: undefined,
         get_policy: undefined,
         get_allowance: undefined,
+        // signed at once within an allowance, or refused: nothing to wait for
+        pay_x402: undefined,
       });
       assert.deepEqual(session.capabilities, {
         inventory: "server-list",

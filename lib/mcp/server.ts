@@ -7,6 +7,7 @@ import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/wallet/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
 import { allowanceForAgent, payFromAllowance } from "@/lib/allowances/agent";
+import { payX402, X402AllowanceRefusal } from "@/lib/x402/pay";
 import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
 import {
@@ -49,6 +50,11 @@ const DESCRIPTIONS: Record<ToolName, string> = {
   get_policy:
     "The person's spending policy for a granted credential and what is left of each limit now (with when it frees up), " +
     "so an agent can plan instead of guessing. A request that breaks a rule is refused before it reaches the person.",
+  pay_x402:
+    "Pays an x402 requirement (a resource's PAYMENT-REQUIRED header value, or a V1 402 body) from the credential's allowance " +
+    "with no tap: picks an offer the allowance covers (exact scheme by erc7710, a chain and token it allows, a listed payee, " +
+    "within what is left and the policy) and answers the header and value to retry the request with, and what was paid, to " +
+    "whom, for what. Agent Wallet never fetches the resource. Refused, with what is left and when it resets, when not covered.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
     "and when the allowance expires.",
@@ -57,7 +63,7 @@ const DESCRIPTIONS: Record<ToolName, string> = {
 function annotationsOf(name: ToolName) {
   const spec = TOOLS[name];
   return {
-    readOnlyHint: !spec.sensitive && name !== "cancel_request",
+    readOnlyHint: !spec.sensitive && name !== "cancel_request" && name !== "pay_x402",
     openWorldHint: name === "get_balance" || name === "send_transaction",
   };
 }
@@ -109,7 +115,7 @@ type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
 
 /**
  * A server for one request of that era, whose tools see exactly the caller's grant. It registers only the tools
- * the request calls: tools/list is answered from the definitions, and registering all ten for every call was a
+ * the request calls: tools/list is answered from the definitions, and registering every tool for every call was a
  * tenth of a read call's allocations (docs/performance.md).
  */
 export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledTools: ReadonlySet<string>): McpServer {
@@ -148,7 +154,9 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
           const structured =
             error instanceof PolicyViolation
               ? { structuredContent: { error: error.code, rule: error.rule, allowance: error.allowance } }
-              : {};
+              : error instanceof X402AllowanceRefusal
+                ? { structuredContent: { error: error.code, left: error.left } }
+                : {};
           return { isError: true, content: [{ type: "text", text: message }], ...structured } satisfies CallToolResult;
         }
       }) as never,
@@ -204,6 +212,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => policyView(agent, input.credential_id));
   tool("get_allowance", (input) => allowanceForAgent(agent, input.credential_id));
+  tool("pay_x402", (input) => payX402(agent, input.credential_id, input.payment_required));
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
   registerTasks(server, agent, era);
 

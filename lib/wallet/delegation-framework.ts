@@ -12,6 +12,8 @@ export type Framework = {
   EntryPoint: Address;
   implementations: { EIP7702StatelessDeleGatorImpl: Address };
   caveatEnforcers: Record<EnforcerName, Address>;
+  /** Those only an x402 payment's one-time leaf names (lib/x402); absent, the chain offers no x402 payments. */
+  paymentEnforcers?: Record<PaymentEnforcerName, Address>;
 };
 
 /** The enforcers an allowance's caveats may name; any other enforcer is refused when decoding. */
@@ -27,6 +29,13 @@ export const ENFORCERS = [
   "ExactExecutionEnforcer",
 ] as const;
 export type EnforcerName = (typeof ENFORCERS)[number];
+
+/**
+ * Enforcers that never appear in the person's allowance, only in the delegate key's leaf of an x402 payment: kept
+ * apart so an allowance naming them is still refused, and an operator's framework without them keeps its allowances.
+ */
+export const PAYMENT_ENFORCERS = ["RedeemerEnforcer", "ERC20TransferAmountEnforcer"] as const;
+export type PaymentEnforcerName = (typeof PAYMENT_ENFORCERS)[number];
 
 function published(chainId: number): Record<string, Address> | undefined {
   return DELEGATOR_CONTRACTS[FRAMEWORK_VERSION]?.[chainId];
@@ -48,11 +57,15 @@ export function frameworkFrom(source: Record<string, unknown>): Framework | null
   const deleGator = address("EIP7702StatelessDeleGatorImpl");
   const enforcers = ENFORCERS.map((name) => [name, address(name)] as const);
   if (!manager || !entryPoint || !deleGator || enforcers.some(([, value]) => !value)) return null;
+  const payment = PAYMENT_ENFORCERS.map((name) => [name, address(name)] as const);
   return {
     DelegationManager: manager,
     EntryPoint: entryPoint,
     implementations: { EIP7702StatelessDeleGatorImpl: deleGator },
     caveatEnforcers: Object.fromEntries(enforcers) as Record<EnforcerName, Address>,
+    ...(payment.every(([, value]) => value) && {
+      paymentEnforcers: Object.fromEntries(payment) as Record<PaymentEnforcerName, Address>,
+    }),
   };
 }
 

@@ -1,0 +1,115 @@
+// A world for x402 payments within an allowance, called in-process (lib/x402): a hardhat chain with the Delegation
+// Framework and Circle's USDC, the erc7710 facilitator, and agents whose person signed a USDC allowance with their
+// own key, as the consent ceremony leaves it.
+import assert from "node:assert/strict";
+import { getAddress, parseAbi, type Address } from "viem";
+import { startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
+import { deployer, mined } from "./contracts";
+import { deployFiatToken } from "./fiat-token";
+import { startErc7710Facilitator, type Erc7710Facilitator } from "./x402-facilitator";
+import type { AgentContext } from "@/lib/wallet/agent-context";
+
+const mintAbi = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+
+export type X402World = AllowanceWorld & {
+  token: Address;
+  facilitator: Erc7710Facilitator;
+  tokenBalance: (address: Address) => Promise<bigint>;
+  /** A person holding 1 USDC who gave a new agent an allowance of `perPeriod` USDC units a day to `payees`. */
+  agentWithAllowance: (options: { payees: Address[]; perPeriod: bigint; transactions?: number }) => Promise<{
+    agent: AgentContext;
+    credentialId: string;
+    allowanceId: string;
+    person: Address;
+  }>;
+};
+
+export async function startX402World(database: "sqlite" | "postgres"): Promise<X402World> {
+  const world = await startAllowanceWorld({ database });
+  const { db } = await import("@/lib/db");
+  const { randomId } = await import("@/lib/crypto");
+  const token = (await deployFiatToken(world.chain)).address;
+  const facilitator = await startErc7710Facilitator(world.chain, world.framework.DelegationManager);
+  const minter = await deployer(world.chain);
+
+  async function agentWithAllowance(options: { payees: Address[]; perPeriod: bigint; transactions?: number }) {
+    const person = await world.newPerson("1");
+    await mined(
+      world.chain,
+      await minter.writeContract({ address: token, abi: mintAbi, functionName: "mint", args: [person.address, 1_000_000n] }),
+    );
+    const userId = randomId("u_");
+    await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
+    const client = await db().client.create({ data: { id: randomId("cl_"), kind: "oauth", name: "Paying agent" } });
+    const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
+    const credential = await db().credential.create({
+      data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address },
+    });
+    await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "allowance" } });
+    const { id } = await signAllowanceFor(
+      world.chain,
+      person,
+      { userId, credentialId: credential.id, grantId: grant.id },
+      {
+        recipients: options.payees,
+        native: undefined,
+        tokens: [{ address: token, perPeriod: options.perPeriod }],
+        transactions: options.transactions ?? 20,
+        overLimit: "refuse",
+      },
+    );
+    const agent: AgentContext = {
+      userId,
+      userEmail: `${userId}@example.test`,
+      clientId: client.id,
+      clientName: client.name,
+      grantId: grant.id,
+      via: "access_token",
+      credentials: [{ credentialId: credential.id, mode: "allowance", name: "Main", kind: "evm", address: person.address }],
+    };
+    return { agent, credentialId: credential.id, allowanceId: id, person: person.address };
+  }
+
+  return {
+    ...world,
+    token,
+    facilitator,
+    tokenBalance: (address: Address) =>
+      world.chain.client.readContract({
+        address: token,
+        abi: parseAbi(["function balanceOf(address) view returns (uint256)"]),
+        functionName: "balanceOf",
+        args: [address],
+      }),
+    agentWithAllowance,
+  };
+}
+
+/**
+ * 20 concurrent payments of 0.01 USDC from an allowance of 0.05 USDC a day, none settled: exactly 5 are signed (their
+ * amounts held), 15 refused before anything is signed.
+ */
+export async function assertConcurrentPaymentsWithinTheCap(world: X402World, requirement: (payee: Address) => Promise<string>) {
+  const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+  const { db } = await import("@/lib/db");
+  const payee = world.recipient();
+  const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n, transactions: 100 });
+  const header = await requirement(payee);
+  const results = await Promise.allSettled(Array.from({ length: 20 }, () => payX402(agent, credentialId, header)));
+  const signed = results.filter((result) => result.status === "fulfilled");
+  const refused = results.filter((result) => result.status === "rejected" && result.reason instanceof X402AllowanceRefusal);
+  const others = results.filter((result) => result.status === "rejected" && !(result.reason instanceof X402AllowanceRefusal));
+  assert.deepEqual(
+    others.map((result) => String((result as PromiseRejectedResult).reason)),
+    [],
+  );
+  assert.equal(signed.length, 5);
+  assert.equal(refused.length, 15);
+  const holds = await db().x402Payment.findMany({ where: { allowanceId } });
+  assert.equal(holds.length, 5, "a leaf is stored for each signed payment, and only for those");
+  assert.equal(
+    holds.reduce((sum, hold) => sum + BigInt(hold.amount), 0n),
+    50_000n,
+  );
+  assert.equal(getAddress(holds[0].payee), payee);
+}

@@ -1,0 +1,193 @@
+// pay_x402 through the real MCP SDK client against the started app: an agent pays a resource built with the real
+// `@x402/express` from its person's USDC allowance with no tap and reads the resource; above what is left it hears what
+// is left and when it resets; an `approve` credential hears that one-tap payments are not offered yet.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseAbi, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
+import { deployer, mined } from "../support/contracts";
+import { deployFiatToken } from "../support/fiat-token";
+import { connectWithBearer } from "../support/mcp-client";
+import { obtainTokens } from "../support/oauth";
+import { startErc7710Facilitator, type Erc7710Facilitator } from "../support/x402-facilitator";
+import { startPaidResource, type PaidResource } from "../support/x402-resource";
+import { db } from "@/lib/db";
+import { randomId, sha256Hex } from "@/lib/crypto";
+import { API_KEY_PREFIX } from "@/contract";
+import { cliEnv, runCli } from "../support/cli";
+import type { ToolOutput } from "@/contract";
+import { AgentWalletClient, payingFetch } from "agent-wallet/sdk";
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
+
+const PRICE = 10_000n;
+
+describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
+  let world: AllowanceApp;
+  let token: Address;
+  let facilitator: Erc7710Facilitator;
+  const clients: Client[] = [];
+  const resources: PaidResource[] = [];
+
+  before(async () => {
+    world = await startAllowanceApp();
+    token = (await deployFiatToken(world.chain)).address;
+    facilitator = await startErc7710Facilitator(world.chain, world.environment.DelegationManager);
+  });
+  after(async () => {
+    for (const client of clients) await client.close();
+    for (const resource of resources) await resource.close();
+    await world?.stop();
+  });
+
+  /** A person holding 1 USDC whose credential a new agent holds in `mode`. */
+  async function agentOf(mode: "allowance" | "approve") {
+    const person: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey());
+    await world.chain.fund(person.address, "1");
+    const minter = await deployer(world.chain);
+    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+    await mined(
+      world.chain,
+      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
+    );
+    let credentialId = "";
+    const flow = await obtainTokens(world.app, {
+      credentials: async (userId) => {
+        credentialId = (
+          await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address } })
+        ).id;
+        return [{ credentialId, mode: "approve" }];
+      },
+    });
+    await db().grantCredential.update({ where: { grantId_credentialId: { grantId: flow.grantId, credentialId } }, data: { mode } });
+    const client = await connectWithBearer(world.app.baseUrl, flow.tokens.access_token);
+    clients.push(client);
+    return { person, userId: flow.user.id, grantId: flow.grantId, credentialId, client, accessToken: flow.tokens.access_token };
+  }
+
+  async function paidResource(payTo: Address) {
+    const resource = await startPaidResource({
+      facilitator,
+      chainId: world.chain.chainId,
+      token,
+      payTo,
+      amount: PRICE,
+      description: "A report",
+    });
+    resources.push(resource);
+    const unpaid = await fetch(resource.url);
+    assert.equal(unpaid.status, 402);
+    return { resource, required: unpaid.headers.get("payment-required")! };
+  }
+
+  const pay = async (agent: { client: Client; credentialId: string }, required: string) =>
+    (await agent.client.callTool({
+      name: "pay_x402",
+      arguments: { credential_id: agent.credentialId, payment_required: required },
+    })) as ToolResult;
+
+  it("pays within the allowance with no tap; above what is left it is refused with what is left and when it resets", async () => {
+    const agent = await agentOf("allowance");
+    const shop = world.recipient();
+    await signAllowanceFor(
+      world.chain,
+      agent.person,
+      { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
+      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
+    );
+    const { resource, required } = await paidResource(shop);
+
+    const result = await pay(agent, required);
+    assert.notEqual(result.isError, true, result.content[0]?.text);
+    const paid = result.structuredContent as ToolOutput<"pay_x402">;
+    assert.equal(paid.header, "PAYMENT-SIGNATURE");
+    assert.deepEqual(paid.paid.formatted, "0.01");
+    assert.equal(paid.payee, shop);
+    assert.deepEqual(paid.resource, { url: resource.url, description: "A report" });
+    const response = await fetch(resource.url, { headers: { [paid.header]: paid.value } });
+    assert.equal(response.status, 200, facilitator.lastRefusal() ?? undefined);
+    assert.equal(
+      await world.chain.client.readContract({
+        address: token,
+        abi: parseAbi(["function balanceOf(address) view returns (uint256)"]),
+        functionName: "balanceOf",
+        args: [shop],
+      }),
+      PRICE,
+    );
+
+    const refused = await pay(agent, (await paidResource(shop)).required);
+    assert.equal(refused.isError, true);
+    assert.match(refused.content[0].text, /^Above this allowance: 0\.005 USDC left today, resets at [^.]+\. Nothing was signed\.$/);
+    const left = (refused.structuredContent as { error: string; left: { available: string; symbol: string; resetsAt: string } }).left;
+    assert.equal((refused.structuredContent as { error: string }).error, "allowance_refused");
+    assert.equal(left.available, "5000");
+    assert.equal(left.symbol, "USDC");
+  });
+
+  it("the SDK's payingFetch answers the 402 through pay_x402 and retries with the payment", async () => {
+    const agent = await agentOf("allowance");
+    const shop = world.recipient();
+    await signAllowanceFor(
+      world.chain,
+      agent.person,
+      { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
+      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
+    );
+    const { resource } = await paidResource(shop);
+    const wallet = new AgentWalletClient({ baseUrl: world.app.baseUrl, accessToken: agent.accessToken });
+    const payments: ToolOutput<"pay_x402">[] = [];
+    const paying = payingFetch(wallet, { credentialId: agent.credentialId, onPayment: (payment) => payments.push(payment) });
+    const response = await paying(resource.url);
+    assert.equal(response.status, 200, facilitator.lastRefusal() ?? undefined);
+    assert.deepEqual(await response.json(), { report: "paid content" });
+    assert.equal(payments.length, 1);
+    assert.equal(payments[0].paid.formatted, "0.01");
+    assert.equal(payments[0].payee, shop);
+  });
+
+  it("the CLI's pay fetches the URL, pays the 402 within the allowance and prints the body", async () => {
+    const person = privateKeyToAccount(generatePrivateKey());
+    await world.chain.fund(person.address, "1");
+    const minter = await deployer(world.chain);
+    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+    await mined(
+      world.chain,
+      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
+    );
+    const userId = randomId("u_");
+    await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
+    // a personal key as the Clients screen issues it: only its hash is stored
+    const key = `${API_KEY_PREFIX}${randomId().replace(/[^A-Za-z0-9]/g, "")}${"x".repeat(43)}`.slice(0, API_KEY_PREFIX.length + 43);
+    const client = await db().client.create({
+      data: { id: randomId("k_"), kind: "api_key", name: "Paying script", userId, keyHash: sha256Hex(key), keyHint: key.slice(-4) },
+    });
+    const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
+    const credential = await db().credential.create({
+      data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address },
+    });
+    await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "allowance" } });
+    const shop = world.recipient();
+    await signAllowanceFor(
+      world.chain,
+      person,
+      { userId, grantId: grant.id, credentialId: credential.id },
+      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
+    );
+    const { resource } = await paidResource(shop);
+    const { env } = cliEnv({ AGENT_WALLET_API_KEY: key, AGENT_WALLET_URL: world.app.baseUrl });
+    const result = await runCli(["pay", "Main", resource.url], env);
+    assert.equal(result.code, 0, result.stderr);
+    assert.deepEqual(JSON.parse(result.stdout), { report: "paid content" });
+    assert.match(result.stderr, new RegExp(`Paid 0\\.01 USDC to ${shop} for ${resource.url.replace(/[.]/g, "\\.")}`));
+  });
+
+  it("with an approve credential, says a one-tap payment is not offered yet", async () => {
+    const agent = await agentOf("approve");
+    const result = await pay(agent, (await paidResource(world.recipient())).required);
+    assert.equal(result.isError, true);
+    assert.match(result.content[0].text, /one-tap eip3009 payment approved by the person is not offered yet/);
+  });
+});

@@ -1,0 +1,251 @@
+// x402 payments within an allowance, with real parts: a hardhat chain with the Delegation Framework and Circle's
+// USDC, a resource paid through the real `@x402/express` middleware and `@metamask/x402`'s erc7710 server scheme, and
+// the erc7710 facilitator of e2e/support, which simulates and sends DelegationManager.redeemDelegations. The person
+// signed a USDC allowance with their own key; every payment below is signed by the delegate key with no tap.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Address } from "viem";
+import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import { assertConcurrentPaymentsWithinTheCap, startX402World, type X402World } from "../support/x402";
+import { startPaidResource, type PaidResource } from "../support/x402-resource";
+
+const PRICE = 10_000n; // 0.01 USDC
+
+describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
+  let world: X402World;
+  const resources: PaidResource[] = [];
+
+  before(async () => {
+    world = await startX402World("sqlite");
+  });
+  after(async () => {
+    for (const resource of resources) await resource.close();
+    await world?.stop();
+  });
+
+  async function resourceFor(payTo: Address, description = "Today's market report") {
+    const resource = await startPaidResource({
+      facilitator: world.facilitator,
+      chainId: world.chain.chainId,
+      token: world.token,
+      payTo,
+      amount: PRICE,
+      description,
+    });
+    resources.push(resource);
+    return resource;
+  }
+
+  /** The resource's 402: its PAYMENT-REQUIRED header value. */
+  async function requirementOf(resource: PaidResource): Promise<string> {
+    const response = await fetch(resource.url);
+    assert.equal(response.status, 402);
+    const header = response.headers.get("payment-required");
+    assert.ok(header, "the 402 carries a PAYMENT-REQUIRED header");
+    return header;
+  }
+
+  const decoded = (value: string) => JSON.parse(Buffer.from(value, "base64").toString("utf8")) as PaymentPayload;
+
+  it("pays twice with no tap, the payee receives the token, and the third over the cap is refused with nothing signed", async () => {
+    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+    const { db } = await import("@/lib/db");
+    const payee = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const resource = await resourceFor(payee);
+
+    for (const round of [1, 2]) {
+      const paid = await payX402(agent, credentialId, await requirementOf(resource));
+      assert.equal(paid.header, "PAYMENT-SIGNATURE");
+      assert.equal(paid.payee, payee);
+      assert.equal(paid.paid.amount, String(PRICE));
+      assert.equal(paid.paid.formatted, "0.01");
+      assert.equal(paid.paid.symbol, "USDC");
+      assert.equal(paid.resource.url, resource.url);
+      assert.equal(paid.resource.description, "Today's market report");
+      const response = await fetch(resource.url, { headers: { [paid.header]: paid.value } });
+      assert.equal(response.status, 200, world.facilitator.lastRefusal() ?? undefined);
+      assert.deepEqual(await response.json(), { report: "paid content" });
+      assert.equal(await world.tokenBalance(payee), PRICE * BigInt(round));
+    }
+
+    const third = await requirementOf(resource);
+    await assert.rejects(payX402(agent, credentialId, third), (error: unknown) => {
+      assert.ok(error instanceof X402AllowanceRefusal);
+      assert.match(error.message, /^Above this allowance: 0\.005 USDC left today, resets at \d\d:\d\d UTC\. Nothing was signed\.$/);
+      assert.equal(error.left?.available, "5000");
+      return true;
+    });
+    assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 2, "nothing was signed for the third");
+    // settled: the chain counts them, the holds are released at the next payment's look
+    assert.deepEqual((await db().x402Payment.findMany({ where: { allowanceId } })).map((row) => row.status).sort(), ["settled", "settled"]);
+    const audited = await db().auditEvent.findMany({ where: { userId: agent.userId, type: "allowance.spent" } });
+    assert.equal(audited.length, 2);
+    const data = JSON.parse(audited[0].data) as Record<string, string>;
+    assert.equal(data.resource, resource.url);
+    assert.equal(data.recipient, payee);
+    assert.equal(data.amount, `${PRICE} of token ${world.token}`);
+  });
+
+  it("a payment never settled holds its amount until its leaf has expired", async () => {
+    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+    const { db } = await import("@/lib/db");
+    const payee = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const required = await requirementOf(await resourceFor(payee));
+    await payX402(agent, credentialId, required);
+    await payX402(agent, credentialId, required);
+    // neither was sent to the resource: the chain still says 0.025 USDC is left, the holds say 0.005
+    await assert.rejects(payX402(agent, credentialId, required), X402AllowanceRefusal);
+    // past the leaves' expiry (120 s, and a minute's margin for the chain's clock) they can no longer be redeemed
+    const later = () => new Date(Date.now() + 10 * 60_000);
+    const paid = await payX402(agent, credentialId, required, later);
+    assert.equal(paid.paid.amount, String(PRICE));
+    assert.deepEqual((await db().x402Payment.findMany({ where: { allowanceId } })).map((row) => row.status).sort(), [
+      "expired",
+      "expired",
+      "held",
+    ]);
+  });
+
+  it("refuses a payee off the allowance's list before anything is signed", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { X402NotPayableError } = await import("@/lib/x402/choose");
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [world.recipient()], perPeriod: 25_000n });
+    const stranger = await resourceFor(world.recipient());
+    await assert.rejects(payX402(agent, credentialId, await requirementOf(stranger)), (error: unknown) => {
+      assert.ok(error instanceof X402NotPayableError);
+      assert.match(error.message, /is not among the allowance's recipients\. Nothing was signed\.$/);
+      return true;
+    });
+    const { db } = await import("@/lib/db");
+    assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 0);
+  });
+
+  it("refuses a requirement on a chain the grant does not allow", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { X402NotPayableError } = await import("@/lib/x402/choose");
+    const payee = world.recipient();
+    const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const required = JSON.parse(Buffer.from(await requirementOf(await resourceFor(payee)), "base64").toString("utf8"));
+    required.accepts[0].network = "eip155:8453";
+    await assert.rejects(
+      payX402(agent, credentialId, Buffer.from(JSON.stringify(required)).toString("base64")),
+      (error: unknown) => error instanceof X402NotPayableError && /chain 8453, which this wallet service does not use/.test(error.message),
+    );
+  });
+
+  it("a payment altered after signing (amount or payee) fails at the facilitator's verify; unaltered it verifies", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const payee = world.recipient();
+    const other = world.recipient();
+    const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee, other], perPeriod: 25_000n });
+    const paid = await payX402(agent, credentialId, await requirementOf(await resourceFor(payee)));
+    const payload = decoded(paid.value);
+    const asked: PaymentRequirements = payload.accepted;
+    assert.equal((await world.facilitator.verify(payload, asked)).isValid, true);
+    for (const altered of [
+      { ...asked, amount: String(PRICE + 1n) },
+      { ...asked, payTo: other },
+    ]) {
+      const verdict = await world.facilitator.verify({ ...payload, accepted: altered }, altered);
+      assert.equal(verdict.isValid, false);
+      assert.equal(verdict.invalidReason, "erc7710_simulation_failed");
+    }
+    assert.equal(await world.tokenBalance(other), 0n);
+  });
+
+  it("pays a V1 requirement (402 body) with an X-PAYMENT value the facilitator settles", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const payee = world.recipient();
+    const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const v2 = JSON.parse(Buffer.from(await requirementOf(await resourceFor(payee)), "base64").toString("utf8"));
+    const entry = v2.accepts[0];
+    const body = {
+      x402Version: 1,
+      error: "X-PAYMENT header is required",
+      accepts: [
+        {
+          scheme: entry.scheme,
+          network: entry.network,
+          maxAmountRequired: entry.amount,
+          resource: v2.resource.url,
+          description: "A V1 resource",
+          mimeType: "application/json",
+          payTo: entry.payTo,
+          maxTimeoutSeconds: entry.maxTimeoutSeconds,
+          asset: entry.asset,
+          extra: entry.extra,
+        },
+      ],
+    };
+    const paid = await payX402(agent, credentialId, body);
+    assert.equal(paid.header, "X-PAYMENT");
+    assert.equal(paid.resource.description, "A V1 resource");
+    const v1 = JSON.parse(Buffer.from(paid.value, "base64").toString("utf8"));
+    assert.deepEqual(Object.keys(v1).sort(), ["network", "payload", "scheme", "x402Version"]);
+    assert.equal(v1.x402Version, 1);
+    const settled = await world.facilitator.settle({ x402Version: 1, accepted: entry, payload: v1.payload }, entry);
+    assert.equal(settled.success, true, world.facilitator.lastRefusal() ?? undefined);
+    assert.equal(await world.tokenBalance(payee), PRICE);
+  });
+
+  it("the delegate key taken by an attacker cannot pay past the cap or off the payee list on chain", async () => {
+    const { signPaymentLeaf } = await import("@/lib/x402/leaf");
+    const { delegationState, findAllowance } = await import("@/lib/allowances/allowances");
+    const payee = world.recipient();
+    const thief = world.recipient();
+    const { allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const allowance = await findAllowance(allowanceId);
+    const root = await delegationState(world.chain.chainId, world.framework, allowance.delegations[0]);
+    const expiresAt = Math.floor(Date.now() / 1000) + 300;
+    // signed with the server's own key, past every check of lib/x402: only the chain stands in the way
+    const stolen = async (to: Address, amount: bigint) => {
+      const { payload } = await signPaymentLeaf(world.framework, world.framework.paymentEnforcers!, root, {
+        chainId: world.chain.chainId,
+        asset: world.token,
+        payee: to,
+        amount,
+        redeemers: [world.facilitator.address],
+        expiresAt,
+      });
+      const asked = {
+        scheme: "exact",
+        network: `eip155:${world.chain.chainId}`,
+        asset: world.token,
+        amount: String(amount),
+        payTo: to,
+        maxTimeoutSeconds: 300,
+        extra: {},
+      } as PaymentRequirements;
+      return world.facilitator.settle({ x402Version: 2, accepted: asked, payload }, asked);
+    };
+    const pastTheCap = await stolen(payee, 30_000n);
+    assert.equal(pastTheCap.success, false);
+    assert.equal(pastTheCap.errorReason, "erc7710_simulation_failed");
+    const offTheList = await stolen(thief, 1_000n);
+    assert.equal(offTheList.success, false);
+    assert.equal(await world.tokenBalance(thief), 0n);
+    assert.equal(await world.tokenBalance(payee), 0n);
+  });
+
+  it("revoking the client stops payments: refused at once, and one signed before no longer redeems", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { revokeForUser } = await import("@/lib/oauth/connected-clients");
+    const { sendStoredRevocations } = await import("@/lib/allowances/revocation");
+    const payee = world.recipient();
+    const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const resource = await resourceFor(payee);
+    const signedBefore = await payX402(agent, credentialId, await requirementOf(resource));
+    const stopped = await revokeForUser(agent.userId, agent.clientId);
+    await sendStoredRevocations(stopped.allowanceIds);
+    await assert.rejects(payX402(agent, credentialId, await requirementOf(resource)), /No way of paying this resource is covered/);
+    const response = await fetch(resource.url, { headers: { [signedBefore.header]: signedBefore.value } });
+    assert.equal(response.status, 402, "the allowance is disabled on chain: the leaf derived from it no longer redeems");
+    assert.equal(await world.tokenBalance(payee), 0n);
+  });
+
+  it("20 concurrent payments never sign more than the cap", async () => {
+    await assertConcurrentPaymentsWithinTheCap(world, async (payee) => requirementOf(await resourceFor(payee)));
+  });
+});

@@ -1,0 +1,75 @@
+// Which of a requirement's `accepts` entries the agent can pay within an allowance: the `exact` scheme by an
+// `erc7710` transfer that names who may redeem it, on a CAIP-2 `eip155:<id>` chain the app configures, in a token an
+// allowance of the grant covers, to a payee that allowance may pay. What is left of it is checked later, under the
+// allowance's lease (pay.ts); here only what needs no chain.
+import { getAddress, type Address } from "viem";
+import { AppError } from "@/lib/http/errors";
+import type { Offer } from "./requirement";
+
+/** No entry of the requirement can be paid from this grant: nothing was signed. */
+export class X402NotPayableError extends AppError {
+  constructor(message: string) {
+    super("payment_not_payable", message, 409);
+  }
+}
+
+/** What an allowance of the grant can pay on one chain: per token, the payees it may pay. */
+export type Payable = { allowanceId: string; chainId: number; token: Address; payees: Address[] };
+
+/** An entry the agent will pay, in the terms the signing needs. */
+export type Choice = {
+  offer: Offer;
+  allowanceId: string;
+  chainId: number;
+  asset: Address;
+  payee: Address;
+  amount: bigint;
+  /** who may redeem the payment: the requirement's facilitator addresses */
+  redeemers: Address[];
+};
+
+/** `eip155:8453` → 8453; null for any other namespace or form. */
+export function chainIdOf(network: string): number | null {
+  const match = /^eip155:([1-9][0-9]{0,15})$/.exec(network);
+  return match ? Number(match[1]) : null;
+}
+
+function redeemersOf(extra: Record<string, unknown>): Address[] | null {
+  const listed = extra.facilitatorAddresses;
+  if (!Array.isArray(listed) || !listed.length) return null;
+  if (!listed.every((entry) => typeof entry === "string" && /^0x[0-9a-fA-F]{40}$/.test(entry))) return null;
+  return [...new Set(listed.map((entry) => getAddress(entry as string)))];
+}
+
+/** Why `offer` cannot be paid from `payable`, or the choice it makes. */
+function judge(offer: Offer, configured: readonly number[], payable: readonly Payable[]): Choice | string {
+  if (offer.scheme !== "exact") return `the scheme "${offer.scheme}" (Agent Wallet pays "exact")`;
+  const chainId = chainIdOf(offer.network);
+  if (chainId === null) return `the network "${offer.network}" (Agent Wallet pays on eip155:<chain id> networks)`;
+  if (!configured.includes(chainId)) return `chain ${chainId}, which this wallet service does not use`;
+  if (offer.extra.assetTransferMethod !== "erc7710")
+    return `chain ${chainId} by ${String(offer.extra.assetTransferMethod ?? "eip3009")} (within an allowance Agent Wallet pays by erc7710)`;
+  const redeemers = redeemersOf(offer.extra);
+  // An open leaf could be redeemed by anyone who sees the header: never signed.
+  if (!redeemers) return `chain ${chainId} by erc7710 without facilitatorAddresses naming who may redeem the payment`;
+  const amount = BigInt(offer.amount);
+  if (amount <= 0n) return `a payment of ${offer.amount}`;
+  const onChain = payable.filter((entry) => entry.chainId === chainId);
+  if (!onChain.length) return `chain ${chainId}, where no live allowance of this grant pays`;
+  const asset = getAddress(offer.asset);
+  const forToken = onChain.filter((entry) => entry.token === asset);
+  if (!forToken.length) return `the token ${asset} on chain ${chainId}, which no allowance of this grant covers`;
+  const payee = getAddress(offer.payTo);
+  const covering = forToken.find((entry) => entry.payees.includes(payee));
+  if (!covering) return `a payment to ${payee}, who is not among the allowance's recipients`;
+  return { offer, allowanceId: covering.allowanceId, chainId, asset, payee, amount, redeemers };
+}
+
+/** The cheapest entry the grant can pay, or a refusal saying why each entry cannot be paid. */
+export function chooseOffer(offers: readonly Offer[], configured: readonly number[], payable: readonly Payable[]): Choice {
+  const judged = offers.map((offer) => judge(offer, configured, payable));
+  const choices = judged.filter((entry): entry is Choice => typeof entry !== "string");
+  if (choices.length) return choices.reduce((best, next) => (next.amount < best.amount ? next : best));
+  const reasons = [...new Set(judged as string[])];
+  throw new X402NotPayableError(`No way of paying this resource is covered: it asks for ${reasons.join("; or ")}. Nothing was signed.`);
+}

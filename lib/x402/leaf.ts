@@ -1,0 +1,74 @@
+// The one-time leaf of an x402 payment: the delegate key passes on, from the person's allowance delegation, exactly
+// one token transfer to one payee, redeemable only by the requirement's facilitators and only until the payment
+// times out. The chain enforces each limit; the allowance's own caveats (period cap, recipients, expiry) still apply.
+import { encodeFunctionData, erc20Abi, type Address, type Hex } from "viem";
+import {
+  ANY_BENEFICIARY,
+  createERC20TransferAmountTerms,
+  createExactCalldataTerms,
+  createRedeemerTerms,
+  createTimestampTerms,
+  createValueLteTerms,
+  encodeDelegations,
+  hashDelegation,
+} from "@metamask/delegation-core";
+import { delegationTypedData, randomSalt, type Delegation } from "@/lib/allowances/caveats";
+import { delegateAccount } from "@/lib/allowances/delegate-key";
+import type { DelegationState } from "@/lib/allowances/allowances";
+import type { Framework } from "@/lib/wallet/delegation-framework";
+import type { DelegationPayload } from "./answer";
+
+export type LeafTerms = {
+  chainId: number;
+  asset: Address;
+  payee: Address;
+  amount: bigint;
+  redeemers: Address[];
+  /** unix seconds after which the leaf can no longer be redeemed */
+  expiresAt: number;
+};
+
+/** The signed leaf, its hash, and the erc7710 payload that carries it with its root. */
+export async function signPaymentLeaf(
+  framework: Framework,
+  paymentEnforcers: NonNullable<Framework["paymentEnforcers"]>,
+  root: DelegationState,
+  terms: LeafTerms,
+): Promise<{ leafHash: Hex; payload: DelegationPayload }> {
+  const delegate = await delegateAccount();
+  const enforcers = framework.caveatEnforcers;
+  const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [terms.payee, terms.amount] });
+  const leaf: Delegation = {
+    // open: the Redeemer caveat, not the delegate field, says who may redeem (a requirement may name several)
+    delegate: ANY_BENEFICIARY,
+    delegator: delegate.address,
+    authority: root.hash,
+    caveats: [
+      { enforcer: paymentEnforcers.RedeemerEnforcer, terms: createRedeemerTerms({ redeemers: terms.redeemers }), args: "0x" },
+      { enforcer: enforcers.ValueLteEnforcer, terms: createValueLteTerms({ maxValue: 0n }), args: "0x" },
+      {
+        enforcer: paymentEnforcers.ERC20TransferAmountEnforcer,
+        terms: createERC20TransferAmountTerms({ tokenAddress: terms.asset, maxAmount: terms.amount }),
+        args: "0x",
+      },
+      // ERC20TransferAmount caps the token and the sum, not the recipient: the exact call pins the payee too.
+      { enforcer: enforcers.ExactCalldataEnforcer, terms: createExactCalldataTerms({ calldata: transfer }), args: "0x" },
+      {
+        enforcer: enforcers.TimestampEnforcer,
+        terms: createTimestampTerms({ afterThreshold: 0, beforeThreshold: terms.expiresAt }),
+        args: "0x",
+      },
+    ],
+    salt: randomSalt(),
+    signature: "0x",
+  };
+  leaf.signature = await delegate.signTypedData(delegationTypedData(framework, terms.chainId, leaf));
+  return {
+    leafHash: hashDelegation(leaf) as Hex,
+    payload: {
+      delegationManager: framework.DelegationManager,
+      permissionContext: encodeDelegations([leaf, root.delegation]) as Hex,
+      delegator: root.delegation.delegator,
+    },
+  };
+}

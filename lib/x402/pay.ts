@@ -1,0 +1,228 @@
+// pay_x402: the agent hands over a resource's x402 requirement; within a live allowance of its grant the delegate key
+// signs a one-time erc7710 payment with no tap, and the agent gets the header to retry with. Agent Wallet sends
+// nothing on chain and never fetches the resource: the payee's facilitator redeems the payment, later or never, so
+// the signed amount is held against the allowance until the chain shows it redeemed or it has expired. Payments of
+// one allowance take turns under its lease (as its transfers do): each is checked against the chain and the holds
+// as the previous one left them, so never more is signed than the allowance's cap.
+import { encodeFunctionData, erc20Abi, formatUnits, getAddress, type Address } from "viem";
+import { recordAudit } from "@/lib/audit";
+import { systemClock, type Clock } from "@/lib/clock";
+import { config } from "@/lib/config";
+import { randomId } from "@/lib/crypto";
+import { db } from "@/lib/db";
+import { AppError } from "@/lib/http/errors";
+import { delegationState, findAllowance, frameworkFor, parseStoredDelegation } from "@/lib/allowances/allowances";
+import { readDelegation } from "@/lib/allowances/caveats";
+import { heldAgainst } from "@/lib/allowances/holds";
+import { withLease } from "@/lib/allowances/lease";
+import { refusalWords } from "@/lib/allowances/refusal-words";
+import type { AllowanceRefusal } from "@/lib/allowances/spend";
+import { assetNames } from "@/lib/allowances/view";
+import type { AgentContext } from "@/lib/wallet/agent-context";
+import { createWithinPolicy } from "@/lib/wallet/policy";
+import type { RequestPayload } from "@/lib/wallet/request-payload";
+import { RequestError } from "@/lib/wallet/request-lifecycle";
+import { paymentAnswer, type PaymentAnswer } from "./answer";
+import { chooseOffer, type Choice, type Payable } from "./choose";
+import { signPaymentLeaf } from "./leaf";
+import { parsePaymentRequired, type PaymentRequired } from "./requirement";
+
+/** Above what is left of the allowance (with what earlier payments hold): nothing was signed. */
+export class X402AllowanceRefusal extends AppError {
+  constructor(
+    message: string,
+    readonly left: { token: Address; symbol: string; available: string; resetsAt: string } | null,
+  ) {
+    super("allowance_refused", message, 409);
+  }
+}
+
+export type PaidX402 = PaymentAnswer & {
+  payment_id: string;
+  paid: { amount: string; formatted: string; symbol: string; token: Address; chain_id: number; network: string };
+  payee: Address;
+  resource: { url: string; description: string | null };
+  expires_at: string;
+  allowance_id: string;
+};
+
+function grantedForPayments(agent: AgentContext, credentialId: string) {
+  const entry = agent.credentials.find((candidate) => candidate.credentialId === credentialId);
+  if (!entry) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
+  if (entry.mode === "read")
+    throw new RequestError("read_only_credential", `Credential ${credentialId} is granted read-only: this client may not pay with it`, 403);
+  // A one-tap eip3009 payment, approved by the person, comes later (issue 43): said plainly rather than half done.
+  if (entry.mode !== "allowance")
+    throw new RequestError(
+      "x402_needs_allowance",
+      "Agent Wallet pays x402 requirements only within an allowance for now: a one-tap eip3009 payment approved by the person is not " +
+        "offered yet. Ask the person for an allowance covering this token and payee.",
+      409,
+    );
+  return entry;
+}
+
+/** What the grant's live allowances for this credential can pay, per chain and token. */
+async function payables(agent: AgentContext, credentialId: string, now: Date): Promise<Payable[]> {
+  const allowances = await db().allowance.findMany({
+    where: { grantId: agent.grantId, credentialId, status: "active", expiresAt: { gt: now } },
+    include: { delegations: true },
+    orderBy: { createdAt: "desc" },
+  });
+  return allowances.flatMap((allowance) => {
+    const framework = frameworkFor(allowance.chainId);
+    if (!framework.paymentEnforcers) return [];
+    return allowance.delegations.flatMap((row) => {
+      const meaning = readDelegation(framework, parseStoredDelegation(row.signed));
+      return meaning.token
+        ? [{ allowanceId: allowance.id, chainId: allowance.chainId, token: meaning.token, payees: meaning.recipients }]
+        : [];
+    });
+  });
+}
+
+/** Refused in the person's units: what is left once the holds are counted, and when it resets. */
+async function overCap(choice: Choice, left: NonNullable<AllowanceRefusal["left"]>, now: Date): Promise<never> {
+  const names = await assetNames(choice.chainId, choice.asset);
+  const words = await refusalWords(choice.chainId, { left, message: "" }, now);
+  throw new X402AllowanceRefusal(`${words} Nothing was signed.`, {
+    token: choice.asset,
+    symbol: names.symbol,
+    available: left.available,
+    resetsAt: left.resetsAt,
+  });
+}
+
+/** Signs the chosen payment under the allowance's lease, holds its amount and counts it against the policy. */
+async function signWithinAllowance(agent: AgentContext, credentialId: string, required: PaymentRequired, choice: Choice, clock: Clock) {
+  return withLease(`allowance:${choice.allowanceId}`, async () => {
+    const now = clock();
+    const allowance = await findAllowance(choice.allowanceId);
+    if (allowance.status !== "active" || allowance.expiresAt <= now)
+      throw new X402AllowanceRefusal("This allowance is no longer live. Nothing was signed.", null);
+    const framework = frameworkFor(allowance.chainId);
+    const paymentEnforcers = framework.paymentEnforcers!;
+    // Holds first, then the chain: a payment settling in between is then counted twice (refusing early), never missed.
+    const holds = await heldAgainst(allowance.id, allowance.chainId, framework, now);
+    const rows = allowance.delegations.filter((row) => row.token && getAddress(row.token) === choice.asset);
+    const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
+    const state = states.find((candidate) => candidate.meaning.recipients.includes(choice.payee));
+    if (!state) throw new X402AllowanceRefusal(`${choice.payee} is not among this allowance's recipients. Nothing was signed.`, null);
+    const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const available = state.available > held.amount ? state.available - held.amount : 0n;
+    const left = {
+      available: available.toString(),
+      resetsAt: new Date(state.resetsAt * 1000).toISOString(),
+      transfersLeft: Math.max(state.callsLeft - held.payments, 0),
+      token: choice.asset,
+      periodSeconds: state.meaning.periodSeconds,
+    };
+    if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, now);
+
+    // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there
+    // (PolicyViolation) comes before anything is signed.
+    const payload: RequestPayload = {
+      kind: "send_transaction",
+      transaction: {
+        type: "eip1559",
+        chainId: choice.chainId,
+        to: choice.asset,
+        value: "0",
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [choice.payee, choice.amount] }),
+        nonce: null,
+        gas: "0",
+        maxFeePerGas: "0",
+        maxPriorityFeePerGas: "0",
+      },
+    };
+    const request = await createWithinPolicy(agent, credentialId, payload, now, {
+      status: "approved",
+      reason: `x402 payment for ${required.resource.url}, signed within the allowance ${allowance.id} without a tap`,
+      expiresAt: now,
+      decidedAt: now,
+    });
+    // The leaf never outlives the allowance it derives from.
+    const expiresAt = Math.min(
+      Math.floor(now.getTime() / 1000) + choice.offer.maxTimeoutSeconds,
+      Math.floor(allowance.expiresAt.getTime() / 1000),
+    );
+    let signed;
+    try {
+      signed = await signPaymentLeaf(framework, paymentEnforcers, state, {
+        chainId: choice.chainId,
+        asset: choice.asset,
+        payee: choice.payee,
+        amount: choice.amount,
+        redeemers: choice.redeemers,
+        expiresAt,
+      });
+    } catch (error) {
+      await db().agentRequest.delete({ where: { id: request.id } });
+      throw error;
+    }
+    const paymentId = randomId("xp_");
+    await db().x402Payment.create({
+      data: {
+        id: paymentId,
+        allowanceId: allowance.id,
+        delegationHash: state.hash,
+        leafHash: signed.leafHash,
+        token: choice.asset,
+        payee: choice.payee,
+        amount: choice.amount.toString(),
+        resource: required.resource.url,
+        status: "held",
+        expiresAt: new Date(expiresAt * 1000),
+      },
+    });
+    await db().agentRequest.update({ where: { id: request.id }, data: { status: "completed", completedAt: now } });
+    const names = await assetNames(choice.chainId, choice.asset);
+    await recordAudit(
+      {
+        type: "allowance.spent",
+        userId: agent.userId,
+        clientId: agent.clientId,
+        credentialId,
+        requestId: request.id,
+        data: {
+          allowanceId: allowance.id,
+          kind: "x402",
+          paymentId,
+          resource: required.resource.url,
+          recipient: choice.payee,
+          amount: `${choice.amount} of token ${choice.asset}`,
+          outcome: "signed",
+        },
+      },
+      clock,
+    );
+    return {
+      ...paymentAnswer(required, choice.offer, signed.payload),
+      payment_id: paymentId,
+      paid: {
+        amount: choice.amount.toString(),
+        formatted: formatUnits(choice.amount, names.decimals),
+        symbol: names.symbol,
+        token: choice.asset,
+        chain_id: choice.chainId,
+        network: choice.offer.network,
+      },
+      payee: choice.payee,
+      resource: required.resource,
+      expires_at: new Date(expiresAt * 1000).toISOString(),
+      allowance_id: allowance.id,
+    } satisfies PaidX402;
+  });
+}
+
+/** pay_x402: the payment value for `given` (a PAYMENT-REQUIRED header value or a V1 402 body), or why not. */
+export async function payX402(agent: AgentContext, credentialId: string, given: unknown, clock: Clock = systemClock): Promise<PaidX402> {
+  grantedForPayments(agent, credentialId);
+  const required = parsePaymentRequired(given);
+  const choice = chooseOffer(
+    required.accepts,
+    config().chains.map((chain) => chain.id),
+    await payables(agent, credentialId, clock()),
+  );
+  return signWithinAllowance(agent, credentialId, required, choice, clock);
+}
