@@ -1,7 +1,8 @@
-import { createPublicClient, defineChain, http, type PublicClient } from "viem";
+import { createPublicClient, defineChain, type PublicClient } from "viem";
 import { config, type Chain } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
 import { frameworkOn, type Framework } from "./delegation-framework";
+import { jsonRpcTransport } from "./rpc-transport";
 
 /** An RPC that does not answer within this bound is a clear error, not a hang. */
 const RPC_TIMEOUT_MS = 8_000;
@@ -44,7 +45,7 @@ function chainClient(chainId: number): PublicClient {
     });
     client = createPublicClient({
       chain: definition,
-      transport: http(chain.rpcUrl, { timeout: RPC_TIMEOUT_MS, retryCount: 0 }),
+      transport: jsonRpcTransport(chain.rpcUrl, { timeoutMs: RPC_TIMEOUT_MS }),
     }) as PublicClient;
     clients.set(chainId, client);
   }
