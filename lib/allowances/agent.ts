@@ -1,10 +1,10 @@
 // The agent's side of an allowance (MCP): send_transaction on an `allowance` credential pays from the grant's live
 // allowance with no tap and is recorded as a completed request; above what is left it goes to the person (`ask`) or
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
-import { formatUnits, getAddress } from "viem";
+import { getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
-import { utcTimeFrom, type Clock } from "@/lib/clock";
+import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
@@ -12,22 +12,9 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
-import { DAY } from "./caveats";
+import { refusalWords } from "./refusal-words";
 import { AllowanceRefusal, spendFromAllowance } from "./spend";
-import { allowanceViews, assetNames } from "./view";
-
-const PERIOD_NAMES: Record<number, string> = { [3600]: "this hour", [DAY]: "today", [7 * DAY]: "this week" };
-
-/** "0.006 ETH left today, resets at 14:05 UTC": a refusal in the person's units, or the refusal's own words. */
-async function refusalWords(chainId: number, refusal: AllowanceRefusal, now: Date): Promise<string> {
-  const left = refusal.left;
-  if (!left) return refusal.message;
-  const names = await assetNames(chainId, left.token);
-  if (left.transfersLeft < 1) return "This allowance has no payments left: its number of payments is counted over its whole life.";
-  const period = PERIOD_NAMES[left.periodSeconds] ?? "this period";
-  const amount = `${formatUnits(BigInt(left.available), names.decimals)} ${names.symbol}`;
-  return `Above this allowance: ${amount} left ${period}, resets at ${utcTimeFrom(new Date(left.resetsAt), now)}.`;
-}
+import { allowanceViews } from "./view";
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
@@ -45,6 +32,7 @@ export async function payFromAllowance(
   const allowance = await db().allowance.findFirst({
     where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "active", expiresAt: { gt: now } },
     orderBy: { createdAt: "desc" },
+    include: { delegations: true },
   });
   if (!allowance) {
     const paused = await db().allowance.findFirst({
@@ -71,7 +59,7 @@ export async function payFromAllowance(
   let spent;
   try {
     spent = await spendFromAllowance(
-      allowance.id,
+      allowance,
       { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data },
       { clientId: agent.clientId },
     );

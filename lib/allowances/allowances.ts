@@ -318,3 +318,6 @@ export async function findAllowance(id: string) {
   if (!allowance) throw new NotFoundError("The allowance");
   return allowance;
 }
+
+/** An allowance as stored, with its delegations. */
+export type Allowance = Awaited<ReturnType<typeof findAllowance>>;

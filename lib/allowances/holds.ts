@@ -5,7 +5,8 @@
 // between is then counted twice (an early refusal), never missed.
 import { ERC20TransferAmountEnforcer } from "@metamask/delegation-abis";
 import type { Hex } from "viem";
-import { db } from "@/lib/db";
+import { db, selectRows } from "@/lib/db";
+import { PreparedSelect, storedTime } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 
@@ -14,12 +15,24 @@ const EXPIRY_MARGIN_MS = 60_000;
 
 export type Held = { amount: bigint; payments: number };
 
+/** Read on every payment from the allowance, x402 or not: past the ORM (lib/db/prepared.ts). */
+const HELD_PAYMENTS = new PreparedSelect<{
+  id: string;
+  delegationHash: string;
+  leafHash: string;
+  amount: string;
+  expiresAt: Date | string;
+}>(
+  "allowance_held_payments",
+  `SELECT "id", "delegationHash", "leafHash", "amount", "expiresAt" FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held'`,
+);
+
 /**
  * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash), after releasing the
  * holds the chain has settled or that expired. A chain that does not answer releases nothing.
  */
 export async function heldAgainst(allowanceId: string, chainId: number, framework: Framework, now: Date): Promise<Map<string, Held>> {
-  const held = await db().x402Payment.findMany({ where: { allowanceId, status: "held" } });
+  const held = await selectRows(HELD_PAYMENTS, allowanceId);
   const enforcer = framework.paymentEnforcers?.ERC20TransferAmountEnforcer;
   const holding = new Map<string, Held>();
   for (const hold of held) {
@@ -39,7 +52,7 @@ export async function heldAgainst(allowanceId: string, chainId: number, framewor
       }
     }
     const settled = spent !== null && spent >= BigInt(hold.amount);
-    const expired = spent !== null && hold.expiresAt.getTime() + EXPIRY_MARGIN_MS < now.getTime();
+    const expired = spent !== null && storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
     if (settled || expired) {
       await db().x402Payment.update({ where: { id: hold.id }, data: { status: settled ? "settled" : "expired" } });
       continue;

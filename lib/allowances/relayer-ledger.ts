@@ -2,7 +2,7 @@
 // limit, which counts until the receipt says what it used), so a person's relays of the last 24 hours can be held to
 // ALLOWANCE_GAS_BUDGET on every instance, and the operator can read what each person cost.
 import type { Address, Hex, TransactionReceipt } from "viem";
-import { db } from "@/lib/db";
+import { db, queryPastOrm } from "@/lib/db";
 
 export type RelayPurpose = "authorization" | "payment" | "revocation";
 
@@ -38,20 +38,18 @@ export async function recordReceipt(receipt: Pick<TransactionReceipt, "transacti
   });
 }
 
+/** Past the ORM (lib/db queryPastOrm): it runs on every payment, and through Prisma it cost several times the statement. */
+const GAS_SPENT = `SELECT COALESCE(SUM(COALESCE("gasUsed", "gasLimit")), 0) AS "gas", MIN("createdAt") AS "oldest"
+  FROM "RelayedTransaction" WHERE "userId" = ? AND "chainId" = ? AND "createdAt" > ?`;
+
 /**
  * Gas the relayer of `chainId` spent for the person since `since` (a transaction not mined yet counts its limit), and
  * when the oldest of it leaves the window.
  */
 export async function gasSpentFor(userId: string, chainId: number, since: Date): Promise<{ gas: bigint; oldest: Date | null }> {
-  const rows = await db().relayedTransaction.findMany({
-    where: { userId, chainId, createdAt: { gt: since } },
-    select: { gasLimit: true, gasUsed: true, createdAt: true },
-    orderBy: { createdAt: "asc" },
-  });
-  return {
-    gas: rows.reduce((sum, row) => sum + BigInt(row.gasUsed ?? row.gasLimit), 0n),
-    oldest: rows[0]?.createdAt ?? null,
-  };
+  const [row] = await queryPastOrm<{ gas: number | string; oldest: Date | string | null }>(GAS_SPENT, [userId, chainId, since]);
+  // SQLite gives the sum as a number and the time as the text stored; PostgreSQL a numeric string and a Date.
+  return { gas: BigInt(row?.gas ?? 0), oldest: row?.oldest ? new Date(row.oldest) : null };
 }
 
 export type PersonSpending = {

@@ -80,13 +80,22 @@ export function allowanceChains(): { id: number; name: string; symbol: string }[
     .map(({ id, name, symbol }) => ({ id, name, symbol }));
 }
 
+/** Each relayer key's account: deriving the address from the key costs about a millisecond of CPU, on every payment. */
+const accounts = new Map<string, LocalAccount>();
+
+function accountOf(key: `0x${string}`): LocalAccount {
+  let account = accounts.get(key);
+  if (!account) accounts.set(key, (account = privateKeyToAccount(key)));
+  return account;
+}
+
 /** The key that pays gas for spends and revocations on `chainId`, or null when the operator configured none. */
 export function relayerAccount(chainId: number): LocalAccount | null {
   const key = settings().relayers[String(chainId)];
-  if (key) return privateKeyToAccount(key);
+  if (key) return accountOf(key);
   // Anyone holds hardhat's key: in production (the default, as in lib/config) a chain's relayer is configured.
   const production = (process.env.NODE_ENV ?? "production") === "production";
-  return chainId === LOCAL_CHAIN_ID && !production ? privateKeyToAccount(localRelayerKey()) : null;
+  return chainId === LOCAL_CHAIN_ID && !production ? accountOf(localRelayerKey()) : null;
 }
 
 /** What the relayers pay for, and keep back (docs/operations.md). */

@@ -21,14 +21,16 @@ import { createExactExecutionTerms, createLimitedCallsTerms, encodeDelegations }
 import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
-import { db } from "@/lib/db";
+import { db, selectRows } from "@/lib/db";
+import { PreparedSelect } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
-import { delegationState, findAllowance, frameworkFor, type DelegationState } from "./allowances";
+import { delegationState, findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
+import { heldAgainst } from "./holds";
 import { relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
 import { recordReceipt } from "./relayer-ledger";
 import { relayLimits } from "./settings";
@@ -129,13 +131,18 @@ function notFound(error: unknown): null {
   throw error;
 }
 
+const SENT_SPENDS = new PreparedSelect<{ id: string; txHash: string | null }>(
+  "allowance_sent_spends",
+  `SELECT "id", "txHash" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
+);
+
 /**
  * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
  * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
  * proof that a payment is gone: the spend is refused (busy), never sent on a guess.
  */
 async function settleSent(allowanceId: string, chainId: number) {
-  const sent = await db().allowanceSpend.findMany({ where: { allowanceId, status: "sent" } });
+  const sent = await selectRows(SENT_SPENDS, allowanceId);
   for (const spend of sent) {
     const hash = spend.txHash as Hex;
     try {
@@ -176,18 +183,32 @@ export type SpendResult = {
   outcome: "landed" | "pending";
 };
 
-/** Pays `payment` from allowance `allowanceId`, or throws an AllowanceRefusal before anything is sent. */
-export async function spendFromAllowance(allowanceId: string, payment: Payment, context: { clientId?: string } = {}): Promise<SpendResult> {
-  const first = await findAllowance(allowanceId);
+/** What of an allowance changes after it is made: read again under its lease. */
+const ALLOWANCE_STATUS = new PreparedSelect<{ status: string; attention: string | null }>(
+  "allowance_status",
+  `SELECT "status", "attention" FROM "Allowance" WHERE "id" = ?`,
+);
+
+/**
+ * Pays `payment` from the allowance (as its caller read it with its delegations, which never change, or its id), or
+ * throws an AllowanceRefusal before anything is sent.
+ */
+export async function spendFromAllowance(
+  given: Allowance | string,
+  payment: Payment,
+  context: { clientId?: string } = {},
+): Promise<SpendResult> {
+  const allowance = typeof given === "string" ? await findAllowance(given) : given;
+  const allowanceId = allowance.id;
   const refuse = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) =>
-    new AllowanceRefusal(reason, message, first.overLimit as OverLimit, left);
+    new AllowanceRefusal(reason, message, allowance.overLimit as OverLimit, left);
   // Refused at once, before any wait: a revocation that is not yet confirmed stops spends here.
-  const stillActive = (allowance: typeof first) => {
-    if (allowance.status === "suspended") throw refuse("suspended", heldWords(allowance.attention));
-    if (allowance.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
+  const stillActive = (state: { status: string; attention: string | null } | undefined) => {
+    if (state?.status === "suspended") throw refuse("suspended", heldWords(state.attention));
+    if (state?.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
   };
-  stillActive(first);
-  if (first.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
+  stillActive(allowance);
+  if (allowance.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
   const moved = paymentOf(payment);
   if (!moved || moved.amount <= 0n)
     throw refuse("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
@@ -195,12 +216,11 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
   const minimum = relayLimits().minimumNativePayment;
   if (!moved.token && moved.amount < minimum)
     throw refuse("below_minimum", `An allowance pays at least ${formatUnits(minimum, 18)} of the chain's coin at a time.`);
-  const framework = frameworkFor(first.chainId);
-  const relayer = relayerOn(first.chainId).address;
+  const framework = frameworkFor(allowance.chainId);
+  const relayer = relayerOn(allowance.chainId).address;
 
   return withLease(`allowance:${allowanceId}`, async () => {
-    const allowance = await findAllowance(allowanceId);
-    stillActive(allowance);
+    stillActive((await selectRows(ALLOWANCE_STATUS, allowanceId))[0]);
     // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
     if (!(await runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)))) {
       await holdForPerson(allowanceId, "code_changed");
@@ -213,26 +233,31 @@ export async function spendFromAllowance(allowanceId: string, payment: Payment, 
         "not_covered",
         moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
       );
+    // x402 payments signed and not yet redeemed hold their amounts: read first, so one redeemed meanwhile counts twice
+    // (an early refusal), never not at all.
+    const holds = await heldAgainst(allowanceId, allowance.chainId, framework, new Date());
     const states = await Promise.all(candidates.map((row) => delegationState(allowance.chainId, framework, row)));
     const state = states.find((candidate) => candidate.meaning.recipients.includes(moved.recipient));
     if (!state) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+    const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const available = state.available > held.amount ? state.available - held.amount : 0n;
     const left = {
-      available: state.available.toString(),
+      available: available.toString(),
       resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-      transfersLeft: state.callsLeft,
+      transfersLeft: Math.max(state.callsLeft - held.payments, 0),
       token: moved.token,
       periodSeconds: state.meaning.periodSeconds,
     };
-    if (state.callsLeft < 1)
+    if (left.transfersLeft < 1)
       throw refuse(
         "no_transfers_left",
         "This allowance has no payments left: its number of payments is counted over its whole life.",
         left,
       );
-    if (moved.amount > state.available) {
+    if (moved.amount > available) {
       throw refuse(
         "over_cap",
-        `This payment is above what is left of the allowance this period (${state.available} base units, until ${left.resetsAt}).`,
+        `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
         left,
       );
     }

@@ -1,0 +1,104 @@
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { createPublicClient, HttpRequestError, TimeoutError } from "viem";
+import { jsonRpcTransport } from "./rpc-transport";
+
+/** A node that answers by method: a result, an RPC error with revert data, a non-JSON 502, or nothing at all. */
+let server: http.Server;
+let url = "";
+const seen: { method: string; authorization?: string }[] = [];
+
+before(async () => {
+  server = http.createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: number; method: string };
+    seen.push({ method: call.method, authorization: request.headers.authorization });
+    const answer = (body: unknown, status = 200) =>
+      response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
+    if (call.method === "eth_chainId") return answer({ jsonrpc: "2.0", id: call.id, result: "0x7a69" });
+    if (call.method === "eth_call")
+      return answer({ jsonrpc: "2.0", id: call.id, error: { code: 3, message: "execution reverted", data: "0x08c379a0" } });
+    if (call.method === "eth_gasPrice") return response.writeHead(502).end("Bad Gateway");
+    // eth_blockNumber: never answered
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(() => {
+  server.closeAllConnections();
+  server.close();
+});
+
+const clientFor = (rpcUrl: string, timeoutMs = 2_000) => createPublicClient({ transport: jsonRpcTransport(rpcUrl, { timeoutMs }) });
+
+/** The first error in the chain of causes that matches. */
+function causeOf<T>(error: unknown, match: (cause: Error) => cause is Error & T): (Error & T) | null {
+  for (let cause = error; cause instanceof Error; cause = cause.cause) if (match(cause)) return cause;
+  return null;
+}
+
+describe("jsonRpcTransport", () => {
+  it("answers the node's result, on one kept-alive connection", async () => {
+    const client = clientFor(url);
+    assert.equal(await client.getChainId(), 31337);
+    let connections = 0;
+    server.on("connection", () => connections++);
+    for (let index = 0; index < 5; index++) await client.request({ method: "eth_chainId" });
+    assert.equal(connections, 0, "the calls reuse the first call's connection");
+  });
+
+  it("keeps an RPC error's code and revert data, as viem's http transport does", async () => {
+    const error = await clientFor(url)
+      .request({ method: "eth_call", params: [{ to: `0x${"11".repeat(20)}` }, "latest"] })
+      .catch((caught: unknown) => caught);
+    const withData = causeOf(error, (cause): cause is Error & { data: unknown } => "data" in cause && cause.data === "0x08c379a0");
+    assert.ok(withData, "the revert data is in the chain of causes");
+    assert.match(String((error as Error).message), /execution reverted/);
+  });
+
+  it("says an HTTP failure with no JSON-RPC answer is one (HttpRequestError, with the status)", async () => {
+    const error = await clientFor(url)
+      .request({ method: "eth_gasPrice" })
+      .catch((caught: unknown) => caught);
+    const http = causeOf(error, (cause): cause is HttpRequestError => cause instanceof HttpRequestError);
+    assert.equal(http?.status, 502);
+  });
+
+  it("gives up on a node that never answers after the timeout (TimeoutError)", async () => {
+    const started = Date.now();
+    const error = await clientFor(url, 300)
+      .request({ method: "eth_blockNumber" })
+      .catch((caught: unknown) => caught);
+    assert.ok(
+      causeOf(error, (cause): cause is TimeoutError => cause instanceof TimeoutError),
+      String(error),
+    );
+    assert.ok(Date.now() - started < 2_000);
+  });
+
+  it("says a node that cannot be reached is not answering (HttpRequestError)", async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const error = await clientFor(`http://127.0.0.1:${port}`)
+      .request({ method: "eth_chainId" })
+      .catch((caught: unknown) => caught);
+    assert.ok(
+      causeOf(error, (cause): cause is HttpRequestError => cause instanceof HttpRequestError),
+      String(error),
+    );
+  });
+
+  it("sends credentials in the URL as basic authorization", async () => {
+    const withCredentials = new URL(url);
+    withCredentials.username = "operator";
+    withCredentials.password = "s3cret";
+    await clientFor(withCredentials.href).getChainId();
+    assert.equal(seen.at(-1)?.authorization, `Basic ${Buffer.from("operator:s3cret").toString("base64")}`);
+  });
+});
