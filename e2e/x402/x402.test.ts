@@ -4,7 +4,7 @@
 // signed a USDC allowance with their own key; every payment below is signed by the delegate key with no tap.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import type { Address } from "viem";
+import { encodeFunctionData, erc20Abi, type Address } from "viem";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { assertConcurrentPaymentsWithinTheCap, startX402World, type X402World } from "../support/x402";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
@@ -106,6 +106,25 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
       "expired",
       "held",
     ]);
+  });
+
+  it("a transfer from the allowance counts what signed x402 payments hold, before anything is sent", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { AllowanceRefusal, spendFromAllowance } = await import("@/lib/allowances/spend");
+    const payee = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const required = await requirementOf(await resourceFor(payee));
+    await payX402(agent, credentialId, required);
+    await payX402(agent, credentialId, required);
+    // the chain still says 0.025 USDC is left; the two signed payments hold 0.02 of it
+    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
+    await assert.rejects(spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer }), (error: unknown) => {
+      assert.ok(error instanceof AllowanceRefusal);
+      assert.equal(error.reason, "over_cap");
+      assert.equal(error.left?.available, "5000");
+      return true;
+    });
+    assert.equal(await world.tokenBalance(payee), 0n, "nothing was sent");
   });
 
   it("refuses a payee off the allowance's list before anything is signed", async () => {
