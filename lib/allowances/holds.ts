@@ -4,11 +4,12 @@
 // once the leaf has expired. Read under the allowance's lease, before the chain's "left": a payment settling in
 // between is then counted twice (an early refusal), never missed.
 import { ERC20TransferAmountEnforcer } from "@metamask/delegation-abis";
-import type { Hex } from "viem";
+import { getAddress, type Address, type Hex } from "viem";
 import { db, selectRows } from "@/lib/db";
 import { PreparedSelect, storedTime } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
+import { delegationState, type Allowance, type DelegationState } from "./allowances";
 
 /** A leaf's expiry is read by the chain's clock, which may run behind ours: its hold outlives it by this much. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -28,16 +29,25 @@ const HELD_PAYMENTS = new PreparedSelect<{
 );
 
 /**
- * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash), after releasing the
- * holds the chain has settled or that expired. A chain that does not answer releases nothing.
+ * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash). Holds past their
+ * expiry are released (the chain says whether each was redeemed first: settled or expired); the chain is asked of the
+ * others only with `settled` — a caller asks again so when what is held refuses a payment, so that the common payment
+ * costs no chain read per hold. A chain that does not answer releases nothing.
  */
-export async function heldAgainst(allowanceId: string, chainId: number, framework: Framework, now: Date): Promise<Map<string, Held>> {
+export async function heldAgainst(
+  allowanceId: string,
+  chainId: number,
+  framework: Framework,
+  now: Date,
+  options: { settled?: boolean } = {},
+): Promise<Map<string, Held>> {
   const held = await selectRows(HELD_PAYMENTS, allowanceId);
   const enforcer = framework.paymentEnforcers?.ERC20TransferAmountEnforcer;
   const holding = new Map<string, Held>();
   for (const hold of held) {
+    const expired = storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
     let spent: bigint | null = null;
-    if (enforcer) {
+    if (enforcer && (expired || options.settled)) {
       try {
         spent = await onChain(chainId, (client) =>
           client.readContract({
@@ -52,8 +62,7 @@ export async function heldAgainst(allowanceId: string, chainId: number, framewor
       }
     }
     const settled = spent !== null && spent >= BigInt(hold.amount);
-    const expired = spent !== null && storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
-    if (settled || expired) {
+    if (settled || (expired && spent !== null)) {
       await db().x402Payment.update({ where: { id: hold.id }, data: { status: settled ? "settled" : "expired" } });
       continue;
     }
@@ -61,4 +70,36 @@ export async function heldAgainst(allowanceId: string, chainId: number, framewor
     holding.set(hold.delegationHash, { amount: sum.amount + BigInt(hold.amount), payments: sum.payments + 1 });
   }
   return holding;
+}
+
+/** What is left of the delegation that pays a payment, once what signed payments hold is counted. */
+export type Left = { state: DelegationState; available: bigint; callsLeft: number };
+
+/**
+ * What is left of the allowance's delegation for `payment`'s token that may pay its recipient (null: none may), with
+ * the holds counted. Holds are read before the chain: a payment redeemed in between counts twice (an early refusal),
+ * never not at all. When the payment does not fit, the holds the chain has settled are released and both read again.
+ */
+export async function leftFor(
+  allowance: Allowance,
+  framework: Framework,
+  payment: { token: Address | null; recipient: Address; amount: bigint },
+  now: Date,
+): Promise<Left | null> {
+  const rows = allowance.delegations.filter((row) => (row.token ? getAddress(row.token) : null) === payment.token);
+  const read = async (settled: boolean): Promise<Left | null> => {
+    const holds = await heldAgainst(allowance.id, allowance.chainId, framework, now, { settled });
+    const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
+    const state = states.find((candidate) => candidate.meaning.recipients.includes(payment.recipient));
+    if (!state) return null;
+    const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
+    return {
+      state,
+      available: state.available > held.amount ? state.available - held.amount : 0n,
+      callsLeft: Math.max(state.callsLeft - held.payments, 0),
+    };
+  };
+  const first = await read(false);
+  if (!first || (first.callsLeft >= 1 && payment.amount <= first.available)) return first;
+  return read(true);
 }

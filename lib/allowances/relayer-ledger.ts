@@ -11,31 +11,34 @@ export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowance
 
 export const BUDGET_WINDOW_MS = 24 * 3_600_000;
 
+// Past the ORM (lib/db queryPastOrm), as the reads below: every payment records its transaction and its receipt.
+const RECORD_RELAYED = `INSERT INTO "RelayedTransaction"
+  ("hash", "chainId", "relayer", "userId", "allowanceId", "purpose", "gasLimit", "status", "createdAt")
+  VALUES (?, ?, ?, ?, ?, ?, ?, 'sent', ?) RETURNING "hash"`;
+const RECORD_RECEIPT = `UPDATE "RelayedTransaction" SET "gasUsed" = ?, "feePaid" = ?, "status" = ? WHERE "hash" = ? RETURNING "hash"`;
+
 export async function recordRelayed(sent: { hash: Hex; chainId: number; relayer: Address; gasLimit: bigint; for: RelayFor }) {
-  await db().relayedTransaction.create({
-    data: {
-      hash: sent.hash,
-      chainId: sent.chainId,
-      relayer: sent.relayer,
-      userId: sent.for.userId,
-      allowanceId: sent.for.allowanceId,
-      purpose: sent.for.purpose,
-      gasLimit: Number(sent.gasLimit),
-      status: "sent",
-    },
-  });
+  const { userId, allowanceId, purpose } = sent.for;
+  await queryPastOrm(RECORD_RELAYED, [
+    sent.hash,
+    sent.chainId,
+    sent.relayer,
+    userId,
+    allowanceId,
+    purpose,
+    Number(sent.gasLimit),
+    new Date(),
+  ]);
 }
 
 /** What a mined transaction used and paid; a receipt seen twice records the same. */
 export async function recordReceipt(receipt: Pick<TransactionReceipt, "transactionHash" | "status" | "gasUsed" | "effectiveGasPrice">) {
-  await db().relayedTransaction.updateMany({
-    where: { hash: receipt.transactionHash },
-    data: {
-      gasUsed: Number(receipt.gasUsed),
-      feePaid: (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
-      status: receipt.status === "success" ? "landed" : "reverted",
-    },
-  });
+  await queryPastOrm(RECORD_RECEIPT, [
+    Number(receipt.gasUsed),
+    (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
+    receipt.status === "success" ? "landed" : "reverted",
+    receipt.transactionHash,
+  ]);
 }
 
 /** Past the ORM (lib/db queryPastOrm): it runs on every payment, and through Prisma it cost several times the statement. */

@@ -21,16 +21,16 @@ import { createExactExecutionTerms, createLimitedCallsTerms, encodeDelegations }
 import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
-import { db, selectRows } from "@/lib/db";
+import { queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
-import { delegationState, findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
+import { findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { heldAgainst } from "./holds";
+import { leftFor } from "./holds";
 import { relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
 import { recordReceipt } from "./relayer-ledger";
 import { relayLimits } from "./settings";
@@ -136,6 +136,17 @@ const SENT_SPENDS = new PreparedSelect<{ id: string; txHash: string | null }>(
   `SELECT "id", "txHash" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
 );
 
+// A payment's own rows are written past the ORM (lib/db queryPastOrm): through Prisma each statement cost about a
+// millisecond of CPU, and every payment writes its spend and settles it.
+const SPEND_SENT = `INSERT INTO "AllowanceSpend"
+  ("id", "allowanceId", "delegationHash", "recipient", "token", "amount", "status", "txHash", "createdAt")
+  VALUES (?, ?, ?, ?, ?, ?, 'sent', ?, ?) RETURNING "id"`;
+const SPEND_STATUS = `UPDATE "AllowanceSpend" SET "status" = ? WHERE "id" = ? RETURNING "id"`;
+
+async function setSpendStatus(spendId: string, status: "landed" | "failed") {
+  await queryPastOrm(SPEND_STATUS, [status, spendId]);
+}
+
 /**
  * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
  * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
@@ -149,7 +160,7 @@ async function settleSent(allowanceId: string, chainId: number) {
       const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
       if (receipt) {
         await recordReceipt(receipt);
-        await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: receipt.status === "success" ? "landed" : "failed" } });
+        await setSpendStatus(spend.id, receipt.status === "success" ? "landed" : "failed");
         if (receipt.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
         continue;
       }
@@ -159,7 +170,7 @@ async function settleSent(allowanceId: string, chainId: number) {
       if (error instanceof ChainError) throw new PendingSpendError(hash);
       throw error;
     }
-    await db().allowanceSpend.update({ where: { id: spend.id }, data: { status: "failed" } });
+    await setSpendStatus(spend.id, "failed");
   }
 }
 
@@ -233,18 +244,14 @@ export async function spendFromAllowance(
         "not_covered",
         moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
       );
-    // x402 payments signed and not yet redeemed hold their amounts: read first, so one redeemed meanwhile counts twice
-    // (an early refusal), never not at all.
-    const holds = await heldAgainst(allowanceId, allowance.chainId, framework, new Date());
-    const states = await Promise.all(candidates.map((row) => delegationState(allowance.chainId, framework, row)));
-    const state = states.find((candidate) => candidate.meaning.recipients.includes(moved.recipient));
-    if (!state) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-    const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
-    const available = state.available > held.amount ? state.available - held.amount : 0n;
+    // x402 payments signed and not yet redeemed hold their amounts
+    const found = await leftFor(allowance, framework, moved, new Date());
+    if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+    const { state, available } = found;
     const left = {
       available: available.toString(),
       resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-      transfersLeft: Math.max(state.callsLeft - held.payments, 0),
+      transfersLeft: found.callsLeft,
       token: moved.token,
       periodSeconds: state.meaning.periodSeconds,
     };
@@ -274,18 +281,16 @@ export async function spendFromAllowance(
         { to: framework.DelegationManager, data },
         { purpose: "payment", userId: allowance.userId, allowanceId },
         async (hash) => {
-          await db().allowanceSpend.create({
-            data: {
-              id: spendId,
-              allowanceId,
-              delegationHash: state.hash,
-              recipient: moved.recipient,
-              token: moved.token,
-              amount: moved.amount.toString(),
-              status: "sent",
-              txHash: hash,
-            },
-          });
+          await queryPastOrm(SPEND_SENT, [
+            spendId,
+            allowanceId,
+            state.hash,
+            moved.recipient,
+            moved.token,
+            moved.amount.toString(),
+            hash,
+            new Date(),
+          ]);
         },
       );
     } catch (error) {
@@ -312,7 +317,7 @@ export async function spendFromAllowance(
       throw error;
     }
     const landed = receipt.status === "success";
-    await db().allowanceSpend.update({ where: { id: spendId }, data: { status: landed ? "landed" : "failed" } });
+    await setSpendStatus(spendId, landed ? "landed" : "failed");
     await recordAudit({
       type: "allowance.spent",
       userId: allowance.userId,

@@ -4,20 +4,21 @@
 // the signed amount is held against the allowance until the chain shows it redeemed or it has expired. Payments of
 // one allowance take turns under its lease (as its transfers do): each is checked against the chain and the holds
 // as the previous one left them, so never more is signed than the allowance's cap.
-import { encodeFunctionData, erc20Abi, formatUnits, getAddress, type Address } from "viem";
+import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { randomId } from "@/lib/crypto";
 import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
-import { delegationState, findAllowance, frameworkFor, parseStoredDelegation } from "@/lib/allowances/allowances";
+import { findAllowance, frameworkFor, parseStoredDelegation } from "@/lib/allowances/allowances";
 import { readDelegation } from "@/lib/allowances/caveats";
-import { heldAgainst } from "@/lib/allowances/holds";
+import { leftFor } from "@/lib/allowances/holds";
 import { withLease } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
 import type { AllowanceRefusal } from "@/lib/allowances/spend";
 import { assetNames } from "@/lib/allowances/view";
+import type { ToolOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
@@ -25,6 +26,7 @@ import { RequestError } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, type PaymentAnswer } from "./answer";
 import { chooseOffer, type Choice, type Payable } from "./choose";
 import { signPaymentLeaf } from "./leaf";
+import { payWithOneTap } from "./one-tap";
 import { parsePaymentRequired, type PaymentRequired } from "./requirement";
 
 /** Above what is left of the allowance (with what earlier payments hold): nothing was signed. */
@@ -46,20 +48,13 @@ export type PaidX402 = PaymentAnswer & {
   allowance_id: string;
 };
 
+/** The credential's mode, when this client may pay with it at all. */
 function grantedForPayments(agent: AgentContext, credentialId: string) {
   const entry = agent.credentials.find((candidate) => candidate.credentialId === credentialId);
   if (!entry) throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
   if (entry.mode === "read")
     throw new RequestError("read_only_credential", `Credential ${credentialId} is granted read-only: this client may not pay with it`, 403);
-  // A one-tap eip3009 payment, approved by the person, comes later (issue 43): said plainly rather than half done.
-  if (entry.mode !== "allowance")
-    throw new RequestError(
-      "x402_needs_allowance",
-      "Agent Wallet pays x402 requirements only within an allowance for now: a one-tap eip3009 payment approved by the person is not " +
-        "offered yet. Ask the person for an allowance covering this token and payee.",
-      409,
-    );
-  return entry;
+  return entry.mode;
 }
 
 /** What the grant's live allowances for this credential can pay, per chain and token. */
@@ -102,18 +97,13 @@ async function signWithinAllowance(agent: AgentContext, credentialId: string, re
       throw new X402AllowanceRefusal("This allowance is no longer live. Nothing was signed.", null);
     const framework = frameworkFor(allowance.chainId);
     const paymentEnforcers = framework.paymentEnforcers!;
-    // Holds first, then the chain: a payment settling in between is then counted twice (refusing early), never missed.
-    const holds = await heldAgainst(allowance.id, allowance.chainId, framework, now);
-    const rows = allowance.delegations.filter((row) => row.token && getAddress(row.token) === choice.asset);
-    const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
-    const state = states.find((candidate) => candidate.meaning.recipients.includes(choice.payee));
-    if (!state) throw new X402AllowanceRefusal(`${choice.payee} is not among this allowance's recipients. Nothing was signed.`, null);
-    const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
-    const available = state.available > held.amount ? state.available - held.amount : 0n;
+    const found = await leftFor(allowance, framework, { token: choice.asset, recipient: choice.payee, amount: choice.amount }, now);
+    if (!found) throw new X402AllowanceRefusal(`${choice.payee} is not among this allowance's recipients. Nothing was signed.`, null);
+    const { state, available } = found;
     const left = {
       available: available.toString(),
       resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-      transfersLeft: Math.max(state.callsLeft - held.payments, 0),
+      transfersLeft: found.callsLeft,
       token: choice.asset,
       periodSeconds: state.meaning.periodSeconds,
     };
@@ -215,10 +205,19 @@ async function signWithinAllowance(agent: AgentContext, credentialId: string, re
   });
 }
 
-/** pay_x402: the payment value for `given` (a PAYMENT-REQUIRED header value or a V1 402 body), or why not. */
-export async function payX402(agent: AgentContext, credentialId: string, given: unknown, clock: Clock = systemClock): Promise<PaidX402> {
-  grantedForPayments(agent, credentialId);
+/**
+ * pay_x402: the payment value for `given` (a PAYMENT-REQUIRED header value or a V1 402 body), or why not. Within an
+ * allowance it is signed at once; an `approve` credential's payment waits for the person's one tap (one-tap.ts).
+ */
+export async function payX402(
+  agent: AgentContext,
+  credentialId: string,
+  given: unknown,
+  clock: Clock = systemClock,
+): Promise<PaidX402 | ToolOutput<"pay_x402">> {
+  const mode = grantedForPayments(agent, credentialId);
   const required = parsePaymentRequired(given);
+  if (mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock);
   const choice = chooseOffer(
     required.accepts,
     config().chains.map((chain) => chain.id),
