@@ -321,15 +321,40 @@ const modernToolCall = (name: string) =>
   });
 
 const ALLOWANCE_SPEND = "/mcp send_transaction from an allowance (to its tx hash)";
-/** Spends of one allowance go one at a time (each waits for its receipt), so they are timed one after another. */
+const X402_PAYMENT = "/mcp pay_x402 within an allowance (to its header)";
+/** Payments of one allowance take turns (each under its lease), so they are timed one after another. */
 const ALLOWANCE_SPENDS = 50;
 
-/**
- * The time from an MCP tools/call send_transaction to its transaction hash for a payment from an allowance, on the
- * local chain with the Delegation Framework: policy, the enforcers' view calls, the simulation, the relayer's
- * redemption and its receipt (hardhat mines each at once).
- */
-async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
+/** `count` calls one after another, each timed from its request to its answer, which `paid` recognizes. */
+async function inTurn(app: RunningApp, scenario: string, scale: number, call: () => Promise<Response>, paid: RegExp): Promise<Result> {
+  await call(); // warm-up
+  let peak = rssMb(app.pid);
+  const cpuBefore = cpuMs(app.pid);
+  const started = performance.now();
+  const latencies: number[] = [];
+  let errors = 0;
+  for (let index = 0; index < ALLOWANCE_SPENDS; index++) {
+    const sent = performance.now();
+    const text = await (await call()).text();
+    latencies.push(Math.round(performance.now() - sent));
+    if (!paid.test(text)) errors++;
+    peak = Math.max(peak, rssMb(app.pid));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuMs(app.pid) - cpuBefore;
+  return {
+    scenario,
+    scale,
+    rps: Math.round(ALLOWANCE_SPENDS / seconds),
+    ...quantiles(latencies.sort((a, b) => a - b)),
+    errors,
+    cpuUsPerRequest: Math.round((cpu * 1000) / ALLOWANCE_SPENDS),
+    peakRssMb: Math.round(peak),
+  };
+}
+
+/** A person whose wallet signed an allowance (`spec`) for an agent's grant, as the consent ceremony leaves it. */
+async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Parameters<typeof signAllowanceFor>[3]) {
   const person = privateKeyToAccount(generatePrivateKey());
   await chain.fund(person.address, "10");
   let credentialId = "";
@@ -341,43 +366,67 @@ async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number
       return [{ credentialId, mode: "approve" }];
     },
   });
-  // As the consent ceremony leaves it: the mode, and an allowance the person signed with their key.
   await db().grantCredential.update({ where: { grantId_credentialId: { grantId, credentialId } }, data: { mode: "allowance" } });
+  await signAllowanceFor(chain, person, { userId: user.id, credentialId, grantId }, spec);
+  return { credentialId, accessToken: tokens.access_token };
+}
+
+/**
+ * The time from an MCP tools/call send_transaction to its transaction hash for a payment from an allowance, on the
+ * local chain with the Delegation Framework: policy, the enforcers' view calls, the simulation, the relayer's
+ * redemption and its receipt (hardhat mines each at once).
+ */
+async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
   const shop = privateKeyToAccount(generatePrivateKey()).address;
-  await signAllowanceFor(
-    chain,
-    person,
-    { userId: user.id, credentialId, grantId },
-    { recipients: [shop], native: parseEther("1"), transactions: ALLOWANCE_SPENDS * 2, overLimit: "refuse" },
-  );
+  const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
+    recipients: [shop],
+    native: parseEther("1"),
+    transactions: ALLOWANCE_SPENDS * 2,
+    overLimit: "refuse",
+  });
   // 0.001 ETH: above the smallest payment an allowance relays
   const body = toolCall("send_transaction", { credential_id: credentialId, chain_id: chain.chainId, to: shop, value: "1000000000000000" });
-  const call = () =>
-    fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${tokens.access_token}` }, body });
-  await call(); // warm-up
-  let peak = rssMb(app.pid);
-  const cpuBefore = cpuMs(app.pid);
-  const started = performance.now();
-  const latencies: number[] = [];
-  let errors = 0;
-  for (let index = 0; index < ALLOWANCE_SPENDS; index++) {
-    const sent = performance.now();
-    const text = await (await call()).text();
-    latencies.push(Math.round(performance.now() - sent));
-    if (!/"tx_hash":"0x[0-9a-f]{64}"/.test(text)) errors++;
-    peak = Math.max(peak, rssMb(app.pid));
-  }
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = cpuMs(app.pid) - cpuBefore;
-  return {
-    scenario: ALLOWANCE_SPEND,
-    scale,
-    rps: Math.round(ALLOWANCE_SPENDS / seconds),
-    ...quantiles(latencies.sort((a, b) => a - b)),
-    errors,
-    cpuUsPerRequest: Math.round((cpu * 1000) / ALLOWANCE_SPENDS),
-    peakRssMb: Math.round(peak),
+  const call = () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+  return inTurn(app, ALLOWANCE_SPEND, scale, call, /"tx_hash":"0x[0-9a-f]{64}"/);
+}
+
+/**
+ * The time from an MCP tools/call pay_x402 to its answer for an x402 payment within a token allowance: the delegate
+ * key signs a one-time leaf, nothing is sent on chain (no facilitator redeems them here, so every payment stays held
+ * and each one counts all the holds before it).
+ */
+async function x402Payments(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
+  const merchant = privateKeyToAccount(generatePrivateKey()).address;
+  const facilitator = privateKeyToAccount(generatePrivateKey()).address;
+  const token = await deployErc20(chain, { name: "USD Coin", symbol: "USDC", supply: 10n ** 12n, holder: merchant });
+  const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
+    recipients: [merchant],
+    native: undefined,
+    tokens: [{ address: token, perPeriod: 10n ** 12n }],
+    transactions: ALLOWANCE_SPENDS * 2,
+    overLimit: "refuse",
+  });
+  const required = {
+    x402Version: 2,
+    resource: { url: "https://api.example.test/report", description: "Today's market report" },
+    accepts: [
+      {
+        scheme: "exact",
+        network: `eip155:${chain.chainId}`,
+        amount: "10000",
+        asset: token,
+        payTo: merchant,
+        maxTimeoutSeconds: 120,
+        extra: { name: "USD Coin", version: "2", assetTransferMethod: "erc7710", facilitatorAddresses: [facilitator] },
+      },
+    ],
   };
+  const body = toolCall("pay_x402", {
+    credential_id: credentialId,
+    payment_required: Buffer.from(JSON.stringify(required)).toString("base64"),
+  });
+  const call = () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+  return inTurn(app, X402_PAYMENT, scale, call, /"header":"PAYMENT-SIGNATURE"/);
 }
 
 const bursts: Burst[] = [];
@@ -730,6 +779,9 @@ async function run(scale: number): Promise<Result[]> {
     }
     if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) {
       results.push(await allowanceSpends(app, chain, scale, mcpHeaders("")));
+    }
+    if (!wanted || wanted.some((part) => X402_PAYMENT.includes(part))) {
+      results.push(await x402Payments(app, chain, scale, mcpHeaders("")));
     }
     if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app, chain));
     return results;
