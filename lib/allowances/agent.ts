@@ -3,7 +3,8 @@
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
-import { db } from "@/lib/db";
+import { db, selectRows } from "@/lib/db";
+import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
@@ -12,9 +13,18 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
+import { findAllowance } from "./allowances";
 import { refusalWords } from "./refusal-words";
 import { AllowanceRefusal, spendFromAllowance } from "./spend";
 import { allowanceViews } from "./view";
+
+// Past the ORM (lib/db/prepared.ts), as findAllowance: every payment looks for its allowance. The time is compared
+// as SQLite stores it; PostgreSQL reads the same text as the UTC timestamp it names.
+const LIVE_ALLOWANCE = new PreparedSelect<{ id: string }>(
+  "live_allowance",
+  `SELECT "id" FROM "Allowance" WHERE "grantId" = ? AND "credentialId" = ? AND "chainId" = ? AND "status" = 'active' AND "expiresAt" > ?
+  ORDER BY "createdAt" DESC LIMIT 1`,
+);
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
@@ -29,11 +39,8 @@ export async function payFromAllowance(
   clock: Clock,
 ): ReturnType<Payer> {
   const now = clock();
-  const allowance = await db().allowance.findFirst({
-    where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "active", expiresAt: { gt: now } },
-    orderBy: { createdAt: "desc" },
-    include: { delegations: true },
-  });
+  const [live] = await selectRows(LIVE_ALLOWANCE, agent.grantId, credentialId, payment.chainId, sqliteDateTime(now));
+  const allowance = live && (await findAllowance(live.id));
   if (!allowance) {
     const paused = await db().allowance.findFirst({
       where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "suspended" },

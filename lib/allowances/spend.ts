@@ -25,7 +25,7 @@ import { queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
-import { findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
+import { allowanceStatus, findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import type { Framework } from "@/lib/wallet/delegation-framework";
@@ -194,12 +194,6 @@ export type SpendResult = {
   outcome: "landed" | "pending";
 };
 
-/** What of an allowance changes after it is made: read again under its lease. */
-const ALLOWANCE_STATUS = new PreparedSelect<{ status: string; attention: string | null }>(
-  "allowance_status",
-  `SELECT "status", "attention" FROM "Allowance" WHERE "id" = ?`,
-);
-
 /**
  * Pays `payment` from the allowance (as its caller read it with its delegations, which never change, or its id), or
  * throws an AllowanceRefusal before anything is sent.
@@ -231,7 +225,7 @@ export async function spendFromAllowance(
   const relayer = relayerOn(allowance.chainId).address;
 
   return withLease(`allowance:${allowanceId}`, async () => {
-    stillActive((await selectRows(ALLOWANCE_STATUS, allowanceId))[0]);
+    stillActive(await allowanceStatus(allowanceId));
     // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
     if (!(await runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)))) {
       await holdForPerson(allowanceId, "code_changed");
