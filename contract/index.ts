@@ -211,6 +211,14 @@ export const requestView = z.object({
       "When the person lowered the allowance asked for (an approve or a permit) before signing: the amount signed, in the token's " +
         "smallest unit. The signature or transaction is over this amount, not the one asked",
     ),
+  payment: z
+    .object({
+      header: z.enum(["PAYMENT-SIGNATURE", "X-PAYMENT"]).describe("The header to send the value in when retrying the request (V2, V1)"),
+      value: z.string().describe("The header's value"),
+    })
+    .nullable()
+    .optional()
+    .describe("An x402 payment the person approved (pay_x402 with an approve credential), once completed: the header to retry with"),
 });
 export type RequestView = z.infer<typeof requestView>;
 const listRequestsOutput = z.object({ requests: z.array(requestView) });
@@ -300,11 +308,23 @@ const payX402Input = z.object({
     .describe("The resource's x402 requirement as it gave it: the PAYMENT-REQUIRED header's value (V2), or the 402 body (V1) as JSON"),
 });
 
-/** An x402 payment signed within an allowance: the header to retry with, and what it pays, to whom, for what. */
+/**
+ * An x402 payment: signed within an allowance (the header to retry with), or waiting for the person's approval (its
+ * request; get_request answers the header once completed); and what it pays, to whom, for what.
+ */
 const x402PaymentOutput = z.object({
-  header: z.enum(["PAYMENT-SIGNATURE", "X-PAYMENT"]).describe("The header to send the value in when retrying the request (V2, V1)"),
-  value: z.string().describe("The header's value"),
-  payment_id: z.string(),
+  header: z
+    .enum(["PAYMENT-SIGNATURE", "X-PAYMENT"])
+    .nullable()
+    .describe("The header to send the value in when retrying the request (V2, V1); null while the person's approval is awaited"),
+  value: z.string().nullable().describe("The header's value; null while the person's approval is awaited"),
+  payment_id: z.string().describe("The payment's id; for a payment the person approves, its request's id"),
+  request_id: z
+    .string()
+    .nullable()
+    .optional()
+    .describe("A payment the person approves with their passkey (approve mode, eip3009): get_request answers its `payment` once completed"),
+  approval_url: z.string().nullable().optional().describe("Where the person approves it"),
   paid: z.object({
     amount: z.string().describe("In the token's smallest unit"),
     formatted: z.string().describe("In whole tokens"),
@@ -318,7 +338,7 @@ const x402PaymentOutput = z.object({
   expires_at: z
     .string()
     .describe("Until when the payee's facilitator can redeem the payment; its amount is held until then or until redeemed"),
-  allowance_id: z.string(),
+  allowance_id: z.string().nullable().describe("The allowance it was signed within; null for a payment the person approves"),
 });
 
 /** Every tool: its input and result schemas, and whether it asks for a signature. */
@@ -333,7 +353,8 @@ export const TOOLS = {
   cancel_request: { input: cancelRequestInput, output: requestView, sensitive: false },
   get_policy: { input: getPolicyInput, output: policyOutput, sensitive: false },
   get_allowance: { input: getAllowanceInput, output: allowanceOutput, sensitive: false },
-  // signs within an allowance with no tap and answers at once: no request to wait for, so no task either
+  // signs within an allowance with no tap and answers at once, or answers at once with a request to follow with
+  // get_request (approve mode): no task either way
   pay_x402: { input: payX402Input, output: x402PaymentOutput, sensitive: false },
 } as const;
 export type ToolName = keyof typeof TOOLS;

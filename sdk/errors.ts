@@ -78,6 +78,17 @@ export class WaitTimeoutError extends AgentWalletError {
   }
 }
 
+/** A one-tap x402 payment's request ended without the person's signature (rejected, expired, cancelled): nothing was paid. */
+export class PaymentNotApprovedError extends AgentWalletError {
+  constructor(
+    readonly requestId: string,
+    readonly status: string,
+    readonly reason: string | null,
+  ) {
+    super(`The payment's request ${requestId} is ${status}${reason ? ` (${reason})` : ""}: nothing was paid`);
+  }
+}
+
 /** The SDK refused a tool's input before sending it (it does not match the tool's schema). */
 export class InvalidInputError extends AgentWalletError {
   constructor(

@@ -1,8 +1,8 @@
 // agent-wallet/sdk: the typed client of Agent Wallet's public surface.
 export { AgentWalletClient, PROTOCOL_VERSION, SDK_VERSION } from "./client";
 export type { AgentWalletClientOptions, ApiKeyClientOptions, CallOptions, OAuthClientOptions, WaitOptions } from "./client";
-export { payingFetch } from "./x402";
-export type { PayingFetchOptions } from "./x402";
+export { callPaidTool, payingFetch } from "./x402";
+export type { McpToolCall, McpToolResult, PayingFetchOptions } from "./x402";
 export {
   buildAuthorizationUrl,
   codeChallengeS256,
@@ -38,6 +38,7 @@ export {
   InvalidInputError,
   NetworkError,
   OAuthError,
+  PaymentNotApprovedError,
   ServerError,
   SignInRequiredError,
   ToolError,

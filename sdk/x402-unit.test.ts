@@ -2,7 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { AgentWalletClient } from "./client";
 import type { ToolInput, ToolOutput } from "../contract";
-import { payingFetch } from "./x402";
+import { PaymentNotApprovedError } from "./errors";
+import { callPaidTool, payingFetch, type McpToolCall } from "./x402";
 
 const PAID = { header: "PAYMENT-SIGNATURE", value: "cGFpZA==" } as ToolOutput<"pay_x402">;
 
@@ -45,5 +46,54 @@ describe("payingFetch", () => {
     const response = await payingFetch(walletAsked(asked), { credentialId: "cr_1", fetch: plain as typeof fetch })("https://x.test");
     assert.equal(response.status, 402);
     assert.equal(asked.length, 1, "a 402 without an x402 requirement is not paid");
+  });
+});
+
+describe("one-tap payments and paid MCP tools", () => {
+  const payment = { x402Version: 2, payload: { signature: "0x12" } };
+  const value = Buffer.from(JSON.stringify(payment)).toString("base64");
+  /** A wallet whose payments wait for the person: pay_x402 answers a request, which ends `status`. */
+  function oneTapWallet(status: "completed" | "rejected") {
+    return {
+      payX402: async () => ({ header: null, value: null, request_id: "rq_1", approval_url: "https://wallet.test/approvals/rq_1" }),
+      waitForRequest: async (requestId: string) => ({
+        request_id: requestId,
+        status,
+        reason: status === "rejected" ? "Rejected by the user" : null,
+        ...(status === "completed" && { payment: { header: "PAYMENT-SIGNATURE", value } }),
+      }),
+    } as unknown as AgentWalletClient;
+  }
+
+  it("callPaidTool pays a tool's x402 error once approved and calls again with the PaymentPayload in _meta", async () => {
+    const calls: McpToolCall[] = [];
+    const tool = async (params: McpToolCall) => {
+      calls.push(params);
+      return params._meta?.["x402/payment"]
+        ? { content: [{ type: "text", text: "sunny" }] }
+        : { isError: true, structuredContent: { x402Version: 2, accepts: [] }, content: [] };
+    };
+    const result = await callPaidTool(
+      oneTapWallet("completed"),
+      tool,
+      { name: "forecast", arguments: { city: "Lisbon" } },
+      {
+        credentialId: "cr_1",
+      },
+    );
+    assert.deepEqual(result.content, [{ type: "text", text: "sunny" }]);
+    assert.deepEqual(calls[1], { name: "forecast", arguments: { city: "Lisbon" }, _meta: { "x402/payment": payment } });
+  });
+
+  it("a rejected one-tap payment throws PaymentNotApprovedError and nothing is retried", async () => {
+    let sent = 0;
+    const resource = async () => (sent++, new Response("{}", { status: 402, headers: { "PAYMENT-REQUIRED": "eyJ4NDAyVmVyc2lvbiI6Mn0=" } }));
+    const paying = payingFetch(oneTapWallet("rejected"), { credentialId: "cr_1", fetch: resource as typeof fetch });
+    await assert.rejects(paying("https://api.example.com/report"), (error: unknown) => {
+      assert.ok(error instanceof PaymentNotApprovedError);
+      assert.match(error.message, /rq_1 is rejected \(Rejected by the user\): nothing was paid/);
+      return true;
+    });
+    assert.equal(sent, 1);
   });
 });

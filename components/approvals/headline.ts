@@ -42,6 +42,12 @@ export function headlineOf(description: RequestDescription, credentialName: stri
         ? `Sign in to ${description.signIn.domain} with ${credentialName}`
         : `Sign a message with ${credentialName}`;
     case "sign_typed_data": {
+      // An x402 payment: its amount and payee as signed, and the resource it pays for (whose address is the agent's
+      // to give: hidden characters in it are shown).
+      if (description.payment) {
+        const { amount, payee, resource } = description.payment;
+        return escapedText(`Pay ${amount} to ${shortAddress(payee, names)} for ${resource.url}`);
+      }
       const granted = description.permit ?? description.delegation;
       if (granted) return `${actionWithParty(granted, names)} — by signature, no transaction`;
       if (description.operation) return `${executionsText(description.operation, names)} — by signature, as a user operation`;

@@ -1,6 +1,7 @@
 import type { FieldNode } from "@/lib/wallet/typed-data-fields";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
+import { escapedText } from "@/lib/text/visible-text";
 import { AddressText, DescribedFields, DetailField, ExecutionsFields, Field } from "./fields";
 
 /** Declared fields only, nested structs and arrays as nested lists. */
@@ -44,6 +45,7 @@ export function TypedDataDetails({
   permit,
   delegation,
   operation,
+  payment,
   names,
   valued,
 }: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames; valued: boolean }) {
@@ -51,6 +53,12 @@ export function TypedDataDetails({
   const granted = permit ?? delegation;
   return (
     <>
+      {payment && (
+        <Field label="Pays for">
+          <span className="mono">{escapedText(payment.resource.url)}</span>
+          {payment.resource.description ? ` (${escapedText(payment.resource.description)})` : ""}
+        </Field>
+      )}
       {granted && <DescribedFields described={granted} names={names} valued={valued} />}
       {operation && (
         <>

@@ -19,6 +19,8 @@ export type SigningAgent = {
   person: Person;
   agent: Client;
   wallet: { id: string; address: Address };
+  /** The agent's current access token, for the SDK beside its MCP client. */
+  accessToken: () => string;
   /** A sensitive tool call on the wallet that must succeed: the pending request it creates. */
   ask: (tool: string, args: Record<string, unknown>) => Promise<RequestView>;
 };
@@ -54,7 +56,9 @@ export function signingAgent(options: {
     // These suites show the person every kind of request, unlimited approvals and calls the wallet cannot read among
     // them: the grant lets them through to the person rather than refusing them by the default rule.
     const grant = { name: "Main", mode: "approve", unlimitedApprovals: "allow" } as const;
-    suite.agent = (await connectAgent(suite.app, suite.person.page, options.agentName, [grant])).client;
+    const connected = await connectAgent(suite.app, suite.person.page, options.agentName, [grant]);
+    suite.agent = connected.client;
+    suite.accessToken = () => connected.provider.tokens()!.access_token;
   });
   after(async () => {
     await suite.agent?.close().catch(() => {});

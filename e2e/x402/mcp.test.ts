@@ -1,11 +1,12 @@
 // pay_x402 through the real MCP SDK client against the started app: an agent pays a resource built with the real
 // `@x402/express` from its person's USDC allowance with no tap and reads the resource; above what is left it hears what
-// is left and when it resets; an `approve` credential hears that one-tap payments are not offered yet.
+// is left and when it resets; the SDK pays a paid MCP tool built with the MCP SDK (x402's MCP transport); an `approve`
+// credential hears that erc7710 is paid only within an allowance (its one-tap eip3009 payments: one-tap.test.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { deployer, mined } from "../support/contracts";
 import { deployFiatToken } from "../support/fiat-token";
@@ -18,7 +19,9 @@ import { randomId, sha256Hex } from "@/lib/crypto";
 import { API_KEY_PREFIX } from "@/contract";
 import { cliEnv, runCli } from "../support/cli";
 import type { ToolOutput } from "@/contract";
-import { AgentWalletClient, payingFetch } from "agent-wallet/sdk";
+import { AgentWalletClient, callPaidTool, payingFetch, type McpToolCall, type McpToolResult } from "agent-wallet/sdk";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startPaidMcpTool } from "../support/x402-mcp-tool";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 
@@ -106,7 +109,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.deepEqual(paid.paid.formatted, "0.01");
     assert.equal(paid.payee, shop);
     assert.deepEqual(paid.resource, { url: resource.url, description: "A report" });
-    const response = await fetch(resource.url, { headers: { [paid.header]: paid.value } });
+    const response = await fetch(resource.url, { headers: { [paid.header!]: paid.value! } });
     assert.equal(response.status, 200, facilitator.lastRefusal() ?? undefined);
     assert.equal(
       await world.chain.client.readContract({
@@ -184,10 +187,60 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.match(result.stderr, new RegExp(`Paid 0\\.01 USDC to ${shop} for ${resource.url.replace(/[.]/g, "\\.")}`));
   });
 
-  it("with an approve credential, says a one-tap payment is not offered yet", async () => {
+  it("the SDK's callPaidTool pays a paid MCP tool (x402's MCP transport) within the allowance, through the MCP SDK client", async () => {
+    const agent = await agentOf("allowance");
+    const shop = world.recipient();
+    await signAllowanceFor(
+      world.chain,
+      agent.person,
+      { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
+      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
+    );
+    const tool = await startPaidMcpTool({
+      facilitator,
+      chainId: world.chain.chainId,
+      token,
+      payTo: shop,
+      amount: PRICE,
+      description: "A forecast",
+    });
+    resources.push(tool);
+    const weather = new Client({ name: "weather-agent", version: "1.0.0" });
+    await weather.connect(new StreamableHTTPClientTransport(new URL(tool.url)));
+    clients.push(weather);
+    const call = (params: McpToolCall) => weather.callTool(params) as Promise<ToolResult & McpToolResult>;
+    const forecast = { name: "forecast", arguments: { city: "Lisbon" } };
+
+    const unpaid = await call(forecast);
+    assert.equal(unpaid.isError, true);
+    assert.equal(unpaid.structuredContent?.x402Version, 2, "the requirement in structuredContent");
+
+    const wallet = new AgentWalletClient({ baseUrl: world.app.baseUrl, accessToken: agent.accessToken });
+    const payments: ToolOutput<"pay_x402">[] = [];
+    const paid = await callPaidTool(wallet, call, forecast, {
+      credentialId: agent.credentialId,
+      onPayment: (payment) => payments.push(payment),
+    });
+    assert.notEqual(paid.isError, true, paid.content[0]?.text ?? facilitator.lastRefusal() ?? undefined);
+    assert.equal(paid.content[0].text, "Sunny in Lisbon");
+    assert.equal((paid._meta?.["x402/payment-response"] as { success: boolean }).success, true);
+    assert.equal(payments.length, 1);
+    assert.deepEqual(payments[0].resource, { url: "mcp://paid-weather/tools/forecast", description: "A forecast" });
+    assert.equal(
+      await world.chain.client.readContract({
+        address: token,
+        abi: parseAbi(["function balanceOf(address) view returns (uint256)"]),
+        functionName: "balanceOf",
+        args: [shop],
+      }),
+      PRICE,
+    );
+  });
+
+  it("with an approve credential, an erc7710-only resource is refused: erc7710 is paid only within an allowance", async () => {
     const agent = await agentOf("approve");
     const result = await pay(agent, (await paidResource(world.recipient())).required);
     assert.equal(result.isError, true);
-    assert.match(result.content[0].text, /one-tap eip3009 payment approved by the person is not offered yet/);
+    assert.match(result.content[0].text, /by erc7710, which Agent Wallet pays only within an allowance \(ask the person for one\)/);
   });
 });

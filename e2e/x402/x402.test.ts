@@ -63,7 +63,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
       assert.equal(paid.paid.symbol, "USDC");
       assert.equal(paid.resource.url, resource.url);
       assert.equal(paid.resource.description, "Today's market report");
-      const response = await fetch(resource.url, { headers: { [paid.header]: paid.value } });
+      const response = await fetch(resource.url, { headers: { [paid.header!]: paid.value! } });
       assert.equal(response.status, 200, world.facilitator.lastRefusal() ?? undefined);
       assert.deepEqual(await response.json(), { report: "paid content" });
       assert.equal(await world.tokenBalance(payee), PRICE * BigInt(round));
@@ -160,7 +160,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const other = world.recipient();
     const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee, other], perPeriod: 25_000n });
     const paid = await payX402(agent, credentialId, await requirementOf(await resourceFor(payee)));
-    const payload = decoded(paid.value);
+    const payload = decoded(paid.value!);
     const asked: PaymentRequirements = payload.accepted;
     assert.equal((await world.facilitator.verify(payload, asked)).isValid, true);
     for (const altered of [
@@ -201,7 +201,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const paid = await payX402(agent, credentialId, body);
     assert.equal(paid.header, "X-PAYMENT");
     assert.equal(paid.resource.description, "A V1 resource");
-    const v1 = JSON.parse(Buffer.from(paid.value, "base64").toString("utf8"));
+    const v1 = JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8"));
     assert.deepEqual(Object.keys(v1).sort(), ["network", "payload", "scheme", "x402Version"]);
     assert.equal(v1.x402Version, 1);
     const settled = await world.facilitator.settle({ x402Version: 1, accepted: entry, payload: v1.payload }, entry);
@@ -259,7 +259,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const stopped = await revokeForUser(agent.userId, agent.clientId);
     await sendStoredRevocations(stopped.allowanceIds);
     await assert.rejects(payX402(agent, credentialId, await requirementOf(resource)), /No way of paying this resource is covered/);
-    const response = await fetch(resource.url, { headers: { [signedBefore.header]: signedBefore.value } });
+    const response = await fetch(resource.url, { headers: { [signedBefore.header!]: signedBefore.value! } });
     assert.equal(response.status, 402, "the allowance is disabled on chain: the leaf derived from it no longer redeems");
     assert.equal(await world.tokenBalance(payee), 0n);
   });

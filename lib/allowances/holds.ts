@@ -34,7 +34,7 @@ const HELD_PAYMENTS = new PreparedSelect<{
  * others only with `settled` — a caller asks again so when what is held refuses a payment, so that the common payment
  * costs no chain read per hold. A chain that does not answer releases nothing.
  */
-export async function heldAgainst(
+async function heldAgainst(
   allowanceId: string,
   chainId: number,
   framework: Framework,

@@ -54,7 +54,10 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "Pays an x402 requirement (a resource's PAYMENT-REQUIRED header value, or a V1 402 body) from the credential's allowance " +
     "with no tap: picks an offer the allowance covers (exact scheme by erc7710, a chain and token it allows, a listed payee, " +
     "within what is left and the policy) and answers the header and value to retry the request with, and what was paid, to " +
-    "whom, for what. Agent Wallet never fetches the resource. Refused, with what is left and when it resets, when not covered.",
+    "whom, for what. Agent Wallet never fetches the resource. Refused, with what is left and when it resets, when not covered. " +
+    "With an approve-mode credential it asks the person instead (one passkey tap; exact scheme by eip3009, not permit2): it " +
+    "answers at once with request_id and approval_url and no header yet; get_request answers `payment` (header and value) " +
+    "once the person approved.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
     "and when the allowance expires.",

@@ -11,6 +11,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import type { ClaimedSession } from "@/lib/auth/session";
 import { presentedStepUp, stepUpOptions } from "@/lib/auth/step-up";
+import { answeredWith } from "@/lib/x402/answer";
 import { ChainUnansweredError, onChain, READ_BUDGET_MS } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
@@ -321,7 +322,9 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
   yield* heldLock(walletLock(row.credentialId));
   yield* grantHeld(row.grantId);
   const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
-  const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount });
+  // An x402 authorization's signature completes the payment the agent sends back: kept ready for get_request.
+  const payment = payload.kind === "sign_typed_data" && payload.x402 ? { payment: answeredWith(payload.x402, signature) } : {};
+  const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount, ...payment });
   const status = signedTransaction ? "approved" : "completed";
   const completedAt = signedTransaction ? null : now;
   const changed = lowered ? { payload: JSON.stringify(payload), digest, tokenAmount: lowered.signedAmount } : null;

@@ -71,8 +71,13 @@ type Description =
       delegation: Described | null;
       /** a user operation: the calls it runs from the wallet, and what it pays for gas */
       operation: (Executions & { details: Detail[] }) | null;
+      /** an x402 payment the authorization makes (pay_x402): its amount and payee as signed, and what it pays for */
+      payment?: X402Payment | null;
     }
   | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription };
+
+/** An x402 payment in words: the amount in the token's units and the payee, both read from the signed authorization. */
+export type X402Payment = { amount: string; payee: Address; resource: { url: string; description: string | null } };
 
 /** `unavailable`: what the chain did not tell in time, in words; the description then says less, never guesses. */
 export type RequestDescription = Description & { unavailable: string[] };
@@ -599,6 +604,21 @@ export async function describeRequest(payload: RequestPayload, budgetMs = READ_B
   return { ...described, unavailable };
 }
 
+/**
+ * The x402 payment a transfer authorization makes, when the request is one (pay_x402): the amount and payee come from
+ * the authorization, what is signed, and only what it pays for from the resource's own words.
+ */
+async function x402Payment(
+  payload: Extract<RequestPayload, { kind: "sign_typed_data" }>,
+  permit: Permit | null,
+  lookup: TokenLookup,
+): Promise<X402Payment | null> {
+  const paid = permit?.kind === "TransferWithAuthorization" ? permit.amounts[0] : null;
+  if (!payload.x402 || !permit || !paid?.token || permit.chainId === null) return null;
+  const token = await lookup(permit.chainId, paid.token);
+  return { amount: amountText(token, paid.amount), payee: permit.spender, resource: payload.x402.resource };
+}
+
 /** A request's payload in words, each token read with `lookup`, caveats by the framework `frameworkOf` names on the chain. */
 export async function describePayload(
   payload: RequestPayload,
@@ -612,9 +632,10 @@ export async function describePayload(
     const chainId = domainChain === undefined ? null : Number(domainChain);
     // A token's own permit or authorization moves the domain's token: its top-level value is in that token's units.
     const ownToken = permit && OWN_TOKEN.includes(permit.kind) ? permit.amounts[0]?.token : null;
-    const [fields, words] = await Promise.all([
+    const [fields, words, payment] = await Promise.all([
       inTokenUnits(declaredFields(payload.typedData), chainId, ownToken ?? null, lookup),
       typedDataWords(payload.typedData, chainId, lookup, chainId === null ? null : frameworkOf(chainId)),
+      x402Payment(payload, permit, lookup),
     ]);
     return {
       kind: "sign_typed_data",
@@ -622,6 +643,7 @@ export async function describePayload(
       domain: domainFields(payload.typedData),
       fields,
       ...words,
+      payment,
     };
   }
   const { transaction } = payload;

@@ -34,7 +34,9 @@ function approvalUrl(requestId: string): string {
 }
 
 export function toView(row: RequestRow): RequestView {
-  const result = row.result ? (JSON.parse(row.result) as { signature?: string; signedAmount?: string }) : {};
+  const result = row.result
+    ? (JSON.parse(row.result) as { signature?: string; signedAmount?: string; payment?: RequestView["payment"] })
+    : {};
   return {
     request_id: row.id,
     kind: row.kind as RequestKind,
@@ -48,6 +50,8 @@ export function toView(row: RequestRow): RequestView {
     tx_hash: row.txHash,
     reason: row.reason,
     signed_amount: result.signedAmount ?? null,
+    // only an approved x402 payment has one: other requests' views stay as they were
+    ...(result.payment && { payment: result.payment }),
   };
 }
 

@@ -29,9 +29,21 @@ export type PreparedTransaction = {
   maxPriorityFeePerGas: string;
 };
 
+/**
+ * The x402 payment a request's typed data authorizes (pay_x402 outside an allowance, lib/x402/one-tap.ts): what it
+ * pays for, as the resource described itself, and the payment to send back, complete but for its signature. Not part
+ * of what is signed: the amount, payee and token shown come from the typed data itself.
+ */
+export type X402Context = {
+  resource: { url: string; description: string | null };
+  header: "PAYMENT-SIGNATURE" | "X-PAYMENT";
+  /** the x402 PaymentPayload (V2) or V1 payment, whose `payload` lacks only its `signature` */
+  unsigned: { payload: Record<string, unknown> } & Record<string, unknown>;
+};
+
 export type RequestPayload =
   | { kind: "sign_message"; message: string }
-  | { kind: "sign_typed_data"; typedData: TypedDataDefinition }
+  | { kind: "sign_typed_data"; typedData: TypedDataDefinition; x402?: X402Context }
   | { kind: "send_transaction"; transaction: PreparedTransaction };
 
 /** The stored payload of a request row. */

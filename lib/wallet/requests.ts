@@ -10,7 +10,7 @@ import { NotFoundError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestView, type ToolInput } from "@/contract";
 import type { AgentContext } from "./agent-context";
 import { chainById, onChain } from "./chains";
-import type { PreparedTransaction, RequestPayload } from "./request-payload";
+import type { PreparedTransaction, RequestPayload, X402Context } from "./request-payload";
 import {
   currentRequest,
   REQUEST_TTL_SECONDS,
@@ -88,6 +88,8 @@ export type Payer = (
 /**
  * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
  * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it.
+ * Typed data that authorizes an x402 payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment
+ * its signature completes.
  */
 export async function createRequest(
   agent: AgentContext,
@@ -95,7 +97,7 @@ export async function createRequest(
     | ({ kind: "sign_message" } & ToolInput<"sign_message">)
     | ({ kind: "sign_typed_data" } & ToolInput<"sign_typed_data">)
     | ({ kind: "send_transaction" } & ToolInput<"send_transaction">),
-  options: { payer?: Payer } = {},
+  options: { payer?: Payer; x402?: X402Context } = {},
   clock: Clock = systemClock,
 ): Promise<RequestView> {
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
@@ -109,7 +111,8 @@ export async function createRequest(
   try {
     let payload: RequestPayload;
     if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };
-    else if (input.kind === "sign_typed_data") payload = { kind: "sign_typed_data", typedData: typedData! };
+    else if (input.kind === "sign_typed_data")
+      payload = { kind: "sign_typed_data", typedData: typedData!, ...(options.x402 && { x402: options.x402 }) };
     else {
       const transaction: AskedTransaction = {
         chainId: input.chain_id,
@@ -165,6 +168,8 @@ export async function createRequest(
           value: String(BigInt(input.value)),
           call: (input.data ?? "0x") !== "0x",
         }),
+        // an x402 payment: what it pays for (its amount and payee are in the typed data)
+        ...(options.x402 && { resource: options.x402.resource.url }),
       },
     },
     clock,

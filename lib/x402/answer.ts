@@ -4,24 +4,50 @@
 import { safeBase64Encode } from "@x402/core/utils";
 import type { PaymentPayload, PaymentPayloadV1, PaymentRequirements } from "@x402/core/types";
 import type { Address, Hex } from "viem";
+import type { X402Context } from "@/lib/wallet/request-payload";
 import type { Offer, PaymentRequired } from "./requirement";
 
 /** The erc7710 payload of the exact scheme: the delegation chain the facilitator redeems, leaf first. */
 export type DelegationPayload = { delegationManager: Address; permissionContext: Hex; delegator: Address };
 
+/** The eip3009 payload of the exact scheme without its signature: the TransferWithAuthorization's fields, as strings. */
+export type AuthorizationPayload = {
+  authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex };
+};
+
 export type PaymentAnswer = { header: "PAYMENT-SIGNATURE" | "X-PAYMENT"; value: string };
 
-export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: DelegationPayload): PaymentAnswer {
-  if (required.version === 1) {
-    const v1: PaymentPayloadV1 = { x402Version: 1, scheme: offer.scheme, network: offer.network, payload };
-    return { header: "X-PAYMENT", value: safeBase64Encode(JSON.stringify(v1)) };
-  }
-  const v2: PaymentPayload = {
+/** The payment to send back for `offer`, carrying `payload`, and the header it goes in. */
+function paymentBody(
+  required: PaymentRequired,
+  offer: Offer,
+  payload: Record<string, unknown>,
+): { header: PaymentAnswer["header"]; body: PaymentPayload | PaymentPayloadV1 } {
+  if (required.version === 1)
+    return { header: "X-PAYMENT", body: { x402Version: 1, scheme: offer.scheme, network: offer.network, payload } };
+  const body: PaymentPayload = {
     x402Version: 2,
     resource: required.resourceOffered,
     // the server matches the accepted entry against what it offered: sent back as it came
     accepted: offer.offered as PaymentRequirements,
     payload,
   };
-  return { header: "PAYMENT-SIGNATURE", value: safeBase64Encode(JSON.stringify(v2)) };
+  return { header: "PAYMENT-SIGNATURE", body };
+}
+
+export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: DelegationPayload): PaymentAnswer {
+  const { header, body } = paymentBody(required, offer, payload);
+  return { header, value: safeBase64Encode(JSON.stringify(body)) };
+}
+
+/** What a one-tap payment's request keeps until the person signs: everything but the signature (answeredWith). */
+export function unsignedPayment(required: PaymentRequired, offer: Offer, payload: AuthorizationPayload): X402Context {
+  const { header, body } = paymentBody(required, offer, payload);
+  return { resource: required.resource, header, unsigned: body as X402Context["unsigned"] };
+}
+
+/** The payment value once the person's signature of the authorization is there. */
+export function answeredWith(context: X402Context, signature: string): PaymentAnswer {
+  const body = { ...context.unsigned, payload: { ...context.unsigned.payload, signature } };
+  return { header: context.header, value: safeBase64Encode(JSON.stringify(body)) };
 }

@@ -41,12 +41,19 @@ function redeemersOf(extra: Record<string, unknown>): Address[] | null {
   return [...new Set(listed.map((entry) => getAddress(entry as string)))];
 }
 
-/** Why `offer` cannot be paid from `payable`, or the choice it makes. */
-function judge(offer: Offer, configured: readonly number[], payable: readonly Payable[]): Choice | string {
+/** The chain an `exact` offer pays on when this service uses it, or why it cannot be paid at all. */
+export function exactOfferChain(offer: Offer, configured: readonly number[]): number | string {
   if (offer.scheme !== "exact") return `the scheme "${offer.scheme}" (Agent Wallet pays "exact")`;
   const chainId = chainIdOf(offer.network);
   if (chainId === null) return `the network "${offer.network}" (Agent Wallet pays on eip155:<chain id> networks)`;
   if (!configured.includes(chainId)) return `chain ${chainId}, which this wallet service does not use`;
+  return chainId;
+}
+
+/** Why `offer` cannot be paid from `payable`, or the choice it makes. */
+function judge(offer: Offer, configured: readonly number[], payable: readonly Payable[]): Choice | string {
+  const chainId = exactOfferChain(offer, configured);
+  if (typeof chainId === "string") return chainId;
   if (offer.extra.assetTransferMethod !== "erc7710")
     return `chain ${chainId} by ${String(offer.extra.assetTransferMethod ?? "eip3009")} (within an allowance Agent Wallet pays by erc7710)`;
   const redeemers = redeemersOf(offer.extra);
@@ -65,11 +72,15 @@ function judge(offer: Offer, configured: readonly number[], payable: readonly Pa
   return { offer, allowanceId: covering.allowanceId, chainId, asset, payee, amount, redeemers };
 }
 
-/** The cheapest entry the grant can pay, or a refusal saying why each entry cannot be paid. */
-export function chooseOffer(offers: readonly Offer[], configured: readonly number[], payable: readonly Payable[]): Choice {
-  const judged = offers.map((offer) => judge(offer, configured, payable));
-  const choices = judged.filter((entry): entry is Choice => typeof entry !== "string");
+/** The cheapest of the entries judged payable, or a refusal saying why each entry cannot be paid. */
+export function cheapest<T extends { amount: bigint }>(judged: readonly (T | string)[]): T {
+  const choices = judged.filter((entry): entry is T => typeof entry !== "string");
   if (choices.length) return choices.reduce((best, next) => (next.amount < best.amount ? next : best));
   const reasons = [...new Set(judged as string[])];
   throw new X402NotPayableError(`No way of paying this resource is covered: it asks for ${reasons.join("; or ")}. Nothing was signed.`);
+}
+
+/** The cheapest entry the grant can pay within an allowance, or a refusal saying why each entry cannot be paid. */
+export function chooseOffer(offers: readonly Offer[], configured: readonly number[], payable: readonly Payable[]): Choice {
+  return cheapest(offers.map((offer) => judge(offer, configured, payable)));
 }

@@ -18,6 +18,7 @@ import { BalanceFields } from "@/components/approvals/balance-fields";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Field } from "@/components/approvals/fields";
 import { headlineOf } from "@/components/approvals/headline";
+import { escapedText } from "@/lib/text/visible-text";
 import { MessageText } from "@/components/approvals/message-text";
 import { PhoneHandoff } from "@/components/approvals/phone-handoff";
 import { SignedOutApproval } from "@/components/approvals/signed-out-approval";
@@ -99,8 +100,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
       <AppHeader email={user.email} />
       <main className="approval">
         {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
-        <h1>{TITLES[description.kind]}</h1>
+        <h1>{description.kind === "sign_typed_data" && description.payment ? "Pay for a resource" : TITLES[description.kind]}</h1>
         <p className="headline">{headlineOf(description, approval.credentialName, names)}</p>
+        {description.kind === "sign_typed_data" && description.payment?.resource.description ? (
+          <p className="payment-for">
+            The resource describes itself as: <strong>“{escapedText(description.payment.resource.description)}”</strong>
+          </p>
+        ) : null}
         {pending && view.reason ? (
           <p className="risk" role="note">
             <strong>Not paid from the allowance:</strong> {view.reason}
