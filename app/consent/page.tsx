@@ -6,7 +6,7 @@ import { listContacts } from "@/lib/wallet/address-book";
 import { allowanceChains } from "@/lib/allowances/settings";
 import { config } from "@/lib/config";
 import { nativeCoin } from "@/lib/wallet/policy-presets";
-import { whyNoAllowance } from "@/lib/wallet/allowance-offer";
+import { whyNoAllowance } from "@/lib/allowances/offer";
 import { AuthPanel } from "@/components/auth/auth-panel";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/create-wallet-form";

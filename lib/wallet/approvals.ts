@@ -11,7 +11,6 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import type { ClaimedSession } from "@/lib/auth/session";
 import { presentedStepUp, stepUpOptions } from "@/lib/auth/step-up";
-import { answeredWith } from "@/lib/x402/answer";
 import { ChainUnansweredError, onChain, READ_BUDGET_MS } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
@@ -21,7 +20,7 @@ import { knownAddresses, QUEUE_CODE_DEADLINE_MS, requestRisk, type KnownAddresse
 import { tokenMetadata } from "./token-metadata";
 import { keccak256 } from "./keccak";
 import { recoverHashSigner, recoverTransactionSigner } from "./signer-recovery";
-import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, type RequestPayload } from "./request-payload";
+import { messageExcerpt, payloadDigest, payloadOf, transactionMismatch, x402PaymentValue, type RequestPayload } from "./request-payload";
 import {
   currentRequest,
   findRequestWithWallet,
@@ -323,7 +322,7 @@ function* decided(row: RequestRow, approval: Approval, now: Date): TransactionSc
   yield* grantHeld(row.grantId);
   const signedAmount = lowered ? { signedAmount: lowered.signedAmount } : {};
   // An x402 authorization's signature completes the payment the agent sends back: kept ready for get_request.
-  const payment = payload.kind === "sign_typed_data" && payload.x402 ? { payment: answeredWith(payload.x402, signature) } : {};
+  const payment = payload.kind === "sign_typed_data" && payload.x402 ? { payment: x402PaymentValue(payload.x402, signature) } : {};
   const result = JSON.stringify(signedTransaction ? { signedTransaction, ...signedAmount } : { signature, ...signedAmount, ...payment });
   const status = signedTransaction ? "approved" : "completed";
   const completedAt = signedTransaction ? null : now;

@@ -41,6 +41,16 @@ export type X402Context = {
   unsigned: { payload: Record<string, unknown> } & Record<string, unknown>;
 };
 
+/** A value as x402 sends it in a header: its JSON, base64 (Buffer's, several times faster than a btoa of ~10 KB). */
+export function base64Json(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), "utf8").toString("base64");
+}
+
+/** The payment value to send back once the person's signature of the authorization is there. */
+export function x402PaymentValue(context: X402Context, signature: string): { header: X402Context["header"]; value: string } {
+  return { header: context.header, value: base64Json({ ...context.unsigned, payload: { ...context.unsigned.payload, signature } }) };
+}
+
 export type RequestPayload =
   | { kind: "sign_message"; message: string }
   | { kind: "sign_typed_data"; typedData: TypedDataDefinition; x402?: X402Context }

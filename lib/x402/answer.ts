@@ -1,10 +1,9 @@
 // The value the agent sends back with its retry: V2's `PAYMENT-SIGNATURE` header (base64 of the PaymentPayload,
 // which repeats the accepted entry exactly as offered) or V1's `X-PAYMENT` header (base64 of scheme, network and
 // payload).
-import { safeBase64Encode } from "@x402/core/utils";
 import type { PaymentPayload, PaymentPayloadV1, PaymentRequirements } from "@x402/core/types";
 import type { Address, Hex } from "viem";
-import type { X402Context } from "@/lib/wallet/request-payload";
+import { base64Json, type X402Context } from "@/lib/wallet/request-payload";
 import type { Offer, PaymentRequired } from "./requirement";
 
 /** The erc7710 payload of the exact scheme: the delegation chain the facilitator redeems, leaf first. */
@@ -37,17 +36,11 @@ function paymentBody(
 
 export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: DelegationPayload): PaymentAnswer {
   const { header, body } = paymentBody(required, offer, payload);
-  return { header, value: safeBase64Encode(JSON.stringify(body)) };
+  return { header, value: base64Json(body) };
 }
 
 /** What a one-tap payment's request keeps until the person signs: everything but the signature (answeredWith). */
 export function unsignedPayment(required: PaymentRequired, offer: Offer, payload: AuthorizationPayload): X402Context {
   const { header, body } = paymentBody(required, offer, payload);
   return { resource: required.resource, header, unsigned: body as X402Context["unsigned"] };
-}
-
-/** The payment value once the person's signature of the authorization is there. */
-export function answeredWith(context: X402Context, signature: string): PaymentAnswer {
-  const body = { ...context.unsigned, payload: { ...context.unsigned.payload, signature } };
-  return { header: context.header, value: safeBase64Encode(JSON.stringify(body)) };
 }

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { getAddress } from "viem";
-import { answeredWith, unsignedPayment, type AuthorizationPayload } from "./answer";
+import { x402PaymentValue } from "@/lib/wallet/request-payload";
+import { unsignedPayment, type AuthorizationPayload } from "./answer";
 import { parsePaymentRequired } from "./requirement";
 
 const TOKEN = getAddress("0x036cbd53842c5426634e7929541ec2318f3dcf7e");
@@ -21,7 +22,7 @@ describe("a one-tap payment's answer", () => {
     const unsigned = unsignedPayment(required, required.accepts[0], authorization);
     assert.deepEqual(unsigned.resource, { url: resource.url, description: "Market report" });
     assert.equal("signature" in unsigned.unsigned.payload, false, "nothing pretends to be signed before the person signs");
-    const answer = answeredWith(unsigned, "0x1234");
+    const answer = x402PaymentValue(unsigned, "0x1234");
     assert.equal(answer.header, "PAYMENT-SIGNATURE");
     assert.deepEqual(decoded(answer.value), {
       x402Version: 2,
@@ -37,7 +38,7 @@ describe("a one-tap payment's answer", () => {
       x402Version: 1,
       accepts: [{ ...v1, maxAmountRequired: amount, resource: resource.url, description: "", mimeType: "" }],
     });
-    const answer = answeredWith(unsignedPayment(required, required.accepts[0], authorization), "0x1234");
+    const answer = x402PaymentValue(unsignedPayment(required, required.accepts[0], authorization), "0x1234");
     assert.equal(answer.header, "X-PAYMENT");
     assert.deepEqual(decoded(answer.value), {
       x402Version: 1,

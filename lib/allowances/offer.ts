@@ -1,8 +1,8 @@
 // Why consent offers no allowance mode: a person who reads of allowances and finds only Read and Approve is told which
 // chain lacks what, rather than left to guess.
 import { config } from "@/lib/config";
-import { allowanceChains } from "@/lib/allowances/settings";
-import { allowanceFramework } from "./chains";
+import { allowanceChains } from "./settings";
+import { allowanceFramework } from "@/lib/wallet/chains";
 
 /** Null when some chain offers allowances; otherwise one sentence per chain on what it lacks. */
 export function whyNoAllowance(): string | null {
