@@ -3,7 +3,6 @@
 // (lib/allowances/caveats.ts), so what is stored is what the approval page described.
 import { getAddress, type Address, type Hex, type SignedAuthorization, type TypedDataDefinition } from "viem";
 import { recoverAuthorizationAddress } from "viem/utils";
-import { hashDelegation } from "@metamask/delegation-core";
 import { ERC20PeriodTransferEnforcer, LimitedCallsEnforcer, NativeTokenPeriodTransferEnforcer } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
@@ -28,6 +27,7 @@ import {
   type OverLimit,
 } from "./caveats";
 import { delegateAccount } from "./delegate-key";
+import { delegationHash } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegatedCode } from "./guard";
 import { relay, RelayBudgetError, RelayerLowError } from "./relay";
@@ -168,7 +168,7 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     }
     if (signerOf(delegationTypedData(framework, input.chainId, delegation), delegation.signature) !== getAddress(input.delegator))
       throw new AllowanceError("A delegation's signature is not the wallet's.");
-    checked.push({ delegation, meaning, hash: hashDelegation(delegation) as Hex });
+    checked.push({ delegation, meaning, hash: delegationHash(delegation) });
   }
   checkRevocation(framework, input);
   await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization, input.userId);

@@ -17,7 +17,7 @@ import {
   type Address,
   type Hex,
 } from "viem";
-import { createExactExecutionTerms, createLimitedCallsTerms, encodeDelegations } from "@metamask/delegation-core";
+import { createExactExecutionTerms, createLimitedCallsTerms } from "@metamask/delegation-core";
 import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
@@ -28,6 +28,7 @@ import { AppError } from "@/lib/http/errors";
 import { allowanceStatus, findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
 import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
+import { encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { leftFor } from "./holds";
@@ -109,7 +110,7 @@ async function redelegation(
 
 /** The redeemDelegations call that performs `execution` through the chain leaf → person's delegation. */
 export function redeemCall(chain: Delegation[], execution: { target: Address; value: bigint; callData: Hex }): Hex {
-  const context = encodeDelegations(chain) as Hex;
+  const context = encodedDelegations(chain);
   const executionCalldata = concat([execution.target, pad(toHex(execution.value), { size: 32 }), execution.callData]);
   return encodeFunctionData({
     abi: DelegationManager,

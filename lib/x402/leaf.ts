@@ -9,10 +9,9 @@ import {
   createRedeemerTerms,
   createTimestampTerms,
   createValueLteTerms,
-  encodeDelegations,
-  hashDelegation,
 } from "@metamask/delegation-core";
 import { delegationTypedData, randomSalt, type Delegation } from "@/lib/allowances/caveats";
+import { delegationHash, encodedDelegations } from "@/lib/allowances/delegation-encoding";
 import { delegateAccount } from "@/lib/allowances/delegate-key";
 import type { DelegationState } from "@/lib/allowances/allowances";
 import type { Framework } from "@/lib/wallet/delegation-framework";
@@ -64,10 +63,10 @@ export async function signPaymentLeaf(
   };
   leaf.signature = await delegate.signTypedData(delegationTypedData(framework, terms.chainId, leaf));
   return {
-    leafHash: hashDelegation(leaf) as Hex,
+    leafHash: delegationHash(leaf),
     payload: {
       delegationManager: framework.DelegationManager,
-      permissionContext: encodeDelegations([leaf, root.delegation]) as Hex,
+      permissionContext: encodedDelegations([leaf, root.delegation]),
       delegator: root.delegation.delegator,
     },
   };

@@ -1,0 +1,33 @@
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import fc from "fast-check";
+import { encodeDelegations, hashDelegation } from "@metamask/delegation-core";
+import { bytesToHex, getAddress, type Hex } from "viem";
+import type { Delegation } from "./caveats";
+import { delegationHash, encodedDelegations } from "./delegation-encoding";
+
+const hex = (min: number, max: number) => fc.uint8Array({ minLength: min, maxLength: max }).map((bytes) => bytesToHex(bytes) as Hex);
+const address = hex(20, 20).map((value) => getAddress(value));
+const caveat = fc.record({ enforcer: address, terms: hex(0, 200), args: hex(0, 40) });
+const delegation: fc.Arbitrary<Delegation> = fc.record({
+  delegate: address,
+  delegator: address,
+  authority: hex(32, 32),
+  caveats: fc.array(caveat, { maxLength: 6 }),
+  salt: fc.bigInt({ min: 0n, max: 2n ** 256n - 1n }),
+  signature: hex(0, 65),
+});
+
+describe("delegation encoding", () => {
+  it("hashes any delegation as @metamask/delegation-core does", () => {
+    fc.assert(fc.property(delegation, (given) => assert.equal(delegationHash(given), hashDelegation(given))));
+  });
+
+  it("encodes any chain of delegations as @metamask/delegation-core does", () => {
+    fc.assert(
+      fc.property(fc.array(delegation, { minLength: 1, maxLength: 3 }), (chain) =>
+        assert.equal(encodedDelegations(chain), (encodeDelegations(chain) as Hex).toLowerCase()),
+      ),
+    );
+  });
+});

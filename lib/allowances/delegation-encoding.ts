@@ -1,0 +1,57 @@
+// A delegation's hash (its EIP-712 struct hash, by which the DelegationManager and the enforcers key it) and the ABI
+// encoding of a chain of delegations (a redemption's permission context), exactly as @metamask/delegation-core computes
+// them, for a fraction of the CPU: its JavaScript took about 1 ms a hash and 1.8 ms an encoding, several of each on
+// every payment. Here viem's ABI encoder and the native Keccak (lib/wallet/keccak.ts); the test holds both to the
+// package's.
+import { concat, encodeAbiParameters, pad, stringToHex, toHex, type Hex } from "viem";
+import { keccak256 } from "@/lib/wallet/keccak";
+import type { Delegation } from "./caveats";
+
+const CAVEAT_TYPEHASH = keccak256(stringToHex("Caveat(address enforcer,bytes terms)"));
+const DELEGATION_TYPEHASH = keccak256(
+  stringToHex(
+    "Delegation(address delegate,address delegator,bytes32 authority,Caveat[] caveats,uint256 salt)Caveat(address enforcer,bytes terms)",
+  ),
+);
+
+/** The delegation's EIP-712 struct hash (its signature and the caveats' args are not part of it). */
+export function delegationHash(delegation: Pick<Delegation, "delegate" | "delegator" | "authority" | "caveats" | "salt">): Hex {
+  const caveats = delegation.caveats.map((caveat) => keccak256(concat([CAVEAT_TYPEHASH, pad(caveat.enforcer), keccak256(caveat.terms)])));
+  return keccak256(
+    concat([
+      DELEGATION_TYPEHASH,
+      pad(delegation.delegate),
+      pad(delegation.delegator),
+      delegation.authority,
+      keccak256(concat(caveats)),
+      toHex(delegation.salt, { size: 32 }),
+    ]),
+  );
+}
+
+const DELEGATIONS = [
+  {
+    type: "tuple[]",
+    components: [
+      { name: "delegate", type: "address" },
+      { name: "delegator", type: "address" },
+      { name: "authority", type: "bytes32" },
+      {
+        name: "caveats",
+        type: "tuple[]",
+        components: [
+          { name: "enforcer", type: "address" },
+          { name: "terms", type: "bytes" },
+          { name: "args", type: "bytes" },
+        ],
+      },
+      { name: "salt", type: "uint256" },
+      { name: "signature", type: "bytes" },
+    ],
+  },
+] as const;
+
+/** A chain of delegations, leaf first, as redeemDelegations takes it: `Delegation[]` ABI-encoded. */
+export function encodedDelegations(chain: Delegation[]): Hex {
+  return encodeAbiParameters(DELEGATIONS, [chain]);
+}
