@@ -2,7 +2,8 @@
 // which repeats the accepted entry exactly as offered) or V1's `X-PAYMENT` header (base64 of scheme, network and
 // payload).
 import type { PaymentPayload, PaymentPayloadV1, PaymentRequirements } from "@x402/core/types";
-import type { Address, Hex } from "viem";
+import { formatUnits, type Address, type Hex } from "viem";
+import { assetNames } from "@/lib/allowances/view";
 import { base64Json, type X402Context } from "@/lib/wallet/request-payload";
 import type { Offer, PaymentRequired } from "./requirement";
 
@@ -43,4 +44,26 @@ export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: 
 export function unsignedPayment(required: PaymentRequired, offer: Offer, payload: AuthorizationPayload): X402Context {
   const { header, body } = paymentBody(required, offer, payload);
   return { resource: required.resource, header, unsigned: body as X402Context["unsigned"] };
+}
+
+/** What a payment pays, to whom, for what, and until when, in pay_x402's words (the token's units and symbol). */
+export async function paymentTerms(
+  required: PaymentRequired,
+  choice: { amount: bigint; asset: Address; chainId: number; payee: Address; offer: { network: string } },
+  expiresAt: number,
+) {
+  const names = await assetNames(choice.chainId, choice.asset);
+  return {
+    paid: {
+      amount: choice.amount.toString(),
+      formatted: formatUnits(choice.amount, names.decimals),
+      symbol: names.symbol,
+      token: choice.asset,
+      chain_id: choice.chainId,
+      network: choice.offer.network,
+    },
+    payee: choice.payee,
+    resource: required.resource,
+    expires_at: new Date(expiresAt * 1000).toISOString(),
+  };
 }

@@ -4,15 +4,14 @@
 // (the policy reads an authorization as one). Its signature completes the payment that get_request then answers.
 // Agent Wallet signs nothing itself here and sends nothing on chain: the payee's facilitator submits the authorization.
 import { randomBytes } from "node:crypto";
-import { formatUnits, getAddress, toHex, type Address } from "viem";
+import { getAddress, toHex, type Address } from "viem";
 import type { ToolOutput } from "@/contract";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
-import { assetNames } from "@/lib/allowances/view";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { REQUEST_TTL_SECONDS } from "@/lib/wallet/request-lifecycle";
 import { createRequest } from "@/lib/wallet/requests";
-import { unsignedPayment, type AuthorizationPayload } from "./answer";
+import { paymentTerms, unsignedPayment, type AuthorizationPayload } from "./answer";
 import { cheapest, exactOfferChain } from "./choose";
 import type { Offer, PaymentRequired } from "./requirement";
 
@@ -98,24 +97,13 @@ export async function payWithOneTap(
     { x402: unsignedPayment(required, choice.offer, payload) },
     clock,
   );
-  const names = await assetNames(choice.chainId, choice.asset);
   return {
     header: null,
     value: null,
     payment_id: view.request_id,
     request_id: view.request_id,
     approval_url: view.approval_url,
-    paid: {
-      amount: choice.amount.toString(),
-      formatted: formatUnits(choice.amount, names.decimals),
-      symbol: names.symbol,
-      token: choice.asset,
-      chain_id: choice.chainId,
-      network: choice.offer.network,
-    },
-    payee: choice.payee,
-    resource: required.resource,
-    expires_at: new Date(validBefore * 1000).toISOString(),
+    ...(await paymentTerms(required, choice, validBefore)),
     allowance_id: null,
   };
 }

@@ -4,7 +4,7 @@
 // the signed amount is held against the allowance until the chain shows it redeemed or it has expired. Payments of
 // one allowance take turns under its lease (as its transfers do): each is checked against the chain and the holds
 // as the previous one left them, so never more is signed than the allowance's cap.
-import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
+import { encodeFunctionData, erc20Abi, type Address } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
@@ -23,7 +23,7 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { RequestError } from "@/lib/wallet/request-lifecycle";
-import { paymentAnswer, type PaymentAnswer } from "./answer";
+import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
 import { chooseOffer, type Choice, type Payable } from "./choose";
 import { signPaymentLeaf } from "./leaf";
 import { payWithOneTap } from "./one-tap";
@@ -166,7 +166,6 @@ async function signWithinAllowance(agent: AgentContext, credentialId: string, re
       },
     });
     await db().agentRequest.update({ where: { id: request.id }, data: { status: "completed", completedAt: now } });
-    const names = await assetNames(choice.chainId, choice.asset);
     await recordAudit(
       {
         type: "allowance.spent",
@@ -189,17 +188,7 @@ async function signWithinAllowance(agent: AgentContext, credentialId: string, re
     return {
       ...paymentAnswer(required, choice.offer, signed.payload),
       payment_id: paymentId,
-      paid: {
-        amount: choice.amount.toString(),
-        formatted: formatUnits(choice.amount, names.decimals),
-        symbol: names.symbol,
-        token: choice.asset,
-        chain_id: choice.chainId,
-        network: choice.offer.network,
-      },
-      payee: choice.payee,
-      resource: required.resource,
-      expires_at: new Date(expiresAt * 1000).toISOString(),
+      ...(await paymentTerms(required, choice, expiresAt)),
       allowance_id: allowance.id,
     } satisfies PaidX402;
   });
