@@ -7,7 +7,9 @@ import { allowanceChains } from "@/lib/allowances/settings";
 import { config } from "@/lib/config";
 import { nativeCoin } from "@/lib/wallet/policy-presets";
 import { whyNoAllowance } from "@/lib/allowances/offer";
+import { userCodeOf } from "@/lib/oauth/device-authorization";
 import { AuthPanel } from "@/components/auth/auth-panel";
+import { DeadEnd } from "@/components/nav/dead-end";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/create-wallet-form";
 import { walletAssets } from "@/lib/prices/holdings";
@@ -22,18 +24,17 @@ const CLOSED: Record<string, [string, string]> = {
 
 function Closed({ title, message }: { title: string; message: string }) {
   return (
-    <main>
-      <h1>{title}</h1>
+    <DeadEnd title={title}>
       <p>{message}</p>
-    </main>
+    </DeadEnd>
   );
 }
 
 // Fixed: a client chooses its own name, so the name must never read as the page's (or Agent Wallet's) voice.
 const HEADING = "An application wants to connect to your wallet";
 
-export default async function ConsentPage({ searchParams }: { searchParams: Promise<{ request?: string }> }) {
-  const requestId = (await searchParams).request;
+export default async function ConsentPage({ searchParams }: { searchParams: Promise<{ request?: string; code?: string }> }) {
+  const { request: requestId, code } = await searchParams;
   if (!requestId)
     return (
       <Closed title="No request" message="This page is opened by an application asking for access. Start again from the application." />
@@ -51,7 +52,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
     return <Closed title={title} message={message} />;
   }
 
-  const user = await currentUser();
+  const [user, userCode] = await Promise.all([currentUser(), request.redirectHost ? null : userCodeOf(requestId, code)]);
   const offlineRequested = request.scopes.includes("offline_access");
   const summary = (
     <dl className="summary">
@@ -73,7 +74,16 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
       ) : (
         <>
           <dt>Continues on</dt>
-          <dd>the device that showed you the code (approve only if you started it yourself, just now)</dd>
+          <dd>
+            the device that showed you the code
+            {userCode && (
+              <>
+                {" "}
+                <strong>{userCode}</strong>
+              </>
+            )}{" "}
+            (check that it is the one your terminal shows, and approve only if you started it yourself, just now)
+          </dd>
         </>
       )}
       <dt>Asks for</dt>
@@ -101,6 +111,10 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const canSeal = passkeys.some((passkey) => passkey.prfCapable);
   const assets = walletAssets(user.id);
   const noAllowance = credentials.some((credential) => credential.kind === "evm") ? whyNoAllowance() : null;
+  // the tokens the holdings list: token caps and allowances pick them by name, not pasted as contracts
+  const tokens = (await assets).flatMap(({ chain, token, symbol, decimals }) =>
+    token ? [{ chainId: chain.id, address: token, symbol, decimals }] : [],
+  );
   return (
     <main>
       <h1>{HEADING}</h1>
@@ -132,6 +146,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
         offlineRequested={offlineRequested}
         contacts={contacts}
         allowanceChains={allowanceChains()}
+        tokens={tokens}
         coin={nativeCoin(config().chains)}
         credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
       />

@@ -5,7 +5,7 @@ import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/brow
 import { callApi, messageOf } from "@/components/browser/api";
 import { useHydrated } from "@/components/browser/use-action";
 import type { Contact } from "@/lib/wallet/address-book";
-import type { NativeCoin } from "@/lib/wallet/policy-presets";
+import type { NativeCoin, PickableToken } from "@/lib/wallet/policy-presets";
 import { approveGrantSet, emptyChoice, GrantSetPicker, type PickableCredential } from "@/components/grants/grant-set-picker";
 import type { AllowanceChain } from "@/components/grants/allowance-types";
 
@@ -19,6 +19,7 @@ export function ConsentForm({
   contacts,
   offlineRequested,
   allowanceChains,
+  tokens,
   coin,
 }: {
   requestId: string;
@@ -28,6 +29,8 @@ export function ConsentForm({
   coin: NativeCoin;
   offlineRequested: boolean;
   allowanceChains: AllowanceChain[];
+  /** the tokens the wallets may hold, which token caps and an allowance pick by name */
+  tokens: PickableToken[];
 }) {
   const [choice, setChoice] = useState(() => emptyChoice(credentials, allowanceChains));
   const [stayConnected, setStayConnected] = useState(offlineRequested);
@@ -79,6 +82,7 @@ export function ConsentForm({
               contacts={contacts}
               coin={coin}
               allowanceChains={allowanceChains}
+              tokens={tokens}
             />
           </>
         )}

@@ -20,6 +20,7 @@ export function newAllowanceForm(chains: AllowanceChain[]): AllowanceForm {
     coin: "",
     tokens: [],
     recipients: "",
+    payees: "listed",
     period: "day",
     expiresInDays: "7",
     transactions: "10",

@@ -9,22 +9,29 @@ import { callApi, messageOf } from "@/components/browser/api";
 import { assertForSeals } from "@/components/browser/passkey";
 import { delegationFromJson, delegationToJson } from "@/lib/allowances/caveats";
 import { allowanceBinding, readAllowanceToSign, signAllowance, type AllowanceToSign } from "@/lib/allowances/signing";
-import { describeDelegation } from "@/lib/allowances/wording";
+import { allowanceSummary, describeDelegation, type SummaryAsset } from "@/lib/allowances/wording";
+import { moneyText } from "@/lib/prices/format";
 import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
 import { ContactPicks } from "./contact-picks";
+import type { PickableToken } from "@/lib/wallet/policy-presets";
 import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-types";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 
 function choicesOf(credentialId: string, form: AllowanceForm): AllowanceChoicesInput {
+  const anyPayee = form.payees === "any";
   return {
     credentialId,
     chainId: form.chainId,
-    coin: form.coin.trim() || undefined,
-    tokens: form.tokens.filter((token) => token.address.trim()).map((token) => ({ address: token.address.trim(), amount: token.amount })),
-    recipients: form.recipients.split(/[\s,]+/).filter(Boolean),
+    // any payee is for tokens only (its fields hide the coin's and the payees')
+    coin: (!anyPayee && form.coin.trim()) || undefined,
+    tokens: form.tokens
+      .filter((token) => token.address.trim())
+      .map((token) => ({ address: token.address.trim(), amount: token.amount, ...(anyPayee && { perPayment: token.perPayment }) })),
+    recipients: anyPayee ? [] : form.recipients.split(/[\s,]+/).filter(Boolean),
+    anyPayee,
     period: form.period,
     expiresInDays: Number(form.expiresInDays),
     transactions: Number(form.transactions),
@@ -45,19 +52,44 @@ function toSign(prepared: PreparedAllowance): AllowanceToSign {
 /**
  * The allowance in plain words, decoded from the fields the person's key will sign (never from what the server says
  * they mean): anything readAllowanceToSign refuses — an unknown enforcer, no caveats — throws, and nothing is signed.
+ * The summary says it as a person would, with names from the address book; the words are the exact terms.
  */
-function wordsOf(prepared: PreparedAllowance, chain: AllowanceChain | undefined): string[] {
+function reviewOf(
+  prepared: PreparedAllowance,
+  chain: AllowanceChain | undefined,
+  contacts: Contact[],
+): { summary: string; words: string[] } {
   const meanings = readAllowanceToSign(prepared.address, toSign(prepared));
   const now = Math.floor(Date.now() / 1000);
-  const lines = meanings.map((meaning) => {
-    const named = prepared.assets.find((asset) => asset.token === meaning.token);
+  const assetOf = (token: string | null) => {
+    const named = prepared.assets.find((asset) => asset.token === token);
     // the symbol is the token's own word for itself; the contract it names is what is signed
-    const asset = meaning.token
-      ? { symbol: named?.symbol ?? meaning.token, decimals: named?.decimals ?? 0 }
+    const asset = token
+      ? { symbol: named?.symbol ?? token, decimals: named?.decimals ?? 0 }
       : { symbol: chain?.symbol ?? "of the chain's coin", decimals: 18 };
-    const words = describeDelegation(meaning, asset, now);
+    const price = named?.price ? { answer: BigInt(named.price.answer), decimals: named.price.decimals } : null;
+    return { asset, price };
+  };
+  const perPaymentOf = (token: string | null) => {
+    const max = prepared.perPayment.find((entry) => entry.token === token)?.max;
+    return max ? BigInt(max) : null;
+  };
+  const lines = meanings.map((meaning) => {
+    const words = describeDelegation(meaning, assetOf(meaning.token).asset, now, perPaymentOf(meaning.token));
     return meaning.token ? `${words} Token contract: ${meaning.token}.` : words;
   });
+  const parts: SummaryAsset[] = [...new Set(meanings.map((meaning) => meaning.token))].map((token) => {
+    const own = meanings.filter((meaning) => meaning.token === token);
+    const { asset, price } = assetOf(token);
+    return {
+      meanings: own,
+      asset,
+      money: price && moneyText(own[0].perPeriod, asset.decimals, price, prepared.currency),
+      perPaymentMax: perPaymentOf(token),
+    };
+  });
+  const nameOf = (address: string) => contacts.find((contact) => contact.address.toLowerCase() === address.toLowerCase())?.label ?? address;
+  const summary = allowanceSummary(parts, nameOf);
   lines.push(
     prepared.overLimit === "ask"
       ? "Anything above it comes to you as a request to approve with your passkey."
@@ -74,7 +106,7 @@ function wordsOf(prepared: PreparedAllowance, chain: AllowanceChain | undefined)
         "Agent Wallet pays the fee.",
     );
   }
-  return lines;
+  return { summary, words: lines };
 }
 
 /**
@@ -102,6 +134,7 @@ export async function signReviewedAllowance(
       chainId: prepared.chainId,
       overLimit: prepared.overLimit,
       delegations: signed.delegations.map(delegationToJson),
+      perPayment: prepared.perPayment,
       authorization: authorization && {
         address: authorization.address,
         chainId: authorization.chainId,
@@ -123,6 +156,7 @@ export function AllowancePicker({
   review,
   onChange,
   contacts,
+  tokens = [],
   scope = credential.id,
 }: {
   credential: { id: string; name: string; address: string };
@@ -134,18 +168,25 @@ export function AllowancePicker({
   /** a changed form drops its review: only what was reviewed may be signed */
   onChange: (form: AllowanceForm, review?: AllowanceReview) => void;
   contacts: Contact[];
+  /** the tokens the wallet may hold, offered by name; any other is named by its contract */
+  tokens?: PickableToken[];
 }) {
   const [busy, setBusy] = useState(false);
   const name = credential.name;
   const id = (field: string) => `allowance-${field}-${scope}`;
   const chain = chains.find((candidate) => candidate.id === form.chainId);
+  const offered = tokens.filter((token) => token.chainId === form.chainId);
+  const anyPayee = form.payees === "any";
   const set = (patch: Partial<AllowanceForm>) => onChange({ ...form, ...patch });
+  const setToken = (index: number, patch: Partial<AllowanceForm["tokens"][number]>) =>
+    set({ tokens: form.tokens.map((token, i) => (i === index ? { ...token, ...patch } : token)) });
+  const symbolOf = (address: string) => offered.find((token) => token.address.toLowerCase() === address.toLowerCase())?.symbol;
 
   async function prepare() {
     setBusy(true);
     try {
       const prepared = await callApi<PreparedAllowance>("/api/allowances/prepare", choicesOf(credential.id, form));
-      onChange(form, { prepared, words: wordsOf(prepared, chain) });
+      onChange(form, { prepared, ...reviewOf(prepared, chain, contacts) });
     } catch (error) {
       onChange(form, { error: messageOf(error) });
     } finally {
@@ -153,23 +194,28 @@ export function AllowancePicker({
     }
   }
 
-  const text = (field: keyof AllowanceForm & string, label: string, inputMode: "decimal" | "numeric", placeholder?: string) => (
+  const amount = (fieldId: string, label: string, value: string, unit: string | undefined, change: (value: string) => void) => (
+    <>
+      <label htmlFor={fieldId}>
+        {label} for {name}
+      </label>
+      <span className="allowance-amount-field">
+        <input id={fieldId} inputMode="decimal" size={12} value={value} onChange={(event) => change(event.target.value)} />
+        {unit && <span className="muted"> {unit}</span>}
+      </span>
+    </>
+  );
+  const whole = (field: "expiresInDays" | "transactions", label: string) => (
     <>
       <label htmlFor={id(field)}>
         {label} for {name}
       </label>
-      <input
-        id={id(field)}
-        inputMode={inputMode}
-        placeholder={placeholder}
-        value={form[field] as string}
-        onChange={(event) => set({ [field]: event.target.value })}
-      />
+      <input id={id(field)} inputMode="numeric" size={6} value={form[field]} onChange={(event) => set({ [field]: event.target.value })} />
     </>
   );
 
   return (
-    <div className="limits stack">
+    <div className="limits stack allowance-picker">
       <p className="muted small">
         Pays small amounts by itself, within an allowance you sign now: the chain enforces it, so not even Agent Wallet can spend more.
       </p>
@@ -185,56 +231,115 @@ export function AllowancePicker({
           </select>
         </>
       )}
-      {text("coin", `${chain?.symbol ?? "Coin"} per period`, "decimal", "empty: none")}
-      {form.tokens.map((token, index) => (
-        <div key={index} className="stack">
-          <label htmlFor={id(`token-${index}`)}>
-            Token {index + 1} contract for {name}
+      <fieldset>
+        <legend>Who {name} may pay</legend>
+        {(
+          [
+            ["listed", "Only these payees"],
+            ["any", "Any payee, at most a set amount per payment"],
+          ] as const
+        ).map(([value, label]) => (
+          <label key={value} className="inline choice">
+            <input
+              type="radio"
+              name={id("payees")}
+              value={value}
+              checked={form.payees === value}
+              onChange={() => set({ payees: value, ...(value === "any" && { coin: "" }) })}
+            />{" "}
+            {label}
           </label>
-          <input
-            id={id(`token-${index}`)}
-            className="mono"
-            placeholder="0x…"
-            value={token.address}
-            onChange={(event) => set({ tokens: form.tokens.map((t, i) => (i === index ? { ...t, address: event.target.value } : t)) })}
-          />
-          <label htmlFor={id(`token-amount-${index}`)}>
-            Token {index + 1} per period for {name}
-          </label>
-          <input
-            id={id(`token-amount-${index}`)}
-            inputMode="decimal"
-            value={token.amount}
-            onChange={(event) => set({ tokens: form.tokens.map((t, i) => (i === index ? { ...t, amount: event.target.value } : t)) })}
-          />
-        </div>
-      ))}
-      <button type="button" className="small" onClick={() => set({ tokens: [...form.tokens, { address: "", amount: "" }] })}>
+        ))}
+        {anyPayee && (
+          <p role="note" className="small">
+            Any payee: Agent Wallet refuses a payment above the amount you set, but if Agent Wallet&apos;s server were compromised, anyone
+            could be paid, up to the allowance per period and no more. For tokens only.
+          </p>
+        )}
+      </fieldset>
+      {!anyPayee && amount(id("coin"), `${chain?.symbol ?? "Coin"} per period`, form.coin, chain?.symbol, (coin) => set({ coin }))}
+      {form.tokens.map((token, index) => {
+        const picked = symbolOf(token.address);
+        return (
+          <div key={index} className="stack">
+            {offered.length > 0 && (
+              <>
+                <label htmlFor={id(`token-pick-${index}`)}>
+                  Token {index + 1} for {name}
+                </label>
+                <select
+                  id={id(`token-pick-${index}`)}
+                  value={picked ? token.address : ""}
+                  onChange={(event) => setToken(index, { address: event.target.value })}
+                >
+                  {offered.map((option) => (
+                    <option key={option.address} value={option.address}>
+                      {option.symbol}
+                    </option>
+                  ))}
+                  <option value="">Another token, by its contract</option>
+                </select>
+              </>
+            )}
+            {!picked && (
+              <>
+                <label htmlFor={id(`token-${index}`)}>
+                  Token {index + 1} contract for {name}
+                </label>
+                <input
+                  id={id(`token-${index}`)}
+                  className="mono"
+                  size={44}
+                  placeholder="0x…"
+                  value={token.address}
+                  onChange={(event) => setToken(index, { address: event.target.value })}
+                />
+              </>
+            )}
+            {amount(id(`token-amount-${index}`), `Token ${index + 1} per period`, token.amount, picked, (value) =>
+              setToken(index, { amount: value }),
+            )}
+            {anyPayee &&
+              amount(id(`token-most-${index}`), `Token ${index + 1} at most per payment`, token.perPayment, picked, (value) =>
+                setToken(index, { perPayment: value }),
+              )}
+          </div>
+        );
+      })}
+      <button
+        type="button"
+        className="small"
+        onClick={() => set({ tokens: [...form.tokens, { address: offered[0]?.address ?? "", amount: "", perPayment: "" }] })}
+      >
         Add a token for {name}
       </button>
-      <label htmlFor={id("recipients")}>Allowed recipients for {name}</label>
-      <textarea
-        id={id("recipients")}
-        rows={2}
-        className="mono"
-        placeholder="0x… one per line"
-        value={form.recipients}
-        onChange={(event) => set({ recipients: event.target.value })}
-      />
-      <ContactPicks
-        contacts={contacts}
-        recipients={form.recipients}
-        label={(contact) => `Let ${name} pay ${contact.label}`}
-        onChange={(recipients) => set({ recipients })}
-      />
+      {!anyPayee && (
+        <>
+          <label htmlFor={id("recipients")}>Allowed recipients for {name}</label>
+          <textarea
+            id={id("recipients")}
+            rows={2}
+            className="mono"
+            placeholder="0x…, one per line"
+            value={form.recipients}
+            onChange={(event) => set({ recipients: event.target.value })}
+          />
+          <ContactPicks
+            contacts={contacts}
+            recipients={form.recipients}
+            label={(contact) => `Let ${name} pay ${contact.label}`}
+            onChange={(recipients) => set({ recipients })}
+          />
+        </>
+      )}
       <label htmlFor={id("period")}>Allowance period for {name}</label>
       <select id={id("period")} value={form.period} onChange={(event) => set({ period: event.target.value as AllowanceForm["period"] })}>
         <option value="hour">per hour</option>
         <option value="day">per day</option>
         <option value="week">per week</option>
       </select>
-      {text("expiresInDays", "Days until the allowance ends (at most 30)", "numeric")}
-      {text("transactions", "Number of payments in all", "numeric")}
+      {whole("expiresInDays", "Days until the allowance ends (at most 30)")}
+      {whole("transactions", "Number of payments in all")}
       <label htmlFor={id("over")}>Above the allowance for {name}</label>
       <select
         id={id("over")}
@@ -253,13 +358,17 @@ export function AllowancePicker({
             Nothing will be signed: {review.error}
           </p>
         ) : (
-          <section aria-label={`Allowance you sign for ${name}`}>
+          <section aria-label={`Allowance you sign for ${name}`} className="card allowance-card">
             <h3>The allowance you sign for {name}</h3>
-            <ul>
-              {review.words.map((line) => (
-                <li key={line}>{line}</li>
-              ))}
-            </ul>
+            <p className="allowance-summary">{review.summary}</p>
+            <details>
+              <summary>The exact terms you sign</summary>
+              <ul>
+                {review.words.map((line) => (
+                  <li key={line}>{line}</li>
+                ))}
+              </ul>
+            </details>
           </section>
         ))}
     </div>

@@ -9,13 +9,19 @@ export type AllowanceChain = { id: number; name: string; symbol: string };
 export type AllowanceForm = {
   chainId: number;
   coin: string;
-  tokens: { address: string; amount: string }[];
+  /** `perPayment`: with any payee, the most one payment may be */
+  tokens: { address: string; amount: string; perPayment: string }[];
   recipients: string;
+  /** "listed" (the default): only the recipients named; "any": anyone, each payment at most its token's `perPayment` */
+  payees: "listed" | "any";
   period: "hour" | "day" | "week";
   expiresInDays: string;
   transactions: string;
   overLimit: "ask" | "refuse";
 };
 
-/** What the server prepared, as this page decoded it from the fields to sign; or why nothing will be signed. */
-export type AllowanceReview = { prepared: PreparedAllowance; words: string[] } | { error: string };
+/**
+ * What the server prepared, as this page decoded it from the fields to sign; or why nothing will be signed. `summary`
+ * says it in the person's words, `words` are the exact terms.
+ */
+export type AllowanceReview = { prepared: PreparedAllowance; summary: string; words: string[] } | { error: string };

@@ -3,7 +3,7 @@
 import type { AuthenticationResponseJSON, PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
 import type { Contact } from "@/lib/wallet/address-book";
 import { startAuthentication } from "@/components/browser/passkey";
-import type { NativeCoin } from "@/lib/wallet/policy-presets";
+import type { NativeCoin, PickableToken } from "@/lib/wallet/policy-presets";
 import { NEW_LIMITS, LimitsPicker, policyOfChoice, type LimitsChoice } from "./limits-picker";
 import { AllowancePicker, loadAllowanceSigning, newAllowanceForm, reviewedAllowance } from "./allowance-form";
 import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-types";
@@ -69,6 +69,7 @@ export function GrantSetPicker({
   contacts,
   coin,
   allowanceChains = [],
+  tokens,
 }: {
   credentials: PickableCredential[];
   choice: GrantChoice;
@@ -76,6 +77,8 @@ export function GrantSetPicker({
   contacts: Contact[];
   coin: NativeCoin;
   allowanceChains?: AllowanceChain[];
+  /** tokens the wallets may hold, offered by name for token caps and allowances */
+  tokens?: PickableToken[];
 }) {
   return (
     <ul className="rows grant-set">
@@ -125,6 +128,7 @@ export function GrantSetPicker({
                 onChange={update}
                 contacts={contacts}
                 coin={coin}
+                tokens={tokens}
               />
             )}
             {entry.included && entry.mode === "allowance" && (
@@ -135,6 +139,7 @@ export function GrantSetPicker({
                 review={entry.review}
                 onChange={(allowance, review) => update({ allowance, review })}
                 contacts={contacts}
+                tokens={tokens}
               />
             )}
           </li>

@@ -13,7 +13,9 @@ import {
   presetPolicy,
   type CustomLimits,
   type NativeCoin,
+  type PickableToken,
   type PresetKey,
+  type TokenCapChoice,
 } from "@/lib/wallet/policy-presets";
 
 /**
@@ -30,12 +32,18 @@ export function policyOfChoice(choice: LimitsChoice): Policy {
   return choice.limits === "custom" ? customPolicy(choice.custom) : presetPolicy(choice.limits, choice.custom.noUnlimitedApprovals);
 }
 
-/** A stored policy as the choice that writes it: its preset, or the custom form filled in. */
-export function choiceOfPolicy(policy: Policy): LimitsChoice {
-  return { limits: presetOf(policy), custom: customLimitsOf(policy) };
+/** A stored policy as the choice that writes it: its preset, or the custom form filled in (`known` tokens by name). */
+export function choiceOfPolicy(policy: Policy, known: PickableToken[] = []): LimitsChoice {
+  return { limits: presetOf(policy), custom: customLimitsOf(policy, known) };
 }
 
 type TextRule = { [K in keyof CustomLimits]: CustomLimits[K] extends string ? K : never }[keyof CustomLimits];
+
+/** "USDC", or "USDC on chain 8453" when the same symbol is offered on several chains. */
+function tokenName(token: PickableToken, offered: PickableToken[]): string {
+  const twins = offered.filter((other) => other.symbol === token.symbol).length;
+  return twins > 1 ? `${token.symbol} on chain ${token.chainId}` : token.symbol;
+}
 
 /** The spending limits of one approve-mode credential; every field is labelled with the credential's name. */
 export function LimitsPicker({
@@ -45,6 +53,7 @@ export function LimitsPicker({
   onChange,
   contacts,
   coin,
+  tokens = [],
 }: {
   credentialId: string;
   name: string;
@@ -54,12 +63,17 @@ export function LimitsPicker({
   contacts: Contact[];
   /** The configured chains' coin, which the amounts are in. */
   coin: NativeCoin;
+  /** tokens the wallets may hold: their caps are picked by name and typed in their units */
+  tokens?: PickableToken[];
 }) {
   const custom = (patch: Partial<CustomLimits>) => onChange({ ...choice, custom: { ...choice.custom, ...patch } });
+  const caps = choice.custom.tokenCaps;
+  const setCap = (index: number, patch: Partial<TokenCapChoice>) =>
+    custom({ tokenCaps: caps.map((cap, i) => (i === index ? { ...cap, ...patch } : cap)) });
   const field = (
     rule: TextRule,
     label: string,
-    options: { rows?: number; placeholder?: string; inputMode?: "decimal" | "numeric" } = {},
+    options: { rows?: number; placeholder?: string; inputMode?: "decimal" | "numeric"; size?: number } = {},
   ) => {
     const id = `${rule}-${credentialId}`;
     const props = { id, value: choice.custom[rule], placeholder: options.placeholder };
@@ -71,7 +85,12 @@ export function LimitsPicker({
         {options.rows ? (
           <textarea {...props} rows={options.rows} onChange={(event) => custom({ [rule]: event.target.value })} />
         ) : (
-          <input {...props} inputMode={options.inputMode} onChange={(event) => custom({ [rule]: event.target.value })} />
+          <input
+            {...props}
+            size={options.size}
+            inputMode={options.inputMode}
+            onChange={(event) => custom({ [rule]: event.target.value })}
+          />
         )}
       </>
     );
@@ -106,9 +125,9 @@ export function LimitsPicker({
       </p>
       {choice.limits === "custom" && (
         <div className="stack">
-          {field("perTransaction", `Per transaction ${coinNote(coin)}`, { inputMode: "decimal" })}
-          {field("perDay", `Per day ${coinNote(coin)}`, { inputMode: "decimal" })}
-          {field("perWeek", `Per week ${coinNote(coin)}`, { inputMode: "decimal" })}
+          {field("perTransaction", `Per transaction ${coinNote(coin)}`, { inputMode: "decimal", size: 12 })}
+          {field("perDay", `Per day ${coinNote(coin)}`, { inputMode: "decimal", size: 12 })}
+          {field("perWeek", `Per week ${coinNote(coin)}`, { inputMode: "decimal", size: 12 })}
           {field("recipients", "Allowed recipients", { rows: 2, placeholder: "0x… one per line; empty: anyone" })}
           <ContactPicks
             contacts={contacts}
@@ -119,15 +138,72 @@ export function LimitsPicker({
           <details>
             <summary>More rules for {name}</summary>
             <div className="stack">
-              {field("chains", "Allowed chains", { placeholder: "chain ids, e.g. 1, 8453; empty: any" })}
+              {field("chains", "Allowed chains", { placeholder: "e.g. 1, 8453; empty: any", size: 26 })}
               {field("contracts", "Allowed contracts", { rows: 2, placeholder: "0x… [0xselector …] one per line; empty: any" })}
-              {field("tokens", "Token caps", {
-                rows: 2,
-                placeholder: "chain token per-transaction per-day, in the token's smallest unit; - for none",
+              {caps.map((cap, index) => {
+                const capId = (part: string) => `token-cap-${part}-${index}-${credentialId}`;
+                const amount = (part: "perTransaction" | "perDay", words: string) => (
+                  <>
+                    <label htmlFor={capId(part)}>
+                      Token cap {index + 1} {words} for {name}
+                    </label>
+                    <span>
+                      <input
+                        id={capId(part)}
+                        inputMode="decimal"
+                        size={12}
+                        placeholder="none"
+                        value={cap[part]}
+                        onChange={(event) => setCap(index, { [part]: event.target.value })}
+                      />{" "}
+                      <span className="muted">{cap.token.symbol}</span>
+                    </span>
+                  </>
+                );
+                return (
+                  <div key={index} className="stack">
+                    <label htmlFor={capId("token")}>
+                      Token cap {index + 1} for {name}
+                    </label>
+                    <select
+                      id={capId("token")}
+                      value={tokens.findIndex((token) => token.chainId === cap.token.chainId && token.address === cap.token.address)}
+                      onChange={(event) => setCap(index, { token: tokens[Number(event.target.value)] })}
+                    >
+                      {tokens.map((token, option) => (
+                        <option key={`${token.chainId}:${token.address}`} value={option}>
+                          {tokenName(token, tokens)}
+                        </option>
+                      ))}
+                    </select>
+                    {amount("perTransaction", "per transaction")}
+                    {amount("perDay", "per day")}
+                    <button type="button" className="small" onClick={() => custom({ tokenCaps: caps.filter((_, i) => i !== index) })}>
+                      Remove token cap {index + 1} for {name}
+                    </button>
+                  </div>
+                );
               })}
+              {tokens.length > 0 && (
+                <button
+                  type="button"
+                  className="small"
+                  onClick={() => custom({ tokenCaps: [...caps, { token: tokens[0], perTransaction: "", perDay: "" }] })}
+                >
+                  Add a token cap for {name}
+                </button>
+              )}
+              {field("tokens", tokens.length ? "Other token caps" : "Token caps", {
+                rows: 2,
+                placeholder: "chain id, contract, per transaction, per day",
+              })}
+              <p className="muted small">
+                For a token {tokens.length ? "not listed above" : "by its contract"}: one a line, its chain id, its contract, then the caps
+                per transaction and per day in its smallest unit (- for none).
+              </p>
               {field("typedDataContracts", "Typed data contracts", { rows: 2, placeholder: "verifyingContract 0x… one per line" })}
               {field("typedDataNames", "Typed data names", { rows: 2, placeholder: "domain names, one per line" })}
-              {field("requestsPerHour", "Requests per hour", { inputMode: "numeric" })}
+              {field("requestsPerHour", "Requests per hour", { inputMode: "numeric", size: 6 })}
               {toggle("signMessage", "Allow message signing")}
             </div>
           </details>

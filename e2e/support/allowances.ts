@@ -118,8 +118,16 @@ export type AllowanceApp = {
   stop: () => Promise<void>;
 };
 
-/** `rpc`: the app reaches the chain through a stallingRpc; `env`: settings of the app's own. */
-type AllowanceAppOptions = { explorerUrl?: string; rpc?: boolean; env?: Record<string, string> };
+/**
+ * `rpc`: the app reaches the chain through a stallingRpc; `env`: settings of the app's own; `tokens`: contracts deployed
+ * before the app starts, which CHAINS lists for the chain.
+ */
+type AllowanceAppOptions = {
+  explorerUrl?: string;
+  rpc?: boolean;
+  env?: Record<string, string>;
+  tokens?: (chain: LocalChain) => Promise<Address[]>;
+};
 
 /**
  * The app started on a fresh hardhat chain with the Delegation Framework deployed and configured (CHAINS,
@@ -137,7 +145,10 @@ export async function startAllowanceApp(options: AllowanceAppOptions & { browser
     const chain = await startChain();
     stops.push(() => chain.stop());
     const environment = await deployFramework(chain);
-    const explorer = options.explorerUrl ? { explorerUrl: options.explorerUrl } : {};
+    const explorer = {
+      ...(options.explorerUrl && { explorerUrl: options.explorerUrl }),
+      ...(options.tokens && { tokens: await options.tokens(chain) }),
+    };
     const rpc = options.rpc ? await stallingRpc(chain) : undefined;
     if (rpc) stops.push(() => rpc.close());
     const app = await startApp({
@@ -254,7 +265,14 @@ export async function signedAllowanceFor(
     authorizationNonce: code ? null : await chain.client.getTransactionCount({ address: person.address }),
   });
   return {
-    input: { ...owner, chainId: chain.chainId, delegator: person.address, overLimit: spec.overLimit, ...signed },
+    input: {
+      ...owner,
+      chainId: chain.chainId,
+      delegator: person.address,
+      overLimit: spec.overLimit,
+      perPayment: caveats.perPaymentOf(spec),
+      ...signed,
+    },
     now: new Date(now * 1000),
   };
 }

@@ -75,7 +75,7 @@ export async function startChain(options: { chainId?: number; port?: number } = 
 }
 
 /** The CHAINS setting that points the app at this node (with a block explorer's address when given). */
-export function chainsSetting(chain: LocalChain, options: { explorerUrl?: string } = {}): string {
+export function chainsSetting(chain: LocalChain, options: { explorerUrl?: string; tokens?: string[] } = {}): string {
   return JSON.stringify([{ id: chain.chainId, name: "Local dev chain", rpcUrl: chain.rpcUrl, symbol: "ETH", ...options }]);
 }
 

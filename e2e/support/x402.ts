@@ -15,14 +15,19 @@ export type X402World = AllowanceWorld & {
   token: Address;
   facilitator: Erc7710Facilitator;
   tokenBalance: (address: Address) => Promise<bigint>;
-  /** A person holding 1 USDC who gave a new agent an allowance of `perPeriod` USDC units a day to `payees`. */
-  agentWithAllowance: (options: { payees: Address[]; perPeriod: bigint; transactions?: number }) => Promise<{
+  /**
+   * A person holding 1 USDC who gave a new agent an allowance of `perPeriod` USDC units a day to `payees`, or with
+   * `anyPayee` to anyone, each payment at most that many units.
+   */
+  agentWithAllowance: (options: AllowanceOptions) => Promise<{
     agent: AgentContext;
     credentialId: string;
     allowanceId: string;
     person: Address;
   }>;
 };
+
+type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint };
 
 export async function startX402World(database: "sqlite" | "postgres"): Promise<X402World> {
   const world = await startAllowanceWorld({ database });
@@ -32,7 +37,7 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
   const facilitator = await startErc7710Facilitator(world.chain, world.framework.DelegationManager);
   const minter = await deployer(world.chain);
 
-  async function agentWithAllowance(options: { payees: Address[]; perPeriod: bigint; transactions?: number }) {
+  async function agentWithAllowance(options: AllowanceOptions) {
     const person = await world.newPerson("1");
     await mined(
       world.chain,
@@ -52,8 +57,9 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
       { userId, credentialId: credential.id, grantId: grant.id },
       {
         recipients: options.payees,
+        anyPayee: options.anyPayee !== undefined,
         native: undefined,
-        tokens: [{ address: token, perPeriod: options.perPeriod }],
+        tokens: [{ address: token, perPeriod: options.perPeriod, perPayment: options.anyPayee }],
         transactions: options.transactions ?? 20,
         overLimit: "refuse",
       },

@@ -1,7 +1,7 @@
 // The agent's side of an allowance (MCP): send_transaction on an `allowance` credential pays from the grant's live
 // allowance with no tap and is recorded as a completed request; above what is left it goes to the person (`ask`) or
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
-import { getAddress } from "viem";
+import { formatUnits, getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { db, selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
@@ -13,10 +13,11 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
-import { findAllowance } from "./allowances";
-import { refusalWords } from "./refusal-words";
-import { AllowanceRefusal, spendFromAllowance } from "./spend";
-import { allowanceViews } from "./view";
+import { findAllowance, frameworkFor, parseStoredDelegation, type Allowance } from "./allowances";
+import { readDelegation, type OverLimit } from "./caveats";
+import { refusalWords, type Asked } from "./refusal-words";
+import { AllowanceRefusal, paymentOf, spendFromAllowance, type Payment } from "./spend";
+import { allowanceViews, assetNames } from "./view";
 
 // Past the ORM (lib/db/prepared.ts), as findAllowance: every payment looks for its allowance. The time is compared
 // as SQLite stores it; PostgreSQL reads the same text as the UTC timestamp it names.
@@ -26,7 +27,37 @@ const LIVE_ALLOWANCE = new PreparedSelect<{ id: string }>(
   ORDER BY "createdAt" DESC LIMIT 1`,
 );
 
+/** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
+function askedOf(allowance: Allowance, payment: AskedTransaction): Asked | undefined {
+  const moved = paymentOf({ to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data });
+  if (!moved) return undefined;
+  const framework = frameworkFor(allowance.chainId);
+  // Every delegation of one asset has the same cap: the person chose one amount per asset.
+  const cap = allowance.delegations
+    .map((row) => readDelegation(framework, parseStoredDelegation(row.signed)))
+    .find((meaning) => meaning.token === moved.token);
+  return cap && { amount: moved.amount, perPeriod: cap.perPeriod };
+}
+
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
+
+/**
+ * A token payment above the most the allowance's any-payee delegation pays at once: the chain would let it pass up
+ * to the cap, so the server refuses it before anything is sent (the refusal, for the person's choice above it).
+ */
+async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<AllowanceRefusal | null> {
+  const moved = paymentOf(payment);
+  const row = moved?.token && allowance.delegations.find((candidate) => candidate.perPaymentMax && candidate.token === moved.token);
+  if (!moved || !row || moved.amount <= BigInt(row.perPaymentMax!)) return null;
+  const names = await assetNames(allowance.chainId, moved.token);
+  const units = (amount: bigint) => `${formatUnits(amount, names.decimals)} ${names.symbol}`;
+  const most = units(BigInt(row.perPaymentMax!));
+  return new AllowanceRefusal(
+    "over_cap",
+    `${units(moved.amount)} is above the ${most} this allowance pays any payee at once.`,
+    allowance.overLimit as OverLimit,
+  );
+}
 
 /**
  * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; or says why
@@ -65,6 +96,8 @@ export async function payFromAllowance(
   });
   let spent;
   try {
+    const overMost = await abovePerPayment(allowance, { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data });
+    if (overMost) throw overMost;
     spent = await spendFromAllowance(
       allowance,
       { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data },
@@ -77,7 +110,7 @@ export async function payFromAllowance(
     }
     // Refused before anything was sent: the hold goes, as if it had never been asked.
     await db().agentRequest.delete({ where: { id: reserved.id } });
-    const words = await refusalWords(allowance.chainId, error, now);
+    const words = await refusalWords(allowance.chainId, error, now, askedOf(allowance, payment));
     if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
       return { toPerson: `${words} ${YOUR_FEE}` };
     throw new RequestError("allowance_refused", words, 409);
@@ -133,6 +166,7 @@ export async function allowanceForAgent(agent: AgentContext, credentialId: strin
         per_period: limit.perPeriod,
         left: limit.left,
         resets_at: limit.resetsAt,
+        transfers_left_in_all: limit.transfersLeft,
         transfers_left: limit.transfersLeft,
       })),
     })),

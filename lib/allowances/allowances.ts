@@ -25,6 +25,7 @@ import {
   type DelegationJson,
   type DelegationMeaning,
   type OverLimit,
+  type PerPayment,
 } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import { delegationHash } from "./delegation-encoding";
@@ -131,12 +132,15 @@ export type NewAllowance = {
   authorization?: SignedAuthorization;
   /** the person's signature over the allowance's own revocation (revocation-operation.ts presignedRevocation) */
   revocation: Hex;
+  /** for any payee, each token's most per payment (the person's choice, bound to their tap; the server holds to it) */
+  perPayment?: PerPayment;
 };
 
 /** An allowance whose signatures and shape were checked, and whose account runs the DeleGator: ready to store. */
 export type ReadyAllowance = Omit<NewAllowance, "grantId" | "delegations" | "authorization"> & {
   delegate: Address;
-  checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex }[];
+  /** `perPaymentMax`: an any-payee delegation's most per payment, in base units */
+  checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex; perPaymentMax: string | null }[];
 };
 
 /**
@@ -168,12 +172,30 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     }
     if (signerOf(delegationTypedData(framework, input.chainId, delegation), delegation.signature) !== getAddress(input.delegator))
       throw new AllowanceError("A delegation's signature is not the wallet's.");
-    checked.push({ delegation, meaning, hash: delegationHash(delegation) });
+    checked.push({ delegation, meaning, hash: delegationHash(delegation), perPaymentMax: null });
   }
+  checkPerPayment(checked, input.perPayment ?? []);
   checkRevocation(framework, input);
   await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization, input.userId);
   const { userId, credentialId, chainId, delegator, overLimit, revocation } = input;
   return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked, revocation };
+}
+
+/**
+ * Each any-payee delegation gets its token's most per payment, and only they do: a delegation that pays anyone is
+ * never stored without the server's limit, which no enforcer of the framework can set on chain.
+ */
+function checkPerPayment(checked: ReadyAllowance["checked"], perPayment: PerPayment) {
+  const tokens = new Set(perPayment.map(({ token }) => getAddress(token)));
+  if (tokens.size !== perPayment.length) throw new AllowanceError("Each token's most per payment may be given once.");
+  for (const entry of checked) {
+    const given = perPayment.find(({ token }) => getAddress(token) === entry.meaning.token);
+    if (entry.meaning.anyPayee !== (given !== undefined))
+      throw new AllowanceError("A token for any payee needs its most per payment, and only such a token has one.");
+    if (given && (BigInt(given.max) <= 0n || BigInt(given.max) > entry.meaning.perPeriod))
+      throw new AllowanceError("A most per payment is more than 0 and no more than the token's amount per period.");
+    entry.perPaymentMax = given ? BigInt(given.max).toString() : null;
+  }
 }
 
 /** Who signed `typedData`; null for a signature that is no signature at all. */
@@ -215,10 +237,11 @@ export async function storeAllowance(tx: Tx, ready: ReadyAllowance, grantId: str
       expiresAt,
       revocationSignature: ready.revocation,
       delegations: {
-        create: ready.checked.map(({ delegation, meaning, hash }) => ({
+        create: ready.checked.map(({ delegation, meaning, hash, perPaymentMax }) => ({
           hash,
           token: meaning.token,
           signed: storedDelegation(delegation),
+          perPaymentMax,
         })),
       },
     },

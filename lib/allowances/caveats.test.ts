@@ -6,6 +6,8 @@ import {
   AllowanceSpecError,
   DAY,
   delegationsFor,
+  pays,
+  perPaymentOf,
   readDelegation,
   specFromChoices,
   UnreadableDelegationError,
@@ -13,7 +15,7 @@ import {
 } from "./caveats";
 import { frameworkOn } from "@/lib/wallet/delegation-framework";
 import { address, NOW, testFramework } from "./framework.fixture";
-import { describeDelegation, periodWords } from "./wording";
+import { allowanceSummary, describeDelegation, periodWords } from "./wording";
 
 const framework = testFramework;
 
@@ -57,6 +59,7 @@ describe("allowance caveats", () => {
       periodSeconds: DAY,
       startsAt: NOW,
       recipients: [SHOP],
+      anyPayee: false,
       expiresAt: NOW + 7 * DAY,
       notBefore: 0,
       transactions: 3,
@@ -130,12 +133,120 @@ describe("allowance caveats", () => {
     const spec = specFromChoices(choices, NOW);
     assert.equal(spec.native, parseEther("0.01"));
     assert.deepEqual(spec.tokens, [{ address: TOKEN, perPeriod: 10_000_000n }]);
+    assert.equal(spec.anyPayee, false);
     assert.equal(spec.expiresAt, NOW + 7 * DAY);
     assert.equal(spec.periodSeconds, DAY);
     assert.equal(specFromChoices({ ...choices, expiresInDays: 30 }, NOW).expiresAt, NOW + 30 * DAY);
     assert.throws(() => specFromChoices({ ...choices, expiresInDays: 31 }, NOW), /within 30 days/);
     assert.throws(() => specFromChoices({ ...choices, coin: "0.1234567891234567891" }, NOW), /more than 18 decimals/);
     assert.throws(() => specFromChoices({ ...choices, coin: "-1" }, NOW), /not an amount/);
+  });
+
+  it("any payee: one token delegation without a recipient caveat, read back as paying anyone, the most per payment kept apart", () => {
+    const anyPayee = spec({
+      native: undefined,
+      recipients: [],
+      anyPayee: true,
+      tokens: [{ address: TOKEN, perPeriod: parseUnits("5", 6), perPayment: parseUnits("1", 6) }],
+    });
+    const delegations = delegationsFor(anyPayee, framework, NOW);
+    assert.equal(delegations.length, 1);
+    const [only] = delegations;
+    assert.ok(!only.caveats.some((c) => c.enforcer === framework.caveatEnforcers.AllowedCalldataEnforcer));
+    // the ERC20PeriodTransfer cap, the payment count and the expiry still bind it on chain
+    assert.ok(only.caveats.some((c) => c.enforcer === framework.caveatEnforcers.ERC20PeriodTransferEnforcer));
+    const meaning = readDelegation(framework, only);
+    assert.deepEqual(meaning, {
+      token: TOKEN,
+      perPeriod: 5_000_000n,
+      periodSeconds: DAY,
+      startsAt: NOW,
+      recipients: [],
+      anyPayee: true,
+      expiresAt: NOW + 7 * DAY,
+      notBefore: 0,
+      transactions: 3,
+    });
+    assert.ok(pays(meaning, SHOP) && pays(meaning, address(0x1234)));
+    assert.equal(pays(readDelegation(framework, delegationsFor(spec(), framework, NOW)[1]), address(0x1234)), false);
+    assert.deepEqual(perPaymentOf(anyPayee), [{ token: TOKEN, max: "1000000" }]);
+    assert.deepEqual(perPaymentOf(spec()), []);
+  });
+
+  it("any payee is chosen explicitly, for tokens only, each with a most per payment within its cap", () => {
+    const tokens = [{ address: TOKEN, perPeriod: 5_000_000n, perPayment: 1_000_000n }];
+    const any = (overrides: Partial<AllowanceSpec>) =>
+      delegationsFor(spec({ native: undefined, recipients: [], anyPayee: true, tokens, ...overrides }), framework, NOW);
+    assert.throws(() => any({ recipients: [SHOP] }), /names no payees/);
+    assert.throws(() => any({ native: parseEther("0.01") }), /tokens only/);
+    assert.throws(() => any({ tokens: [{ address: TOKEN, perPeriod: 5_000_000n }] }), /most per payment must be more than 0/);
+    assert.throws(() => any({ tokens: [{ address: TOKEN, perPeriod: 5_000_000n, perPayment: 6_000_000n }] }), /no more than its amount/);
+    // a most per payment never widens a payee list by itself
+    assert.throws(() => delegationsFor(spec({ tokens }), framework, NOW), /goes with any payee only/);
+    const choices = {
+      chainId: 31337,
+      delegator: PERSON,
+      delegate: DELEGATE,
+      tokens: [{ address: TOKEN, amount: "5", decimals: 6, perPayment: "1.5" }],
+      recipients: [],
+      anyPayee: true,
+      period: "day" as const,
+      transactions: 3,
+      overLimit: "refuse" as const,
+    };
+    assert.deepEqual(specFromChoices(choices, NOW).tokens, [{ address: TOKEN, perPeriod: 5_000_000n, perPayment: 1_500_000n }]);
+  });
+
+  it("says what any payee means if the server were compromised, at consent and on /clients", () => {
+    const meaning = readDelegation(
+      framework,
+      delegationsFor(
+        spec({
+          native: undefined,
+          recipients: [],
+          anyPayee: true,
+          tokens: [{ address: TOKEN, perPeriod: 5_000_000n, perPayment: 1_000_000n }],
+        }),
+        framework,
+        NOW,
+      )[0],
+    );
+    const usdc = { symbol: "USDC", decimals: 6 };
+    assert.equal(
+      describeDelegation(meaning, usdc, NOW, 1_000_000n),
+      "Up to 5 USDC per day, the day starting at 14:05 UTC, to any payee, at most 1 USDC per payment; at most 3 payments in all; " +
+        "until 2026-12-02 14:05 UTC. Any payee: Agent Wallet refuses a payment above 1 USDC, but if Agent Wallet's server were " +
+        "compromised, anyone could be paid, up to 5 USDC a day and no more.",
+    );
+    assert.equal(
+      allowanceSummary([{ meanings: [meaning], asset: usdc, money: "$5.00", perPaymentMax: 1_000_000n }], (payee) => payee),
+      "5 USDC (≈ $5.00) a day to any payee, at most 1 USDC per payment, for 7 days, at most 3 payments in all. Stop it any time on " +
+        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 5 USDC (≈ $5.00) a day and no more.",
+    );
+  });
+
+  it("sums an allowance up in the person's words: names from the address book, the value, how long, how many payments", () => {
+    const [coin] = delegationsFor(spec({ native: parseEther("0.05"), tokens: [], transactions: 5 }), framework, NOW).map((d) =>
+      readDelegation(framework, d),
+    );
+    assert.equal(
+      allowanceSummary([{ meanings: [coin], asset: { symbol: "ETH", decimals: 18 }, money: "$125.00", perPaymentMax: null }], (payee) =>
+        payee === SHOP ? "Alice" : payee,
+      ),
+      "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in all. Stop it any time on Clients.",
+    );
+    const two = delegationsFor(spec({ recipients: [SHOP, address(0xeeee)] }), framework, NOW).map((d) => readDelegation(framework, d));
+    assert.equal(
+      allowanceSummary(
+        [
+          { meanings: [two[0]], asset: { symbol: "ETH", decimals: 18 }, money: null, perPaymentMax: null },
+          { meanings: two.slice(1), asset: { symbol: "TKN", decimals: 18 }, money: null, perPaymentMax: null },
+        ],
+        (payee) => (payee === SHOP ? "Alice" : payee),
+      ),
+      `0.01 ETH and 10 TKN a day to Alice or ${address(0xeeee)}, for 7 days, at most 3 payments in all, counted for each asset and ` +
+        "payee apart. Stop it any time on Clients.",
+    );
   });
 
   it("offers the published framework only on the chains it lists, and configured addresses anywhere", () => {

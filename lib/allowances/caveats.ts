@@ -36,6 +36,9 @@ export const MAX_DELEGATIONS = 12;
 
 export type OverLimit = "ask" | "refuse";
 
+/** Per token of an any-payee allowance, the most one payment may be (base units, decimal): the server's limit. */
+export type PerPayment = { token: Address; max: string }[];
+
 /** What the person chooses, amounts in base units (wei, or the token's smallest unit). */
 export type AllowanceSpec = {
   chainId: number;
@@ -45,8 +48,15 @@ export type AllowanceSpec = {
   delegate: Address;
   /** per-period cap of the chain's coin; absent: none of it may be sent */
   native?: bigint;
-  tokens: { address: Address; perPeriod: bigint }[];
+  /** `perPayment`: with `anyPayee`, the most one payment may be, which Agent Wallet's server holds to (not the chain) */
+  tokens: { address: Address; perPeriod: bigint; perPayment?: bigint }[];
+  /** empty with `anyPayee` */
   recipients: Address[];
+  /**
+   * The tokens may be paid to anyone, up to their cap per period: no recipient caveat. Chosen explicitly; the server
+   * refuses any one payment above the token's `perPayment`, which no enforcer of the framework can cap on chain.
+   */
+  anyPayee?: boolean;
   periodSeconds: number;
   /** unix seconds: the first period starts here; later ones follow at fixed steps of periodSeconds */
   startsAt: number;
@@ -99,8 +109,10 @@ export type AllowanceChoices = {
   delegate: Address;
   /** decimal amount of the chain's coin per period, or absent */
   coin?: string;
-  tokens: { address: Address; amount: string; decimals: number }[];
+  /** `perPayment`: with `anyPayee`, the most one payment may be, in the token's units */
+  tokens: { address: Address; amount: string; decimals: number; perPayment?: string }[];
   recipients: Address[];
+  anyPayee?: boolean;
   period: "hour" | "day" | "week";
   /** default 7, at most 30 */
   expiresInDays?: number;
@@ -126,8 +138,13 @@ export function specFromChoices(choices: AllowanceChoices, now: number): Allowan
     delegator: choices.delegator,
     delegate: choices.delegate,
     native: choices.coin === undefined ? undefined : amount(choices.coin, 18),
-    tokens: choices.tokens.map((token) => ({ address: getAddress(token.address), perPeriod: amount(token.amount, token.decimals) })),
+    tokens: choices.tokens.map((token) => ({
+      address: getAddress(token.address),
+      perPeriod: amount(token.amount, token.decimals),
+      ...(token.perPayment !== undefined && { perPayment: amount(token.perPayment, token.decimals) }),
+    })),
     recipients: choices.recipients.map((recipient) => getAddress(recipient)),
+    anyPayee: choices.anyPayee ?? false,
     periodSeconds: PERIOD_SECONDS[choices.period],
     startsAt: now,
     expiresAt: now + days * DAY,
@@ -140,7 +157,22 @@ export function specFromChoices(choices: AllowanceChoices, now: number): Allowan
 
 /** Refuses a spec the chain could not enforce as the person means it. */
 function checkSpec(spec: AllowanceSpec, now: number): void {
-  if (!spec.recipients.length) throw new AllowanceSpecError("Name at least one recipient.");
+  if (spec.anyPayee) {
+    if (spec.recipients.length) throw new AllowanceSpecError("An allowance for any payee names no payees.");
+    // the coin's delegation has no per-payment limit of the server's kind, and the issue asks it for tokens
+    if (spec.native !== undefined) throw new AllowanceSpecError("Any payee is for tokens only: name the payees to allow the coin.");
+    if (!spec.tokens.length) throw new AllowanceSpecError("Choose at least one token for any payee.");
+    for (const token of spec.tokens) {
+      if (token.perPayment === undefined || token.perPayment <= 0n)
+        throw new AllowanceSpecError("With any payee, each token's most per payment must be more than 0.");
+      if (token.perPayment > token.perPeriod)
+        throw new AllowanceSpecError("With any payee, each token's most per payment must be no more than its amount per period.");
+    }
+  } else {
+    if (!spec.recipients.length) throw new AllowanceSpecError("Name at least one recipient.");
+    if (spec.tokens.some((token) => token.perPayment !== undefined))
+      throw new AllowanceSpecError("A most per payment goes with any payee only.");
+  }
   if (spec.native === undefined && !spec.tokens.length) throw new AllowanceSpecError("Choose the coin or at least one token.");
   if (spec.native !== undefined && spec.native <= 0n) throw new AllowanceSpecError("The amount per period must be more than 0.");
   if (spec.tokens.some((token) => token.perPeriod <= 0n))
@@ -164,7 +196,19 @@ function checkSpec(spec: AllowanceSpec, now: number): void {
 }
 
 function delegationCount(spec: AllowanceSpec): number {
-  return (spec.native !== undefined ? 1 : 0) + spec.tokens.length * spec.recipients.length;
+  return (spec.native !== undefined ? 1 : 0) + spec.tokens.length * (spec.anyPayee ? 1 : spec.recipients.length);
+}
+
+/** What the server keeps of `spec` beside the signed delegations: each token's most per payment to any payee. */
+export function perPaymentOf(spec: AllowanceSpec): PerPayment {
+  return spec.tokens.flatMap((token) =>
+    token.perPayment === undefined ? [] : [{ token: token.address, max: token.perPayment.toString() }],
+  );
+}
+
+/** Whether a delegation's signed caveats let it pay `recipient`. */
+export function pays(meaning: DelegationMeaning, recipient: Address): boolean {
+  return meaning.anyPayee || meaning.recipients.includes(recipient);
 }
 
 function caveat(framework: Framework, name: EnforcerName, terms: Hex): Caveat {
@@ -173,7 +217,9 @@ function caveat(framework: Framework, name: EnforcerName, terms: Hex): Caveat {
 
 /**
  * The delegations that enforce `spec`, unsigned: one for the coin (all recipients in one AllowedTargets), and one per
- * token and recipient (AllowedCalldata pins the transfer's recipient, and several of it would all have to hold at once).
+ * token and recipient (AllowedCalldata pins the transfer's recipient, and several of it would all have to hold at once);
+ * for any payee, one per token without AllowedCalldata (its ERC20PeriodTransfer still allows only `transfer` of the
+ * token, up to the cap).
  */
 export function delegationsFor(spec: AllowanceSpec, framework: Framework, now: number, salt: () => bigint = randomSalt): Delegation[] {
   checkSpec(spec, now);
@@ -204,13 +250,21 @@ export function delegationsFor(spec: AllowanceSpec, framework: Framework, now: n
     );
   }
   for (const token of spec.tokens) {
-    for (const recipient of spec.recipients) {
+    for (const recipient of spec.anyPayee ? [null] : spec.recipients) {
       delegations.push(
         common([
           caveat(framework, "AllowedTargetsEnforcer", createAllowedTargetsTerms({ targets: [getAddress(token.address)] })),
           caveat(framework, "ValueLteEnforcer", createValueLteTerms({ maxValue: 0n })),
           // transfer(address to, uint256): the recipient is the 32-byte word after the 4-byte selector
-          caveat(framework, "AllowedCalldataEnforcer", createAllowedCalldataTerms({ startIndex: 4, value: pad(getAddress(recipient)) })),
+          ...(recipient === null
+            ? []
+            : [
+                caveat(
+                  framework,
+                  "AllowedCalldataEnforcer",
+                  createAllowedCalldataTerms({ startIndex: 4, value: pad(getAddress(recipient)) }),
+                ),
+              ]),
           caveat(
             framework,
             "ERC20PeriodTransferEnforcer",
@@ -235,7 +289,10 @@ export type DelegationMeaning = {
   perPeriod: bigint;
   periodSeconds: number;
   startsAt: number;
+  /** empty when `anyPayee` */
   recipients: Address[];
+  /** a token delegation without a recipient caveat: it pays anyone, up to its cap */
+  anyPayee: boolean;
   /** unix seconds; the delegation is void from this time on */
   expiresAt: number;
   /** unix seconds; 0 when it is valid at once */
@@ -251,7 +308,7 @@ export class UnreadableDelegationError extends Error {
 }
 
 /**
- * Decodes the caveats of an allowance delegation, refusing anything that is not exactly one of the two shapes
+ * Decodes the caveats of an allowance delegation, refusing anything that is not exactly one of the shapes
  * `delegationsFor` makes: an enforcer we do not know, an empty list, a repeated enforcer, a missing limit. Whatever
  * is accepted is fully described by the returned meaning.
  */
@@ -300,11 +357,13 @@ export function readDelegation(framework: Framework, delegation: Pick<Delegation
       periodSeconds: period.periodDuration,
       startsAt: period.startDate,
       recipients: targets,
+      anyPayee: false,
       ...common,
     };
   }
+  const anyPayee = !terms.has("AllowedCalldataEnforcer");
   const expected = [
-    "AllowedCalldataEnforcer",
+    ...(anyPayee ? [] : ["AllowedCalldataEnforcer"]),
     "AllowedTargetsEnforcer",
     "ERC20PeriodTransferEnforcer",
     "LimitedCallsEnforcer",
@@ -318,19 +377,19 @@ export function readDelegation(framework: Framework, delegation: Pick<Delegation
     throw new UnreadableDelegationError("A token allowance may call only its token: refused.");
   if (decodeValueLteTerms(need("ValueLteEnforcer")).maxValue !== 0n)
     throw new UnreadableDelegationError("A token allowance must send no coin: refused.");
-  const calldata = decodeAllowedCalldataTerms(need("AllowedCalldataEnforcer"));
-  if (calldata.startIndex !== 4 || calldata.value.length !== 66 || !calldata.value.startsWith("0x000000000000000000000000")) {
-    throw new UnreadableDelegationError("A token allowance must pin the transfer's recipient: refused.");
-  }
-  const recipient = getAddress(`0x${calldata.value.slice(26)}`);
-  return {
+  const ofToken = {
     token,
     perPeriod: period.periodAmount,
     periodSeconds: period.periodDuration,
     startsAt: period.startDate,
-    recipients: [recipient],
     ...common,
   };
+  if (anyPayee) return { ...ofToken, recipients: [], anyPayee: true };
+  const calldata = decodeAllowedCalldataTerms(need("AllowedCalldataEnforcer"));
+  if (calldata.startIndex !== 4 || calldata.value.length !== 66 || !calldata.value.startsWith("0x000000000000000000000000")) {
+    throw new UnreadableDelegationError("A token allowance must pin the transfer's recipient: refused.");
+  }
+  return { ...ofToken, recipients: [getAddress(`0x${calldata.value.slice(26)}`)], anyPayee: false };
 }
 
 const DELEGATION_TYPES = {

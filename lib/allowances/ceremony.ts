@@ -6,6 +6,7 @@ import { z } from "zod";
 import { getAddress, type Address, type Hex } from "viem";
 import { db } from "@/lib/db";
 import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { priceCurrency, priceOf } from "@/lib/prices/feeds";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { NotFoundError } from "@/lib/http/errors";
 import type { Seal } from "@/lib/wallet/seal";
@@ -25,8 +26,10 @@ import {
   delegationToJson,
   MAX_DELEGATIONS,
   MAX_EXPIRY_DAYS,
+  perPaymentOf,
   specFromChoices,
   type DelegationJson,
+  type PerPayment,
 } from "./caveats";
 import { recordAuditIn } from "@/lib/audit";
 import { delegateAccount } from "./delegate-key";
@@ -45,6 +48,11 @@ const decimal = z
   .trim()
   .regex(/^\d+(\.\d+)?$/, "must be an amount such as 0.01");
 const overLimit = z.enum(["ask", "refuse"]);
+/** Each any-payee token's most per payment, in base units: the server's limit, bound to the person's tap. */
+const perPayment = z
+  .array(z.object({ token: address, max: z.string().regex(/^[1-9]\d{0,77}$/, "must be a positive whole number of base units") }))
+  .max(MAX_DELEGATIONS)
+  .default([]);
 
 /** What the person chose, in their own units. */
 export const allowanceChoicesSchema = z.object({
@@ -52,11 +60,15 @@ export const allowanceChoicesSchema = z.object({
   chainId: z.number().int().positive(),
   /** per period, of the chain's coin; absent: none of it */
   coin: decimal.optional(),
+  /** `perPayment`: with `anyPayee`, the most one payment may be */
   tokens: z
-    .array(z.object({ address, amount: decimal }))
+    .array(z.object({ address, amount: decimal, perPayment: decimal.optional() }))
     .max(MAX_DELEGATIONS)
     .default([]),
-  recipients: z.array(address).min(1, "Name at least one recipient.").max(MAX_DELEGATIONS),
+  /** empty with `anyPayee` (specFromChoices says which is missing) */
+  recipients: z.array(address).max(MAX_DELEGATIONS),
+  /** chosen explicitly: the tokens may go to anyone, up to the cap, each payment at most its `perPayment` */
+  anyPayee: z.boolean().default(false),
   period: z.enum(["hour", "day", "week"]).default("day"),
   expiresInDays: z.number().int().min(1).max(MAX_EXPIRY_DAYS).default(7),
   transactions: z.number().int().min(1).max(10_000),
@@ -75,8 +87,12 @@ export type PreparedAllowance = {
   delegations: DelegationJson[];
   authorizationNonce: number | null;
   overLimit: "ask" | "refuse";
-  /** how each asset is named in the words; null: the chain's coin */
-  assets: { token: Address | null; symbol: string; decimals: number }[];
+  /** for any payee, each token's most per payment: not on chain, so signed for by the tap's binding */
+  perPayment: PerPayment;
+  /** how each asset is named in the words, and its price (the answer in decimal) if a feed gives one; null: the coin */
+  assets: { token: Address | null; symbol: string; decimals: number; price: { answer: string; decimals: number } | null }[];
+  /** what prices are in (ISO 4217) */
+  currency: string;
   /** the seals the page opens with the passkey's PRF output, so that the approval's one tap also unseals the key */
   seals: (Seal & { passkeyId: string })[];
 };
@@ -107,10 +123,11 @@ export async function prepareAllowance(userId: string, choices: z.infer<typeof a
     }),
   );
   const now = Number(block.timestamp);
-  let delegations;
+  let delegations, limits;
   try {
     const spec = specFromChoices({ ...choices, delegator, delegate, tokens }, now);
     delegations = delegationsFor(spec, framework, now);
+    limits = perPaymentOf(spec);
   } catch (error) {
     if (error instanceof AllowanceSpecError) throw new AllowanceError(error.message);
     throw error;
@@ -124,10 +141,18 @@ export async function prepareAllowance(userId: string, choices: z.infer<typeof a
     delegations: delegations.map(delegationToJson),
     authorizationNonce: nonce,
     overLimit: choices.overLimit,
-    assets: [
-      ...(choices.coin === undefined ? [] : [{ token: null, symbol: chainById(choices.chainId).symbol, decimals: 18 }]),
-      ...tokens.map(({ address: token, symbol, decimals }) => ({ token, symbol, decimals })),
-    ],
+    perPayment: limits,
+    assets: await Promise.all(
+      [
+        ...(choices.coin === undefined ? [] : [{ token: null, symbol: chainById(choices.chainId).symbol, decimals: 18 }]),
+        ...tokens.map(({ address: token, symbol, decimals }) => ({ token, symbol, decimals })),
+      ].map(async (asset) => {
+        // bounded: a feed that does not answer in time leaves the amount without its value
+        const price = await priceOf(choices.chainId, asset.token);
+        return { ...asset, price: price && { answer: price.answer.toString(), decimals: price.decimals } };
+      }),
+    ),
+    currency: priceCurrency(),
     seals: credential.seals.map(({ passkeyId, ciphertext, iv, prfSalt }) => ({ passkeyId, ciphertext, iv, prfSalt })),
   };
 }
@@ -163,6 +188,7 @@ export const signedAllowanceSchema = z.object({
     .optional(),
   /** the allowance's own revocation, signed with it: what Agent Wallet sends when the allowance stops */
   revocation: signature,
+  perPayment,
 });
 export type SignedAllowance = z.infer<typeof signedAllowanceSchema>;
 
@@ -171,6 +197,7 @@ export const allowanceBindingSchema = z.object({
   chainId: z.number().int().positive(),
   overLimit,
   delegations: z.array(word).min(1).max(MAX_DELEGATIONS),
+  perPayment,
 });
 
 /** The signed allowance of one of the person's wallets, checked and with the DeleGator's code in place: ready to store. */
@@ -185,6 +212,7 @@ export async function readySignedAllowance(userId: string, credentialId: string,
     delegations: signed.delegations.map(delegationFromJson),
     authorization: signed.authorization,
     revocation: signed.revocation,
+    perPayment: signed.perPayment,
   });
 }
 

@@ -10,6 +10,7 @@ import { PreparedSelect, storedTime } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
+import { pays } from "./caveats";
 
 /** A leaf's expiry is read by the chain's clock, which may run behind ours: its hold outlives it by this much. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -90,7 +91,7 @@ export async function leftFor(
   const read = async (settled: boolean): Promise<Left | null> => {
     const holds = await heldAgainst(allowance.id, allowance.chainId, framework, now, { settled });
     const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
-    const state = states.find((candidate) => candidate.meaning.recipients.includes(payment.recipient));
+    const state = states.find((candidate) => pays(candidate.meaning, payment.recipient));
     if (!state) return null;
     const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
     return {

@@ -13,6 +13,7 @@ import {
   type DelegationJson,
   type DelegationMeaning,
   type OverLimit,
+  type PerPayment,
 } from "./caveats";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { operationTypedData, presignedRevocation } from "./revocation-operation";
@@ -67,16 +68,23 @@ export async function signAllowance(
 }
 
 /**
- * What the person's passkey approval is bound to: the chain, their choice above the allowance, and each delegation's
- * hash (its content, the signature aside). The page binds the unsigned delegations; the server checks that the signed
- * ones it receives have the same hashes, so the tap approves exactly what is then signed. The pre-signed revocation
+ * What the person's passkey approval is bound to: the chain, their choice above the allowance, each delegation's
+ * hash (its content, the signature aside), and for any payee the most per payment (the server's limit, not signed).
+ * The page binds the unsigned delegations; the server checks that the signed ones it receives have the same hashes,
+ * so the tap approves exactly what is then signed. The pre-signed revocation
  * needs no place of its own: it is derived from these delegations alone (their disabling, at a nonce key of their
  * hashes), and the server accepts only that one.
  */
-export function allowanceBinding(allowance: { chainId: number; overLimit: OverLimit; delegations: DelegationJson[] }) {
+export function allowanceBinding(allowance: {
+  chainId: number;
+  overLimit: OverLimit;
+  delegations: DelegationJson[];
+  perPayment?: PerPayment;
+}) {
   return {
     chainId: allowance.chainId,
     overLimit: allowance.overLimit,
     delegations: allowance.delegations.map((delegation) => hashDelegation(delegationFromJson(delegation)) as Hex),
+    perPayment: allowance.perPayment ?? [],
   };
 }

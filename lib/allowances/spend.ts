@@ -67,7 +67,7 @@ export class AllowanceRefusal extends AppError {
 export type Payment = { to: Address; value: bigint; data?: Hex };
 
 /** What a payment moves: the coin to a recipient, or a token's transfer(recipient, amount). */
-function paymentOf(payment: Payment): { token: Address | null; recipient: Address; amount: bigint } | null {
+export function paymentOf(payment: Payment): { token: Address | null; recipient: Address; amount: bigint } | null {
   const data = payment.data ?? "0x";
   if (data === "0x") return { token: null, recipient: getAddress(payment.to), amount: payment.value };
   if (payment.value !== 0n) return null;

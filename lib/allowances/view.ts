@@ -74,7 +74,7 @@ export async function allowanceViews(
             delegationHash: row.hash,
             token: meaning.token,
             symbol: names.symbol,
-            words: describeDelegation(meaning, names, now),
+            words: describeDelegation(meaning, names, now, row.perPaymentMax === null ? null : BigInt(row.perPaymentMax)),
             perPeriod: formatUnits(meaning.perPeriod, names.decimals),
             left: state ? formatUnits(state.available, names.decimals) : null,
             resetsAt: state ? new Date(state.resetsAt * 1000).toISOString() : null,

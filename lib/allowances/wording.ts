@@ -25,19 +25,86 @@ export function periodWords(periodSeconds: number, startsAt: number): string {
   return `per ${unit}, periods counted from ${utcDateTime(new Date(startsAt * 1000))}`;
 }
 
-/** One sentence: "Up to 0.01 ETH per day, the day starting at 14:05 UTC, to 0x…; at most 3 payments in all; until …". */
-export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames, now: number): string {
-  const amount = `${formatUnits(meaning.perPeriod, asset.decimals)} ${asset.symbol}`;
+/**
+ * One sentence: "Up to 0.01 ETH per day, the day starting at 14:05 UTC, to 0x…; at most 3 payments in all; until …".
+ * For any payee, `perPaymentMax` is the server's own limit on one payment (base units), and a second sentence says
+ * what the chain alone still holds to if that server were compromised.
+ */
+export function describeDelegation(meaning: DelegationMeaning, asset: AssetNames, now: number, perPaymentMax?: bigint | null): string {
+  const units = (value: bigint) => `${formatUnits(value, asset.decimals)} ${asset.symbol}`;
+  const amount = units(meaning.perPeriod);
+  const period = periodWords(meaning.periodSeconds, meaning.startsAt);
   // whole addresses: a shortened one is what address-poisoning attacks imitate
   const recipients = meaning.recipients.join(", ");
   const parts = [
-    `Up to ${amount} ${periodWords(meaning.periodSeconds, meaning.startsAt)}`,
-    `to ${meaning.recipients.length > 1 ? `any of ${recipients}` : recipients}`,
+    `Up to ${amount} ${period}`,
+    meaning.anyPayee
+      ? `to any payee${perPaymentMax ? `, at most ${units(perPaymentMax)} per payment` : ""}`
+      : `to ${meaning.recipients.length > 1 ? `any of ${recipients}` : recipients}`,
   ];
   // a start within the minute (a chain's clock runs a little ahead) is not worth a clause
   if (meaning.startsAt > now + 60) parts.push(`from ${utcDateTime(new Date(meaning.startsAt * 1000))}`);
   if (meaning.notBefore) parts.push(`not before ${utcDateTime(new Date(meaning.notBefore * 1000))}`);
   // counted over the allowance's whole life, not per period
   const transfers = `at most ${meaning.transactions} payment${meaning.transactions === 1 ? "" : "s"} in all`;
-  return `${parts.join(", ")}; ${transfers}; until ${utcDateTime(new Date(meaning.expiresAt * 1000))}.`;
+  const sentence = `${parts.join(", ")}; ${transfers}; until ${utcDateTime(new Date(meaning.expiresAt * 1000))}.`;
+  if (!meaning.anyPayee) return sentence;
+  return `${sentence} ${anyPayeeWords(`${amount} ${periodShort(meaning.periodSeconds)}`, perPaymentMax ? units(perPaymentMax) : null)}`;
+}
+
+/** "a day": the period in two words, where the window's start is said elsewhere. */
+function periodShort(periodSeconds: number): string {
+  return { [3600]: "an hour", [DAY]: "a day", [7 * DAY]: "a week" }[periodSeconds] ?? "per period";
+}
+
+/** What "any payee" means when the one check that is not the chain's fails; `cap` with its period ("5 USDC a day"). */
+function anyPayeeWords(cap: string, perPayment: string | null): string {
+  return (
+    `Any payee: ${perPayment ? `Agent Wallet refuses a payment above ${perPayment}, but ` : ""}if Agent Wallet's server were ` +
+    `compromised, anyone could be paid, up to ${cap} and no more.`
+  );
+}
+
+/** One asset of an allowance for its summary: its signed delegations, its names, its cap's value, the server's limit. */
+export type SummaryAsset = {
+  meanings: DelegationMeaning[];
+  asset: AssetNames;
+  /** what the cap per period is worth ("$125.00"), or null without a price */
+  money: string | null;
+  /** for any payee, the most one payment may be (base units) */
+  perPaymentMax: bigint | null;
+};
+
+function either(names: string[]): string {
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`;
+}
+
+/**
+ * The allowance in the words a person uses: "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in
+ * all. Stop it any time on Clients." `nameOf` names a payee (from the address book) or gives the whole address. The
+ * exact terms are describeDelegation's, one per signed delegation.
+ */
+export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: string) => string): string {
+  const all = assets.flatMap((part) => part.meanings);
+  const first = all[0];
+  if (!first) return "";
+  const cap = (part: SummaryAsset) => {
+    const units = `${formatUnits(part.meanings[0].perPeriod, part.asset.decimals)} ${part.asset.symbol}`;
+    return part.money ? `${units} (≈ ${part.money})` : units;
+  };
+  const per = periodShort(first.periodSeconds);
+  const anyPayee = all.some((meaning) => meaning.anyPayee);
+  const payees = anyPayee
+    ? `any payee, at most ${either(
+        assets.map((part) => `${formatUnits(part.perPaymentMax ?? 0n, part.asset.decimals)} ${part.asset.symbol}`),
+      )} per payment`
+    : either([...new Set(all.flatMap((meaning) => meaning.recipients))].map(nameOf));
+  const days = Math.max(1, Math.round((first.expiresAt - Math.max(first.startsAt, first.notBefore)) / DAY));
+  const payments = `at most ${first.transactions} payment${first.transactions === 1 ? "" : "s"} in all`;
+  // each delegation counts its own payments: with several, say so
+  const counted = all.length > 1 ? `${payments}, counted for each asset${anyPayee ? "" : " and payee"} apart` : payments;
+  const caps = assets.map(cap).join(" and ");
+  const sentence = `${caps} ${per} to ${payees}, for ${days} day${days === 1 ? "" : "s"}, ${counted}. Stop it any time on Clients.`;
+  if (!anyPayee) return sentence;
+  return `${sentence} If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} ${per} and no more.`;
 }

@@ -90,6 +90,25 @@ describe("spending limit choices", () => {
     assert.equal(presetOf({ native: { per_day: "1" } }), "custom");
   });
 
+  it("a token picked by name is capped in its own units, and reads back so when the form knows it", () => {
+    const usdc = { chainId: 8453, address: TOKEN, symbol: "USDC", decimals: 6 };
+    const limits = { ...NO_CUSTOM_LIMITS, tokenCaps: [{ token: usdc, perTransaction: "0.5", perDay: "" }], tokens: `1 ${FRIEND} - 5` };
+    const policy = customPolicy(limits);
+    assert.deepEqual(policy.tokens, [
+      { chain_id: 8453, token: TOKEN, per_transaction: "500000" },
+      { chain_id: 1, token: FRIEND, per_day: "5" },
+    ]);
+    assert.deepEqual(customLimitsOf(policy, [usdc]).tokenCaps, [{ token: usdc, perTransaction: "0.5", perDay: "" }]);
+    assert.equal(customLimitsOf(policy, [usdc]).tokens, `1 ${FRIEND} - 5`);
+    assert.deepEqual(customPolicy(customLimitsOf(policy, [usdc])), policy);
+    // without knowing the token, its cap stays in its smallest unit
+    assert.equal(customLimitsOf(policy).tokens, `8453 ${TOKEN} 500000 -\n1 ${FRIEND} - 5`);
+    assert.throws(
+      () => customPolicy({ ...limits, tokenCaps: [{ token: usdc, perTransaction: "0.0000001", perDay: "" }] }),
+      /Token cap for USDC: enter an amount of USDC/,
+    );
+  });
+
   it("refusing unlimited approvals goes with every preset, and a preset that refuses them is still recognised", () => {
     assert.deepEqual(presetPolicy("ask", true), { no_unlimited_approvals: true });
     assert.deepEqual(presetPolicy("ask", false), {});

@@ -1,7 +1,7 @@
 // The spending limits a person picks per credential on the consent screen, when issuing an API key and when
 // editing a grant on the Clients screen. Pure and browser-safe: the picker and the server agree on exactly the
 // rules each choice means, and a stored policy reads back into the same form it was written with.
-import { formatEther, parseEther } from "viem";
+import { formatEther, formatUnits, getAddress, parseEther, parseUnits } from "viem";
 import { policySchema, type Policy } from "@/contract";
 
 /**
@@ -34,7 +34,13 @@ export const POLICY_PRESETS = {
 } as const satisfies Record<string, { label: (coin: NativeCoin) => string; policy: Policy }>;
 export type PresetKey = keyof typeof POLICY_PRESETS;
 
-/** Every rule as the custom form holds it: text fields as typed, two switches. */
+/** A token the person's wallets may hold (a chain's listed or a followed one): picked by its name, typed in its units. */
+export type PickableToken = { chainId: number; address: string; symbol: string; decimals: number };
+
+/** A token cap as the form holds it: the token picked, its amounts in its own units as typed ("" for none). */
+export type TokenCapChoice = { token: PickableToken; perTransaction: string; perDay: string };
+
+/** Every rule as the custom form holds it: text fields as typed, the picked tokens' caps, two switches. */
 export type CustomLimits = {
   perTransaction: string;
   perDay: string;
@@ -43,7 +49,9 @@ export type CustomLimits = {
   chains: string;
   /** one contract a line: `<address> [<selector> …]` */
   contracts: string;
-  /** one token cap a line: `<chain id> <token address> <per transaction> <per day>`, smallest units, `-` for none */
+  /** caps of tokens picked by name, in their units */
+  tokenCaps: TokenCapChoice[];
+  /** any other token's cap, one a line: `<chain id> <token address> <per transaction> <per day>`, smallest units, `-` for none */
   tokens: string;
   typedDataContracts: string;
   typedDataNames: string;
@@ -59,6 +67,7 @@ export const NO_CUSTOM_LIMITS: CustomLimits = {
   recipients: "",
   chains: "",
   contracts: "",
+  tokenCaps: [],
   tokens: "",
   typedDataContracts: "",
   typedDataNames: "",
@@ -94,6 +103,18 @@ function tokenCap(line: string) {
   return stated({ chain_id: Number(chain), token, per_transaction: amount(perTransaction), per_day: amount(perDay) });
 }
 
+/** A picked token's cap in its smallest units, from amounts typed in its own. */
+function pickedCap({ token, perTransaction, perDay }: TokenCapChoice) {
+  const units = (text: string) => {
+    const value = text.trim();
+    if (!value) return undefined;
+    if (!/^\d{1,30}(\.\d+)?$/.test(value) || (value.split(".")[1] ?? "").length > token.decimals)
+      throw new Error(`Token cap for ${token.symbol}: enter an amount of ${token.symbol}, like 5 or 0.25`);
+    return String(parseUnits(value, token.decimals));
+  };
+  return stated({ chain_id: token.chainId, token: token.address, per_transaction: units(perTransaction), per_day: units(perDay) });
+}
+
 /** A custom choice as rules. Empty fields limit nothing; the result is checked by the same schema the server uses. */
 export function customPolicy(limits: CustomLimits): Policy {
   const native = stated({
@@ -104,7 +125,7 @@ export function customPolicy(limits: CustomLimits): Policy {
   const typedData = stated({ verifying_contracts: words(limits.typedDataContracts), names: lines(limits.typedDataNames) });
   const rules = stated({
     native: Object.keys(native).length ? native : undefined,
-    tokens: lines(limits.tokens).map(tokenCap),
+    tokens: [...limits.tokenCaps.map(pickedCap), ...lines(limits.tokens).map(tokenCap)],
     recipients: words(limits.recipients),
     chains: words(limits.chains).map(Number),
     contracts: lines(limits.contracts).map((line) => {
@@ -124,8 +145,14 @@ export function customPolicy(limits: CustomLimits): Policy {
   return parsed.data;
 }
 
-/** A stored policy in the custom form's terms: customPolicy(customLimitsOf(p)) gives p back. */
-export function customLimitsOf(policy: Policy): CustomLimits {
+/**
+ * A stored policy in the custom form's terms: customPolicy(customLimitsOf(p)) gives p back. The caps of `known` tokens
+ * read back in their units, picked by name; any other token's stay in its smallest units.
+ */
+export function customLimitsOf(policy: Policy, known: PickableToken[] = []): CustomLimits {
+  const pickable = (rule: NonNullable<Policy["tokens"]>[number]) =>
+    known.find((token) => token.chainId === rule.chain_id && getAddress(token.address) === getAddress(rule.token));
+  const units = (amount: string | undefined, decimals: number) => (amount === undefined ? "" : formatUnits(BigInt(amount), decimals));
   const eth = (wei: string | undefined) => (wei === undefined ? "" : formatEther(BigInt(wei)));
   return {
     perTransaction: eth(policy.native?.per_transaction),
@@ -134,7 +161,14 @@ export function customLimitsOf(policy: Policy): CustomLimits {
     recipients: (policy.recipients ?? []).join("\n"),
     chains: (policy.chains ?? []).join(", "),
     contracts: (policy.contracts ?? []).map((entry) => [entry.address, ...(entry.selectors ?? [])].join(" ")).join("\n"),
+    tokenCaps: (policy.tokens ?? []).flatMap((rule) => {
+      const token = pickable(rule);
+      return token
+        ? [{ token, perTransaction: units(rule.per_transaction, token.decimals), perDay: units(rule.per_day, token.decimals) }]
+        : [];
+    }),
     tokens: (policy.tokens ?? [])
+      .filter((rule) => !pickable(rule))
       .map((rule) => [rule.chain_id, rule.token, rule.per_transaction ?? "-", rule.per_day ?? "-"].join(" "))
       .join("\n"),
     typedDataContracts: (policy.typed_data?.verifying_contracts ?? []).join("\n"),

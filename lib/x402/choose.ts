@@ -13,8 +13,20 @@ export class X402NotPayableError extends AppError {
   }
 }
 
-/** What an allowance of the grant can pay on one chain: per token, the payees it may pay. */
-export type Payable = { allowanceId: string; chainId: number; token: Address; payees: Address[] };
+/**
+ * What an allowance of the grant can pay on one chain: per token, the payees it may pay, or with `anyPayeeUpTo` any
+ * payee, each payment at most that (the server's limit: the chain holds only the cap per period).
+ */
+export type Payable = { allowanceId: string; chainId: number; token: Address; payees: Address[]; anyPayeeUpTo?: bigint };
+
+/** Whom a delegation pays: its recipients, or any payee up to its stored most per payment (none stored: no one). */
+export function payeesOf(
+  meaning: { recipients: Address[]; anyPayee: boolean },
+  row: { perPaymentMax: string | null },
+): Pick<Payable, "payees" | "anyPayeeUpTo"> {
+  if (!meaning.anyPayee) return { payees: meaning.recipients };
+  return { payees: [], anyPayeeUpTo: row.perPaymentMax === null ? 0n : BigInt(row.perPaymentMax) };
+}
 
 /** An entry the agent will pay, in the terms the signing needs. */
 export type Choice = {
@@ -67,8 +79,13 @@ function judge(offer: Offer, configured: readonly number[], payable: readonly Pa
   const forToken = onChain.filter((entry) => entry.token === asset);
   if (!forToken.length) return `the token ${asset} on chain ${chainId}, which no allowance of this grant covers`;
   const payee = getAddress(offer.payTo);
-  const covering = forToken.find((entry) => entry.payees.includes(payee));
+  const covering = forToken.find((entry) => entry.payees.includes(payee)) ?? forToken.find((entry) => entry.anyPayeeUpTo !== undefined);
   if (!covering) return `a payment to ${payee}, who is not among the allowance's recipients`;
+  if (covering.anyPayeeUpTo !== undefined && amount > covering.anyPayeeUpTo)
+    return (
+      `a payment of ${amount} base units of ${asset}, above the most the allowance pays any payee at once ` +
+      `(${covering.anyPayeeUpTo} base units)`
+    );
   return { offer, allowanceId: covering.allowanceId, chainId, asset, payee, amount, redeemers };
 }
 

@@ -24,7 +24,7 @@ import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { RequestError } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
-import { chooseOffer, type Choice, type Payable } from "./choose";
+import { chooseOffer, payeesOf, type Choice, type Payable } from "./choose";
 import { signPaymentLeaf } from "./leaf";
 import { payWithOneTap } from "./one-tap";
 import { parsePaymentRequired, type PaymentRequired } from "./requirement";
@@ -70,7 +70,7 @@ async function payables(agent: AgentContext, credentialId: string, now: Date): P
     return allowance.delegations.flatMap((row) => {
       const meaning = readDelegation(framework, parseStoredDelegation(row.signed));
       return meaning.token
-        ? [{ allowanceId: allowance.id, chainId: allowance.chainId, token: meaning.token, payees: meaning.recipients }]
+        ? [{ allowanceId: allowance.id, chainId: allowance.chainId, token: meaning.token, ...payeesOf(meaning, row) }]
         : [];
     });
   });

@@ -101,6 +101,21 @@ describe("choosing what to pay", () => {
     refused([entry({ payTo: TOKEN })], /is not among the allowance's recipients/);
   });
 
+  it("an any-payee allowance pays every payee up to its most per payment, and refuses above it naming that most", () => {
+    const anyone: Payable[] = [{ allowanceId: "al_any", chainId: 84532, token: TOKEN, payees: [], anyPayeeUpTo: 10_000n }];
+    for (const payTo of [PAYEE, FACILITATOR]) assert.equal(chooseOffer(offers([entry({ payTo })]), [84532], anyone).payee, payTo);
+    assert.throws(
+      () => chooseOffer(offers([entry({ amount: "10001" })]), [84532], anyone),
+      (error: unknown) =>
+        error instanceof X402NotPayableError &&
+        error.message.includes(
+          `a payment of 10001 base units of ${TOKEN}, above the most the allowance pays any payee at once (10000 base units)`,
+        ),
+    );
+    // the cheaper entry within the most is chosen over one above it
+    assert.equal(chooseOffer(offers([entry({ amount: "20000" }), entry({ amount: "9000" })]), [84532], anyone).amount, 9_000n);
+  });
+
   it("reads CAIP-2 eip155 networks only", () => {
     assert.equal(chainIdOf("eip155:8453"), 8453);
     assert.equal(chainIdOf("eip155:08453"), null);

@@ -1,0 +1,171 @@
+// The allowance at consent as a person sees it (issue 44 items 5 and 9, issue 43 item 3), in Chromium on a hardhat
+// chain with the Delegation Framework and Circle's USDC listed for the chain: one card in the person's words — the
+// payee named from the address book, "for 7 days", the number of payments counted in all, where to stop it — above the
+// Approve button, the exact signed terms one tap away; the token picked by its name, its amounts in its own units; an
+// allowance for any payee says plainly what a compromised server could still do, at consent and on /clients. At 375 px
+// and 1280 px nothing makes the page scroll sideways; each screen is written to test-results/screenshots.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { getAddress, parseAbi, type Address } from "viem";
+import type { Browser, Page } from "playwright-core";
+import type { RunningApp } from "../support/app";
+import { startAllowanceApp, type AllowanceApp } from "../support/allowances";
+import { agentAsks, newPerson, redirected } from "../support/consent";
+import { deployer, mined } from "../support/contracts";
+import { deployFiatToken } from "../support/fiat-token";
+import { fillAllowanceFields, reviewCard, reviewedWords } from "../support/allowance-picker";
+import { overflow, screenshot, widestElement } from "../support/screens";
+import { db } from "@/lib/db";
+
+const ALICE = getAddress("0x00000000000000000000000000000000000a11ce");
+const mintAbi = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+
+describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, () => {
+  let world: AllowanceApp & { browser: Browser };
+  let app: RunningApp;
+  let browser: Browser;
+  let usdc: Address;
+
+  before(async () => {
+    world = await startAllowanceApp({
+      browser: true,
+      tokens: async (chain) => {
+        usdc = (await deployFiatToken(chain)).address;
+        return [usdc];
+      },
+    });
+    ({ app, browser } = world);
+  });
+  after(() => world?.stop());
+
+  /** A person whose wallet "Main" holds 1 ETH and 5 USDC, with Alice in their address book, on consent for an agent. */
+  async function personAtConsent(email: string, mode: "approve" | "allowance") {
+    const person = await newPerson(browser, app, email, ["Main"]);
+    const main = await db().credential.findFirstOrThrow({ where: { name: "Main", user: { email } } });
+    await world.chain.fund(getAddress(main.address), "1");
+    const minter = await deployer(world.chain);
+    await mined(
+      world.chain,
+      await minter.writeContract({ address: usdc, abi: mintAbi, functionName: "mint", args: [getAddress(main.address), 5_000_000n] }),
+    );
+    const { saveContact } = await import("@/lib/wallet/address-book");
+    await saveContact(main.userId, { address: ALICE, label: "Alice" });
+    const asked = await agentAsks(app, person.page, "Paying Agent");
+    const page = person.page;
+    await page.getByRole("checkbox", { name: "Main", exact: true }).check();
+    await page.getByLabel("Approval mode for Main").selectOption(mode);
+    return { page, ...asked, credentialId: main.id };
+  }
+
+  /** Nothing wider than the phone, and every placeholder of the limits and allowance forms shown whole. */
+  async function fitsAt(page: Page, width: number, file: string) {
+    await page.setViewportSize({ width, height: 900 });
+    await screenshot(page, `${file}-${width}`);
+    assert.equal(await overflow(page), 0, `at ${width} px the page scrolls sideways: ${await widestElement(page)}`);
+    const cut = await page.evaluate(() => {
+      const canvas = document.createElement("canvas").getContext("2d")!;
+      const fields = document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>(
+        ".limits input[placeholder], .limits textarea[placeholder]",
+      );
+      return [...fields].flatMap((field) => {
+        const style = getComputedStyle(field);
+        canvas.font = `${style.fontSize} ${style.fontFamily}`;
+        const line = field.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+        // a text area wraps its placeholder over its rows (with a word's slack per row)
+        const room = field instanceof HTMLTextAreaElement ? field.rows * (line - canvas.measureText("placeholder").width) : line;
+        return canvas.measureText(field.placeholder).width > room + 1 ? [field.placeholder] : [];
+      });
+    });
+    assert.deepEqual(cut, [], `placeholders cut at ${width} px`);
+  }
+
+  it("one card in the person's words above Approve, the exact terms one tap away, whole on a phone", async () => {
+    const { page, callback } = await personAtConsent("card@example.com", "allowance");
+    await page.getByRole("button", { name: "Let Main pay Alice" }).click();
+    await fillAllowanceFields(page, { coin: "0.05", transactions: 5, over: "ask" });
+    const card = reviewCard(page);
+    await card.waitFor();
+    assert.equal(
+      (await card.locator(".allowance-summary").textContent())?.trim(),
+      "0.05 ETH a day to Alice, for 7 days, at most 5 payments in all. Stop it any time on Clients.",
+    );
+    // the exact terms are there, closed: one tap away
+    assert.equal(await card.getByRole("listitem").count(), 0);
+    const approve = page.getByRole("button", { name: "Approve with passkey" });
+    const [cardBox, approveBox] = [await card.boundingBox(), await approve.boundingBox()];
+    assert.ok(cardBox && approveBox && cardBox.y + cardBox.height <= approveBox.y, "the card stands above the Approve button");
+    await fitsAt(page, 375, "consent-allowance-card");
+    const words = await reviewedWords(page);
+    assert.match(words[0], new RegExp(`^Up to 0\\.05 ETH per day, the day starting at \\d\\d:\\d\\d UTC, to ${ALICE};`));
+    await fitsAt(page, 375, "consent-allowance-terms");
+    await fitsAt(page, 1280, "consent-allowance-terms");
+    await page.getByRole("button", { name: "Deny" }).click();
+    await redirected(page, callback);
+    await callback.close();
+  });
+
+  it("any payee, with USDC picked by name: the card and /clients say what a compromised server could still pay", async () => {
+    const { page, callback } = await personAtConsent("anyone@example.com", "allowance");
+    assert.equal(await page.getByRole("radio", { name: "Only these payees" }).isChecked(), true, "a payee list is the default");
+    await fillAllowanceFields(page, { token: { symbol: "USDC", amount: "0.05" }, anyPayee: "0.015", transactions: 20, over: "refuse" });
+    assert.equal(await page.getByLabel("Token 1 contract for Main").count(), 0, "a token the wallet holds is not pasted as a contract");
+    const card = reviewCard(page);
+    await card.waitFor();
+    assert.equal(
+      (await card.locator(".allowance-summary").textContent())?.trim(),
+      "0.05 USDC a day to any payee, at most 0.015 USDC per payment, for 7 days, at most 20 payments in all. Stop it any time on " +
+        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 0.05 USDC a day and no more.",
+    );
+    await fitsAt(page, 375, "consent-allowance-any-payee");
+    const words = (await reviewedWords(page)).join("\n");
+    assert.match(words, /to any payee, at most 0\.015 USDC per payment;/);
+    assert.match(words, new RegExp(`Token contract: ${usdc}\\.`));
+    await fitsAt(page, 1280, "consent-allowance-any-payee");
+
+    await page.setViewportSize({ width: 375, height: 900 });
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await redirected(page, callback);
+    await callback.close();
+    const allowance = await db().allowance.findFirstOrThrow({
+      where: { delegations: { some: { token: usdc } } },
+      include: { delegations: true },
+    });
+    assert.deepEqual(
+      allowance.delegations.map((row) => row.perPaymentMax),
+      ["15000"],
+      "the most per payment the person chose is kept for the server",
+    );
+
+    await page.goto(`${app.appUrl}/clients`);
+    const shown = page.getByRole("region", { name: "Allowance of Main on Local dev chain" });
+    await shown
+      .getByText(
+        "Any payee: Agent Wallet refuses a payment above 0.015 USDC, but if Agent Wallet's server were compromised, anyone could be " +
+          "paid, up to 0.05 USDC a day and no more.",
+        { exact: false },
+      )
+      .waitFor();
+    await fitsAt(page, 375, "clients-allowance-any-payee");
+    await fitsAt(page, 1280, "clients-allowance-any-payee");
+  });
+
+  it("a token cap is picked by the token's name and typed in its units; every field shows its placeholder whole", async () => {
+    const { page, callback, credentialId } = await personAtConsent("caps@example.com", "approve");
+    await page.getByLabel("Spending limits for Main").selectOption("custom");
+    await page.getByText("More rules for Main").click();
+    await page.getByRole("button", { name: "Add a token cap for Main" }).click();
+    const picked = page.getByLabel("Token cap 1 for Main", { exact: true });
+    assert.equal(await picked.locator("option:checked").textContent(), "USDC");
+    await page.getByLabel("Token cap 1 per transaction for Main").fill("0.5");
+    await page.getByLabel("Token cap 1 per day for Main").fill("2");
+    await fitsAt(page, 375, "consent-token-caps");
+    await fitsAt(page, 1280, "consent-token-caps");
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await redirected(page, callback);
+    await callback.close();
+    const granted = await db().grantCredential.findFirstOrThrow({ where: { credentialId } });
+    assert.deepEqual(JSON.parse(granted.policy!).tokens, [
+      { chain_id: world.chain.chainId, token: usdc.toLowerCase(), per_transaction: "500000", per_day: "2000000" },
+    ]);
+  });
+});

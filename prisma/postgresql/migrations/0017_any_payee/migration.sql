@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "AllowanceDelegation" ADD COLUMN     "perPaymentMax" TEXT;
