@@ -1,5 +1,6 @@
 // Amounts on the command line: a plain integer is wei; a number with a unit is
-// converted exactly (no floating point): 0.01eth, 1.5 ether, 20gwei, 100wei.
+// converted exactly (no floating point): 0.01eth, 1.5 ether, 20gwei, 100wei. A plain
+// number with a fraction is refused with the unit it most likely meant.
 
 const UNITS: Record<string, number> = { wei: 0, kwei: 3, mwei: 6, gwei: 9, szabo: 12, finney: 15, eth: 18, ether: 18 };
 
@@ -14,6 +15,10 @@ export function parseAmount(input: string): string {
   if (unit && !(unit in UNITS)) throw new AmountError(`Unknown unit ${JSON.stringify(rawUnit)}: use ${Object.keys(UNITS).join(", ")}`);
   const decimals = unit ? UNITS[unit] : 0;
   const [whole, fraction = ""] = number.split(".");
+  // A bare number is wei, which has no fractions: "0.01" was meant in a unit, most likely the coin.
+  if (!unit && fraction.replace(/0+$/, "")) {
+    throw new AmountError(`${JSON.stringify(input)} has no unit, and a bare number is wei: did you mean ${number.trim()}eth?`);
+  }
   if (fraction.replace(/0+$/, "").length > decimals) {
     throw new AmountError(
       `${JSON.stringify(input)} has more decimals than ${unit || "wei"} allows (${decimals}): the smallest amount is 1 wei`,

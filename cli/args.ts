@@ -99,7 +99,7 @@ export const COMMANDS = [
     args: ["<credential>"],
     summary: "Ask to sign and broadcast a transaction; waits for your approval",
     options: {
-      chain: { type: "string", value: "id", description: "Chain id (required)" },
+      chain: { type: "string", value: "id", description: "Chain id; may be left out when the wallet can use only one" },
       to: { type: "string", value: "address", description: "Recipient (required)" },
       value: { type: "string", value: "amount", description: "Wei (e.g. 1000) or with a unit (e.g. 0.01eth, 20gwei); required" },
       data: { type: "string", value: "hex", description: "Call data, 0x-prefixed" },

@@ -56,6 +56,14 @@ describe("amounts", () => {
     }
     assert.throws(() => parseAmount("1" + "0".repeat(78)), AmountError);
   });
+  it("a bare number with a fraction is answered with the unit it most likely meant", () => {
+    assert.throws(() => parseAmount("0.01"), {
+      name: "Error",
+      message: '"0.01" has no unit, and a bare number is wei: did you mean 0.01eth?',
+    });
+    assert.throws(() => parseAmount(" .5 "), /did you mean \.5eth\?$/);
+    assert.equal(parseAmount("2.000"), "2", "no fraction, no doubt: wei");
+  });
   it("formats wei back to whole units", () => {
     assert.equal(formatUnits("10000000000000000"), "0.01");
     assert.equal(formatUnits("1500000000000000000"), "1.5");

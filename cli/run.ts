@@ -113,9 +113,12 @@ export async function runCommand(parsed: ParsedCommandLine & { command: Command 
     }
     const { code, message } = describeError(error);
     const usage = code === EXIT.usage ? `Run \`agent-wallet ${ctx.command.name} --help\` for usage.` : null;
-    if (json)
-      io.stderr.write(`${JSON.stringify({ error: { exitCode: code, message: usage ? withNextStep(message, usage) : message } })}\n`);
-    else io.stderr.write(`agent-wallet: ${message}\n${usage ? `${usage}\n` : ""}`);
+    // A tool's own fields for programs (a policy refusal's rule) beside the words.
+    const details = error instanceof ToolError ? error.details : undefined;
+    if (json) {
+      const error = { exitCode: code, message: usage ? withNextStep(message, usage) : message, ...(details && { details }) };
+      io.stderr.write(`${JSON.stringify({ error })}\n`);
+    } else io.stderr.write(`agent-wallet: ${message}\n${usage ? `${usage}\n` : ""}`);
     return code;
   }
 }

@@ -49,7 +49,10 @@ const getBalanceInput = z.object({
     .array(address)
     .max(20)
     .optional()
-    .describe("ERC-20 contracts to read balances of too; default: the tokens the credential's spending policy caps on that chain"),
+    .describe(
+      "ERC-20 contracts to read balances of too; default: the tokens the service lists on that chain and those the " +
+        "credential's spending policy caps there",
+    ),
 });
 const signMessageInput = z.object({
   credential_id: credentialId,
@@ -148,6 +151,12 @@ const listCredentialsOutput = z.object({
     })
     .optional()
     .describe("Whose wallets these are, and which client the person granted them to (absent from servers before it)"),
+  chains: z
+    .array(z.object({ id: z.number(), name: z.string(), symbol: z.string().describe("The chain's coin") }))
+    .optional()
+    .describe(
+      "The chains this service works on; a credential's spending policy may allow fewer (get_policy). Absent from servers before it",
+    ),
 });
 
 const fiatValue = z
@@ -292,8 +301,13 @@ const allowanceOutput = z.object({
           words: z.string().describe("The limit as the person signed it, in words"),
           per_period: z.string().describe("The cap per period, in whole units"),
           left: z.string().nullable().describe("What is left this period, in whole units (null once nothing can be spent)"),
-          resets_at: z.string().nullable().describe("When the next period starts"),
-          transfers_left: z.number().nullable(),
+          resets_at: z.string().nullable().describe("When the next period starts: `left` is the whole cap again"),
+          transfers_left_in_all: z
+            .number()
+            .nullable()
+            .optional()
+            .describe("Payments left over the allowance's whole life: this count never resets (absent from servers before it)"),
+          transfers_left: z.number().nullable().describe("The same count as transfers_left_in_all, under its first name"),
         }),
       ),
     }),

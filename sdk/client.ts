@@ -249,7 +249,14 @@ export class AgentWalletClient {
       .filter((part) => part.type === "text" && typeof part.text === "string")
       .map((part) => part.text)
       .join("\n");
-    if (call.isError) throw new ToolError(name, text || `${name} failed`);
+    if (call.isError) {
+      const details = call.structuredContent;
+      throw new ToolError(
+        name,
+        text || `${name} failed`,
+        details && typeof details === "object" ? (details as Record<string, unknown>) : undefined,
+      );
+    }
     let structured = call.structuredContent;
     if (structured === undefined && text) {
       try {

@@ -42,11 +42,16 @@ export class AuthenticationError extends AgentWalletError {
  */
 export class SignInRequiredError extends AuthenticationError {}
 
-/** A tool answered with `isError` (e.g. a `read` credential asked to sign): the tool's own message. */
+/**
+ * A tool answered with `isError` (e.g. a `read` credential asked to sign): the tool's own message, and what it says
+ * for programs when it says more (its structuredContent), e.g. a policy refusal's
+ * `{error: "policy_violation", rule: "native.per_day", allowance: {limit, remaining}}`.
+ */
 export class ToolError extends AgentWalletError {
   constructor(
     readonly tool: string,
     readonly toolMessage: string,
+    readonly details?: Record<string, unknown>,
   ) {
     super(toolMessage);
   }

@@ -5,7 +5,7 @@ import { chainOption, connectWithCredential, print, type Context } from "./share
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
-/** --tokens as a list of addresses; left out, the service reads the tokens the credential's limits cap. */
+/** --tokens as a list of addresses; left out, the service reads the tokens it lists on the chain and those the credential's limits cap. */
 function tokensOption(ctx: Context): string[] | undefined {
   const raw = ctx.parsed.values.tokens;
   if (raw === undefined) return undefined;

@@ -1,19 +1,21 @@
-// `agent-wallet send <credential> --chain --to --value [--data]`: sign and broadcast a transaction, once the person approves.
+// `agent-wallet send <credential> [--chain] --to --value [--data]`: sign and broadcast a transaction, once the person
+// approves. Without --chain, the wallet's only chain.
 import { parseAmount } from "../amount";
 import { UsageError } from "../args";
-import { chainOption, sensitive, type Context } from "./shared";
+import { chainOption, onlyChain, sensitive, type Context } from "./shared";
 
 export async function run(ctx: Context): Promise<number> {
-  const chainId = chainOption(ctx);
+  const named = chainOption(ctx);
   const to = requiredOption(ctx, "to");
   const value = parseAmount(requiredOption(ctx, "value"));
   const data = ctx.parsed.values.data as string | undefined;
-  return sensitive(ctx, (client, credentialId) =>
-    client.sendTransaction(
+  return sensitive(ctx, async (client, credentialId, listed) => {
+    const chainId = named ?? (await onlyChain(ctx, client, credentialId, listed));
+    return client.sendTransaction(
       { credential_id: credentialId, chain_id: chainId, to, value, ...(data ? { data } : {}) },
       { signal: ctx.signal },
-    ),
-  );
+    );
+  });
 }
 
 function requiredOption(ctx: Context, name: string): string {

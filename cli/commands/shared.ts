@@ -149,7 +149,7 @@ export async function connect(ctx: Context): Promise<Connection> {
 export async function connectWithCredential(ctx: Context) {
   const { client } = await connect(ctx);
   const ref = ctx.parsed.positionals[0];
-  const { credentials } = await client.listCredentials({ signal: ctx.signal });
+  const { credentials, chains } = await client.listCredentials({ signal: ctx.signal });
   const lower = ref.toLowerCase();
   const credential =
     credentials.find((candidate) => candidate.id === ref) ??
@@ -161,16 +161,37 @@ export async function connectWithCredential(ctx: Context) {
     const next = guess ? `Did you mean ${JSON.stringify(guess)}?` : "Run `agent-wallet status` to see your grant.";
     throw new CliToolError(`No credential ${JSON.stringify(ref)} in this grant (granted: ${names.join(", ") || "none"}). ${next}`);
   }
-  return { client, credential };
+  return { client, credential, listed: { credentials, chains } };
 }
 
-export function chainOption(ctx: Context): number {
+/** --chain as a chain id; undefined when it is left out. */
+export function chainOption(ctx: Context): number | undefined {
   const raw = ctx.parsed.values.chain;
-  if (raw === undefined) throw new UsageError("--chain <id> is required", ctx.command);
+  if (raw === undefined) return undefined;
   if (typeof raw !== "string" || !/^\d+$/.test(raw) || Number(raw) <= 0) {
     throw new UsageError("--chain must be a positive chain id, e.g. 31337", ctx.command);
   }
   return Number(raw);
+}
+
+/**
+ * The chain for a command whose --chain was left out: the service's only one, or the only one of its chains the
+ * credential's limits allow (get_policy); with several, a usage error naming them. A server that does not list its
+ * chains (before `chains`) needs --chain.
+ */
+export async function onlyChain(ctx: Context, client: AgentWalletClient, credentialId: string, listed: Listed): Promise<number> {
+  const chains = listed.chains;
+  if (!chains?.length) throw new UsageError("--chain <id> is required", ctx.command);
+  let usable = chains;
+  if (chains.length > 1) {
+    const { policy } = await client.getPolicy({ credential_id: credentialId }, { signal: ctx.signal });
+    const allowed = policy.chains;
+    if (allowed) usable = chains.filter((chain) => allowed.includes(chain.id));
+  }
+  if (usable.length === 1) return usable[0].id;
+  // None allowed at all: name the service's, and let the policy's refusal say the rest.
+  const named = (usable.length ? usable : chains).map((chain) => `${chain.id} (${chain.name})`);
+  throw new UsageError(`This wallet can use several chains: ${named.join(", ")}. Name one with --chain <id>`, ctx.command);
 }
 
 /**
@@ -225,20 +246,22 @@ export async function settle(ctx: Context, client: AgentWalletClient, view: Requ
   return finish(ctx, FINAL_STATUSES.includes(view.status) ? view : await waitWithSpinner(ctx, client, view, seconds));
 }
 
-type CreateRequest = (client: AgentWalletClient, credentialId: string) => Promise<RequestView>;
+/** What list_credentials answered: the grant's credentials, and the service's chains (from servers that list them). */
+type Listed = Pick<Awaited<ReturnType<AgentWalletClient["listCredentials"]>>, "credentials" | "chains">;
+type CreateRequest = (client: AgentWalletClient, credentialId: string, listed: Listed) => Promise<RequestView>;
 
 /**
  * A sensitive tool on the credential named by the first argument: create the request (the tool returns at once),
  * then wait for the person's approval unless --no-wait.
  */
 export async function sensitive(ctx: Context, create: CreateRequest): Promise<number> {
-  const { client, credential } = await connectWithCredential(ctx);
+  const { client, credential, listed } = await connectWithCredential(ctx);
   const noWait = ctx.parsed.values["no-wait"] === true;
   if (noWait && ctx.parsed.values.wait !== undefined) throw new UsageError("Use either --wait or --no-wait", ctx.command);
   const seconds = secondsOption(ctx.parsed.values, "wait", DEFAULT_WAIT_SECONDS, ctx.command);
   let request;
   try {
-    request = await create(client, credential.id);
+    request = await create(client, credential.id, listed);
   } catch (error) {
     if (!ctx.signal.aborted) throw error;
     throw new InterruptedError(

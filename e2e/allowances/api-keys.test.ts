@@ -197,7 +197,10 @@ describe("a personal API key with an allowance", { timeout: 600_000 }, () => {
     assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.004"));
     const over = await pay(agent, credentialId, shop, "0.007");
     assert.equal(over.isError, true);
-    assert.match(over.content[0].text, /0\.006 ETH left today, resets at (\d{4}-\d\d-\d\d )?\d\d:\d\d UTC/);
+    assert.match(
+      over.content[0].text,
+      /^0\.007 ETH is over your allowance of 0\.01 ETH a day; 0\.006 ETH left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\.$/,
+    );
     await person.context.close();
   });
 });

@@ -119,6 +119,8 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.equal(left.allowances.length, 1);
     assert.equal(left.allowances[0].limits[0].left, "0.002");
     assert.equal(left.allowances[0].limits[0].symbol, "ETH");
+    // counted over the allowance's whole life, named so: it does not come back with the period
+    assert.equal(left.allowances[0].limits[0].transfers_left_in_all, 3);
     assert.equal(left.allowances[0].limits[0].transfers_left, 3);
     assert.ok(left.allowances[0].limits[0].resets_at);
 
@@ -129,7 +131,8 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.match(
       asked.reason ?? "",
       new RegExp(
-        "^Above this allowance: 0\\.002 ETH left today, resets at [^.]+\\. " +
+        "^0\\.004 ETH is over your allowance of 0\\.01 ETH a day; " +
+          "0\\.002 ETH left until it resets (at|on \\d+ \\w+ at) \\d\\d:\\d\\d UTC\\. " +
           "It waits for your approval; approved, your wallet pays it and its network fee\\.$",
       ),
     );
@@ -146,7 +149,10 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     const sent = await relayerNonce();
     const over = await send(agent, shop, "0.004");
     assert.equal(over.isError, true);
-    assert.match(over.content[0].text, /0\.002 ETH left today, resets at \d\d:\d\d UTC/);
+    assert.match(
+      over.content[0].text,
+      /^0\.004 ETH is over your allowance of 0\.01 ETH a day; 0\.002 ETH left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\.$/,
+    );
 
     const offList = await send(agent, stranger, "0.001");
     assert.equal(offList.isError, true);
@@ -161,7 +167,8 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.equal(entry.mode, "allowance");
     const offPolicy = await send(agent, stranger, "0.001");
     assert.equal(offPolicy.isError, true);
-    assert.match(offPolicy.content[0].text, /Refused by the spending policy \(recipients\)/);
+    assert.equal(offPolicy.structuredContent?.rule, "recipients");
+    assert.equal(offPolicy.content[0].text, `Refused by the spending policy: ${stranger} is not an allowed recipient`);
 
     assert.equal(await relayerNonce(), sent, "nothing was sent");
     assert.equal(await chain.client.getBalance({ address: stranger }), 0n);
@@ -182,7 +189,11 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     const refused = results.filter((result) => result.isError);
     assert.equal(paid.length, 1, "one payment fits the policy's cap");
     assert.equal(view(paid[0]).status, "completed");
-    assert.match(refused[0].content[0].text, /Refused by the spending policy \(native\.per_day\)/);
+    assert.equal(refused[0].structuredContent?.rule, "native.per_day");
+    assert.match(
+      refused[0].content[0].text,
+      /^Refused by the spending policy: 0\.004 ETH is over your limit of 0\.005 ETH a day for Main; /,
+    );
     assert.equal(await relayerNonce(), sent + 1, "only the payment that fits was sent");
     assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.004"));
     assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 1, "the refused payment left nothing behind");

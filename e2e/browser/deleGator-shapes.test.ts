@@ -75,7 +75,7 @@ describe("the DeleGator's shapes under a native cap, and in words on the approva
     const refused = await executeSend("1");
     assert.equal(refused.isError, true, JSON.stringify(refused));
     assert.equal(refused.structuredContent?.rule, "native.per_transaction");
-    assert.match(refused.content?.[0]?.text ?? "", /1 ETH is over the limit for Main of 0\.05 ETH a transaction/);
+    assert.match(refused.content?.[0]?.text ?? "", /1 ETH is over your limit of 0\.05 ETH a transaction for Main/);
     assert.equal(await pending(), before, "nothing is pending for the person");
   });
 

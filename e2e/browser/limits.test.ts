@@ -112,9 +112,14 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
 
     const refused = await send("0.02");
     assert.equal(refused.isError, true);
-    assert.match(refused.content?.[0]?.text ?? "", /Refused by the spending policy \(native\.per_transaction\)/);
+    assert.equal(refused.structuredContent?.rule, "native.per_transaction");
+    assert.equal(
+      refused.content?.[0]?.text,
+      "Refused by the spending policy: 0.02 DEV is over your limit of 0.01 DEV a transaction for Main",
+    );
     const message = (await bot.callTool({ name: "sign_message", arguments: { credential_id: mainId, message: "hi" } })) as ToolResult;
-    assert.match(message.content?.[0]?.text ?? "", /\(sign_message\)/);
+    assert.equal(message.structuredContent?.rule, "sign_message");
+    assert.equal(message.content?.[0]?.text, "Refused by the spending policy: message signing is not allowed");
     const allowed = await send("0.01");
     assert.ok(!allowed.isError, allowed.content?.[0]?.text);
 

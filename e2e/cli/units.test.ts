@@ -1,6 +1,6 @@
 // The CLI in the person's terms, as a child process against the started app with a personal API key: whoami and
 // status name the account and the server, status says the limits in the chain's coin and the token's units (from
-// get_policy's symbol and decimals), balance shows the tokens the limits cap beside the coin, each with its value from
+// get_policy's symbol and decimals), balance shows the tokens the chain lists and the limits cap beside the coin, each with its value from
 // a Chainlink feed on the local chain (@chainlink/contracts' MockV3Aggregator; none from a stale one), and a refusal
 // by a cap reads in ETH and in the token's own units.
 import { after, before, describe, it } from "node:test";
@@ -36,7 +36,9 @@ describe("the CLI in the person's units", { timeout: 180_000 }, () => {
     const stale = await deployPriceFeed(chain, { answer: 1_00000000n, decimals: 8 });
     await setRound(chain, stale, { answer: 1_00000000n, updatedAt: BigInt(Math.floor(Date.now() / 1000) - 2 * 3600) });
     const feeds = { [chain.chainId]: { native: eth, tokens: { [token]: dollar, [staleToken]: stale } } };
-    app = await startApp({ env: { CHAINS: chainsSetting(chain), PRICE_FEEDS: JSON.stringify(feeds), PRICE_CURRENCY: "USD" } });
+    // The chain lists OLD as a token every wallet shows: balance names it without being asked.
+    const chains = JSON.stringify(JSON.parse(chainsSetting(chain)).map((entry: object) => ({ ...entry, tokens: [staleToken] })));
+    app = await startApp({ env: { CHAINS: chains, PRICE_FEEDS: JSON.stringify(feeds), PRICE_CURRENCY: "USD" } });
     // A personal API key as the Clients screen issues one (stored the same way; the screen's passkey step is its own test's).
     const user = await createUser("carol@example.com");
     const credentialId = (
@@ -98,16 +100,17 @@ describe("the CLI in the person's units", { timeout: 180_000 }, () => {
     );
   });
 
-  it("balance shows the coin and the tokens the limits cap, each in its own units and its value; --tokens names others", async () => {
+  it("balance shows the coin, the tokens the chain lists and the limits cap, in their units and value; --tokens names others", async () => {
     const human = await runCli(["balance", "Main"], env);
     assert.equal(human.code, 0, human.stderr);
     const lines = human.stdout.trimEnd().split("\n");
     assert.match(lines[0], new RegExp(`^2\\.5 ETH ≈ \\$5,000\\.00\\s+\\(2500000000000000000 wei, Main ${owner} on Local dev chain\\)$`));
-    assert.equal(lines[1], `1234.5 TUSD ≈ $1,234.50  (token ${token})`);
-    assert.equal(lines.length, 2);
+    assert.equal(lines[1], `7 OLD  (token ${staleToken})`, "a token the chain lists, never named by a request or a limit");
+    assert.equal(lines[2], `1234.5 TUSD ≈ $1,234.50  (token ${token})`);
+    assert.equal(lines.length, 3);
     const priced = JSON.parse((await runCli(["balance", "Main", "--json"], env)).stdout);
     assert.deepEqual(priced.fiat, { currency: "USD", amount: "5000", text: "$5,000.00" });
-    assert.deepEqual(priced.tokens[0].fiat, { currency: "USD", amount: "1234.5", text: "$1,234.50" });
+    assert.deepEqual(priced.tokens[1].fiat, { currency: "USD", amount: "1234.5", text: "$1,234.50" });
 
     const machine = JSON.parse((await runCli(["balance", "Main", "--json", "--tokens", `${owner},${staleToken}`], env)).stdout);
     // An address that is no token: its balance cannot be read, and nothing is guessed. A stale feed gives no value.
@@ -123,18 +126,16 @@ describe("the CLI in the person's units", { timeout: 180_000 }, () => {
   });
 
   it("a refusal by a cap reads in ETH and in the token's units", async () => {
-    const native = await runCli(["send", "Main", "--to", owner, "--value", "1.5eth", "--chain", String(chain.chainId), "--no-wait"], env);
+    // no --chain: the service has one
+    const native = await runCli(["send", "Main", "--to", owner, "--value", "1.5eth", "--no-wait"], env);
     assert.equal(native.code, 4, native.stderr);
-    assert.match(
-      native.stderr,
-      /Refused by the spending policy \(native\.per_transaction\): 1\.5 ETH is over the limit for Main of 1 ETH a transaction/,
-    );
+    assert.match(native.stderr, /Refused by the spending policy: 1\.5 ETH is over your limit of 1 ETH a transaction for Main/);
     const transfer = `0xa9059cbb${owner.slice(2).toLowerCase().padStart(64, "0")}${parseEther("150").toString(16).padStart(64, "0")}`;
     const tokens = await runCli(
       ["send", "Main", "--to", token, "--value", "0", "--data", transfer, "--chain", String(chain.chainId), "--no-wait"],
       env,
     );
     assert.equal(tokens.code, 4, tokens.stderr);
-    assert.match(tokens.stderr, /\(tokens\.per_transaction\): 150 TUSD is over the limit for Main of 100 TUSD a transaction/);
+    assert.match(tokens.stderr, /: 150 TUSD is over your limit of 100 TUSD a transaction for Main/);
   });
 });

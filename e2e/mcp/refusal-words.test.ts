@@ -1,6 +1,7 @@
 // A refusal by a cap, as the agent reads it: in the person's units (the chain's coin, the token's symbol and
-// decimals read from its contract), naming the wallet and when the cap resets; the machine-readable fields stay
-// in wei and base units. Through the MCP SDK client, on a local chain with a deployed ERC-20.
+// decimals read from its contract), which limit it went over, naming the wallet, what is left and when the cap
+// resets (with its date: not today); the rule's id and the machine-readable amounts stay fields of their own, in wei
+// and base units. Through the MCP SDK client, on a local chain with a deployed ERC-20.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, parseEther, type Address } from "viem";
@@ -18,8 +19,13 @@ type Reply = { isError?: boolean; structuredContent?: Record<string, unknown>; c
 
 const FRIEND = "0x000000000000000000000000000000000000bEEF";
 
-/** "11:42 UTC", a day after the request created at `at`. */
-const dayAfter = (at: Date) => new Date(at.getTime() + 86_400_000).toISOString().slice(11, 16) + " UTC";
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+/** "on 29 Nov at 11:42 UTC" (another day: the rolling day's cap frees a day after the request created at `at`). */
+function dayAfter(at: Date): string {
+  const reset = new Date(at.getTime() + 86_400_000);
+  const year = reset.getUTCFullYear() === new Date().getUTCFullYear() ? "" : ` ${reset.getUTCFullYear()}`;
+  return `on ${reset.getUTCDate()} ${MONTHS[reset.getUTCMonth()]}${year} at ${reset.toISOString().slice(11, 16)} UTC`;
+}
 
 describe("a refusal in the person's units", { timeout: 180_000 }, () => {
   let chain: LocalChain;
@@ -61,19 +67,19 @@ describe("a refusal in the person's units", { timeout: 180_000 }, () => {
     await withPolicy({ native: { per_transaction: String(parseEther("0.5")), per_day: String(parseEther("0.5")) } });
     const tooBig = await send("0.6");
     assert.equal(tooBig.isError, true);
-    assert.equal(
-      tooBig.content?.[0]?.text,
-      "Refused by the spending policy (native.per_transaction): 0.6 ETH is over the limit for Main of 0.5 ETH a transaction",
-    );
+    assert.equal(tooBig.content?.[0]?.text, "Refused by the spending policy: 0.6 ETH is over your limit of 0.5 ETH a transaction for Main");
     const first = await send("0.3");
     assert.ok(!first.isError, first.content?.[0]?.text);
     const created = (await db().agentRequest.findUniqueOrThrow({ where: { id: String(first.structuredContent?.request_id) } })).createdAt;
     const refused = await send("0.3");
     assert.equal(
       refused.content?.[0]?.text,
-      "Refused by the spending policy (native.per_day): " +
-        `0.3 ETH is over today's limit for Main: 0.2 ETH left, resets at ${dayAfter(created)}`,
+      "Refused by the spending policy: 0.3 ETH is over your limit of 0.5 ETH a day for Main; " +
+        `0.2 ETH left until it resets ${dayAfter(created)}`,
     );
+    // The person's audit log keeps the same words beside the rule.
+    const audited = await db().auditEvent.findFirstOrThrow({ where: { type: "policy.refused", credentialId }, orderBy: { seq: "desc" } });
+    assert.equal(JSON.parse(audited.data).words, refused.content?.[0]?.text?.replace("Refused by the spending policy: ", ""));
     // The machine-readable fields are the rule's own, in wei.
     assert.deepEqual(refused.structuredContent, {
       error: "policy_violation",
@@ -92,7 +98,7 @@ describe("a refusal in the person's units", { timeout: 180_000 }, () => {
     const tooBig = await transfer("25.5");
     assert.equal(
       tooBig.content?.[0]?.text,
-      "Refused by the spending policy (tokens.per_transaction): 25.5 TUSD is over the limit for Main of 25 TUSD a transaction",
+      "Refused by the spending policy: 25.5 TUSD is over your limit of 25 TUSD a transaction for Main",
     );
     const first = await transfer("20");
     assert.ok(!first.isError, first.content?.[0]?.text);
@@ -100,9 +106,10 @@ describe("a refusal in the person's units", { timeout: 180_000 }, () => {
     const refused = await transfer("12.5");
     assert.equal(
       refused.content?.[0]?.text,
-      "Refused by the spending policy (tokens.per_day): " +
-        `12.5 TUSD is over today's limit for Main: 10 TUSD left, resets at ${dayAfter(created)}`,
+      "Refused by the spending policy: 12.5 TUSD is over your limit of 30 TUSD a day for Main; " +
+        `10 TUSD left until it resets ${dayAfter(created)}`,
     );
+    assert.equal(refused.structuredContent?.rule, "tokens.per_day");
     assert.deepEqual(refused.structuredContent?.allowance, { limit: String(parseEther("30")), remaining: String(parseEther("10")) });
   });
 });

@@ -70,7 +70,8 @@ export function policySuite(database: "sqlite" | "postgres") {
     function refusedBy(reply: ToolReply, rule: string) {
       assert.equal(reply.result?.isError, true, JSON.stringify(reply));
       assert.equal(reply.result?.structuredContent?.rule, rule);
-      assert.match(reply.result!.content![0].text, new RegExp(`Refused by the spending policy \\(${rule.replace(".", "\\.")}\\)`));
+      // the rule's id is its own field; the words say why
+      assert.match(reply.result!.content![0].text, /^Refused by the spending policy: /);
     }
     function allowed(reply: ToolReply): string {
       assert.notEqual(reply.result?.isError, true, reply.result?.content?.[0].text);

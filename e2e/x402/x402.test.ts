@@ -72,7 +72,8 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const third = await requirementOf(resource);
     await assert.rejects(payX402(agent, credentialId, third), (error: unknown) => {
       assert.ok(error instanceof X402AllowanceRefusal);
-      assert.match(error.message, /^Above this allowance: 0\.005 USDC left today, resets at \d\d:\d\d UTC\. Nothing was signed\.$/);
+      const over = /^Over your allowance: 0\.005 USDC left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\. Nothing was signed\.$/;
+      assert.match(error.message, over);
       assert.equal(error.left?.available, "5000");
       return true;
     });

@@ -18,6 +18,18 @@ export function utcTimeFrom(at: Date, now: Date): string {
   return at.getTime() - now.getTime() <= 25 * 3_600_000 ? utcTime(at) : utcDateTime(at);
 }
 
+const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+
+/**
+ * "at 14:05 UTC" when `at` falls on today's date in UTC, else "on 30 Nov at 09:00 UTC" (with the year when it is not
+ * this one): when something happens, for a reader who must not mistake tomorrow morning for this morning.
+ */
+export function atUtc(at: Date, now: Date): string {
+  if (at.toISOString().slice(0, 10) === now.toISOString().slice(0, 10)) return `at ${utcTime(at)}`;
+  const year = at.getUTCFullYear() === now.getUTCFullYear() ? "" : ` ${at.getUTCFullYear()}`;
+  return `on ${at.getUTCDate()} ${MONTHS[at.getUTCMonth()]}${year} at ${utcTime(at)}`;
+}
+
 /** "14:05 UTC" */
 export function utcTime(at: Date): string {
   return `${String(at.getUTCHours()).padStart(2, "0")}:${String(at.getUTCMinutes()).padStart(2, "0")} UTC`;

@@ -60,7 +60,7 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "once the person approved.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
-    "and when the allowance expires.",
+    "how many payments are left in all (over the allowance's whole life: that count never resets), and when it expires.",
 };
 
 function annotationsOf(name: ToolName) {

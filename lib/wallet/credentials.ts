@@ -4,6 +4,7 @@ import { db, type Tx } from "@/lib/db";
 import { recordAudit, recordAuditIn, type AuditInput } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
+import { config } from "@/lib/config";
 import { AppError, NotFoundError } from "@/lib/http/errors";
 import type { AgentContext } from "./agent-context";
 import { assertionOptions, authenticationResponseSchema, verifyAssertion } from "@/lib/auth/passkeys";
@@ -232,5 +233,6 @@ export function listGrantedCredentials(agent: AgentContext) {
   return {
     credentials: agent.credentials.map(({ credentialId, name, kind, address, mode }) => ({ id: credentialId, name, kind, address, mode })),
     account: { email_hint: emailHint(agent.userEmail), client_name: agent.clientName },
+    chains: config().chains.map(({ id, name, symbol }) => ({ id, name, symbol })),
   };
 }

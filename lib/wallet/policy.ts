@@ -255,7 +255,10 @@ export type Breach = {
   resetsAt: Date | null;
 };
 
-/** A rule the request breaks: which, why, and (for caps) what is left. */
+/**
+ * A rule the request breaks: which, why, and (for caps) what is left. The message says why in words; the rule's id is
+ * a field of its own (the tool error's structuredContent), not part of the sentence.
+ */
 export class PolicyViolation extends RequestError {
   constructor(
     readonly rule: string,
@@ -263,7 +266,7 @@ export class PolicyViolation extends RequestError {
     readonly allowance: { limit: string; remaining: string } | null = null,
     readonly breach: Breach | null = null,
   ) {
-    super("policy_violation", `Refused by the spending policy (${rule}): ${reason}`, 403);
+    super("policy_violation", `Refused by the spending policy: ${reason}`, 403);
   }
 
   /** The same refusal, its reason said another way (the rule and the machine-readable fields stay). */

@@ -136,17 +136,19 @@ export async function createRequest(
     });
   } catch (error) {
     if (error instanceof PolicyViolation) {
+      const refused = await inPersonsUnits(error, credential.name, now);
       await recordAudit(
         {
           type: "policy.refused",
           userId: agent.userId,
           clientId: agent.clientId,
           credentialId: credential.id,
-          data: { kind: input.kind, rule: error.rule, ...(error.allowance ?? {}) },
+          // the words the agent read, so the person's audit log can say the same
+          data: { kind: input.kind, rule: error.rule, ...(error.allowance ?? {}), words: refused.reason },
         },
         clock,
       );
-      throw await inPersonsUnits(error, credential.name, now);
+      throw refused;
     }
     throw error;
   }
