@@ -5,22 +5,26 @@ import { utcDateTime } from "@/lib/clock";
 import { currentUser, requireUser } from "@/lib/auth/session";
 import { listApprovals } from "@/lib/wallet/approvals";
 import { contactNames } from "@/lib/wallet/address-book";
-import { riskChip } from "@/lib/wallet/risk";
+import { chipText, riskChip, type RiskChip } from "@/lib/wallet/risk";
+import { requestingClient } from "@/lib/oauth/connected-clients";
 import { valuedAmounts } from "@/lib/prices/holdings";
 import { AppHeader } from "@/components/nav/app-header";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
-import { headlineAmounts, headlineOf } from "@/components/approvals/headline";
+import { headlineAmounts, headlineOf } from "@/lib/wallet/headline";
 import { NewRequestNotifier } from "@/components/approvals/new-request-notifier";
 import { AmountValues } from "@/components/prices/amount-values";
 
+/** A sign-in is checked against the sites its client names. */
+const clientHosts = (userId: string, grantId: string) => requestingClient(userId, grantId).then((client) => client?.hosts ?? []);
+
 /** One read of the list per render, shared by the title and the page. */
-const approvalsOf = cache(listApprovals);
+const approvalsOf = cache((userId: string) => listApprovals(userId, clientHosts));
 
 type Announced = {
   id: string;
   headline: string;
   excerpt: string | null;
-  chip: string | null;
+  chip: RiskChip | null;
   clientName: string;
   values: Promise<string[]>;
 };
@@ -39,7 +43,7 @@ async function AnnouncedRequests({ pending }: { pending: Announced[] }) {
           request.headline,
           ...values[index],
           request.excerpt,
-          request.chip && `Risk: ${request.chip}`,
+          request.chip && `Risk: ${chipText(request.chip)}`,
           `Asked by ${request.clientName}`,
         ]
           .filter(Boolean)
@@ -77,7 +81,12 @@ export default async function ApprovalsPage() {
           {request.headline}
         </Link>{" "}
         <span className="badge">{request.status}</span>
-        {request.chip && <span className="badge risk">{request.chip}</span>}
+        {request.chip && (
+          <>
+            <span className={`badge risk ${request.chip.kind}`}>{request.chip.text}</span>
+            {request.chip.more && <span className="badge risk more">{request.chip.more}</span>}
+          </>
+        )}
         <AmountValues values={request.values} />
         {request.excerpt && <div className="small mono">{request.excerpt}</div>}
         <div className="muted small">

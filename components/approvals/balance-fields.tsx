@@ -5,8 +5,8 @@ import { formatUnits, type Address } from "viem";
 import { decodeCall } from "@/lib/wallet/call-decoding";
 import { config } from "@/lib/config";
 import type { CallDescription, Detail, RequestDescription } from "@/lib/wallet/request-description";
-import { amountText, coinOf, holdingsOf, tokenAsset, walletAssets, type Asset, type Holding } from "@/lib/prices/holdings";
-import { holdingText } from "@/components/prices/holdings";
+import { coinOf, holdingsOf, tokenAsset, walletAssets, type Asset, type Holding } from "@/lib/prices/holdings";
+import { AssetAmount, HoldingLine } from "@/components/prices/holdings";
 import { Field } from "./fields";
 
 type Send = Extract<RequestDescription, { kind: "send_transaction" }>;
@@ -58,18 +58,22 @@ function distinct(assets: Asset[]): Asset[] {
   return [...new Map(assets.map((asset) => [key(asset), asset])).values()];
 }
 
-function afterText(holding: Holding, spent: bigint): string {
+function AfterLine({ holding, spent }: { holding: Holding; spent: bigint }) {
   if (holding.balance === null) return `${holding.symbol} balance unavailable`;
   const left = holding.balance - spent;
   if (left < 0n) return `Not enough ${holding.symbol}: ${formatUnits(-left, holding.decimals)} ${holding.symbol} short`;
-  return amountText(left, holding, holding.price);
+  return <AssetAmount amount={left} asset={holding} price={holding.price} />;
 }
 
-function Lines({ lines }: { lines: string[] }) {
+const assetKey = (asset: Asset) => `${asset.chain.id}:${asset.token ?? "coin"}`;
+
+function Lines({ holdings }: { holdings: Holding[] }) {
   return (
     <ul className="holdings">
-      {lines.map((line) => (
-        <li key={line}>{line}</li>
+      {holdings.map((holding) => (
+        <li key={assetKey(holding)}>
+          <HoldingLine holding={holding} />
+        </li>
       ))}
     </ul>
   );
@@ -82,7 +86,7 @@ async function BalanceRead({ userId, address, description }: Props) {
     const holdings = await holdingsOf(address, distinct([...followed, ...asked]));
     return (
       <Field label="Balance">
-        <Lines lines={holdings.map(holdingText)} />
+        <Lines holdings={holdings} />
       </Field>
     );
   }
@@ -91,10 +95,16 @@ async function BalanceRead({ userId, address, description }: Props) {
   return (
     <>
       <Field label="Balance">
-        <Lines lines={holdings.map(holdingText)} />
+        <Lines holdings={holdings} />
       </Field>
       <Field label="Balance after">
-        <Lines lines={spent.map((entry, index) => afterText(holdings[index], entry.amount))} />
+        <ul className="holdings">
+          {spent.map((entry, index) => (
+            <li key={assetKey(entry.asset)}>
+              <AfterLine holding={holdings[index]} spent={entry.amount} />
+            </li>
+          ))}
+        </ul>
         <span className="muted small">if the whole maximum network fee is paid</span>
       </Field>
     </>

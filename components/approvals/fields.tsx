@@ -1,7 +1,7 @@
 import type { ContactNames } from "@/lib/wallet/address-book";
 import type { Described, Detail, Executions } from "@/lib/wallet/request-description";
 import { Money } from "@/components/prices/money";
-import { runLabel } from "./headline";
+import { runLabel } from "@/lib/wallet/headline";
 
 /** One labelled line of the approval summary (a `dl`). */
 export function Field({ label, children }: { label: React.ReactNode; children: React.ReactNode }) {

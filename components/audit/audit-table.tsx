@@ -1,7 +1,29 @@
 import type { AuditEventRow } from "@/lib/audit/query";
-import { formatAuditTime, summarizeEvent, transactionOf, type Names } from "@/lib/audit/describe";
+import { foldByRequest, formatAuditTime, summarizeEvent, summarizeRow, transactionOf, type Names } from "@/lib/audit/describe";
 
-/** One group of audit events (decisions, or reads) as a table that turns into cards on a phone; each row a sentence. */
+function Transaction({ event, names }: { event: AuditEventRow; names: Names }) {
+  const transaction = transactionOf(event, names);
+  if (!transaction) return null;
+  return (
+    <span className="audit-tx small">
+      {" "}
+      {transaction.url ? (
+        <a href={transaction.url} rel="noreferrer" target="_blank">
+          Transaction <span className="mono">{transaction.hash}</span>
+        </a>
+      ) : (
+        <>
+          Transaction <span className="mono">{transaction.hash}</span>
+        </>
+      )}
+    </span>
+  );
+}
+
+/**
+ * One group of audit events (decisions, or reads) as a table that turns into cards on a phone; each row a sentence,
+ * a request's events one row with its steps a tap away.
+ */
 export function AuditTable({ title, caption, events, names }: { title: string; caption: string; events: AuditEventRow[]; names: Names }) {
   if (!events.length) return null;
   const id = `audit-${title.toLowerCase().replace(/[^a-z]+/g, "-")}`;
@@ -20,8 +42,8 @@ export function AuditTable({ title, caption, events, names }: { title: string; c
           </tr>
         </thead>
         <tbody>
-          {events.map((event) => {
-            const transaction = transactionOf(event, names);
+          {foldByRequest(events).map((row) => {
+            const { lead: event, steps } = row;
             return (
               <tr key={event.seq} data-seq={event.seq}>
                 <td data-label="Time">
@@ -29,20 +51,22 @@ export function AuditTable({ title, caption, events, names }: { title: string; c
                   <span className="muted small"> #{event.seq}</span>
                 </td>
                 <td data-label="What happened" className="audit-details">
-                  {summarizeEvent(event, names)}
-                  {transaction && (
-                    <span className="audit-tx small">
-                      {" "}
-                      {transaction.url ? (
-                        <a href={transaction.url} rel="noreferrer" target="_blank">
-                          Transaction <span className="mono">{transaction.hash}</span>
-                        </a>
-                      ) : (
-                        <>
-                          Transaction <span className="mono">{transaction.hash}</span>
-                        </>
-                      )}
-                    </span>
+                  {summarizeRow(row, names)}
+                  <Transaction event={event} names={names} />
+                  {steps.length > 1 && (
+                    <details className="audit-steps small">
+                      <summary>{steps.length} events</summary>
+                      <ol>
+                        {steps.map((step) => (
+                          <li key={step.seq}>
+                            <time dateTime={step.at.toISOString()}>{formatAuditTime(step.at)}</time>{" "}
+                            <span className="muted">#{step.seq}</span> {summarizeEvent(step, names)}{" "}
+                            <span className="mono muted">{step.type}</span>
+                            <Transaction event={step} names={names} />
+                          </li>
+                        ))}
+                      </ol>
+                    </details>
                   )}
                 </td>
                 <td data-label="Client">

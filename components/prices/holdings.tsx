@@ -1,11 +1,20 @@
 import { Suspense } from "react";
-import type { Address } from "viem";
-import { amountText, holdingsOf, type Asset, type Holding } from "@/lib/prices/holdings";
+import { formatUnits, type Address } from "viem";
+import { holdingsOf, type Asset, type Holding } from "@/lib/prices/holdings";
+import { priceCurrency } from "@/lib/prices/feeds";
+import { moneyText, type Price } from "@/lib/prices/format";
+import { ReadableAmount } from "./readable-amount";
+
+/** An amount of an asset as people read it, its exact decimal a tap away, then its value when there is a price. */
+export function AssetAmount({ amount, asset, price }: { amount: bigint; asset: Asset; price: Price | null }) {
+  const money = price && moneyText(amount, asset.decimals, price, priceCurrency());
+  return <ReadableAmount exact={formatUnits(amount, asset.decimals)} symbol={asset.symbol} after={money ? ` (≈ ${money})` : ""} />;
+}
 
 /** One asset's line: its balance and value, or that it could not be read. */
-export function holdingText(holding: Holding): string {
+export function HoldingLine({ holding }: { holding: Holding }) {
   if (holding.balance === null) return `${holding.symbol} balance unavailable`;
-  return amountText(holding.balance, holding, holding.price);
+  return <AssetAmount amount={holding.balance} asset={holding} price={holding.price} />;
 }
 
 async function HoldingsRead({ address, assets }: { address: Address; assets: Promise<Asset[]> }) {
@@ -15,7 +24,7 @@ async function HoldingsRead({ address, assets }: { address: Address; assets: Pro
     <ul className="holdings">
       {holdings.map((holding) => (
         <li key={`${holding.chain.id}:${holding.token ?? "coin"}`}>
-          {holdingText(holding)}
+          <HoldingLine holding={holding} />
           {chains.size > 1 && <span className="muted small"> on {holding.chain.name}</span>}
         </li>
       ))}

@@ -1,6 +1,7 @@
 // What the person owns and what it is worth, where they decide: Wallets, consent and approval pages show the coin and
 // the tokens their requests named, valued from Chainlink aggregators (@chainlink/contracts' MockV3Aggregator) read on
-// the local chain; a send says what it leaves. A token without a feed, with a stale one or with one that reverts shows
+// the local chain; a send says what it leaves, in a few digits with the exact amount a tap away, and the headline's
+// value sits under it on a phone's first screen. A token without a feed, with a stale one or with one that reverts shows
 // no value. The queue and its notifications value each request's amounts the same way. With the node stopped, the
 // approval page still renders, says the balance is unavailable, and Approve works.
 import { before, describe, it } from "node:test";
@@ -10,7 +11,7 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 import { encodeFunctionData, erc20Abi, formatEther, parseEther, parseUnits, verifyMessage, type Address, type Hex } from "viem";
 import { db } from "@/lib/db";
-import { moneyText } from "@/lib/prices/format";
+import { moneyText, readableDecimal } from "@/lib/prices/format";
 import type { PreparedTransaction } from "@/lib/wallet/request-payload";
 import { deployer, deployErc20 } from "../support/contracts";
 import { agentAsks } from "../support/consent";
@@ -79,6 +80,11 @@ describe("balances and their value in money where the person decides", { timeout
       const request = await ask("send_transaction", { chain_id: 31337, to: FRIEND, value: String(parseEther("0.1")) });
       await page.goto(request.approval_url);
       await settled(page);
+      // The headline's value in money under it, on the first screen.
+      const headlineValue = page.locator(".headline-values");
+      assert.equal(await headlineValue.innerText(), "0.1 ETH (≈ $200.00)");
+      const valueBox = await headlineValue.boundingBox();
+      assert.ok(valueBox && valueBox.y + valueBox.height <= viewport.height, "the value is on the first screen");
       assert.equal(await field(page, "Amount").innerText(), "0.1 ETH (≈ $200.00)");
       assert.match(await field(page, "Maximum network fee").innerText(), /^[\d.]+ ETH \(≈ (\$\d+\.\d\d|< \$0\.01)\) · \d+ gas at up to/);
       assert.equal(await field(page, "Balance").innerText(), "10 ETH (≈ $20,000.00)");
@@ -87,10 +93,15 @@ describe("balances and their value in money where the person decides", { timeout
       };
       const left = parseEther("9.9") - BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas);
       const money = moneyText(left, 18, { answer: 2000_00000000n, decimals: 8 }, "USD");
+      // What it leaves, in a few digits; the exact amount one tap away.
+      const after = field(page, "Balance after");
+      assert.notEqual(readableDecimal(formatEther(left)), formatEther(left), "the fee leaves a long decimal");
       assert.equal(
-        await field(page, "Balance after").innerText(),
-        `${formatEther(left)} ETH (≈ ${money})\nif the whole maximum network fee is paid`,
+        await after.innerText(),
+        `${readableDecimal(formatEther(left))} ETH (≈ ${money})\nif the whole maximum network fee is paid`,
       );
+      await after.getByText(`${readableDecimal(formatEther(left))} ETH (≈ ${money})`, { exact: true }).click();
+      await after.getByText(`exactly ${formatEther(left)} ETH`).waitFor();
       const approve = await page.getByRole("button", { name: "Approve with passkey" }).boundingBox();
       assert.ok(approve && approve.y + approve.height <= viewport.height, "Approve stays on the first screen");
       await page.screenshot({ path: path.join(SCREENSHOTS, `approval-balances-${viewport.name}.png`), fullPage: true });

@@ -7,6 +7,7 @@ import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { createSiweMessage } from "viem/siwe";
 import { encodeFunctionData, erc20Abi, maxUint256, parseEther, parseUnits, recoverTypedDataAddress, type Address, type Hex } from "viem";
 import { connectAgent } from "../support/consent";
 import { deployErc20 } from "../support/contracts";
@@ -17,6 +18,9 @@ import type { RequestView } from "@/contract";
 import { eip2612Permit } from "@/lib/wallet/permit.fixture";
 
 const newAddress = () => privateKeyToAccount(generatePrivateKey()).address;
+
+/** "#b42318" as getComputedStyle gives a colour: "rgb(180, 35, 24)". */
+const hexToRgb = (hex: string) => `rgb(${[1, 3, 5].map((at) => parseInt(hex.slice(at, at + 2), 16)).join(", ")})`;
 
 /** Nothing makes the person scroll sideways. */
 async function noSidewaysScroll(page: Page) {
@@ -34,6 +38,7 @@ async function inFirstViewport(page: Page, selector: string) {
 describe("risk above the fold, lowered allowances, and a queue that says what each request is", { timeout: 400_000 }, () => {
   const suite = signingAgent({ email: "risk@example.com", agentName: "Risky Agent" });
   let token: Address;
+  let held: Address;
   const approveCall = (spender: Address, amount: bigint) =>
     suite.ask("send_transaction", {
       chain_id: 31337,
@@ -62,6 +67,12 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
       name: "Test Token",
       symbol: "TST",
       supply: parseUnits("1000", 18),
+      holder: suite.wallet.address,
+    });
+    held = await deployErc20(suite.chain, {
+      name: "Held Token",
+      symbol: "HLD",
+      supply: parseUnits("50", 18),
       holder: suite.wallet.address,
     });
   });
@@ -145,7 +156,15 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
     assert.equal(row.tokenAmount, lowered.toString(), "the token caps count what was signed");
     assert.deepEqual((await approvedEvent(request.request_id)).lowered, { asked: "unlimited TST", signed: "12.5 TST" });
     await page.goto(`${suite.app.appUrl}/audit`);
-    await page.getByText("you lowered the allowance from unlimited TST to 12.5 TST").first().waitFor();
+    // One row for the decision, as the person made it, and what came of it.
+    const decided = page.locator(".audit-details").filter({ hasText: "you lowered the allowance from unlimited TST to 12.5 TST" });
+    assert.match(
+      await decided.first().innerText(),
+      new RegExp(
+        "^Approved by you with a passkey: allow spending of 12\\.5 TST for 0x[0-9a-fA-F]{4}…[0-9a-fA-F]{4} on Local dev chain; " +
+          "you lowered the allowance from unlimited TST to 12\\.5 TST · included in a block",
+      ),
+    );
   });
 
   it("a lowered permit: the signature is over the lowered value, which the agent is told", async () => {
@@ -176,14 +195,31 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
       await suite.ask("send_transaction", { chain_id: 31337, to: newAddress(), value: String(parseEther("0.02")) });
       await approveCall(newAddress(), maxUint256);
       await suite.ask("sign_message", { message: `0x${"ab".repeat(120)}` });
+      // A token the wallet holds, never used before: sending it is not dealing with an unknown contract.
+      await suite.ask("send_transaction", {
+        chain_id: 31337,
+        to: held,
+        value: "0",
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [newAddress(), parseUnits("1", 18)] }),
+      });
+      // A sign-in written for a site that is not the asking client's: the phishing pattern, red in the queue too.
+      const signIn = createSiweMessage({
+        domain: "wallet-drainer.example",
+        address: suite.wallet.address,
+        uri: "https://wallet-drainer.example/login",
+        version: "1",
+        chainId: 31337,
+        nonce: `n${viewport.name}2x9Kq7`,
+      });
+      await suite.ask("sign_message", { message: signIn });
       await page.goto(`${suite.app.appUrl}/approvals`);
       const waiting = page.getByRole("region", { name: /Waiting for you/ });
-      await waiting.getByRole("heading", { name: "Waiting for you (4)" }).waitFor();
+      await waiting.getByRole("heading", { name: "Waiting for you (6)" }).waitFor();
       await noSidewaysScroll(page);
       assert.deepEqual(await checkScreen(page, `queue-${viewport.name}`), []);
       const links = waiting.locator("a.headline");
       const headlines = await links.allInnerTexts();
-      assert.equal(new Set(headlines).size, 4, `unique: ${headlines.join(" | ")}`);
+      assert.equal(new Set(headlines).size, 6, `unique: ${headlines.join(" | ")}`);
       assert.ok(headlines.some((headline) => headline.startsWith("Allow spending of unlimited TST for 0x")));
       const chips = await waiting.locator(".badge.risk").allInnerTexts();
       assert.ok(
@@ -191,6 +227,15 @@ describe("risk above the fold, lowered allowances, and a queue that says what ea
         `chips: ${chips.join(" | ")}`,
       );
       assert.ok(chips.includes("Recipient never used before"), `chips: ${chips.join(" | ")}`);
+      const rowOf = (text: string) => waiting.getByRole("listitem").filter({ hasText: text });
+      // "+1" says what it stands for.
+      assert.equal(await rowOf("Allow spending of unlimited TST").locator(".badge.risk.more").innerText(), "+1: Spender never used before");
+      assert.deepEqual(await rowOf("Transfer 1 HLD to").locator(".badge.risk").allInnerTexts(), ["Recipient never used before"]);
+      const phishing = rowOf("Sign in to wallet-drainer.example with Main").locator(".badge.risk");
+      assert.deepEqual(await phishing.allInnerTexts(), ["Sign-in for another site: wallet-drainer.example is not the asking app's"]);
+      const colors = await phishing.evaluate((chip) => [getComputedStyle(chip).backgroundColor, getComputedStyle(chip).color]);
+      const danger = await page.evaluate(() => getComputedStyle(document.documentElement).getPropertyValue("--danger").trim());
+      assert.equal(colors[0], hexToRgb(danger), "the phishing chip is solid red");
       const hrefs = await Promise.all((await links.all()).map((link) => link.getAttribute("href")));
       for (const [index, href] of hrefs.entries()) {
         await page.goto(`${suite.app.appUrl}${href}`);

@@ -1,5 +1,5 @@
 // Signatures in words on the approval page, at 375×812 and 1280×800: a Permit2 permit and an app's own struct show
-// their token amounts in the token's units (a deployed ERC-20), the app's EIP-712 name as a claim, one deadline
+// their token amounts in the token's units (a deployed ERC-20) and their moments as dates, the app's EIP-712 name as a claim, one deadline
 // once; a Sign-In with Ethereum message says where it signs in, and warns when that is not a site of the client
 // that asks. Each screen passes axe and is written to test-results/screenshots.
 import { before, describe, it } from "node:test";
@@ -82,23 +82,46 @@ describe("typed data and sign-ins in words", { timeout: 300_000 }, () => {
       await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();
     });
 
-    it(`an app's own struct at ${viewport.width}: a token and its amount in words; the app's name is a claim in the headline`, async () => {
+    it(`an app's own struct at ${viewport.width}: token amounts in words, a moment as a date; the app's name a claim`, async () => {
+      const validUntil = Math.floor(Date.now() / 1000) + 3 * 86_400;
       const page = await open(
         viewport,
         "sign_typed_data",
         {
           typed_data: {
             domain: { name: "Shady Shop", version: "1", chainId: 31337 },
-            types: { Order: [field("token", "address"), field("amount", "uint256"), field("memo", "string")] },
+            types: {
+              Order: [
+                field("token", "address"),
+                field("amount", "uint256"),
+                field("memo", "string"),
+                field("feeToken", "address"),
+                field("feeAmount", "uint256"),
+                field("validUntil", "uint64"),
+              ],
+            },
             primaryType: "Order",
-            message: { token, amount: String(parseUnits("2.5", 18)), memo: "one hat" },
+            message: {
+              token,
+              amount: String(parseUnits("2.5", 18)),
+              memo: "one hat",
+              feeToken: token,
+              feeAmount: String(parseUnits("0.125", 18)),
+              validUntil,
+            },
           },
         },
         "Sign Order data with Main for an app that calls itself “Shady Shop”",
         "typed-data-order",
       );
-      await details(page)
-        .getByText(`2.5 TUSD (raw integer ${parseUnits("2.5", 18)})`)
+      const shown = details(page);
+      await shown.getByText(`2.5 TUSD (raw integer ${parseUnits("2.5", 18)})`).waitFor();
+      // A token amount beside its own token address, whatever the struct calls them, and a timestamp as a date.
+      await shown.getByText(`0.125 TUSD (raw integer ${parseUnits("0.125", 18)})`).waitFor();
+      const date = new Date(validUntil * 1000).toISOString().slice(0, 10);
+      await shown
+        .getByRole("definition")
+        .filter({ hasText: new RegExp(`^${date} \\d\\d:\\d\\d:\\d\\d UTC \\(in 3 days\\) \\(raw integer ${validUntil}\\)$`) })
         .waitFor();
       await page.getByRole("button", { name: "Reject" }).click();
       await page.getByRole("status").filter({ hasText: "Rejected. Nothing was signed." }).waitFor();

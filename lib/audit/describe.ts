@@ -10,8 +10,19 @@ import { parseAuditData, type AuditEventRow } from "./query";
  * stored events only, reads apart from decisions, times in UTC.
  */
 
-/** What the events of one request say about it: its first names the payment, a later one its transaction. */
-type RequestFacts = { kind?: string; chainId?: number; recipient?: string; value?: string; call?: boolean; txHash?: string };
+/**
+ * What the events of one request say about it: its first names the payment, a later one its transaction, the person's
+ * decision the sentence their approval page showed (`words`; decisions recorded before it have none).
+ */
+type RequestFacts = {
+  kind?: string;
+  chainId?: number;
+  recipient?: string;
+  value?: string;
+  call?: boolean;
+  txHash?: string;
+  words?: string;
+};
 
 export type Names = {
   clients: Map<string, string>;
@@ -33,6 +44,7 @@ function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
     if (typeof data.value === "string" && /^\d+$/.test(data.value)) facts.value = data.value;
     if (typeof data.call === "boolean") facts.call = data.call;
     if (typeof data.txHash === "string") facts.txHash = data.txHash;
+    if (typeof data.words === "string") facts.words = data.words;
   }
   return facts;
 }
@@ -204,8 +216,17 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
   }
 }
 
-/** What a request asks, as the one who asked it would say it ("send 0.1 ETH to Alice") and once done ("Sent …"). */
+/** A sentence as the middle of another: "Allow spending of …" → "allow spending of …". */
+const continued = (sentence: string) => sentence.charAt(0).toLowerCase() + sentence.slice(1);
+
+/**
+ * What a request asks, as the one who asked it would say it ("send 0.1 ETH to Alice") and once done ("Sent …"): in
+ * the words the person decided on when they were recorded (a plain send reads as well from its own facts), else
+ * from the facts its events name.
+ */
 function requestWords(facts: RequestFacts, names: Names): { ask: string; done: string } {
+  const plainSend = facts.kind === "send_transaction" && facts.call === false;
+  if (facts.words && !plainSend) return { ask: continued(facts.words), done: `Done: ${continued(facts.words)}` };
   if (facts.kind === "send_transaction" && facts.value !== undefined && facts.chainId !== undefined && facts.recipient) {
     const chain = config().chains.find((candidate) => candidate.id === facts.chainId);
     const amount = chain ? `${formatEther(BigInt(facts.value))} ${chain.symbol}` : `${facts.value} wei on chain ${facts.chainId}`;
@@ -244,7 +265,7 @@ function requestSentence(event: Described, names: Names): string | null {
     case "pending":
       return `${(event.clientId && names.clients.get(event.clientId)) || "An agent"} asked to ${ask}`;
     case "approved":
-      return `${sending ? `Approved by you with a passkey: ${ask}` : `${done} — ${BY_PASSKEY}`}${decisionWords(data)}`;
+      return `${sending || facts.words ? `Approved by you with a passkey: ${ask}` : `${done} — ${BY_PASSKEY}`}${decisionWords(data)}`;
     case "submitted":
       return `${done} — ${BY_PASSKEY}`;
     case "completed":
@@ -253,7 +274,7 @@ function requestSentence(event: Described, names: Names): string | null {
     case "failed":
       return `Failed to ${ask}${reason ? `: ${reason}` : ""}`;
     case "rejected":
-      return `You rejected it: ${ask}`;
+      return `Rejected: ${ask}`;
     case "expired":
       return `Expired without a decision: ${ask}`;
     case "cancelled":
@@ -272,6 +293,58 @@ export function transactionOf(event: Described, names: Names): { hash: string; u
   const chainId = typeof event.data.chainId === "number" ? event.data.chainId : facts?.chainId;
   const explorer = config().chains.find((chain) => chain.id === chainId)?.explorerUrl;
   return { hash, url: explorer ? `${explorer.replace(/\/$/, "")}/tx/${hash}` : null };
+}
+
+/** A row of the person's view: an event, or a request's events (newest first) under the step that says where it stands. */
+export type AuditRow = { lead: AuditEventRow; steps: AuditEventRow[] };
+
+/**
+ * The person's view of a page of events, newest first: a request's events are one row (its agent's call, the asking,
+ * the decision and what came of it read as one "Rejected: …", not three rows for one "no"), led by its latest
+ * transition, in the place of its newest event; every other event is a row of its own. Nothing is dropped: the steps
+ * stay listed under their row, and the hash chain and the export keep every event as it was recorded.
+ */
+export function foldByRequest(events: AuditEventRow[]): AuditRow[] {
+  const rows: AuditRow[] = [];
+  const byRequest = new Map<string, AuditRow>();
+  for (const event of events) {
+    const row = event.requestId ? byRequest.get(event.requestId) : undefined;
+    if (row) {
+      row.steps.push(event);
+      continue;
+    }
+    const started = { lead: event, steps: [event] };
+    rows.push(started);
+    if (event.requestId) byRequest.set(event.requestId, started);
+  }
+  return rows.map((row) => ({ ...row, lead: row.steps.find((step) => step.type === "request.transition") ?? row.steps[0] }));
+}
+
+/** What came of an approval, after its sentence: "included in a block". */
+function outcomeWords(event: AuditRow["lead"]): string | null {
+  const reason = text(event.data.reason);
+  switch (text(event.data.to)) {
+    case "submitted":
+      return "sent to the network";
+    case "completed":
+      return event.data.kind === "send_transaction" ? "included in a block" : "the agent has the signature";
+    case "failed":
+      return `failed${reason ? `: ${reason}` : ""}`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * A row's sentence: an event's own, or for a request the person decided, their decision in full (what, and what
+ * they lowered or confirmed) and then what came of it: "Approved by you with a passkey: send 0.1 ETH to Alice · included
+ * in a block".
+ */
+export function summarizeRow({ lead, steps }: AuditRow, names: Names = { clients: new Map(), credentials: new Map() }): string {
+  const decision = steps.find((step) => step.type === "request.transition" && ["approved", "rejected"].includes(text(step.data.to) ?? ""));
+  if (!decision || decision === lead) return summarizeEvent(lead, names);
+  const outcome = outcomeWords(lead);
+  return `${summarizeEvent(decision, names)}${outcome ? ` · ${outcome}` : ""}`;
 }
 
 /** Which tool calls only read (an agent looking), shown apart from what changed or was decided. */

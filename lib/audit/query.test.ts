@@ -1,7 +1,10 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { auditQueryString, exportLine, parseAuditDate, parseAuditQuery, type AuditEventRow } from "./query";
-import { formatAuditTime, isRead, summarizeEvent, transactionOf, type Names } from "./describe";
+import { foldByRequest, formatAuditTime, isRead, summarizeEvent, summarizeRow, transactionOf, type Names } from "./describe";
+
+/** A distinct address for a test's parties. */
+const address = (n: number) => `0x${n.toString(16).padStart(40, "0")}`;
 
 describe("parseAuditDate", () => {
   it("reads a date input's day in UTC; as the upper bound, the whole day", () => {
@@ -148,7 +151,7 @@ describe("summarizeEvent", () => {
     assert.equal(step({ kind: "send_transaction", to: "pending", from: null }), "Payroll bot asked to send 0.1 ETH to Alice");
     assert.equal(step({ to: "submitted", txHash: "0xabc" }), "Sent 0.1 ETH to Alice — approved by you with a passkey");
     assert.equal(step({ to: "completed" }), "Sent 0.1 ETH to Alice: included in a block");
-    assert.equal(step({ to: "rejected" }), "You rejected it: send 0.1 ETH to Alice");
+    assert.equal(step({ to: "rejected" }), "Rejected: send 0.1 ETH to Alice");
     assert.equal(step({ to: "failed", reason: "The transaction reverted" }), "Failed to send 0.1 ETH to Alice: The transaction reverted");
     assert.equal(
       summarizeEvent({ type: "request.transition", data: { kind: "sign_message", to: "approved" } }),
@@ -160,6 +163,55 @@ describe("summarizeEvent", () => {
       url: null,
     });
     assert.equal(transactionOf({ type: "request.transition", requestId: "rq_1", data: { to: "approved" } }, story), null);
+  });
+  it("says a decision in the words the person decided on, and folds a request's events into one row", () => {
+    const words = "Allow spending of unlimited USDC for 0x9A9f…41c2 on Base";
+    const call: Names = {
+      clients: new Map([["c1", "Payroll bot"]]),
+      credentials: new Map(),
+      requests: new Map([
+        ["rq_2", { kind: "send_transaction", chainId: 31337, recipient: address(1), value: "0", call: true, words }],
+        ["rq_3", { kind: "send_transaction", chainId: 31337, recipient: address(2), value: "0", call: true }],
+      ]),
+    };
+    const step = (requestId: string, data: Record<string, unknown>) =>
+      summarizeEvent({ type: "request.transition", clientId: "c1", requestId, data }, call);
+    assert.equal(step("rq_2", { to: "rejected", words }), "Rejected: allow spending of unlimited USDC for 0x9A9f…41c2 on Base");
+    assert.equal(step("rq_2", { to: "pending" }), "Payroll bot asked to allow spending of unlimited USDC for 0x9A9f…41c2 on Base");
+    // A decision recorded before the words were: what its events name.
+    assert.equal(step("rq_3", { to: "rejected" }), `Rejected: call the contract ${address(2)} with 0 ETH`);
+
+    const event = (seq: number, type: string, requestId: string | null, data: Record<string, unknown> = {}) =>
+      ({ seq, type, requestId, data, at: new Date(), clientId: "c1", credentialId: null }) as unknown as AuditEventRow;
+    const page = [
+      event(9, "request.transition", "rq_2", { to: "rejected" }),
+      event(8, "user.signed_in", null),
+      event(7, "request.transition", "rq_2", { to: "pending" }),
+      event(6, "mcp.tool_called", "rq_2", { tool: "send_transaction", outcome: "ok" }),
+      event(5, "mcp.tool_called", "rq_3", { tool: "send_transaction", outcome: "ok" }),
+    ];
+    const rows = foldByRequest(page);
+    assert.equal(summarizeRow(rows[0], call), "Rejected: allow spending of unlimited USDC for 0x9A9f…41c2 on Base");
+    // An approval reads as the decision, then what came of it.
+    const sent = foldByRequest([
+      event(4, "request.transition", "rq_2", { kind: "send_transaction", to: "completed" }),
+      event(3, "request.transition", "rq_2", { kind: "send_transaction", to: "submitted", txHash: "0xabc" }),
+      event(2, "request.transition", "rq_2", { kind: "send_transaction", to: "approved", acknowledged: "I understand: it" }),
+    ]);
+    assert.equal(sent[0].lead.seq, 4);
+    assert.equal(
+      summarizeRow(sent[0], call),
+      "Approved by you with a passkey: allow spending of unlimited USDC for 0x9A9f…41c2 on Base; you confirmed: “I understand: it” · " +
+        "included in a block",
+    );
+    assert.deepEqual(
+      rows.map((row) => [row.lead.seq, row.steps.map((one) => one.seq)]),
+      [
+        [9, [9, 7, 6]],
+        [8, [8]],
+        [5, [5]],
+      ],
+    );
   });
   it("tells reads apart from decisions", () => {
     assert.equal(isRead({ type: "mcp.tool_called", data: { tool: "get_balance", outcome: "ok" } }), true);

@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, parseUnits } from "viem";
-import { amountWithMoney, moneyAmount, moneyText } from "./format";
+import { amountWithMoney, moneyAmount, moneyText, readableDecimal } from "./format";
 
 const ETH_AT_2000 = { answer: 2000n * 10n ** 8n, decimals: 8 };
 
@@ -41,5 +41,22 @@ describe("amountWithMoney", () => {
   it("adds the value after the amount, or nothing without a price", () => {
     assert.equal(amountWithMoney("0.1 ETH", "$200.00"), "0.1 ETH (≈ $200.00)");
     assert.equal(amountWithMoney("0.1 ETH", null), "0.1 ETH");
+  });
+});
+
+describe("readableDecimal", () => {
+  it("leaves an amount of a few significant digits as it is", () => {
+    for (const exact of ["0", "10", "1234.5", "0.000021", "100000000", "-2.5"]) assert.equal(readableDecimal(exact), exact);
+  });
+
+  it("shortens a long one to 4 significant digits, its whole part and 2 decimals kept, rounded half up", () => {
+    assert.equal(readableDecimal("9.899968500000000001"), "9.9");
+    assert.equal(readableDecimal("98.7654321"), "98.77");
+    assert.equal(readableDecimal("1234.56789"), "1234.57");
+    assert.equal(readableDecimal("1234567.891"), "1234567.89");
+    assert.equal(readableDecimal("0.000123456789"), "0.0001235");
+    assert.equal(readableDecimal("0.1234449"), "0.1234");
+    assert.equal(readableDecimal("9.9999999"), "10");
+    assert.equal(readableDecimal("-0.55555555"), "-0.5556");
   });
 });

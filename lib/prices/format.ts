@@ -29,3 +29,28 @@ export function moneyValue(amount: bigint, decimals: number, price: Price, curre
 export function amountWithMoney(units: string, money: string | null): string {
   return money === null ? units : `${units} (≈ ${money})`;
 }
+
+/** How many significant digits an amount may carry before it is shortened for reading. */
+const READABLE_DIGITS = 6;
+
+/**
+ * A decimal as people read it: one with at most 6 significant digits as it is ("1234.5", "0.000021"), a longer one to
+ * 4 significant digits, never fewer than its whole part and, from 1 up, 2 decimals ("9.899968500000000001" → "9.9",
+ * "1234.56789" → "1234.57", "0.000123456789" → "0.0001235"), rounded half up on the digits, without floating point.
+ * Only for reading: the exact decimal stays one tap away, and nothing signed is ever rounded.
+ */
+export function readableDecimal(exact: string): string {
+  const match = /^(-?)(\d+)(?:\.(\d+))?$/.exec(exact);
+  if (!match) return exact;
+  const [, sign, whole, fraction = ""] = match;
+  const significant = `${whole}${fraction}`.replace(/^0+/, "").replace(/0+$/, "");
+  if (significant.length <= READABLE_DIGITS) return exact;
+  const zeros = /^0*/.exec(fraction)![0].length;
+  const decimals = whole === "0" ? zeros + 4 : Math.max(2, 4 - whole.length);
+  if (fraction.length <= decimals) return exact;
+  const kept = BigInt(`${whole}${fraction.slice(0, decimals)}`) + (Number(fraction[decimals]) >= 5 ? 1n : 0n);
+  const digits = kept.toString().padStart(decimals + 1, "0");
+  const shortWhole = decimals ? digits.slice(0, -decimals) : digits;
+  const shortFraction = decimals ? digits.slice(-decimals).replace(/0+$/, "") : "";
+  return `${sign}${shortWhole}${shortFraction ? `.${shortFraction}` : ""}`;
+}

@@ -1,7 +1,7 @@
 // What a wallet holds, for the pages where a person decides: the coin of each chain and the tokens they follow,
 // each with its value when a feed gives one. Every read is bounded (feeds.ts): what does not answer in time is
 // "unavailable", and the page goes on without it.
-import { erc20Abi, formatUnits, type Address } from "viem";
+import { erc20Abi, type Address } from "viem";
 import { config, type Chain } from "@/lib/config";
 import { db } from "@/lib/db";
 import { onChain, quickly } from "@/lib/wallet/chains";
@@ -98,10 +98,4 @@ export async function valuedAmounts(amounts: NamedAmount[]): Promise<string[]> {
     const price = prices[index];
     return price ? [amountWithMoney(named.units, moneyText(named.amount, named.decimals, price, priceCurrency()))] : [];
   });
-}
-
-/** "0.1 ETH (≈ $200.00)": an amount of an asset, with its value when there is a price. */
-export function amountText(amount: bigint, asset: Asset, price: Price | null): string {
-  const money = price && moneyText(amount, asset.decimals, price, priceCurrency());
-  return amountWithMoney(`${formatUnits(amount, asset.decimals)} ${asset.symbol}`, money);
 }

@@ -14,8 +14,9 @@ import { presentedStepUp, stepUpOptions } from "@/lib/auth/step-up";
 import { ChainUnansweredError, onChain, READ_BUDGET_MS } from "./chains";
 import { fixNonce, shownPayload, walletLock } from "./nonces";
 import { allowanceAmount, AllowanceAmountError, withAllowanceAmount } from "./allowance-amount";
-import { contactNames } from "./address-book";
-import { describeRequest, amountText } from "./request-description";
+import { contactNames, type ContactNames } from "./address-book";
+import { headlineOf } from "./headline";
+import { describeRequest, amountText, type RequestDescription } from "./request-description";
 import { knownAddresses, QUEUE_CODE_DEADLINE_MS, requestRisk, type KnownAddresses } from "./risk";
 import { tokenMetadata } from "./token-metadata";
 import { keccak256 } from "./keccak";
@@ -63,7 +64,7 @@ type Lowered = { asked: string; signed: string; signedAmount: string };
  * risk asks for the person's "I understand" and they did not give it: their browser signs, but a decision made
  * without it is not one this service records or broadcasts.
  */
-async function decidedPayload(userId: string, asked: RequestPayload, decision: Decision) {
+async function decidedPayload(userId: string, asked: RequestPayload, decision: Decision, credentialId: string) {
   let payload = asked;
   let lowered: Lowered | null = null;
   if (decision.amount !== undefined) {
@@ -79,7 +80,10 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
     }
     lowered = { asked: amountText(token, allowance.amount), signed: amountText(token, amount), signedAmount: decision.amount };
   }
-  const risk = await requestRisk(payload, describeRequest(payload), async () => knownAddresses(userId, await contactNames(userId)));
+  const description = describeRequest(payload);
+  let names: ReturnType<typeof contactNames> | undefined;
+  const namesOnce = () => (names ??= contactNames(userId));
+  const risk = await requestRisk(payload, description, { known: async () => knownAddresses(userId, await namesOnce()) });
   if (risk.acknowledge && !decision.acknowledged) {
     throw new RequestError(
       "acknowledgement_required",
@@ -88,7 +92,21 @@ async function decidedPayload(userId: string, asked: RequestPayload, decision: D
       400,
     );
   }
-  return { payload, lowered, acknowledged: risk.acknowledge };
+  return {
+    payload,
+    lowered,
+    acknowledged: risk.acknowledge,
+    words: async () => decisionWords(await description, credentialId, await namesOnce()),
+  };
+}
+
+/**
+ * The request as the person's approval page put it when they decided, for the audit log: "Allow spending of unlimited
+ * USDC for 0x9A9f…41c2 on Base" says what was decided where "call the contract 0x5FbD… with 0 ETH" did not.
+ */
+async function decisionWords(description: RequestDescription, credentialId: string, names: ContactNames): Promise<string> {
+  const credential = await db().credential.findUnique({ where: { id: credentialId }, select: { name: true } });
+  return headlineOf(description, credential?.name ?? "Removed wallet", names);
 }
 
 async function ownedRequest(userId: string, requestId: string, clock: Clock) {
@@ -121,15 +139,18 @@ export async function loadApproval(userId: string, requestId: string, clock: Clo
   };
 }
 
+/** The hosts a grant's client names (lib/oauth's requestingClient), which a sign-in it asks for is checked against. */
+type ClientHosts = (userId: string, grantId: string) => Promise<string[]>;
+
 /** How many requests of each kind the queue lists: the count of those waiting is always whole. */
 const LISTED = 50;
 
 /**
  * The person's queue: the newest requests waiting (and how many wait in all, which may be more than are listed) and
  * the latest decided ones, each described as its page describes it (the same headline can be built from it), a
- * pending one with its risks, a message with its excerpt.
+ * pending one with its risks (a sign-in checked against `clientHosts`), a message with its excerpt.
  */
-export async function listApprovals(userId: string, clock: Clock = systemClock) {
+export async function listApprovals(userId: string, clientHosts: ClientHosts = async () => [], clock: Clock = systemClock) {
   const waitingWhere = { userId, status: "pending", expiresAt: { gt: clock() } };
   const [waitingRows, recentRows, waiting, names] = await Promise.all([
     db().agentRequest.findMany({ where: waitingWhere, orderBy: { createdAt: "desc" }, take: LISTED }),
@@ -140,13 +161,20 @@ export async function listApprovals(userId: string, clock: Clock = systemClock) 
   const rows = [...waitingRows, ...recentRows];
   const [clients, credentials] = await Promise.all([
     db().client.findMany({ where: { id: { in: [...new Set(rows.map((row) => row.clientId))] } }, select: { id: true, name: true } }),
-    db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
+    db().credential.findMany({ where: { userId }, select: { id: true, name: true, address: true } }),
   ]);
   // Read once, and only when a listed request deals with someone (a message names no one).
   let known: Promise<KnownAddresses> | undefined;
   const knownOnce = () => (known ??= knownAddresses(userId, names));
+  // The hosts of each grant's client, read once and only for a sign-in, which is checked against them.
+  const hosts = new Map<string, Promise<string[]>>();
+  const hostsOf = (grantId: string) => () => {
+    if (!hosts.has(grantId)) hosts.set(grantId, clientHosts(userId, grantId));
+    return hosts.get(grantId)!;
+  };
   const clientNames = new Map(clients.map((client) => [client.id, client.name]));
   const credentialNames = new Map(credentials.map((credential) => [credential.id, credential.name]));
+  const addresses = new Map(credentials.map((credential) => [credential.id, credential.address as Address]));
   const requests = await Promise.all(
     rows.map(async (listed) => {
       const row = await currentRequest(listed, clock);
@@ -160,7 +188,15 @@ export async function listApprovals(userId: string, clock: Clock = systemClock) 
         credentialName: credentialNames.get(row.credentialId) ?? "Removed wallet",
         createdAt: row.createdAt,
         description,
-        risk: row.status === "pending" ? await requestRisk(payload, description, knownOnce, QUEUE_CODE_DEADLINE_MS) : null,
+        risk:
+          row.status === "pending"
+            ? await requestRisk(
+                payload,
+                description,
+                { known: knownOnce, holder: addresses.get(row.credentialId), askerHosts: hostsOf(row.grantId) },
+                QUEUE_CODE_DEADLINE_MS,
+              )
+            : null,
         excerpt: payload.kind === "sign_message" ? messageExcerpt(payload.message) : null,
       };
     }),
@@ -199,7 +235,7 @@ export async function approvalOptions(userId: string, requestId: string, decisio
   if (!credential.seals.length) throw new RequestError("no_seal", "This wallet's key is not sealed under any of your passkeys", 409);
   const row = await fixNonce(pending, credential.address as Address, clock);
   // The challenge binds to exactly what the browser is to sign: with a lowered amount, that payload's digest.
-  const { payload } = await decidedPayload(userId, payloadOf(row), decision);
+  const { payload } = await decidedPayload(userId, payloadOf(row), decision, row.credentialId);
   const options = await stepUpOptions(
     userId,
     "approval",
@@ -260,7 +296,10 @@ export async function approveRequest(
   const userId = session.confirmed(presented.rows[0]).id;
   const { row, walletAddress } = await owned(userId, withWallet(presented.rows[1]), clock);
   if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
-  const { payload, lowered, acknowledged } = await decidedPayload(userId, payloadOf(row), input);
+  const { payload, lowered, acknowledged, words } = await decidedPayload(userId, payloadOf(row), input, row.credentialId);
+  // Read beside the checks; a refused approval records nothing, so its words are dropped unread.
+  const deciding = words();
+  deciding.catch(() => {});
   const digest = payloadDigest(payload, keccak256);
   const assertion = await presented.checkedFor(userId, row.id, digest);
   let refusal: unknown = null;
@@ -282,7 +321,7 @@ export async function approveRequest(
     row,
     ["pending"],
     "approved",
-    { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined },
+    { lowered: lowered ?? undefined, acknowledged: acknowledged ?? undefined, words: await deciding },
     clock,
   );
   if (!signed) {
@@ -411,7 +450,9 @@ async function receiptWithin(chainId: number, hash: Hex, ms: number) {
 /** The person declines; no passkey is needed to say no. */
 export async function rejectRequest(userId: string, requestId: string, reason: string | undefined, clock: Clock = systemClock) {
   const row = await ownedRequest(userId, requestId, clock);
-  if (!(await transitionRequest(row, ["pending"], "rejected", { reason: reason?.trim() || "Rejected by the user" }, clock))) {
+  const payload = payloadOf(row);
+  const words = await decisionWords(await describeRequest(payload), row.credentialId, await contactNames(userId));
+  if (!(await transitionRequest(row, ["pending"], "rejected", { reason: reason?.trim() || "Rejected by the user", words }, clock))) {
     throw new RequestError("not_pending", `This request is ${row.status}`, 409);
   }
   return toView(await reloadRequest(requestId));

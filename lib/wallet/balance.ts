@@ -53,7 +53,10 @@ async function tokenBalance(chainId: number, holder: Address, token: Address) {
   };
 }
 
-/** The native balance of a granted credential (any approval mode may read), and its balances of the tokens asked for. */
+/**
+ * The native balance of a granted credential (any approval mode may read), and its balances of the tokens asked for
+ * or, when none are named, of those the chain lists and the credential's limits cap.
+ */
 export async function getBalance(
   agent: AgentContext,
   credentialId: string,
@@ -67,7 +70,8 @@ export async function getBalance(
   if (!credential) throw new AppError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
   const chain = chainId === undefined ? onlyChain() : chainById(chainId);
   const holder = credential.address as Address;
-  const asked = tokens ?? (await cappedTokens(agent.grantId, credentialId, chain.id));
+  // Left out: the tokens the app lists on the chain (CHAINS' `tokens`), then those the person's limits cap.
+  const asked = tokens ?? [...(chain.tokens ?? []), ...(await cappedTokens(agent.grantId, credentialId, chain.id))];
   const unique = [...new Set(asked.map((token) => getAddress(token)))];
   const [wei, price, tokenBalances] = await Promise.all([
     onChain(chain.id, (client) => client.getBalance({ address: holder })),

@@ -92,3 +92,83 @@ describe("the approval page's words for what the DeleGator runs", () => {
     assert.ok(texts(operation!.details).includes("Most it pays for gas, from this wallet: 0.00029 ETH"));
   });
 });
+
+describe("typed data's numbers in words, in any struct", () => {
+  const USDC = address(0x0c0c);
+  const WETH = address(0x0e0e);
+  const byAddress: Record<string, { standard: "erc20"; symbol: string; decimals: number }> = {
+    [USDC.toLowerCase()]: { standard: "erc20", symbol: "USDC", decimals: 6 },
+    [WETH.toLowerCase()]: { standard: "erc20", symbol: "WETH", decimals: 18 },
+  };
+  const tokens = async (_chainId: number, at: `0x${string}`) => byAddress[at.toLowerCase()] ?? ({ standard: "unknown" } as const);
+  const fields = async (types: Record<string, { name: string; type: string }[]>, primaryType: string, message: object) => {
+    const described = await describePayload(
+      signing({ domain: { name: "Swap", chainId: 31337 }, types, primaryType, message } as unknown as TypedDataDefinition),
+      tokens,
+      () => null,
+    );
+    if (described.kind !== "sign_typed_data") throw new Error("typed data");
+    return Object.fromEntries(described.fields.flatMap((field) => ("value" in field ? [[field.name, field.inWords ?? null]] : [])));
+  };
+  const at = 1_900_000_000;
+  const date = new Date(at * 1000).toISOString().replace("T", " ").replace(".000Z", " UTC");
+
+  it("each amount in the units of the token it pairs with by name, a deadline as a date, a nonce and a count raw", async () => {
+    const shown = await fields(
+      {
+        Order: [
+          { name: "tokenIn", type: "address" },
+          { name: "tokenOut", type: "address" },
+          { name: "amountIn", type: "uint256" },
+          { name: "amountOut", type: "uint256" },
+          { name: "deadline", type: "uint256" },
+          { name: "nonce", type: "uint256" },
+          { name: "fills", type: "uint32" },
+        ],
+      },
+      "Order",
+      {
+        tokenIn: USDC,
+        tokenOut: WETH,
+        amountIn: "2500000",
+        amountOut: "1000000000000000",
+        deadline: String(at),
+        nonce: String(at),
+        fills: "3",
+      },
+    );
+    assert.equal(shown.amountIn, "2.5 USDC");
+    assert.equal(shown.amountOut, "0.001 WETH");
+    assert.match(shown.deadline!, new RegExp(`^${date} \\(`));
+    assert.equal(shown.nonce, null, "a nonce is no moment, whatever its size");
+    assert.equal(shown.fills, null);
+  });
+
+  it("an amount that could be in either of two tokens is not guessed; one beside a single token is in its units", async () => {
+    const two = await fields(
+      {
+        Order: [
+          { name: "makerAsset", type: "address" },
+          { name: "takerAsset", type: "address" },
+          { name: "amount", type: "uint256" },
+        ],
+      },
+      "Order",
+      { makerAsset: USDC, takerAsset: WETH, amount: "1000000" },
+    );
+    assert.equal(two.amount, null);
+    const one = await fields(
+      {
+        Order: [
+          { name: "makerAsset", type: "address" },
+          { name: "makerAmount", type: "uint256" },
+          { name: "takerAmount", type: "uint256" },
+        ],
+      },
+      "Order",
+      { makerAsset: USDC, makerAmount: "1000000", takerAmount: "5" },
+    );
+    assert.equal(one.makerAmount, "1 USDC");
+    assert.equal(one.takerAmount, null, "a taker's amount is not in the maker's token");
+  });
+});

@@ -422,30 +422,62 @@ async function permitDescription(permit: Permit, lookup: TokenLookup): Promise<D
 }
 
 const OWN_TOKEN: PermitKind[] = ["Permit", "TransferWithAuthorization", "ReceiveWithAuthorization"];
-const AMOUNT_FIELDS = ["amount", "value"];
+/** A field that names an amount (amount, value, amountIn, makerAmount, sellAmount, …) or a token (token, tokenIn, makerAsset, …). */
+const AMOUNT_FIELD = /amount|value/i;
+const TOKEN_FIELD = /token|asset|currency/i;
+/** A field that names a moment (deadline, expiry, validAfter, sigDeadline, startTime, …), as seconds since the epoch. */
+const MOMENT_FIELD = /deadline|expir|valid|until|before|after|time|start|end|date/i;
+/** Seconds that are a date a person would read as one (2001 to 2286), not a count or a nonce. */
+const MOMENT_RANGE = [1_000_000_000n, 10_000_000_000n] as const;
+
+/** What pairs an amount with its token: the name without its kind ("amountIn" and "tokenIn" are both "in"). */
+const pairKey = (name: string) => name.replace(/amount|value|token|asset|currency/gi, "").toLowerCase();
 
 /**
- * Token amounts of typed data in the token's units, wherever a struct names its token: a `token` address beside an
- * `amount` or `value` (Permit2's details and permitted amounts, an order's legs), or, for the message itself,
- * `ownToken` (the token whose own permit it is). The raw integer stays; a token that does not answer stays raw.
+ * Typed data's numbers as a person reads them, in any struct, the raw integer kept beside them: an amount beside a
+ * token address in that token's units (a `token` beside an `amount`, `tokenIn` beside `amountIn`, `makerAsset` beside
+ * `makerAmount`; or, for the message itself, `ownToken`, the token whose own permit it is), and a moment (a deadline,
+ * an expiry) as a date. An address is read as a token when its field names one or the chain lists it; one that does not
+ * answer as an ERC-20 stays raw, and an amount that could be in either of two tokens is not guessed.
  */
-async function inTokenUnits(
-  fields: FieldNode[],
-  chainId: number | null,
-  ownToken: Address | null,
-  lookup: TokenLookup,
-): Promise<FieldNode[]> {
-  if (chainId === null || !Number.isSafeInteger(chainId)) return fields;
-  const leaf = (name: string, within: FieldNode[]) => within.find((field) => field.name === name && "value" in field);
+async function inWords(fields: FieldNode[], chainId: number | null, ownToken: Address | null, lookup: TokenLookup): Promise<FieldNode[]> {
+  const chainTokens = new Set((config().chains.find((chain) => chain.id === chainId)?.tokens ?? []).map((token) => token.toLowerCase()));
+  const readable = chainId !== null && Number.isSafeInteger(chainId);
   const walk = async (within: FieldNode[], inherited: Address | null): Promise<FieldNode[]> => {
-    const tokenField = leaf("token", within);
-    const token = tokenField && "value" in tokenField && isAddress(tokenField.value) ? (tokenField.value as Address) : inherited;
-    const metadata = token ? await lookup(chainId, token) : null;
+    const candidates = within.filter(
+      (field): field is Extract<FieldNode, { value: string }> =>
+        "value" in field &&
+        field.type === "address" &&
+        isAddress(field.value) &&
+        (TOKEN_FIELD.test(field.name) || chainTokens.has(field.value.toLowerCase())),
+    );
+    const tokens = readable
+      ? (
+          await Promise.all(
+            candidates.map(async (field) => ({ key: pairKey(field.name), metadata: await lookup(chainId, field.value as Address) })),
+          )
+        ).filter((token) => token.metadata.standard === "erc20")
+      : [];
+    const own = readable && inherited && !tokens.length ? await lookup(chainId, inherited) : null;
+    // "amountIn" takes "tokenIn"'s units; a plain "token" or "amount" pairs with the struct's one token.
+    const tokenOf = (name: string): TokenMetadata | null => {
+      const key = pairKey(name);
+      const paired = tokens.filter((token) => token.key === key);
+      if (paired.length === 1) return paired[0].metadata;
+      if (tokens.length === 1 && (tokens[0].key === "" || key === "")) return tokens[0].metadata;
+      return own?.standard === "erc20" ? own : null;
+    };
     return Promise.all(
       within.map(async (field): Promise<FieldNode> => {
         if ("fields" in field) return { ...field, fields: await walk(field.fields, null) };
-        if (metadata?.standard !== "erc20" || !AMOUNT_FIELDS.includes(field.name) || !/^uint\d*$/.test(field.type)) return field;
-        return /^\d+$/.test(field.value) ? { ...field, inWords: amountText(metadata, BigInt(field.value)) } : field;
+        if (!/^uint\d*$/.test(field.type) || !/^\d+$/.test(field.value)) return field;
+        const number = BigInt(field.value);
+        const token = AMOUNT_FIELD.test(field.name) ? tokenOf(field.name) : null;
+        if (token) return { ...field, inWords: amountText(token, number) };
+        if (MOMENT_FIELD.test(field.name) && number >= MOMENT_RANGE[0] && number < MOMENT_RANGE[1]) {
+          return { ...field, inWords: dateText(number) };
+        }
+        return field;
       }),
     );
   };
@@ -633,7 +665,7 @@ export async function describePayload(
     // A token's own permit or authorization moves the domain's token: its top-level value is in that token's units.
     const ownToken = permit && OWN_TOKEN.includes(permit.kind) ? permit.amounts[0]?.token : null;
     const [fields, words, payment] = await Promise.all([
-      inTokenUnits(declaredFields(payload.typedData), chainId, ownToken ?? null, lookup),
+      inWords(declaredFields(payload.typedData), chainId, ownToken ?? null, lookup),
       typedDataWords(payload.typedData, chainId, lookup, chainId === null ? null : frameworkOf(chainId)),
       x402Payment(payload, permit, lookup),
     ]);

@@ -115,6 +115,8 @@ type TransitionData = {
   lowered?: { asked: string; signed: string };
   /** The risk the person confirmed they understood before approving. */
   acknowledged?: string;
+  /** What the person decided on, in the sentence their approval page showed (for the audit log). */
+  words?: string;
 };
 
 /** The columns a transition to `to` writes at `now`. */
@@ -145,6 +147,7 @@ function transitionEvent(row: RequestRef, from: RequestStatus[], to: RequestStat
       txHash: data.txHash,
       lowered: data.lowered && { asked: data.lowered.asked, signed: data.lowered.signed },
       acknowledged: data.acknowledged,
+      words: data.words,
     },
   };
 }

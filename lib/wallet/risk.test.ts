@@ -44,7 +44,11 @@ describe("the risks of a request", () => {
       "Spender never used before",
     ]);
     assert.match(risk.acknowledge ?? "", /^I understand/);
-    assert.equal(riskChip(risk), "Unlimited approval +3");
+    assert.deepEqual(riskChip(risk), {
+      kind: "unlimited",
+      text: "Unlimited approval",
+      more: "+3: Spender is a contract, not a person · Unknown contract · Spender never used before",
+    });
   });
 
   it("a spender in the address book needs no acknowledgement; one used before is not new; a known token is not unknown", () => {
@@ -65,6 +69,38 @@ describe("the risks of a request", () => {
     const none = assessRisk(described(plain, false), dealingsOf(plain), known, new Set());
     assert.deepEqual(none, { risks: [], acknowledge: null });
     assert.equal(riskChip(none), null);
+  });
+});
+
+describe("a token the wallet holds, and a sign-in for another site", () => {
+  const transfer = send(TOKEN, encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [FRIEND, 5n] }));
+
+  it("sending a token the wallet holds is not dealing with an unknown contract; one it does not hold is", () => {
+    assert.equal(dealingsOf(transfer).sent, TOKEN);
+    assert.equal(dealingsOf(approveAll).sent, undefined, "an approval hands the token to someone else: its contract stays checked");
+    const held = assessRisk(described(transfer, false), dealingsOf(transfer), nobody, new Set(), { holdsSent: true });
+    assert.deepEqual(texts(held), ["Recipient never used before"]);
+    const unheld = assessRisk(described(transfer, false), dealingsOf(transfer), nobody, new Set());
+    assert.deepEqual(texts(unheld), ["Unknown contract: not in your address book, never used", "Recipient never used before"]);
+  });
+
+  it("a sign-in for a site the asking client does not name is the first risk; one for its own site, or unchecked, is none", () => {
+    const message = (domain: string) =>
+      ({
+        kind: "sign_message",
+        message: "",
+        signIn: { domain, address: FRIEND, uri: `https://${domain}/`, chainId: 1, statement: null, expirationTime: null },
+        unavailable: [],
+      }) as RequestDescription;
+    const dealings = dealingsOf({ kind: "sign_message", message: "" });
+    const foreign = assessRisk(message("drainer.example"), dealings, nobody, new Set(), { askerHosts: ["shop.example"] });
+    assert.deepEqual(riskChip(foreign), {
+      kind: "foreign_sign_in",
+      text: "Sign-in for another site: drainer.example is not the asking app's",
+      more: null,
+    });
+    assert.deepEqual(texts(assessRisk(message("shop.example:443"), dealings, nobody, new Set(), { askerHosts: ["shop.example"] })), []);
+    assert.deepEqual(texts(assessRisk(message("drainer.example"), dealings, nobody, new Set(), { askerHosts: [] })), []);
   });
 });
 
@@ -93,6 +129,6 @@ describe("the risks of what the DeleGator runs, and of a delegation", () => {
     } as unknown as RequestDescription;
     const risk = assessRisk(description, dealings, nobody, new Set());
     assert.equal(risk.acknowledge, "I understand: a delegate I do not know could take all of it");
-    assert.equal(riskChip(risk), "Unlimited approval +2");
+    assert.equal(riskChip(risk)?.more, "+2: Unknown contract · Delegate never used before");
   });
 });

@@ -1,10 +1,11 @@
 // What should make a person stop before approving, from the decoded request and what this person has done before:
-// an allowance (or a delegation) without limit, a contract they never dealt with, a spender, delegate or recipient they
+// a sign-in written for another site than the asking client's, an allowance (or a delegation) without limit, a contract
+// they never dealt with (a token their wallet holds, which they send, is not one), a spender, delegate or recipient they
 // never paid or empowered, a spender that is a contract rather than a person. The approval page shows it under the
 // headline and the queue as a chip; an unlimited allowance to a spender or delegate the person does not know needs their
 // explicit "I understand".
 import { LRUCache } from "lru-cache";
-import { getAddress, type Address, type Hex } from "viem";
+import { erc20Abi, getAddress, type Address, type Hex } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { decodeCall, type TokenCall } from "./call-decoding";
@@ -15,15 +16,17 @@ import { recognisePermit } from "./permits";
 import type { ContactNames } from "./address-book";
 import { payloadOf, type RequestPayload } from "./request-payload";
 import type { RequestDescription } from "./request-description";
+import { signInMatches } from "./sign-in";
 
 export type PartyRole = "recipient" | "spender" | "operator" | "delegate";
 type Party = { role: PartyRole; address: Address };
 
 /**
  * Whom a request deals with, from its payload alone: the contracts it calls (or whose data it signs; with the DeleGator,
- * those its calls go to) and its parties.
+ * those its calls go to) and its parties; `sent`, the token a transaction transfers out of the wallet itself (its
+ * contract is the one it calls), which is not unknown when the wallet holds it.
  */
-type Dealings = { chainId: number | null; contracts: Address[]; parties: Party[] };
+type Dealings = { chainId: number | null; contracts: Address[]; parties: Party[]; sent?: Address };
 
 function partiesOfCall(call: TokenCall): Party[] {
   switch (call.kind) {
@@ -77,10 +80,13 @@ export function dealingsOf(payload: RequestPayload): Dealings {
   }
   const { transaction } = payload;
   const deleGator = decodeDeleGatorCall(transaction.data);
-  return { chainId: transaction.chainId, ...(deleGator ? executionsDealings(deleGator) : callDealings(transaction.to, transaction.data)) };
+  if (deleGator) return { chainId: transaction.chainId, ...executionsDealings(deleGator) };
+  const kind = decodeCall(transaction.data).kind;
+  const sent = kind === "transfer" || kind === "transferAndCall" ? { sent: transaction.to } : {};
+  return { chainId: transaction.chainId, ...callDealings(transaction.to, transaction.data), ...sent };
 }
 
-export type RiskKind = "unlimited" | "contract_spender" | "unknown_contract" | "new_party";
+export type RiskKind = "foreign_sign_in" | "unlimited" | "contract_spender" | "unknown_contract" | "new_party";
 export type Risk = { kind: RiskKind; text: string };
 
 /**
@@ -96,18 +102,31 @@ export type KnownAddresses = { names: ContactNames; used: Set<string> };
 const ROLE: Record<PartyRole, string> = { recipient: "Recipient", spender: "Spender", operator: "Operator", delegate: "Delegate" };
 
 /**
- * The risks of a request, from its description (what it grants), its dealings, what the person knows and which of
- * its spenders have code (`contracts`, lowercased). Pure.
+ * What the chain and the asking client tell about a request: whether the wallet holds the token it sends (`holdsSent`),
+ * and the hosts of the client that asks (null: not read; a sign-in is checked against them).
+ */
+export type Circumstances = { holdsSent?: boolean; askerHosts?: string[] | null };
+
+/**
+ * The risks of a request, from its description (what it grants), its dealings, what the person knows, which of
+ * its spenders have code (`contracts`, lowercased) and its circumstances. Pure.
  */
 export function assessRisk(
   description: RequestDescription,
   dealings: Dealings,
   known: KnownAddresses,
   contracts: Set<string>,
+  { holdsSent = false, askerHosts = null }: Circumstances = {},
 ): Omit<RequestRisk, "unavailable"> {
   const used = (address: Address) => known.used.has(address.toLowerCase());
   const unknown = (address: Address) => !used(address) && !(address.toLowerCase() in known.names);
   const risks: Risk[] = [];
+  // The one phishing pattern a message carries: a sign-in the asking client could replay on another site. A client
+  // that names no site cannot be checked (the page says so), and is not accused.
+  const signIn = description.kind === "sign_message" ? description.signIn : null;
+  if (signIn && askerHosts?.length && !signInMatches(signIn, askerHosts)) {
+    risks.push({ kind: "foreign_sign_in", text: `Sign-in for another site: ${signIn.domain} is not the asking app's` });
+  }
   const call = description.kind === "send_transaction" ? description.call : null;
   const unlimited =
     ((call?.kind === "decoded" || call?.kind === "executions") && call.unlimited) ||
@@ -118,7 +137,8 @@ export function assessRisk(
   for (const party of empowered.filter((candidate) => contracts.has(candidate.address.toLowerCase()))) {
     risks.push({ kind: "contract_spender", text: `${ROLE[party.role]} is a contract, not a person` });
   }
-  if (dealings.contracts.some(unknown)) {
+  const held = (address: Address) => holdsSent && address.toLowerCase() === dealings.sent?.toLowerCase();
+  if (dealings.contracts.some((contract) => unknown(contract) && !held(contract))) {
     risks.push({ kind: "unknown_contract", text: "Unknown contract: not in your address book, never used" });
   }
   const fresh = new Set<string>();
@@ -136,11 +156,21 @@ export function assessRisk(
   };
 }
 
-/** One chip for a list: the most serious risk, and how many more there are ("Unlimited approval +2"). */
-export function riskChip(risk: Pick<RequestRisk, "risks">): string | null {
-  const [first, ...more] = risk.risks;
-  return first ? `${first.text}${more.length ? ` +${more.length}` : ""}` : null;
+/**
+ * A list's chip: the most serious risk in full, and the others by their first words, so the "+2" says what it stands
+ * for ("+2: Spender never used before · Unknown contract").
+ */
+export type RiskChip = { kind: RiskKind; text: string; more: string | null };
+
+export function riskChip(risk: Pick<RequestRisk, "risks">): RiskChip | null {
+  const [first, ...others] = risk.risks;
+  if (!first) return null;
+  const more = others.length ? `+${others.length}: ${others.map((entry) => entry.text.split(":")[0]).join(" · ")}` : null;
+  return { kind: first.kind, text: first.text, more };
 }
+
+/** A chip as one line of text (a notification): "Unlimited approval (+1: Spender never used before)". */
+export const chipText = (chip: RiskChip) => (chip.more ? `${chip.text} (${chip.more})` : chip.text);
 
 /** How many of the person's latest completed requests count as what they have done before. */
 const HISTORY = 1_000;
@@ -204,28 +234,52 @@ async function contractsAmong(chainId: number | null, addresses: Address[], dead
   };
 }
 
+/** Whether `holder` has a balance of the token it sends; false when the chain does not say so within `deadlineMs`. */
+async function holds(chainId: number, token: Address, holder: Address, deadlineMs: number): Promise<boolean> {
+  if (!config().chains.some((chain) => chain.id === chainId)) return false;
+  const balance = await quickly(
+    () => onChain(chainId, (client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] })),
+    deadlineMs,
+  );
+  return balance !== null && balance > 0n;
+}
+
 /**
- * The risks of a pending request for the person who decides it. Reads which of its spenders have code, beside the
- * description (which it may be given while it is still being read), and what the person knows (`known`) only when the
- * request deals with someone: a message names no one.
+ * Who decides and who asks: what the person knows (`known`, read only when the request deals with someone: a message
+ * names no one), the wallet that would sign (`holder`) and the hosts of the asking client (`askerHosts`, read only for
+ * a sign-in).
+ */
+export type RiskContext = {
+  known: () => Promise<KnownAddresses>;
+  holder?: Address;
+  askerHosts?: () => Promise<string[]>;
+};
+
+/**
+ * The risks of a pending request for the person who decides it. Reads which of its spenders have code and whether the
+ * wallet holds the token it sends, beside the description (which it may be given while it is still being read).
  */
 export async function requestRisk(
   payload: RequestPayload,
   description: RequestDescription | Promise<RequestDescription>,
-  known: () => Promise<KnownAddresses>,
+  { known, holder, askerHosts }: RiskContext,
   deadlineMs: number = CODE_DEADLINE_MS,
 ): Promise<RequestRisk> {
   const dealings = dealingsOf(payload);
   if (!dealings.contracts.length && !dealings.parties.length) {
-    return { ...assessRisk(await description, dealings, { names: {}, used: new Set() }, new Set()), unavailable: [] };
+    const described = await description;
+    const hosts = described.kind === "sign_message" && described.signIn && askerHosts ? await askerHosts() : null;
+    const nobody = { names: {}, used: new Set<string>() };
+    return { ...assessRisk(described, dealings, nobody, new Set(), { askerHosts: hosts }), unavailable: [] };
   }
   const empowered = dealings.parties.filter((party) => party.role !== "recipient").map((party) => party.address);
-  const [described, knownNow, { contracts, unread }] = await Promise.all([
+  const [described, knownNow, { contracts, unread }, holdsSent] = await Promise.all([
     description,
     known(),
     contractsAmong(dealings.chainId, empowered, deadlineMs),
+    dealings.sent && holder && dealings.chainId !== null ? holds(dealings.chainId, dealings.sent, holder, deadlineMs) : false,
   ]);
-  const risk = assessRisk(described, dealings, knownNow, contracts);
+  const risk = assessRisk(described, dealings, knownNow, contracts, { holdsSent });
   const role = (address: Address) => ROLE[dealings.parties.find((party) => party.address === address)!.role].toLowerCase();
   return { ...risk, unavailable: unread.map((address) => `whether the ${role(address)} ${address} is a contract`) };
 }

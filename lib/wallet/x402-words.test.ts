@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import type { TypedDataDefinition } from "viem";
 import { address, testFramework } from "@/lib/allowances/framework.fixture";
-import { headlineOf } from "@/components/approvals/headline";
+import { headlineOf } from "@/lib/wallet/headline";
 import { describePayload } from "./request-description";
 import type { RequestPayload, X402Context } from "./request-payload";
 

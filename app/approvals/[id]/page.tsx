@@ -17,7 +17,9 @@ import { AutoRefresh } from "@/components/approvals/auto-refresh";
 import { BalanceFields } from "@/components/approvals/balance-fields";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Field } from "@/components/approvals/fields";
-import { headlineOf } from "@/components/approvals/headline";
+import { headlineAmounts, headlineOf } from "@/lib/wallet/headline";
+import { valuedAmounts } from "@/lib/prices/holdings";
+import { AmountValues } from "@/components/prices/amount-values";
 import { escapedText } from "@/lib/text/visible-text";
 import { MessageText } from "@/components/approvals/message-text";
 import { PhoneHandoff } from "@/components/approvals/phone-handoff";
@@ -83,14 +85,21 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
   // Every chain read here waits a moment at most, all at once: a slow or dead node never holds the decision.
   const describing = describeRequest(approval.payload);
   const naming = contactNames(user.id);
+  const asking = requestingClient(user.id, approval.grantId);
   const [description, names, client, limits, lowerable, next, risk] = await Promise.all([
     describing,
     naming,
-    requestingClient(user.id, approval.grantId),
+    asking,
     pending ? policyStanding(approval.grantId, approval.credentialId, new Date()) : null,
     pending ? lowerableAllowance(approval.payload) : null,
     pending ? null : nextPendingRequest(user.id, view.request_id),
-    pending ? requestRisk(approval.payload, describing, () => naming.then((known) => knownAddresses(user.id, known))) : null,
+    pending
+      ? requestRisk(approval.payload, describing, {
+          known: () => naming.then((known) => knownAddresses(user.id, known)),
+          holder: (approval.address || undefined) as `0x${string}` | undefined,
+          askerHosts: () => asking.then((asker) => asker?.hosts ?? []),
+        })
+      : null,
   ]);
   const unavailable = [...description.unavailable, ...(risk?.unavailable ?? [])];
   const chain = description.kind === "send_transaction" ? description.chain : null;
@@ -102,6 +111,13 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
         <h1>{description.kind === "sign_typed_data" && description.payment ? "Pay for a resource" : TITLES[description.kind]}</h1>
         <p className="headline">{headlineOf(description, approval.credentialName, names)}</p>
+        {/* What the headline's amounts are worth, under it on a phone's first screen (only while it waits: a decided
+            request's value today is not the one it was decided at). */}
+        {pending && (
+          <div className="headline-values">
+            <AmountValues values={valuedAmounts(headlineAmounts(description))} />
+          </div>
+        )}
         {description.kind === "sign_typed_data" && description.payment?.resource.description ? (
           <p className="payment-for">
             The resource describes itself as: <strong>“{escapedText(description.payment.resource.description)}”</strong>

@@ -1,8 +1,10 @@
+// A request in one sentence, as its approval page opens with it, the queue lists it, a notification says it and the
+// audit log records the person's decision on it. Pure.
 import { formatEther } from "viem";
-import type { ContactNames } from "@/lib/wallet/address-book";
 import type { NamedAmount } from "@/lib/prices/holdings";
-import type { Described, Detail, Executions, RequestDescription } from "@/lib/wallet/request-description";
 import { escapedText } from "@/lib/text/visible-text";
+import type { ContactNames } from "./address-book";
+import type { Described, Detail, Executions, RequestDescription } from "./request-description";
 
 /** An address as a person reads it at a glance: their name for it, or its start and end. */
 function shortAddress(address: string, names: ContactNames): string {
