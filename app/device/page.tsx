@@ -1,6 +1,8 @@
 import { currentUser } from "@/lib/auth/session";
 import { ConsentRequestError, loadAuthorizationRequest } from "@/lib/oauth/consent";
 import { AuthPanel } from "@/components/auth/auth-panel";
+import { AppHeader } from "@/components/nav/app-header";
+import { DeadEnd } from "@/components/nav/dead-end";
 import { DeviceCodeForm } from "@/components/device/device-code-form";
 
 const DECIDED: Record<string, [string, string]> = {
@@ -23,33 +25,35 @@ export default async function DevicePage({ searchParams }: { searchParams: Promi
     }
     const [title, message] = DECIDED[status] ?? ["Waiting for your decision", "Finish on the consent screen."];
     return (
-      <main>
-        <h1>{title}</h1>
+      <DeadEnd title={title}>
         <p>{message}</p>
-      </main>
+      </DeadEnd>
     );
   }
 
   const user = await currentUser();
   const next = `/device${userCode ? `?user_code=${encodeURIComponent(userCode)}` : ""}`;
   return (
-    <main>
-      <h1>Connect a device</h1>
-      <p>
-        Enter the code your terminal or agent shows. <strong>Only continue if you started this sign-in yourself, just now:</strong> someone
-        who sends you a code is asking for your wallet.
-      </p>
-      {user ? (
-        <>
-          <p className="muted small">Signed in as {user.email}</p>
-          <DeviceCodeForm initialCode={userCode} />
-        </>
-      ) : (
-        <>
-          <p>Sign in, or create an account, first.</p>
-          <AuthPanel next={next} />
-        </>
-      )}
-    </main>
+    <>
+      <AppHeader email={user?.email ?? null} />
+      <main>
+        <h1>Connect a device</h1>
+        <p>
+          Enter the code your terminal or agent shows. <strong>Only continue if you started this sign-in yourself, just now:</strong>{" "}
+          someone who sends you a code is asking for your wallet.
+        </p>
+        {user ? (
+          <>
+            <p className="muted small">Signed in as {user.email}</p>
+            <DeviceCodeForm initialCode={userCode} />
+          </>
+        ) : (
+          <>
+            <p>Sign in, or create an account, first.</p>
+            <AuthPanel next={next} />
+          </>
+        )}
+      </main>
+    </>
   );
 }

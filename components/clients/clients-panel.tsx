@@ -82,7 +82,14 @@ export function ClientsList({
                       Client metadata from <span className="mono">{client.metadataHost}</span> ·{" "}
                     </>
                   )}
-                  Sends you back to <span className="mono">{client.redirectHosts.join(", ")}</span>
+                  {client.redirectHosts.length ? (
+                    <>
+                      Sends you back to <span className="mono">{client.redirectHosts.join(", ")}</span>
+                    </>
+                  ) : (
+                    // a device's client (the CLI): it was given a code, and has no address to send anyone back to
+                    "Connected with a code its device showed"
+                  )}
                   {client.staysConnected ? " · stays connected" : ""}
                 </div>
               ) : (

@@ -27,8 +27,13 @@ export function DeviceCodeForm({ initialCode }: { initialCode: string }) {
   return (
     <form className="stack" onSubmit={(event) => void submit(event)}>
       <label htmlFor="user-code">Code</label>
+      {/* A link or QR code can bring a code someone else chose (RFC 8628 §5.4): the person compares it. */}
+      <p id="user-code-check" className="muted small">
+        Check that this code matches the one your terminal shows.
+      </p>
       <input
         id="user-code"
+        aria-describedby="user-code-check"
         className="mono"
         autoComplete="off"
         autoCapitalize="characters"

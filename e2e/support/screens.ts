@@ -7,10 +7,15 @@ import type { Page } from "playwright-core";
 
 const SCREENSHOTS = path.resolve("test-results", "screenshots");
 
-/** The screen's serious or critical axe violations, after writing it to test-results/screenshots/<file>.png. */
-export async function checkScreen(page: Page, file: string): Promise<string[]> {
+/** Writes the whole page to test-results/screenshots/<file>.png. */
+export async function screenshot(page: Page, file: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${file}.png`), fullPage: true });
+}
+
+/** The screen's serious or critical axe violations, after writing it to test-results/screenshots/<file>.png. */
+export async function checkScreen(page: Page, file: string): Promise<string[]> {
+  await screenshot(page, file);
   const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
   return violations
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")
@@ -20,6 +25,46 @@ export async function checkScreen(page: Page, file: string): Promise<string[]> {
 /** How much wider than the viewport the page is (0: nothing makes the person scroll sideways). */
 export async function overflow(page: Page): Promise<number> {
   return page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth));
+}
+
+/**
+ * What makes the page scroll sideways, for a failure message: the element whose right edge lies furthest past the
+ * viewport's (the innermost of equals, which is what widens the others), unless a box that scrolls or clips on its own
+ * holds it in. null when nothing sticks out.
+ */
+export async function widestElement(page: Page): Promise<string | null> {
+  // No functions declared inside: tsx would name them with a helper the page does not have.
+  return page.evaluate(() => {
+    const limit = window.innerWidth + 0.5;
+    let widest: Element | null = null;
+    let right = limit;
+    // Elements, and runs of text that stick out of their element's box (a long word that does not wrap); each with the
+    // first box that could hold it in.
+    const found: [Element, DOMRect, Element | null][] = [...document.body.querySelectorAll("*")].map((element) => [
+      element,
+      element.getBoundingClientRect(),
+      element.parentElement,
+    ]);
+    const texts = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+      range.selectNodeContents(text);
+      found.push([text.parentElement!, range.getBoundingClientRect(), text.parentElement]);
+    }
+    for (const [element, rect, container] of found) {
+      if (rect.right < right) continue;
+      let heldIn = false;
+      for (let box = container; box && box !== document.body && !heldIn; box = box.parentElement)
+        heldIn = getComputedStyle(box).overflowX !== "visible" && box.getBoundingClientRect().right <= limit;
+      if (!heldIn) [widest, right] = [element, rect.right];
+    }
+    if (!widest) return null;
+    const trail: string[] = [];
+    for (let step: Element | null = widest; step && step !== document.body && trail.length < 4; step = step.parentElement)
+      trail.unshift(step.tagName.toLowerCase() + [...step.classList].map((entry) => `.${entry}`).join(""));
+    const text = (widest.textContent ?? "").replace(/\s+/g, " ").trim().slice(0, 80);
+    return `${trail.join(" > ")} reaches ${Math.round(right)} px${text ? `: “${text}”` : ""}`;
+  });
 }
 
 export const VIEWPORTS = [

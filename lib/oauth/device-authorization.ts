@@ -43,10 +43,14 @@ export type DeviceAuthorizationResponse = {
   interval: number;
 };
 
-/** A fresh user code, as people read it: XXXX-XXXX. */
+/** A user code as people read it: XXXX-XXXX. */
+function readable(userCode: string): string {
+  return `${userCode.slice(0, 4)}-${userCode.slice(4)}`;
+}
+
+/** A fresh user code, as people read it. */
 export function generateUserCode(): string {
-  const letters = Array.from({ length: USER_CODE_LENGTH }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]);
-  return `${letters.slice(0, 4).join("")}-${letters.slice(4).join("")}`;
+  return readable(Array.from({ length: USER_CODE_LENGTH }, () => USER_CODE_ALPHABET[randomInt(USER_CODE_ALPHABET.length)]).join(""));
 }
 
 /** What a person typed, as stored (upper case, without dashes or spaces), or null when it cannot be a user code. */
@@ -169,7 +173,20 @@ export async function findDeviceRequest(typed: string, clock: Clock = systemCloc
   if (request.outcome) throw new DeviceCodeError("user_code_used", "This code was already used. Start again on your device.", 409);
   const consent = new URL("/consent", config().appUrl);
   consent.searchParams.set("request", request.id);
+  // The consent screen repeats it (once `userCodeOf` confirms it), for the person to check against the device.
+  consent.searchParams.set("code", readable(userCode));
   return { location: consent.toString() };
+}
+
+/**
+ * The user code of a device's request as people read it (XXXX-XXXX), when `typed` is that code: the consent screen
+ * repeats only a code that belongs to its request, never one a link made up. null otherwise.
+ */
+export async function userCodeOf(requestId: string, typed: string | undefined): Promise<string | null> {
+  const userCode = typed === undefined ? null : normalizeUserCode(typed);
+  if (!userCode) return null;
+  const request = await db().authorizationRequest.findUnique({ where: { id: requestId }, select: { userCodeHash: true } });
+  return request?.userCodeHash === sha256Hex(userCode) ? readable(userCode) : null;
 }
 
 /** Where the person lands after deciding on a device's request: the page that says to return to the device. */
