@@ -3,7 +3,7 @@
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
-import { db, selectRows } from "@/lib/db";
+import { db, queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
@@ -25,6 +25,9 @@ const LIVE_ALLOWANCE = new PreparedSelect<{ id: string }>(
   `SELECT "id" FROM "Allowance" WHERE "grantId" = ? AND "credentialId" = ? AND "chainId" = ? AND "status" = 'active' AND "expiresAt" > ?
   ORDER BY "createdAt" DESC LIMIT 1`,
 );
+
+/** The paid request's outcome, past the ORM: through Prisma the update cost about 1.5 ms of CPU on every payment. */
+const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = ?, "txHash" = ?, "completedAt" = ? WHERE "id" = ? RETURNING "id"`;
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
@@ -84,10 +87,8 @@ export async function payFromAllowance(
   }
   // Not seen mined within a minute: submitted, held against the caps, settled by its receipt on a later read.
   const landed = spent.outcome === "landed";
-  const row = await db().agentRequest.update({
-    where: { id: reserved.id },
-    data: landed ? { status: "completed", txHash: spent.txHash, completedAt: clock() } : { status: "submitted", txHash: spent.txHash },
-  });
+  const row = { ...reserved, txHash: spent.txHash, ...(landed ? { status: "completed", completedAt: clock() } : { status: "submitted" }) };
+  await queryPastOrm(REQUEST_PAID, [row.status, row.txHash, row.completedAt, row.id]);
   await recordAudit(
     {
       type: "request.transition",

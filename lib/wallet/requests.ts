@@ -120,13 +120,14 @@ export async function createRequest(
         value: String(BigInt(input.value)),
         data: (input.data ?? "0x") as `0x${string}`,
       };
-      await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
       const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
+      // The payer judges the policy itself, under its lock, before it sends anything.
       if (mode === "allowance" && options.payer) {
         const paid = await options.payer(agent, credential.id, transaction, clock);
         if (!("toPerson" in paid)) return paid;
         reason = paid.toPerson;
       }
+      await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
       payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
     }
     row = await createWithinPolicy(agent, credential.id, payload, now, {
