@@ -72,13 +72,13 @@ export const COMMANDS = [
   {
     name: "balance",
     args: ["<credential>"],
-    summary: "Balance of a credential (id, name or address) on a chain: the coin, and the tokens its limits name",
+    summary: "Balance of a credential (id, name or address) on a chain: the coin, the chain's known tokens and those its limits name",
     options: {
       chain: { type: "string", value: "id", description: "Chain id, e.g. 31337 (default: the service's only chain)" },
       tokens: {
         type: "string",
         value: "addresses",
-        description: "ERC-20 contracts to show, separated by commas (default: the tokens your limits cap on that chain)",
+        description: "ERC-20 contracts to show, separated by commas (default: the chain's known tokens and those your limits cap)",
       },
     },
   },

@@ -3,7 +3,7 @@
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { formatUnits, getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
-import { db, selectRows } from "@/lib/db";
+import { db, queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
@@ -13,8 +13,8 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
-import { findAllowance, frameworkFor, parseStoredDelegation, type Allowance } from "./allowances";
-import { readDelegation, type OverLimit } from "./caveats";
+import { findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
+import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
 import { AllowanceRefusal, paymentOf, spendFromAllowance, type Payment } from "./spend";
 import { allowanceViews, assetNames } from "./view";
@@ -28,16 +28,17 @@ const LIVE_ALLOWANCE = new PreparedSelect<{ id: string }>(
 );
 
 /** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
-function askedOf(allowance: Allowance, payment: AskedTransaction): Asked | undefined {
-  const moved = paymentOf({ to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data });
+function askedOf(allowance: Allowance, payment: Payment): Asked | undefined {
+  const moved = paymentOf(payment);
   if (!moved) return undefined;
   const framework = frameworkFor(allowance.chainId);
   // Every delegation of one asset has the same cap: the person chose one amount per asset.
-  const cap = allowance.delegations
-    .map((row) => readDelegation(framework, parseStoredDelegation(row.signed)))
-    .find((meaning) => meaning.token === moved.token);
+  const cap = allowance.delegations.map((row) => storedDelegation(framework, row).meaning).find((meaning) => meaning.token === moved.token);
   return cap && { amount: moved.amount, perPeriod: cap.perPeriod };
 }
+
+/** The paid request's outcome, past the ORM: through Prisma the update cost about 1.5 ms of CPU on every payment. */
+const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = ?, "txHash" = ?, "completedAt" = ? WHERE "id" = ? RETURNING "id"`;
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
@@ -94,15 +95,12 @@ export async function payFromAllowance(
     expiresAt: now,
     decidedAt: now,
   });
+  const asked: Payment = { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data };
   let spent;
   try {
-    const overMost = await abovePerPayment(allowance, { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data });
+    const overMost = await abovePerPayment(allowance, asked);
     if (overMost) throw overMost;
-    spent = await spendFromAllowance(
-      allowance,
-      { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data },
-      { clientId: agent.clientId },
-    );
+    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId });
   } catch (error) {
     if (!(error instanceof AllowanceRefusal)) {
       await db().agentRequest.update({ where: { id: reserved.id }, data: { status: "failed", reason: (error as Error).message } });
@@ -110,17 +108,15 @@ export async function payFromAllowance(
     }
     // Refused before anything was sent: the hold goes, as if it had never been asked.
     await db().agentRequest.delete({ where: { id: reserved.id } });
-    const words = await refusalWords(allowance.chainId, error, now, askedOf(allowance, payment));
+    const words = await refusalWords(allowance.chainId, error, now, askedOf(allowance, asked));
     if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
       return { toPerson: `${words} ${YOUR_FEE}` };
     throw new RequestError("allowance_refused", words, 409);
   }
   // Not seen mined within a minute: submitted, held against the caps, settled by its receipt on a later read.
   const landed = spent.outcome === "landed";
-  const row = await db().agentRequest.update({
-    where: { id: reserved.id },
-    data: landed ? { status: "completed", txHash: spent.txHash, completedAt: clock() } : { status: "submitted", txHash: spent.txHash },
-  });
+  const row = { ...reserved, txHash: spent.txHash, ...(landed ? { status: "completed", completedAt: clock() } : { status: "submitted" }) };
+  await queryPastOrm(REQUEST_PAID, [row.status, row.txHash, row.completedAt, row.id]);
   await recordAudit(
     {
       type: "request.transition",

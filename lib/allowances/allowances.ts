@@ -47,12 +47,35 @@ export function frameworkFor(chainId: number): Framework {
   return framework;
 }
 
-function storedDelegation(delegation: Delegation): string {
+function delegationAsStored(delegation: Delegation): string {
   return JSON.stringify(delegationToJson(delegation));
 }
 
 export function parseStoredDelegation(json: string): Delegation {
   return delegationFromJson(JSON.parse(json) as DelegationJson);
+}
+
+/** A stored delegation and what it allows, as readDelegation reads it: the same for as long as the row exists. */
+export type StoredDelegation = { delegation: Delegation; meaning: DelegationMeaning };
+
+const storedDelegations = new Map<string, StoredDelegation>();
+const STORED_DELEGATIONS_KEPT = 10_000;
+
+/**
+ * A stored delegation, decoded once per process: a signed delegation never changes (its hash names its content, and
+ * the row is never updated), and decoding its caveats cost about a millisecond on every payment that read it.
+ * Callers must not modify what it returns.
+ */
+export function storedDelegation(framework: Framework, row: { hash: string; signed: string }): StoredDelegation {
+  const key = `${framework.DelegationManager}:${row.hash}`;
+  let known = storedDelegations.get(key);
+  if (!known) {
+    const delegation = parseStoredDelegation(row.signed);
+    known = { delegation, meaning: readDelegation(framework, delegation) };
+    if (storedDelegations.size >= STORED_DELEGATIONS_KEPT) storedDelegations.clear();
+    storedDelegations.set(key, known);
+  }
+  return known;
 }
 
 /**
@@ -240,7 +263,7 @@ export async function storeAllowance(tx: Tx, ready: ReadyAllowance, grantId: str
         create: ready.checked.map(({ delegation, meaning, hash, perPaymentMax }) => ({
           hash,
           token: meaning.token,
-          signed: storedDelegation(delegation),
+          signed: delegationAsStored(delegation),
           perPaymentMax,
         })),
       },
@@ -294,8 +317,7 @@ export async function delegationState(
   framework: Framework,
   row: { hash: string; signed: string },
 ): Promise<DelegationState> {
-  const delegation = parseStoredDelegation(row.signed);
-  const meaning = readDelegation(framework, delegation);
+  const { delegation, meaning } = storedDelegation(framework, row);
   const hash = row.hash as Hex;
   const periodCaveat = delegation.caveats.find(
     (caveat) =>

@@ -1,14 +1,15 @@
 // The server's delegate key: every allowance delegates to its address, and it signs the one-shot redelegation of
 // each spend to the relayer. Generated on first use, kept in the database (so every instance uses the same one)
 // sealed under ALLOWANCE_KEY_SECRET (lib/allowances/key-secret.ts); it never leaves the server.
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
+import { nativeAccount, type ServerAccount } from "@/lib/wallet/native-signer";
 import { db } from "@/lib/db";
 import { sealDelegateKey, unsealDelegateKey } from "./key-secret";
 
-let loading: Promise<PrivateKeyAccount> | undefined;
+let loading: Promise<ServerAccount> | undefined;
 
 /** The delegate account; the first call of the first instance creates it, and every instance then reads the oldest. */
-export function delegateAccount(): Promise<PrivateKeyAccount> {
+export function delegateAccount(): Promise<ServerAccount> {
   loading ??= load().catch((error) => {
     loading = undefined;
     throw error;
@@ -16,19 +17,19 @@ export function delegateAccount(): Promise<PrivateKeyAccount> {
   return loading;
 }
 
-async function load(): Promise<PrivateKeyAccount> {
+async function load(): Promise<ServerAccount> {
   const oldest = () => db().delegateKey.findFirst({ orderBy: [{ createdAt: "asc" }, { address: "asc" }] });
   let row = await oldest();
   if (!row) {
     const privateKey = generatePrivateKey();
-    const address = privateKeyToAccount(privateKey).address;
+    const address = privateKeyToAddress(privateKey);
     await db().delegateKey.create({ data: { address, sealed: sealDelegateKey(privateKey, address) } });
     // Two instances starting at once may both create one: all of them use the oldest.
     row = await oldest();
   }
   if (!row) throw new Error("the delegate key could not be stored");
   const { privateKey, current } = unsealDelegateKey(row.sealed, row.address);
-  const account = privateKeyToAccount(privateKey);
+  const account = nativeAccount(privateKey);
   if (account.address !== row.address) throw new Error("the delegate key does not match its address");
   if (!current) await sealAgain(row, privateKey);
   return account;

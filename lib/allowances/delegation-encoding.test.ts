@@ -2,9 +2,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { encodeDelegations, hashDelegation } from "@metamask/delegation-core";
-import { bytesToHex, getAddress, type Hex } from "viem";
-import type { Delegation } from "./caveats";
-import { delegationHash, encodedDelegations } from "./delegation-encoding";
+import { bytesToHex, getAddress, hashTypedData, type Hex } from "viem";
+import { delegationTypedData, type Delegation } from "./caveats";
+import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
+import type { Framework } from "@/lib/wallet/delegation-framework";
 
 const hex = (min: number, max: number) => fc.uint8Array({ minLength: min, maxLength: max }).map((bytes) => bytesToHex(bytes) as Hex);
 const address = hex(20, 20).map((value) => getAddress(value));
@@ -27,6 +28,17 @@ describe("delegation encoding", () => {
     fc.assert(
       fc.property(fc.array(delegation, { minLength: 1, maxLength: 3 }), (chain) =>
         assert.equal(encodedDelegations(chain), (encodeDelegations(chain) as Hex).toLowerCase()),
+      ),
+    );
+  });
+
+  it("gives the digest viem's signTypedData signs, for any delegation, chain and manager", () => {
+    fc.assert(
+      fc.property(delegation, fc.integer({ min: 1, max: 2 ** 40 }), address, (given, chainId, manager) =>
+        assert.equal(
+          delegationDigest(delegationHash(given), chainId, manager),
+          hashTypedData(delegationTypedData({ DelegationManager: manager } as Framework, chainId, given)),
+        ),
       ),
     );
   });

@@ -3,7 +3,7 @@
 // them, for a fraction of the CPU: its JavaScript took about 1 ms a hash and 1.8 ms an encoding, several of each on
 // every payment. Here viem's ABI encoder and the native Keccak (lib/wallet/keccak.ts); the test holds both to the
 // package's.
-import { concat, encodeAbiParameters, pad, stringToHex, toHex, type Hex } from "viem";
+import { concat, domainSeparator, encodeAbiParameters, pad, stringToHex, toHex, type Address, type Hex } from "viem";
 import { keccak256 } from "@/lib/wallet/keccak";
 import type { Delegation } from "./caveats";
 
@@ -27,6 +27,23 @@ export function delegationHash(delegation: Pick<Delegation, "delegate" | "delega
       toHex(delegation.salt, { size: 32 }),
     ]),
   );
+}
+
+const separators = new Map<string, Hex>();
+
+/**
+ * What the delegate key signs for a delegation whose struct hash (delegationHash) is `hash`: the EIP-712 digest of
+ * the DelegationManager's domain on `chainId` and that hash, as viem's hashTypedData computes it from
+ * delegationTypedData (the test holds it so), without its JavaScript Keccak and type encoding.
+ */
+export function delegationDigest(hash: Hex, chainId: number, delegationManager: Address): Hex {
+  const key = `${chainId}:${delegationManager}`;
+  let separator = separators.get(key);
+  if (!separator) {
+    separator = domainSeparator({ domain: { name: "DelegationManager", version: "1", chainId, verifyingContract: delegationManager } });
+    separators.set(key, separator);
+  }
+  return keccak256(concat(["0x1901", separator, hash]));
 }
 
 const DELEGATIONS = [

@@ -13,9 +13,11 @@ import {
   type PublicClient,
   type SignedAuthorizationList,
   type TransactionReceipt,
+  TransactionNotFoundError,
+  TransactionReceiptNotFoundError,
 } from "viem";
 import { DelegationManager } from "@metamask/delegation-abis";
-import { utcTimeFrom } from "@/lib/clock";
+import { atUtc } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
@@ -81,7 +83,7 @@ export class RelayBudgetError extends AppError {
     super(
       "relay_budget_used",
       `The relayer has paid as much gas for your allowances on ${chainById(chainId).name} in the last 24 hours as it pays ` +
-        `for one person; payments from allowances resume from ${utcTimeFrom(freesAt, new Date())}.`,
+        `for one person; payments from allowances resume ${atUtc(freesAt, new Date())}.`,
       429,
     );
   }
@@ -110,6 +112,21 @@ async function rehearse(client: PublicClient, fields: Record<string, unknown>, g
     if (data === null && !/revert|execution/i.test(String((error as Error).message))) throw error;
     throw new WouldRevertError(revertReason(data));
   }
+}
+
+/**
+ * The fees viem's estimateFeesPerGas would set (the latest base fee × 1.2, plus the node's priority fee), from the
+ * block's header read raw, in the same exchange with the node as the relayer's nonce and balance: viem reads the
+ * block and then the priority fee, and formats the whole block on the way.
+ */
+export async function feesNow(client: PublicClient): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+  const [block, priority] = await Promise.all([
+    client.request({ method: "eth_getBlockByNumber", params: ["latest", false] }),
+    client.request({ method: "eth_maxPriorityFeePerGas" }).catch(() => null),
+  ]);
+  if (!block?.baseFeePerGas || priority === null) return client.estimateFeesPerGas();
+  const maxPriorityFeePerGas = BigInt(priority);
+  return { maxFeePerGas: (BigInt(block.baseFeePerGas) * 12n) / 10n + maxPriorityFeePerGas, maxPriorityFeePerGas };
 }
 
 /** When each chain's relayer was last said to be low, so that the log says it every few minutes, not every send. */
@@ -144,6 +161,12 @@ async function checkAffordable(
 
 export type Relayed = { hash: Hex; receipt: () => Promise<TransactionReceipt> };
 
+/** A viem lookup's "not found" as null; any other failure (the node erring, not answering) stays an error. */
+export function notFound(error: unknown): null {
+  if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null;
+  throw error;
+}
+
 /**
  * Signs and sends `call` as the relayer, for whom `relayFor` says, once it has run as it will be sent: a call that
  * would revert throws WouldRevertError and nothing is sent. `onSigned` runs with the hash before the transaction
@@ -162,7 +185,7 @@ export async function relay(
     onChain(chainId, async (client) => {
       const [nonce, fees, balance] = await Promise.all([
         client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-        client.estimateFeesPerGas(),
+        feesNow(client),
         client.getBalance({ address: relayer.address }),
       ]);
       const fields = {
@@ -196,8 +219,12 @@ export async function relay(
   return {
     hash,
     receipt: async () => {
-      const receipt = await onChain(chainId, (client) =>
-        client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
+      // A node that mines at once (and a slow relay) has it already: one lookup, before viem's polling watch.
+      const receipt = await onChain(
+        chainId,
+        async (client) =>
+          (await client.getTransactionReceipt({ hash }).catch(notFound)) ??
+          client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
       );
       await recordReceipt(receipt);
       return receipt;

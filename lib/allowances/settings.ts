@@ -2,7 +2,8 @@
 // the Delegation Framework is, is the chains' configuration (lib/wallet/chains.ts); the secret that seals the delegate
 // key is lib/allowances/key-secret.ts's.
 import { toHex } from "viem";
-import { mnemonicToAccount, privateKeyToAccount, type LocalAccount } from "viem/accounts";
+import { mnemonicToAccount, type LocalAccount } from "viem/accounts";
+import { nativeAccount } from "@/lib/wallet/native-signer";
 import { z } from "zod";
 import { config, ConfigError } from "@/lib/config";
 import { allowanceFramework } from "@/lib/wallet/chains";
@@ -85,7 +86,7 @@ const accounts = new Map<string, LocalAccount>();
 
 function accountOf(key: `0x${string}`): LocalAccount {
   let account = accounts.get(key);
-  if (!account) accounts.set(key, (account = privateKeyToAccount(key)));
+  if (!account) accounts.set(key, (account = nativeAccount(key)));
   return account;
 }
 

@@ -12,8 +12,6 @@ import {
   getAddress,
   pad,
   toHex,
-  TransactionNotFoundError,
-  TransactionReceiptNotFoundError,
   type Address,
   type Hex,
 } from "viem";
@@ -26,13 +24,13 @@ import { PreparedSelect } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import { allowanceStatus, findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
-import { delegationTypedData, randomSalt, type Delegation, type OverLimit } from "./caveats";
+import { randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
-import { encodedDelegations } from "./delegation-encoding";
+import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { leftFor } from "./holds";
-import { relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
+import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
 import { recordReceipt } from "./relayer-ledger";
 import { relayLimits } from "./settings";
 import { withLease } from "./lease";
@@ -104,7 +102,7 @@ async function redelegation(
     salt: randomSalt(),
     signature: "0x",
   };
-  leaf.signature = await delegate.signTypedData(delegationTypedData(framework, chainId, leaf));
+  leaf.signature = await delegate.sign({ hash: delegationDigest(delegationHash(leaf), chainId, framework.DelegationManager) });
   return leaf;
 }
 
@@ -126,12 +124,6 @@ class PendingSpendError extends AppError {
   }
 }
 
-/** A viem lookup's "not found" as null; any other failure (the node erring, not answering) stays an error. */
-function notFound(error: unknown): null {
-  if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null;
-  throw error;
-}
-
 const SENT_SPENDS = new PreparedSelect<{ id: string; txHash: string | null }>(
   "allowance_sent_spends",
   `SELECT "id", "txHash" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
@@ -151,9 +143,9 @@ async function setSpendStatus(spendId: string, status: "landed" | "failed") {
 /**
  * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
  * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
- * proof that a payment is gone: the spend is refused (busy), never sent on a guess.
+ * proof that a payment is gone: the spend is refused (busy), never sent on a guess. Answers how many it settled.
  */
-async function settleSent(allowanceId: string, chainId: number) {
+async function settleSent(allowanceId: string, chainId: number): Promise<number> {
   const sent = await selectRows(SENT_SPENDS, allowanceId);
   for (const spend of sent) {
     const hash = spend.txHash as Hex;
@@ -173,6 +165,13 @@ async function settleSent(allowanceId: string, chainId: number) {
     }
     await setSpendStatus(spend.id, "failed");
   }
+  return sent.length;
+}
+
+/** A settled promise's value, or its error thrown. */
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === "rejected") throw result.reason;
+  return result.value;
 }
 
 /** What an allowance's hold for the person means to the agent. */
@@ -227,20 +226,26 @@ export async function spendFromAllowance(
 
   return withLease(`allowance:${allowanceId}`, async () => {
     stillActive(await allowanceStatus(allowanceId));
-    // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
-    if (!(await runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)))) {
-      await holdForPerson(allowanceId, "code_changed");
-      throw refuse("suspended", heldWords("code_changed"));
-    }
-    await settleSent(allowanceId, allowance.chainId);
     const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
     if (!candidates.length)
       throw refuse(
         "not_covered",
         moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
       );
-    // x402 payments signed and not yet redeemed hold their amounts
-    const found = await leftFor(allowance, framework, moved, new Date());
+    // Read at once (their chain calls go as one batch: lib/wallet/rpc-transport.ts), judged in this order. What is
+    // left is read again when earlier spends were still being settled: one may have been mined in between.
+    const [deleGator, settling, leftNow] = await Promise.allSettled([
+      runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
+      settleSent(allowanceId, allowance.chainId),
+      // x402 payments signed and not yet redeemed hold their amounts
+      leftFor(allowance, framework, moved, new Date()),
+    ]);
+    // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
+    if (!settledValue(deleGator)) {
+      await holdForPerson(allowanceId, "code_changed");
+      throw refuse("suspended", heldWords("code_changed"));
+    }
+    const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
     if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
     const { state, available } = found;
     const left = {

@@ -5,8 +5,7 @@ import { formatUnits, type Address } from "viem";
 import { chainById } from "@/lib/wallet/chains";
 import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { db } from "@/lib/db";
-import { delegationState, frameworkFor, parseStoredDelegation } from "./allowances";
-import { readDelegation } from "./caveats";
+import { delegationState, frameworkFor, storedDelegation } from "./allowances";
 import { ATTENTION_WORDS, type Attention } from "./guard";
 import { describeDelegation, type AssetNames } from "./wording";
 
@@ -62,7 +61,7 @@ export async function allowanceViews(
     rows.map(async (allowance): Promise<AllowanceView> => {
       const framework = frameworkFor(allowance.chainId);
       const live = allowance.status === "active" && allowance.expiresAt.getTime() > Date.now();
-      const meanings = allowance.delegations.map((row) => ({ row, meaning: readDelegation(framework, parseStoredDelegation(row.signed)) }));
+      const meanings = allowance.delegations.map((row) => ({ row, meaning: storedDelegation(framework, row).meaning }));
       const tokens = [...new Set(meanings.map(({ meaning }) => meaning.token))];
       const named = new Map(await Promise.all(tokens.map(async (token) => [token, await assetNames(allowance.chainId, token)] as const)));
       const limits = await Promise.all(

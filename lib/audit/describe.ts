@@ -198,7 +198,10 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
       return `${who} ${words}${data.outcome === "ok" ? "" : `: ${outcome}`}`;
     }
     case "policy.refused":
-      return `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "?"})`;
+      // The words the agent read, when the event carries them; older events name the rule.
+      return text(data.words)
+        ? `Refused by the spending policy: ${text(data.words)}`
+        : `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "?"})`;
     case "policy.changed":
       return "Spending limits changed";
     case "address_book.saved":

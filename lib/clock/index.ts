@@ -10,14 +10,6 @@ export function addSeconds(date: Date, seconds: number): Date {
   return new Date(date.getTime() + seconds * 1000);
 }
 
-/**
- * "14:05 UTC": when something happens, as a server says it to a reader whose time zone it does not know; with the
- * date too when that is more than about a day away (an hour's grace: a chain's clock may run a little ahead).
- */
-export function utcTimeFrom(at: Date, now: Date): string {
-  return at.getTime() - now.getTime() <= 25 * 3_600_000 ? utcTime(at) : utcDateTime(at);
-}
-
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 
 /**

@@ -86,6 +86,31 @@ export type Payer = (
 ) => Promise<RequestView | { toPerson: string }>;
 
 /**
+ * A policy's refusal as the agent reads it, in the person's units, recorded with those words in the audit log so the
+ * person's log says the same.
+ */
+export async function policyRefusal(
+  agent: AgentContext,
+  credential: { id: string; name: string },
+  kind: string,
+  violation: PolicyViolation,
+  clock: Clock,
+): Promise<PolicyViolation> {
+  const refused = await inPersonsUnits(violation, credential.name, clock());
+  await recordAudit(
+    {
+      type: "policy.refused",
+      userId: agent.userId,
+      clientId: agent.clientId,
+      credentialId: credential.id,
+      data: { kind, rule: violation.rule, ...(violation.allowance ?? {}), words: refused.reason },
+    },
+    clock,
+  );
+  return refused;
+}
+
+/**
  * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
  * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it.
  * Typed data that authorizes an x402 payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment
@@ -120,13 +145,14 @@ export async function createRequest(
         value: String(BigInt(input.value)),
         data: (input.data ?? "0x") as `0x${string}`,
       };
-      await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
       const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
+      // The payer judges the policy itself, under its lock, before it sends anything.
       if (mode === "allowance" && options.payer) {
         const paid = await options.payer(agent, credential.id, transaction, clock);
         if (!("toPerson" in paid)) return paid;
         reason = paid.toPerson;
       }
+      await checkPolicy({ ...judged, intent: { kind: "send_transaction", transaction } });
       payload = { kind: "send_transaction", transaction: await prepareTransaction(address, input) };
     }
     row = await createWithinPolicy(agent, credential.id, payload, now, {
@@ -135,21 +161,7 @@ export async function createRequest(
       ...(reason ? { reason } : {}),
     });
   } catch (error) {
-    if (error instanceof PolicyViolation) {
-      const refused = await inPersonsUnits(error, credential.name, now);
-      await recordAudit(
-        {
-          type: "policy.refused",
-          userId: agent.userId,
-          clientId: agent.clientId,
-          credentialId: credential.id,
-          // the words the agent read, so the person's audit log can say the same
-          data: { kind: input.kind, rule: error.rule, ...(error.allowance ?? {}), words: refused.reason },
-        },
-        clock,
-      );
-      throw refused;
-    }
+    if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, input.kind, error, clock);
     throw error;
   }
   await recordAudit(

@@ -5,23 +5,41 @@ import type { AddressInfo } from "node:net";
 import { createPublicClient, HttpRequestError, TimeoutError } from "viem";
 import { jsonRpcTransport } from "./rpc-transport";
 
-/** A node that answers by method: a result, an RPC error with revert data, a non-JSON 502, or nothing at all. */
+/**
+ * A node that answers by method: a result, an RPC error with revert data, a non-JSON 502, or nothing at all; a batch
+ * call by call (in reverse order, as a node may), unless `refusesBatches`: then with one error object, as nodes that
+ * do not take batches do.
+ */
 let server: http.Server;
 let url = "";
-const seen: { method: string; authorization?: string }[] = [];
+let refusesBatches = false;
+const seen: { method: string; authorization?: string; batch: number }[] = [];
+type Call = { id: number; method: string };
+
+function answerOf(call: Call): unknown {
+  if (call.method === "eth_chainId") return { jsonrpc: "2.0", id: call.id, result: "0x7a69" };
+  if (call.method === "eth_call")
+    return { jsonrpc: "2.0", id: call.id, error: { code: 3, message: "execution reverted", data: "0x08c379a0" } };
+  if (call.method === "eth_getBalance") return { jsonrpc: "2.0", id: call.id, result: "0x2a" };
+  return null;
+}
 
 before(async () => {
   server = http.createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
-    const call = JSON.parse(Buffer.concat(chunks).toString()) as { id: number; method: string };
-    seen.push({ method: call.method, authorization: request.headers.authorization });
-    const answer = (body: unknown, status = 200) =>
-      response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(body));
-    if (call.method === "eth_chainId") return answer({ jsonrpc: "2.0", id: call.id, result: "0x7a69" });
-    if (call.method === "eth_call")
-      return answer({ jsonrpc: "2.0", id: call.id, error: { code: 3, message: "execution reverted", data: "0x08c379a0" } });
-    if (call.method === "eth_gasPrice") return response.writeHead(502).end("Bad Gateway");
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as Call | Call[];
+    const calls = Array.isArray(body) ? body : [body];
+    for (const call of calls) seen.push({ method: call.method, authorization: request.headers.authorization, batch: calls.length });
+    const answer = (answered: unknown, status = 200) =>
+      response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify(answered));
+    if (Array.isArray(body)) {
+      if (refusesBatches) return answer({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batches are not supported" } });
+      return answer(body.map(answerOf).reverse());
+    }
+    if (body.method === "eth_gasPrice") return response.writeHead(502).end("Bad Gateway");
+    const single = answerOf(body);
+    if (single) return answer(single);
     // eth_blockNumber: never answered
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -100,5 +118,42 @@ describe("jsonRpcTransport", () => {
     withCredentials.password = "s3cret";
     await clientFor(withCredentials.href).getChainId();
     assert.equal(seen.at(-1)?.authorization, `Basic ${Buffer.from("operator:s3cret").toString("base64")}`);
+  });
+
+  it("sends calls made together as one batch, and gives each its own answer or error", async () => {
+    const client = clientFor(url);
+    const before = seen.length;
+    const [chainId, balance, reverted] = await Promise.all([
+      client.getChainId(),
+      client.getBalance({ address: `0x${"22".repeat(20)}` }),
+      client.request({ method: "eth_call", params: [{ to: `0x${"11".repeat(20)}` }, "latest"] }).catch((caught: unknown) => caught),
+    ]);
+    assert.deepEqual(
+      seen.slice(before).map((call) => call.batch),
+      [3, 3, 3],
+      "one HTTP exchange carried the three calls",
+    );
+    assert.equal(chainId, 31337);
+    assert.equal(balance, 42n);
+    assert.match(String((reverted as Error).message), /execution reverted/);
+  });
+
+  it("asks one call at a time of a node that refuses batches", async () => {
+    refusesBatches = true;
+    try {
+      const client = clientFor(url);
+      const [chainId, balance] = await Promise.all([client.getChainId(), client.getBalance({ address: `0x${"22".repeat(20)}` })]);
+      assert.equal(chainId, 31337);
+      assert.equal(balance, 42n);
+      const before = seen.length;
+      await Promise.all([client.getChainId(), client.getBalance({ address: `0x${"22".repeat(20)}` })]);
+      assert.deepEqual(
+        seen.slice(before).map((call) => call.batch),
+        [1, 1],
+        "no batch once the node refused one",
+      );
+    } finally {
+      refusesBatches = false;
+    }
   });
 });

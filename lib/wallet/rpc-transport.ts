@@ -12,7 +12,7 @@ const MAX_RESPONSE_BYTES = 10_485_760;
 type RpcBody = { jsonrpc: "2.0"; id: number; method: string; params?: unknown };
 type RpcAnswer = { result?: unknown; error?: { code: number; message: string; data?: unknown } };
 
-function post(url: URL, agent: http.Agent, body: RpcBody, timeoutMs: number): Promise<{ status: number; text: string }> {
+function post(url: URL, agent: http.Agent, body: RpcBody | RpcBody[], timeoutMs: number): Promise<{ status: number; text: string }> {
   const payload = JSON.stringify(body);
   const headers: http.OutgoingHttpHeaders = { "content-type": "application/json", "content-length": Buffer.byteLength(payload) };
   // An RPC URL may carry its credentials as user:password@ (viem sends them as basic authorization too).
@@ -40,32 +40,69 @@ function post(url: URL, agent: http.Agent, body: RpcBody, timeoutMs: number): Pr
   });
 }
 
-/** A viem transport that posts each call to `rpcUrl`, giving up after `timeoutMs`. */
+/** A call waiting for the next post, with how to hand it its answer. */
+type Waiting = { body: RpcBody; resolve: (result: unknown) => void; reject: (error: unknown) => void };
+
+/**
+ * A viem transport that posts each call to `rpcUrl`, giving up after `timeoutMs`. Calls made in the same turn of the
+ * event loop (a Promise.all of reads) go out as one JSON-RPC batch: one HTTP exchange instead of one each. A node
+ * that answers a batch with anything but an array of answers is asked one call at a time from then on.
+ */
 export function jsonRpcTransport(rpcUrl: string, options: { timeoutMs: number }): Transport {
   const url = new URL(rpcUrl);
   const agent = new (url.protocol === "https:" ? https.Agent : http.Agent)({ keepAlive: true });
   let id = 0;
-  const request = async ({ method, params }: { method: string; params?: unknown }) => {
-    const body: RpcBody = { jsonrpc: "2.0", id: ++id, method, params };
+  let batches = true;
+  let waiting: Waiting[] = [];
+
+  /** One call's answer: its result, or the error viem's http transport would throw for it. */
+  const settle = (call: Waiting, status: number, text: string, answer: RpcAnswer | undefined) => {
+    if (answer?.error && typeof answer.error.code === "number")
+      return call.reject(new RpcRequestError({ body: call.body, error: answer.error, url: rpcUrl }));
+    if (status < 200 || status > 299 || !answer || !("result" in answer)) {
+      const details = text.slice(0, 200) || `HTTP ${status}`;
+      return call.reject(new HttpRequestError({ body: call.body, details, status, url: rpcUrl }));
+    }
+    call.resolve(answer.result);
+  };
+
+  const send = async (calls: Waiting[]) => {
+    const body = calls.length === 1 ? calls[0].body : calls.map((call) => call.body);
     let answered;
     try {
       answered = await post(url, agent, body, options.timeoutMs);
     } catch (error) {
-      if (error instanceof TimeoutError) throw error;
-      throw new HttpRequestError({ body, cause: error as Error, url: rpcUrl });
+      for (const call of calls)
+        call.reject(error instanceof TimeoutError ? error : new HttpRequestError({ body: call.body, cause: error as Error, url: rpcUrl }));
+      return;
     }
-    let answer: RpcAnswer | undefined;
+    let parsed: unknown;
     try {
-      answer = JSON.parse(answered.text) as RpcAnswer;
+      parsed = JSON.parse(answered.text);
     } catch {
       // not JSON: judged by its status below
     }
-    if (answer?.error && typeof answer.error.code === "number") throw new RpcRequestError({ body, error: answer.error, url: rpcUrl });
-    if (answered.status < 200 || answered.status > 299 || !answer || !("result" in answer)) {
-      const details = answered.text.slice(0, 200) || `HTTP ${answered.status}`;
-      throw new HttpRequestError({ body, details, status: answered.status, url: rpcUrl });
+    if (calls.length === 1) return settle(calls[0], answered.status, answered.text, parsed as RpcAnswer | undefined);
+    if (!Array.isArray(parsed)) {
+      batches = false;
+      for (const call of calls) void send([call]);
+      return;
     }
-    return answer.result;
+    const byId = new Map((parsed as (RpcAnswer & { id?: unknown })[]).map((answer) => [answer?.id, answer]));
+    for (const call of calls) settle(call, answered.status, answered.text, byId.get(call.body.id));
   };
+
+  const request = ({ method, params }: { method: string; params?: unknown }) =>
+    new Promise<unknown>((resolve, reject) => {
+      const call = { body: { jsonrpc: "2.0", id: ++id, method, params } as RpcBody, resolve, reject };
+      if (!batches) return void send([call]);
+      waiting.push(call);
+      if (waiting.length > 1) return;
+      setImmediate(() => {
+        const calls = waiting;
+        waiting = [];
+        void send(calls);
+      });
+    });
   return custom({ request }, { retryCount: 0 });
 }

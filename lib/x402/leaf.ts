@@ -10,8 +10,8 @@ import {
   createTimestampTerms,
   createValueLteTerms,
 } from "@metamask/delegation-core";
-import { delegationTypedData, randomSalt, type Delegation } from "@/lib/allowances/caveats";
-import { delegationHash, encodedDelegations } from "@/lib/allowances/delegation-encoding";
+import { randomSalt, type Delegation } from "@/lib/allowances/caveats";
+import { delegationDigest, delegationHash, encodedDelegations } from "@/lib/allowances/delegation-encoding";
 import { delegateAccount } from "@/lib/allowances/delegate-key";
 import type { DelegationState } from "@/lib/allowances/allowances";
 import type { Framework } from "@/lib/wallet/delegation-framework";
@@ -61,9 +61,10 @@ export async function signPaymentLeaf(
     salt: randomSalt(),
     signature: "0x",
   };
-  leaf.signature = await delegate.signTypedData(delegationTypedData(framework, terms.chainId, leaf));
+  const leafHash = delegationHash(leaf);
+  leaf.signature = await delegate.sign({ hash: delegationDigest(leafHash, terms.chainId, framework.DelegationManager) });
   return {
-    leafHash: delegationHash(leaf),
+    leafHash,
     payload: {
       delegationManager: framework.DelegationManager,
       permissionContext: encodedDelegations([leaf, root.delegation]),
