@@ -8,6 +8,7 @@ import { deployer, mined } from "./contracts";
 import { deployFiatToken } from "./fiat-token";
 import { startErc7710Facilitator, type Erc7710Facilitator } from "./x402-facilitator";
 import type { AgentContext } from "@/lib/wallet/agent-context";
+import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 
 const mintAbi = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
 
@@ -25,6 +26,11 @@ export type X402World = AllowanceWorld & {
     allowanceId: string;
     person: Address;
   }>;
+  /**
+   * What the facilitator's settlement answers for a payment of `amount` to `payee` that an attacker holding the
+   * delegate key signed from the allowance's first delegation, past every check of lib/x402: only the chain decides.
+   */
+  settleWithStolenKey: (allowanceId: string, payee: Address, amount: bigint) => Promise<SettleResponse>;
 };
 
 type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint };
@@ -76,10 +82,36 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
     return { agent, credentialId: credential.id, allowanceId: id, person: person.address };
   }
 
+  async function settleWithStolenKey(allowanceId: string, payee: Address, amount: bigint) {
+    const { signPaymentLeaf } = await import("@/lib/x402/leaf");
+    const { delegationState, findAllowance } = await import("@/lib/allowances/allowances");
+    const allowance = await findAllowance(allowanceId);
+    const root = await delegationState(world.chain.chainId, world.framework, allowance.delegations[0]);
+    const { payload } = await signPaymentLeaf(world.framework, world.framework.paymentEnforcers!, root, {
+      chainId: world.chain.chainId,
+      asset: token,
+      payee,
+      amount,
+      redeemers: [facilitator.address],
+      expiresAt: Math.floor(Date.now() / 1000) + 300,
+    });
+    const asked = {
+      scheme: "exact",
+      network: `eip155:${world.chain.chainId}`,
+      asset: token,
+      amount: String(amount),
+      payTo: payee,
+      maxTimeoutSeconds: 300,
+      extra: {},
+    } as PaymentRequirements;
+    return facilitator.settle({ x402Version: 2, accepted: asked, payload }, asked);
+  }
+
   return {
     ...world,
     token,
     facilitator,
+    settleWithStolenKey,
     tokenBalance: (address: Address) =>
       world.chain.client.readContract({
         address: token,

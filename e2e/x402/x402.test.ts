@@ -72,7 +72,8 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const third = await requirementOf(resource);
     await assert.rejects(payX402(agent, credentialId, third), (error: unknown) => {
       assert.ok(error instanceof X402AllowanceRefusal);
-      const over = /^Over your allowance: 0\.005 USDC left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\. Nothing was signed\.$/;
+      const over =
+        /^0\.01 USDC is over your allowance of 0\.025 USDC a day; 0\.005 USDC left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\. Nothing was signed\.$/;
       assert.match(error.message, over);
       assert.equal(error.left?.available, "5000");
       return true;
@@ -211,35 +212,11 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   });
 
   it("the delegate key taken by an attacker cannot pay past the cap or off the payee list on chain", async () => {
-    const { signPaymentLeaf } = await import("@/lib/x402/leaf");
-    const { delegationState, findAllowance } = await import("@/lib/allowances/allowances");
     const payee = world.recipient();
     const thief = world.recipient();
     const { allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
-    const allowance = await findAllowance(allowanceId);
-    const root = await delegationState(world.chain.chainId, world.framework, allowance.delegations[0]);
-    const expiresAt = Math.floor(Date.now() / 1000) + 300;
     // signed with the server's own key, past every check of lib/x402: only the chain stands in the way
-    const stolen = async (to: Address, amount: bigint) => {
-      const { payload } = await signPaymentLeaf(world.framework, world.framework.paymentEnforcers!, root, {
-        chainId: world.chain.chainId,
-        asset: world.token,
-        payee: to,
-        amount,
-        redeemers: [world.facilitator.address],
-        expiresAt,
-      });
-      const asked = {
-        scheme: "exact",
-        network: `eip155:${world.chain.chainId}`,
-        asset: world.token,
-        amount: String(amount),
-        payTo: to,
-        maxTimeoutSeconds: 300,
-        extra: {},
-      } as PaymentRequirements;
-      return world.facilitator.settle({ x402Version: 2, accepted: asked, payload }, asked);
-    };
+    const stolen = (to: Address, amount: bigint) => world.settleWithStolenKey(allowanceId, to, amount);
     const pastTheCap = await stolen(payee, 30_000n);
     assert.equal(pastTheCap.success, false);
     assert.equal(pastTheCap.errorReason, "erc7710_simulation_failed");
