@@ -8,6 +8,7 @@ import { onChain, quickly } from "@/lib/wallet/chains";
 import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { priceCurrency, priceOf } from "./feeds";
 import { amountWithMoney, moneyText, type Price } from "./format";
+import type { NamedAmount } from "@/lib/wallet/headline";
 
 /** A chain's coin (token null) or an ERC-20 on it. */
 export type Asset = { chain: Chain; token: Address | null; symbol: string; decimals: number };
@@ -84,9 +85,6 @@ export async function walletAssets(userId: string): Promise<Asset[]> {
   );
   return [...chains.map(coinOf), ...tokens.filter((asset) => asset !== null)];
 }
-
-/** An amount a request names, in its asset's units ("0.1 ETH"): the chain's coin (token null) or an ERC-20. */
-export type NamedAmount = { chainId: number; token: Address | null; amount: bigint; decimals: number; units: string };
 
 /**
  * Each amount whose asset has a price, with its value: "0.1 ETH (≈ $200.00)". A list of many requests asks once per

@@ -1,10 +1,12 @@
 // A request in one sentence, as its approval page opens with it, the queue lists it, a notification says it and the
 // audit log records the person's decision on it. Pure.
-import { formatEther } from "viem";
-import type { NamedAmount } from "@/lib/prices/holdings";
+import { formatEther, type Address } from "viem";
 import { escapedText } from "@/lib/text/visible-text";
 import type { ContactNames } from "./address-book";
 import type { Described, Detail, Executions, RequestDescription } from "./request-description";
+
+/** An amount a request names, in its asset's units ("0.1 ETH"): the chain's coin (token null) or an ERC-20. */
+export type NamedAmount = { chainId: number; token: Address | null; amount: bigint; decimals: number; units: string };
 
 /** An address as a person reads it at a glance: their name for it, or its start and end. */
 function shortAddress(address: string, names: ContactNames): string {
