@@ -217,7 +217,13 @@ describe(
         .getByRole("alert")
         .filter({ hasText: `Unlimited approval: ${spender} could take all your TST` })
         .waitFor();
-      await details(page).getByText("2030-03-17 17:46:40 UTC").waitFor();
+      // The permit's deadline as a date, in the summary and beside its raw value in the fields.
+      await details(page)
+        .getByText(/^2030-03-17 17:46:40 UTC \(in [\d,]+ days\)$/)
+        .waitFor();
+      await details(page)
+        .getByText(/2030-03-17 17:46:40 UTC \(in [\d,]+ days\) \(raw integer 1900000000\)$/)
+        .waitFor();
       // Only the declared fields are listed, each once, under the primary type.
       const fields = page.locator("dt", { hasText: "Permit fields" }).locator("+ dd > dl > dt");
       assert.deepEqual(await fields.allInnerTexts(), [
