@@ -30,7 +30,7 @@ export function AuditTable({ title, caption, events, names }: { title: string; c
   return (
     <section aria-labelledby={id}>
       <h2 id={id}>{title}</h2>
-      <table className="audit-table">
+      <table className="audit-table stacked-table">
         <caption className="visually-hidden">{caption}</caption>
         <thead>
           <tr>

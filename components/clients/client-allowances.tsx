@@ -7,6 +7,7 @@ import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
 import type { RevocationCeremony } from "./sign-revocations";
 import { when } from "@/components/shared/when";
+import { atUtc } from "@/lib/clock";
 
 const BADGES: Record<string, string> = { active: "Live", suspended: "Paused", revoking: "Stopped", expired: "Expired", revoked: "Ended" };
 
@@ -14,7 +15,28 @@ function shortHash(hash: string) {
   return `${hash.slice(0, 10)}…${hash.slice(-8)}`;
 }
 
-/** A client's allowances: each limit in words, what is left this period, resets and expiry, every spend with its transaction. */
+type Limit = ClientAllowance["limits"][number];
+
+/**
+ * What is left of a limit, in two sentences: the amount until its period resets, then the payments, which are counted
+ * over the allowance's whole life and never come back. The reset's "today" is the reader's clock, which may differ from
+ * the server's render right around midnight UTC.
+ */
+function LeftWords({ limit }: { limit: Limit }) {
+  if (limit.left === null || !limit.resetsAt) return null;
+  const payments = limit.transfersLeft ?? 0;
+  return (
+    <span suppressHydrationWarning>
+      {limit.left} {limit.symbol} left until it resets {atUtc(new Date(limit.resetsAt), new Date())}. {payments} payment
+      {payments === 1 ? "" : "s"} left in all (this count never resets).
+    </span>
+  );
+}
+
+/**
+ * A client's allowances: each in the consent card's words with its exact signed terms one tap away, what is left, its
+ * expiry, every spend with its transaction; ended ones stay listed, with their payments, as history.
+ */
 export function ClientAllowances({ allowances }: { allowances: ClientAllowance[] }) {
   const { busy, error, status, run } = useAction();
 
@@ -81,29 +103,29 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
               ) : (
                 <p className="error">Stopped here: no payment is made from it. It is still live on chain until you sign to disable it.</p>
               ))}
-            <ul className="small">
-              {allowance.limits.map((limit) => (
-                <li key={limit.delegationHash}>
-                  {limit.words}{" "}
-                  {limit.unavailable ? (
-                    <span>Left this period: unavailable (the chain cannot be read just now).</span>
-                  ) : (
-                    limit.left !== null && (
-                      <span>
-                        Left this period: {limit.left} {limit.symbol}, resets{" "}
-                        {limit.resetsAt ? when(limit.resetsAt) : "at the period's start"}. {limit.transfersLeft} payment
-                        {limit.transfersLeft === 1 ? "" : "s"} left in all.
-                      </span>
-                    )
-                  )}
-                </li>
-              ))}
-            </ul>
+            {allowance.summary && <p className="allowance-summary">{allowance.summary}</p>}
+            {allowance.limits.some((limit) => limit.unavailable || limit.left !== null) && (
+              <ul className="small">
+                {allowance.limits.map((limit) => (
+                  <li key={limit.delegationHash}>
+                    {limit.unavailable ? "Left this period: unavailable (the chain cannot be read just now)." : <LeftWords limit={limit} />}
+                  </li>
+                ))}
+              </ul>
+            )}
             <p className="small muted">
               Expires {when(allowance.expiresAt)} · above it: {allowance.overLimit === "ask" ? "asks you" : "refused"}
             </p>
+            <details className="small">
+              <summary>The exact terms you signed</summary>
+              <ul>
+                {allowance.limits.map((limit) => (
+                  <li key={limit.delegationHash}>{limit.words}</li>
+                ))}
+              </ul>
+            </details>
             {allowance.spends.length > 0 && (
-              <table className="small">
+              <table className="small stacked-table">
                 <caption>Payments from this allowance</caption>
                 <thead>
                   <tr>
@@ -117,11 +139,13 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                 <tbody>
                   {allowance.spends.map((spend) => (
                     <tr key={spend.id}>
-                      <td>{when(spend.at)}</td>
-                      <td>{spend.amount}</td>
-                      <td className="mono">{spend.recipient}</td>
-                      <td>{spend.status}</td>
-                      <td className="mono">
+                      <td data-label="When">{when(spend.at)}</td>
+                      <td data-label="Amount">{spend.amount}</td>
+                      <td data-label="To" className="mono">
+                        {spend.recipient}
+                      </td>
+                      <td data-label="Outcome">{spend.status}</td>
+                      <td data-label="Transaction" className="mono">
                         {spend.txHash &&
                           (allowance.explorerUrl ? (
                             <a href={`${allowance.explorerUrl.replace(/\/$/, "")}/tx/${spend.txHash}`} rel="noreferrer" target="_blank">

@@ -123,6 +123,10 @@ export function ClientsList({
                       grantId={client.grantId}
                       clientName={client.name}
                       credential={credential}
+                      // still redeemable on chain: stopped ones too, until the chain confirms their disabling
+                      live={client.allowances.filter(
+                        (given) => given.credentialId === credential.id && ["active", "suspended", "revoking"].includes(given.status),
+                      )}
                       chains={allowance.chains}
                       contacts={contacts}
                     />

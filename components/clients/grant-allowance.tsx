@@ -8,18 +8,22 @@ import { Feedback, useAction } from "@/components/browser/use-action";
 import { AllowancePicker, loadAllowanceSigning, newAllowanceForm, reviewedAllowance } from "@/components/grants/allowance-form";
 import type { AllowanceChain, AllowanceReview } from "@/components/grants/allowance-types";
 import type { Contact } from "@/lib/wallet/address-book";
+import type { ClientAllowance } from "@/lib/oauth/connected-clients";
 
 /** Choosing the allowance mode for a wallet of an existing grant: the consent's allowance picker, and one passkey tap. */
 export function GrantAllowance({
   grantId,
   clientName,
   credential,
+  live,
   chains,
   contacts,
 }: {
   grantId: string;
   clientName: string;
   credential: { id: string; name: string; address: string };
+  /** the wallet's allowances for this client that the chain may still redeem */
+  live: ClientAllowance[];
   chains: AllowanceChain[];
   contacts: Contact[];
 }) {
@@ -59,10 +63,19 @@ export function GrantAllowance({
       <summary>
         Give {credential.name} an allowance for {clientName}
       </summary>
-      <p className="small muted">
-        A new allowance replaces the one {credential.name} may already have for {clientName} on that chain: the old one stops and is
-        disabled on chain, so only one pays at a time.
-      </p>
+      {live.map((given) => {
+        const until = given.revocationStored
+          ? "until the chain confirms the disabling Agent Wallet sends for it"
+          : "until you sign its disabling with Revoke allowance";
+        return (
+          <p key={given.id} className="error">
+            {`${credential.name} already has an allowance for ${clientName} on ${given.chainName}: ${given.summary} `}
+            {`A new one on ${given.chainName} stops it here, but ${until}, both are live on chain: if Agent Wallet's server `}
+            {`were compromised, the most it could pay from ${credential.name} is their sum, up to ${given.caps} plus the new `}
+            one&apos;s cap.
+          </p>
+        );
+      })}
       {opened && (
         <AllowancePicker
           credential={credential}

@@ -54,6 +54,13 @@ export async function approveGrantSet<T>(
   return submit(withEntry(allowance), assertion);
 }
 
+/** What each mode lets the client do, below its select: the options' own words stay short enough for a phone. */
+const MODE_HELP: Record<Mode, string> = {
+  read: "Read: can see balances and addresses only.",
+  approve: "Approve: can ask you to approve each signature.",
+  allowance: "Allowance: pays small amounts by itself, within an allowance you sign.",
+};
+
 function shortAddress(address: string) {
   return `${address.slice(0, 6)}…${address.slice(-4)}`;
 }
@@ -107,18 +114,20 @@ export function GrantSetPicker({
               </label>
               <select
                 id={`mode-${credential.id}`}
+                aria-describedby={`mode-help-${credential.id}`}
                 value={entry.mode}
                 disabled={!entry.included}
                 onChange={(event) => update({ mode: event.target.value as Mode })}
               >
-                <option value="read">Read: can see balances and addresses only</option>
+                <option value="read">Read only</option>
                 <option value="approve" disabled={credential.kind === "evm_watch"}>
-                  Approve: can ask you to approve each signature
+                  Approve each
                 </option>
-                {credential.kind === "evm" && allowanceChains.length > 0 && (
-                  <option value="allowance">allowance: pays small amounts by itself, within an allowance you sign</option>
-                )}
+                {credential.kind === "evm" && allowanceChains.length > 0 && <option value="allowance">Allowance</option>}
               </select>
+              <p id={`mode-help-${credential.id}`} className="mode-help small muted">
+                {MODE_HELP[entry.mode]}
+              </p>
             </div>
             {entry.included && entry.mode === "approve" && (
               <LimitsPicker

@@ -95,15 +95,15 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
     await chain.fund(wallet.address, "0.004");
     const agent = await agentWithAllowance("Shop Agent", shop);
     let allowance = await openClients(person.page, "Shop Agent");
-    await allowance.getByText(`Up to 0.01 ETH per day`).waitFor();
-    await allowance.getByText("Left this period: 0.01 ETH, resets").waitFor();
+    await allowance.getByText(/^0\.01 ETH a day to 0x[0-9a-fA-F]{40}, for 7 days left, at most 3 payments in all\.$/).waitFor();
+    await allowance.getByText("0.01 ETH left until it resets").waitFor();
 
     const paid = (await pay(agent.client, shop, "0.004")).structuredContent as RequestView;
     assert.equal(paid.status, "completed");
     assert.equal(await chain.client.getBalance({ address: wallet.address }), 0n);
 
     allowance = await openClients(person.page, "Shop Agent");
-    await allowance.getByText(/Left this period: 0\.006 ETH, resets .*\. 2 payments left in all\./).waitFor();
+    await allowance.getByText(/0\.006 ETH left until it resets .*\. 2 payments left in all \(this count never resets\)\./).waitFor();
     const link = allowance.getByRole("link", { name: `${paid.tx_hash!.slice(0, 10)}…${paid.tx_hash!.slice(-8)}` });
     assert.equal(await link.getAttribute("href"), `${EXPLORER}/tx/${paid.tx_hash}`);
     await allowance.getByRole("cell", { name: "0.004 ETH" }).waitFor();

@@ -138,6 +138,7 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
 
     await page.goto(`${app.appUrl}/clients`);
     const shown = page.getByRole("region", { name: "Allowance of Main on Local dev chain" });
+    await shown.getByText("The exact terms you signed").click();
     await shown
       .getByText(
         "Any payee: Agent Wallet refuses a payment above 0.015 USDC, but if Agent Wallet's server were compromised, anyone could be " +

@@ -96,10 +96,7 @@ describe("the OAuth flow in a browser, driven by the MCP SDK client", { timeout:
     assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Main" }).isChecked(), true);
     assert.equal(await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Spare" }).isChecked(), true);
     await page.getByRole("checkbox", { name: "Refuse unlimited approvals for Spare" }).uncheck();
-    assert.deepEqual(await page.getByLabel("Approval mode for Spare").locator("option").allInnerTexts(), [
-      "Read: can see balances and addresses only",
-      "Approve: can ask you to approve each signature",
-    ]);
+    assert.deepEqual(await page.getByLabel("Approval mode for Spare").locator("option").allInnerTexts(), ["Read only", "Approve each"]);
     await page.getByRole("button", { name: "Approve with passkey" }).click();
     const client = await finishAndConnect(suite.app.baseUrl, provider, (await redirected(page, callback)).get("code")!);
 

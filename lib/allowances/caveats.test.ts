@@ -15,7 +15,7 @@ import {
 } from "./caveats";
 import { frameworkOn } from "@/lib/wallet/delegation-framework";
 import { address, NOW, testFramework } from "./framework.fixture";
-import { allowanceSummary, describeDelegation, periodWords } from "./wording";
+import { allowanceCaps, allowanceSummary, describeDelegation, periodWords } from "./wording";
 
 const framework = testFramework;
 
@@ -247,6 +247,28 @@ describe("allowance caveats", () => {
       `0.01 ETH and 10 TKN a day to Alice or ${address(0xeeee)}, for 7 days, at most 3 payments in all, counted for each asset and ` +
         "payee apart. Stop it any time on Clients.",
     );
+  });
+
+  it("on Clients, says the days a live allowance has left and not where to stop it; an ended one its whole life", () => {
+    const [coin] = delegationsFor(spec({ native: parseEther("0.05"), tokens: [], transactions: 5 }), framework, NOW).map((d) =>
+      readDelegation(framework, d),
+    );
+    const parts = [{ meanings: [coin], asset: { symbol: "ETH", decimals: 18 }, money: "$125.00", perPaymentMax: null }];
+    const alice = (payee: string) => (payee === SHOP ? "Alice" : payee);
+    assert.equal(
+      allowanceSummary(parts, alice, { now: NOW + 60 }),
+      "0.05 ETH (≈ $125.00) a day to Alice, for 7 days left, at most 5 payments in all.",
+    );
+    // two and a half days gone: the half day left still counts
+    assert.equal(
+      allowanceSummary(parts, alice, { now: NOW + 2.5 * 86_400 }),
+      "0.05 ETH (≈ $125.00) a day to Alice, for 5 days left, at most 5 payments in all.",
+    );
+    assert.equal(
+      allowanceSummary(parts, alice, { now: null }),
+      "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in all.",
+    );
+    assert.equal(allowanceCaps(parts), "0.05 ETH (≈ $125.00) a day");
   });
 
   it("offers the published framework only on the chains it lists, and configured addresses anywhere", () => {

@@ -7,7 +7,9 @@ import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { db } from "@/lib/db";
 import { delegationState, frameworkFor, storedDelegation } from "./allowances";
 import { ATTENTION_WORDS, type Attention } from "./guard";
-import { describeDelegation, type AssetNames } from "./wording";
+import { priceCurrency, priceOf } from "@/lib/prices/feeds";
+import { moneyText } from "@/lib/prices/format";
+import { allowanceCaps, allowanceSummary, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
 
 export type AllowanceView = {
   id: string;
@@ -22,6 +24,9 @@ export type AllowanceView = {
   revocationStored: boolean;
   /** why it waits for the person (suspended, or a revocation not sent again), in words; null when nothing does */
   attention: string | null;
+  /** for the person's page (`person` asked): the consent card's one line, and its caps a period ("0.05 ETH a day") */
+  summary: string | null;
+  caps: string | null;
   limits: {
     delegationHash: string;
     /** null: the chain's coin */
@@ -46,10 +51,14 @@ export async function assetNames(chainId: number, token: Address | null): Promis
   return metadata.standard === "erc20" ? { symbol: metadata.symbol, decimals: metadata.decimals } : { symbol: token, decimals: 0 };
 }
 
-/** The allowances of a person, a grant or a credential, newest first; revoked ones only when asked. */
+/**
+ * The allowances of a person, a grant or a credential, newest first; revoked ones only when asked. For the person's
+ * page (`person`), each also in the consent card's words, payees named by `nameOf` and caps valued where a feed gives
+ * a price.
+ */
 export async function allowanceViews(
   where: { userId?: string; grantId?: string; credentialId?: string },
-  options: { revoked?: boolean } = {},
+  options: { revoked?: boolean; person?: { nameOf: (address: string) => string } } = {},
 ) {
   const rows = await db().allowance.findMany({
     where: { ...where, ...(options.revoked ? {} : { status: { not: "revoked" } }) },
@@ -82,6 +91,22 @@ export async function allowanceViews(
           };
         }),
       );
+      const person = options.person;
+      const summary =
+        person &&
+        (await Promise.all(
+          tokens.map(async (token): Promise<SummaryAsset> => {
+            const own = meanings.filter(({ meaning }) => meaning.token === token);
+            const asset = named.get(token)!;
+            const price = await priceOf(allowance.chainId, token).catch(() => null);
+            return {
+              meanings: own.map(({ meaning }) => meaning),
+              asset,
+              money: price && moneyText(own[0].meaning.perPeriod, asset.decimals, price, priceCurrency()),
+              perPaymentMax: own[0].row.perPaymentMax === null ? null : BigInt(own[0].row.perPaymentMax),
+            };
+          }),
+        ));
       return {
         id: allowance.id,
         chainId: allowance.chainId,
@@ -93,6 +118,8 @@ export async function allowanceViews(
         expiresAt: allowance.expiresAt.toISOString(),
         revocationStored: allowance.revocationSignature !== null,
         attention: allowance.attention ? (ATTENTION_WORDS[allowance.attention as Attention] ?? allowance.attention) : null,
+        summary: summary ? allowanceSummary(summary, person.nameOf, { now: live ? now : null }) : null,
+        caps: summary ? allowanceCaps(summary) : null,
         limits,
         spends: allowance.spends.map((spend) => {
           const token = (spend.token as Address | null) ?? null;

@@ -79,32 +79,47 @@ function either(names: string[]): string {
   return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} or ${names[names.length - 1]}`;
 }
 
-/**
- * The allowance in the words a person uses: "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in
- * all. Stop it any time on Clients." `nameOf` names a payee (from the address book) or gives the whole address. The
- * exact terms are describeDelegation's, one per signed delegation.
- */
-export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: string) => string): string {
-  const all = assets.flatMap((part) => part.meanings);
-  const first = all[0];
+/** "0.05 ETH (≈ $125.00) a day": what the allowance may pay each period, every asset's cap, as the summary says it. */
+export function allowanceCaps(assets: SummaryAsset[]): string {
+  const first = assets[0]?.meanings[0];
   if (!first) return "";
   const cap = (part: SummaryAsset) => {
     const units = `${formatUnits(part.meanings[0].perPeriod, part.asset.decimals)} ${part.asset.symbol}`;
     return part.money ? `${units} (≈ ${part.money})` : units;
   };
-  const per = periodShort(first.periodSeconds);
+  return `${assets.map(cap).join(" and ")} ${periodShort(first.periodSeconds)}`;
+}
+
+/**
+ * The allowance in the words a person uses: "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in
+ * all. Stop it any time on Clients." `nameOf` names a payee (from the address book) or gives the whole address. The
+ * exact terms are describeDelegation's, one per signed delegation. On Clients itself (`onClients`), a live allowance
+ * (`now` in seconds) says the days it has left ("for 6 days left"), an ended one its whole life, and neither says
+ * where to stop it.
+ */
+export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: string) => string, onClients?: { now: number | null }): string {
+  const all = assets.flatMap((part) => part.meanings);
+  const first = all[0];
+  if (!first) return "";
   const anyPayee = all.some((meaning) => meaning.anyPayee);
   const payees = anyPayee
     ? `any payee, at most ${either(
         assets.map((part) => `${formatUnits(part.perPaymentMax ?? 0n, part.asset.decimals)} ${part.asset.symbol}`),
       )} per payment`
     : either([...new Set(all.flatMap((meaning) => meaning.recipients))].map(nameOf));
-  const days = Math.max(1, Math.round((first.expiresAt - Math.max(first.startsAt, first.notBefore)) / DAY));
+  const start = Math.max(first.startsAt, first.notBefore);
+  const now = onClients?.now ?? null;
+  // what is left of a day still counts as a day: the allowance is live through it
+  const days =
+    now === null
+      ? Math.max(1, Math.round((first.expiresAt - start) / DAY))
+      : Math.max(1, Math.ceil((first.expiresAt - Math.max(start, now)) / DAY));
+  const duration = `for ${days} day${days === 1 ? "" : "s"}${now === null ? "" : " left"}`;
   const payments = `at most ${first.transactions} payment${first.transactions === 1 ? "" : "s"} in all`;
   // each delegation counts its own payments: with several, say so
   const counted = all.length > 1 ? `${payments}, counted for each asset${anyPayee ? "" : " and payee"} apart` : payments;
-  const caps = assets.map(cap).join(" and ");
-  const sentence = `${caps} ${per} to ${payees}, for ${days} day${days === 1 ? "" : "s"}, ${counted}. Stop it any time on Clients.`;
+  const caps = allowanceCaps(assets);
+  const sentence = `${caps} to ${payees}, ${duration}, ${counted}.${onClients ? "" : " Stop it any time on Clients."}`;
   if (!anyPayee) return sentence;
-  return `${sentence} If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} ${per} and no more.`;
+  return `${sentence} If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more.`;
 }

@@ -7,6 +7,7 @@ import { policyStanding } from "@/lib/wallet/policy";
 import { NotFoundError } from "@/lib/http/errors";
 import { chainById } from "@/lib/wallet/chains";
 import { allowanceViews, type AllowanceView } from "@/lib/allowances/view";
+import { listContacts } from "@/lib/wallet/address-book";
 import { redirectUrisOf } from "./clients";
 import { metadataDocumentHost } from "./client-metadata-document";
 
@@ -76,7 +77,9 @@ export async function listConnectedClients(userId: string, clock: Clock = system
     },
   });
   // revoked ones too: what an allowance paid stays readable after it ends
-  const allowances = await allowanceViews({ userId }, { revoked: true });
+  const contacts = await listContacts(userId);
+  const nameOf = (address: string) => contacts.find((contact) => contact.address.toLowerCase() === address.toLowerCase())?.label ?? address;
+  const allowances = await allowanceViews({ userId }, { revoked: true, person: { nameOf } });
   const walletNames = new Map(
     (await db().credential.findMany({ where: { userId }, select: { id: true, name: true } })).map((entry) => [entry.id, entry.name]),
   );
