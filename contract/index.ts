@@ -345,7 +345,7 @@ const x402PaymentOutput = z.object({
     symbol: z.string(),
     token: z.string(),
     chain_id: z.number(),
-    network: z.string().describe("The CAIP-2 network, as the requirement named it"),
+    network: z.string().describe("The CAIP-2 network (a V1 requirement's name for it, such as base-sepolia, as its eip155:<id>)"),
   }),
   payee: z.string(),
   resource: z.object({ url: z.string(), description: z.string().nullable() }),

@@ -3,6 +3,7 @@
 // own key, as the consent ceremony leaves it.
 import assert from "node:assert/strict";
 import { getAddress, parseAbi, type Address } from "viem";
+import type { PrivateKeyAccount } from "viem/accounts";
 import { startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
 import { deployer, mined } from "./contracts";
 import { deployFiatToken } from "./fiat-token";
@@ -18,13 +19,15 @@ export type X402World = AllowanceWorld & {
   tokenBalance: (address: Address) => Promise<bigint>;
   /**
    * A person holding 1 USDC who gave a new agent an allowance of `perPeriod` USDC units a day to `payees`, or with
-   * `anyPayee` to anyone, each payment at most that many units.
+   * `anyPayee` to anyone, each payment at most that many units; above it refused, or with `overLimit: "ask"` asked.
    */
   agentWithAllowance: (options: AllowanceOptions) => Promise<{
     agent: AgentContext;
     credentialId: string;
     allowanceId: string;
     person: Address;
+    /** the person's own key, to sign what they are asked to approve */
+    personKey: PrivateKeyAccount;
   }>;
   /**
    * What the facilitator's settlement answers for a payment of `amount` to `payee` that an attacker holding the
@@ -33,7 +36,7 @@ export type X402World = AllowanceWorld & {
   settleWithStolenKey: (allowanceId: string, payee: Address, amount: bigint) => Promise<SettleResponse>;
 };
 
-type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint };
+type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint; overLimit?: "ask" | "refuse" };
 
 export async function startX402World(database: "sqlite" | "postgres"): Promise<X402World> {
   const world = await startAllowanceWorld({ database });
@@ -67,7 +70,7 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
         native: undefined,
         tokens: [{ address: token, perPeriod: options.perPeriod, perPayment: options.anyPayee }],
         transactions: options.transactions ?? 20,
-        overLimit: "refuse",
+        overLimit: options.overLimit ?? "refuse",
       },
     );
     const agent: AgentContext = {
@@ -79,7 +82,7 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
       via: "access_token",
       credentials: [{ credentialId: credential.id, mode: "allowance", name: "Main", kind: "evm", address: person.address }],
     };
-    return { agent, credentialId: credential.id, allowanceId: id, person: person.address };
+    return { agent, credentialId: credential.id, allowanceId: id, person: person.address, personKey: person };
   }
 
   async function settleWithStolenKey(allowanceId: string, payee: Address, amount: bigint) {

@@ -3,7 +3,8 @@
 // a resource built with the real `@x402/express` asking for eip3009, and gets a pending request; the person approves
 // "Pay 0.01 USDC to … for …" with one tap, get_request answers the payment, the real `@x402/evm` facilitator settles it
 // and the resource answers 200. The SDK's payingFetch and callPaidTool (a paid MCP tool built with the MCP SDK) wait
-// for the tap by themselves. A rejected payment leaves nothing signed; permit2 and erc7710-only offers are refused,
+// for the tap by themselves. An `allowance` credential whose allowance does not cover the payment gets the same one
+// tap, the page saying why. A rejected payment leaves nothing signed; permit2 and erc7710-only offers are refused,
 // naming why, before any request exists.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -181,6 +182,38 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
       assert.equal(await balanceOf(shop), PRICE);
     } finally {
       await weather.close();
+    }
+  });
+
+  it("an `allowance` credential with no allowance covering the payment gets the same one tap, the page saying why", async () => {
+    const entry = { credentialId: suite.wallet.id, grant: { status: "active" } };
+    const { grantId } = await db().grantCredential.findFirstOrThrow({ where: entry });
+    const granted = { grantId_credentialId: { grantId, credentialId: suite.wallet.id } };
+    await db().grantCredential.update({ where: granted, data: { mode: "allowance" } });
+    try {
+      const { resource, payee, required } = await paidResource("A report no allowance covers");
+      const pending = await pendingPayment(required);
+      const why = `No live allowance covers USDC to ${payee} here. It waits for your approval; approved, your wallet pays it.`;
+      assert.equal((await getRequest(pending.request_id)).reason, why);
+
+      const { page } = suite.person;
+      await page.goto(pending.approval_url);
+      await page.getByText(`Pay 0.01 USDC to ${payee.slice(0, 6)}…${payee.slice(-4)} for ${resource.url}`, { exact: true }).waitFor();
+      await page
+        .getByRole("note")
+        .filter({ hasText: `Not paid from the allowance: ${why}` })
+        .waitFor();
+      await page.getByRole("button", { name: "Approve with passkey" }).click();
+      await page.getByRole("status").waitFor();
+
+      const done = await getRequest(pending.request_id);
+      assert.equal(done.status, "completed");
+      assert.equal(done.payment?.header, "PAYMENT-SIGNATURE");
+      const paid = await fetch(resource.url, { headers: { [done.payment!.header]: done.payment!.value } });
+      assert.equal(paid.status, 200, await paid.clone().text());
+      assert.equal(await balanceOf(payee), PRICE);
+    } finally {
+      await db().grantCredential.update({ where: granted, data: { mode: "approve" } });
     }
   });
 

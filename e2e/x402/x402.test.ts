@@ -1,31 +1,40 @@
 // x402 payments within an allowance, with real parts: a hardhat chain with the Delegation Framework and Circle's
 // USDC, a resource paid through the real `@x402/express` middleware and `@metamask/x402`'s erc7710 server scheme, and
 // the erc7710 facilitator of e2e/support, which simulates and sends DelegationManager.redeemDelegations. The person
-// signed a USDC allowance with their own key; every payment below is signed by the delegate key with no tap.
+// signed a USDC allowance with their own key; every payment below is signed by the delegate key with no tap, but
+// those the allowance does not pay: they go to the person as the one-tap eip3009 request an `approve` credential
+// makes, settled by the real `@x402/evm` facilitator once the person signed.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, type Address } from "viem";
+import type { PrivateKeyAccount } from "viem/accounts";
+import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { assertConcurrentPaymentsWithinTheCap, startX402World, type X402World } from "../support/x402";
+import { startEip3009Facilitator } from "../support/x402-eip3009";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
+import type { ToolOutput } from "@/contract";
 
 const PRICE = 10_000n; // 0.01 USDC
 
 describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   let world: X402World;
+  let eip3009: FacilitatorClient;
   const resources: PaidResource[] = [];
 
   before(async () => {
     world = await startX402World("sqlite");
+    eip3009 = await startEip3009Facilitator(world.chain);
   });
   after(async () => {
     for (const resource of resources) await resource.close();
     await world?.stop();
   });
 
-  async function resourceFor(payTo: Address, description = "Today's market report") {
+  async function resourceFor(payTo: Address, description = "Today's market report", transfer: "erc7710" | "eip3009" = "erc7710") {
     const resource = await startPaidResource({
-      facilitator: world.facilitator,
+      facilitator: transfer === "eip3009" ? eip3009 : world.facilitator,
+      transfer,
       chainId: world.chain.chainId,
       token: world.token,
       payTo,
@@ -46,6 +55,32 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   }
 
   const decoded = (value: string) => JSON.parse(Buffer.from(value, "base64").toString("utf8")) as PaymentPayload;
+
+  /**
+   * What the person does on the approval page, with their own key: signs the request's typed data; the payment to send
+   * back is then the one the approval stores for get_request.
+   */
+  async function signedByPerson(requestId: string, person: PrivateKeyAccount) {
+    const { db } = await import("@/lib/db");
+    const { payloadOf, x402PaymentValue } = await import("@/lib/wallet/request-payload");
+    const row = await db().agentRequest.findUniqueOrThrow({ where: { id: requestId } });
+    const payload = payloadOf(row);
+    assert.ok(payload.kind === "sign_typed_data" && payload.x402, "a one-tap x402 payment");
+    return x402PaymentValue(payload.x402, await person.signTypedData(payload.typedData as never));
+  }
+
+  /** The one-tap request pay_x402 answered: pending with the person, nothing signed or held yet, and why. */
+  async function askedOfPerson(answer: ToolOutput<"pay_x402">, allowanceId: string) {
+    const { db } = await import("@/lib/db");
+    assert.equal(answer.header, null);
+    assert.equal(answer.allowance_id, null);
+    assert.ok(answer.request_id && answer.approval_url);
+    const row = await db().agentRequest.findUniqueOrThrow({ where: { id: answer.request_id } });
+    assert.equal(row.status, "pending");
+    assert.equal(row.kind, "sign_typed_data");
+    assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 0, "nothing was signed within the allowance");
+    return { requestId: answer.request_id, reason: row.reason ?? "" };
+  }
 
   it("pays twice with no tap, the payee receives the token, and the third over the cap is refused with nothing signed", async () => {
     const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
@@ -72,8 +107,10 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const third = await requirementOf(resource);
     await assert.rejects(payX402(agent, credentialId, third), (error: unknown) => {
       assert.ok(error instanceof X402AllowanceRefusal);
-      const over =
-        /^0\.01 USDC is over your allowance of 0\.025 USDC a day; 0\.005 USDC left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\. Nothing was signed\.$/;
+      const over = new RegExp(
+        "^0\\.01 USDC is over your allowance of 0\\.025 USDC a day; 0\\.005 USDC left until it resets " +
+          "(at|on \\d+ \\w+ at) \\d\\d:\\d\\d UTC\\. Nothing was signed\\.$",
+      );
       assert.match(error.message, over);
       assert.equal(error.left?.available, "5000");
       return true;
@@ -129,7 +166,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     assert.equal(await world.tokenBalance(payee), 0n, "nothing was sent");
   });
 
-  it("refuses a payee off the allowance's list before anything is signed", async () => {
+  it("refuses a payee off the allowance's list before anything is signed, when the resource takes no one-tap payment", async () => {
     const { payX402 } = await import("@/lib/x402/pay");
     const { X402NotPayableError } = await import("@/lib/x402/choose");
     const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [world.recipient()], perPeriod: 25_000n });
@@ -141,6 +178,98 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     });
     const { db } = await import("@/lib/db");
     assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 0);
+  });
+
+  it("a payee off the allowance's list goes to the person as one tap, saying why; their signature pays the resource", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const listed = world.recipient();
+    const { agent, credentialId, allowanceId, person, personKey } = await world.agentWithAllowance({
+      payees: [listed],
+      perPeriod: 25_000n,
+    });
+    const stranger = world.recipient();
+    const resource = await resourceFor(stranger, "A stranger's report", "eip3009");
+    const answer = await payX402(agent, credentialId, await requirementOf(resource));
+    assert.equal(answer.payee, stranger);
+    assert.equal(answer.paid.formatted, "0.01");
+    const { requestId, reason } = await askedOfPerson(answer, allowanceId);
+    assert.ok(await world.chain.client.getCode({ address: person }), "the wallet runs the DeleGator its allowance needs");
+    assert.equal(reason, `No live allowance covers USDC to ${stranger} here. It waits for your approval; approved, your wallet pays it.`);
+
+    const payment = await signedByPerson(requestId, personKey);
+    assert.equal(payment.header, "PAYMENT-SIGNATURE");
+    const response = await fetch(resource.url, { headers: { [payment.header]: payment.value } });
+    assert.equal(response.status, 200, await response.clone().text());
+    assert.equal(await world.tokenBalance(stranger), PRICE);
+    assert.equal(await world.tokenBalance(person), 1_000_000n - PRICE, "paid from the person's wallet");
+  });
+
+  it("above the cap the person's choice holds: `ask` sends the payment to them as one tap, `refuse` refuses it", async () => {
+    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+    const { db } = await import("@/lib/db");
+    /** A requirement offering both ways to pay `payee`: from an allowance (erc7710), or by one tap (eip3009). */
+    async function eitherWay(payee: Address) {
+      const byDelegation = decoded(await requirementOf(await resourceFor(payee)));
+      const oneTap = await resourceFor(payee, "A report paid either way", "eip3009");
+      const required = decoded(await requirementOf(oneTap)) as unknown as { accepts: unknown[] };
+      required.accepts = [(byDelegation as unknown as { accepts: unknown[] }).accepts[0], ...required.accepts];
+      return { resource: oneTap, required: Buffer.from(JSON.stringify(required)).toString("base64") };
+    }
+
+    const shop = world.recipient();
+    const asking = await world.agentWithAllowance({ payees: [shop], perPeriod: 5_000n, overLimit: "ask" });
+    const { resource, required } = await eitherWay(shop);
+    const { requestId, reason } = await askedOfPerson(await payX402(asking.agent, asking.credentialId, required), asking.allowanceId);
+    assert.equal(
+      reason,
+      "0.01 USDC is over your allowance of 0.005 USDC a day. It waits for your approval; approved, your wallet pays it.",
+    );
+    const payment = await signedByPerson(requestId, asking.personKey);
+    assert.equal((await fetch(resource.url, { headers: { [payment.header]: payment.value } })).status, 200);
+    assert.equal(await world.tokenBalance(shop), PRICE);
+
+    const refusing = await world.agentWithAllowance({ payees: [shop], perPeriod: 5_000n, overLimit: "refuse" });
+    const requestsBefore = await db().agentRequest.count({ where: { grantId: refusing.agent.grantId } });
+    await assert.rejects(payX402(refusing.agent, refusing.credentialId, (await eitherWay(shop)).required), (error: unknown) => {
+      assert.ok(error instanceof X402AllowanceRefusal);
+      assert.equal(error.message, "0.01 USDC is over your allowance of 0.005 USDC a day. Nothing was signed.");
+      return true;
+    });
+    assert.equal(
+      await db().agentRequest.count({ where: { grantId: refusing.agent.grantId } }),
+      requestsBefore,
+      "nothing asked of the person",
+    );
+  });
+
+  it("above the most an any-payee allowance pays at once, `ask` sends the payment to the person", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({
+      payees: [],
+      perPeriod: 25_000n,
+      anyPayee: 5_000n,
+      overLimit: "ask",
+    });
+    const answer = await payX402(agent, credentialId, await requirementOf(await resourceFor(world.recipient(), "A report", "eip3009")));
+    const { reason } = await askedOfPerson(answer, allowanceId);
+    assert.equal(
+      reason,
+      "0.01 USDC is above the 0.005 USDC this allowance pays any payee at once. It waits for your approval; approved, your wallet pays it.",
+    );
+  });
+
+  it("a paused allowance sends the payment to the person, saying so", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { db } = await import("@/lib/db");
+    const shop = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [shop], perPeriod: 25_000n });
+    await db().allowance.update({ where: { id: allowanceId }, data: { status: "suspended" } });
+    const answer = await payX402(agent, credentialId, await requirementOf(await resourceFor(shop, "A report", "eip3009")));
+    const { reason } = await askedOfPerson(answer, allowanceId);
+    assert.equal(
+      reason,
+      "This wallet's allowance is paused until you review it on Clients. It waits for your approval; approved, your wallet pays it.",
+    );
   });
 
   it("refuses a requirement on a chain the grant does not allow", async () => {

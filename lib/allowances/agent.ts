@@ -13,7 +13,7 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
-import { findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
+import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
 import { AllowanceRefusal, paymentOf, spendFromAllowance, type Payment } from "./spend";
@@ -74,9 +74,7 @@ export async function payFromAllowance(
   const [live] = await selectRows(LIVE_ALLOWANCE, agent.grantId, credentialId, payment.chainId, sqliteDateTime(now));
   const allowance = live && (await findAllowance(live.id));
   if (!allowance) {
-    const paused = await db().allowance.findFirst({
-      where: { grantId: agent.grantId, credentialId, chainId: payment.chainId, status: "suspended" },
-    });
+    const paused = await allowancePaused(agent.grantId, credentialId, payment.chainId);
     const why = paused ? "This wallet's allowance is paused until you review it on Clients." : "No live allowance covers this wallet here.";
     return { toPerson: `${why} ${YOUR_FEE}` };
   }

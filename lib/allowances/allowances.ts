@@ -395,6 +395,11 @@ const ALLOWANCE_STATUS = new PreparedSelect<{ status: string; attention: string 
   `SELECT "status", "attention" FROM "Allowance" WHERE "id" = ?`,
 );
 
+/** Whether the grant's allowance for this credential on this chain waits for the person (paused, lib/allowances/guard.ts). */
+export async function allowancePaused(grantId: string, credentialId: string, chainId: number): Promise<boolean> {
+  return (await db().allowance.count({ where: { grantId, credentialId, chainId, status: "suspended" } })) > 0;
+}
+
 /** What of an allowance changes while it lives (read again under its lease); undefined when there is none. */
 export async function allowanceStatus(id: string): Promise<{ status: string; attention: string | null } | undefined> {
   return (await selectRows(ALLOWANCE_STATUS, id))[0];

@@ -54,10 +54,11 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "Pays an x402 requirement (a resource's PAYMENT-REQUIRED header value, or a V1 402 body) from the credential's allowance " +
     "with no tap: picks an offer the allowance covers (exact scheme by erc7710, a chain and token it allows, a listed payee, " +
     "within what is left and the policy) and answers the header and value to retry the request with, and what was paid, to " +
-    "whom, for what. Agent Wallet never fetches the resource. Refused, with what is left and when it resets, when not covered. " +
-    "With an approve-mode credential it asks the person instead (one passkey tap; exact scheme by eip3009, not permit2): it " +
-    "answers at once with request_id and approval_url and no header yet; get_request answers `payment` (header and value) " +
-    "once the person approved.",
+    "whom, for what. Agent Wallet never fetches the resource. Above what is left, when the person chose to refuse, it is " +
+    "refused with what is left and when it resets. With an approve-mode credential, or what the allowance does not cover " +
+    "(or goes above, when the person chose to be asked), it asks the person instead (one passkey tap; exact scheme by " +
+    "eip3009, not permit2; the request's reason says why the allowance did not pay): it answers at once with request_id " +
+    "and approval_url and no header yet; get_request answers `payment` (header and value) once the person approved.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
     "how many payments are left in all (over the allowance's whole life: that count never resets), and when it expires.",

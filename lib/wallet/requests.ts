@@ -114,7 +114,7 @@ export async function policyRefusal(
  * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
  * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it.
  * Typed data that authorizes an x402 payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment
- * its signature completes.
+ * its signature completes; and `reason`, why the credential's allowance did not pay it.
  */
 export async function createRequest(
   agent: AgentContext,
@@ -122,7 +122,7 @@ export async function createRequest(
     | ({ kind: "sign_message" } & ToolInput<"sign_message">)
     | ({ kind: "sign_typed_data" } & ToolInput<"sign_typed_data">)
     | ({ kind: "send_transaction" } & ToolInput<"send_transaction">),
-  options: { payer?: Payer; x402?: X402Context } = {},
+  options: { payer?: Payer; x402?: X402Context; reason?: string } = {},
   clock: Clock = systemClock,
 ): Promise<RequestView> {
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
@@ -131,8 +131,8 @@ export async function createRequest(
   const now = clock();
   const judged = { grantId: agent.grantId, credentialId: credential.id, now };
   let row: RequestRow;
-  // why an allowance did not pay it, when it did not
-  let reason: string | undefined;
+  // why an allowance did not pay it, when it did not (an x402 payment's caller says so itself)
+  let reason = options.reason;
   try {
     let payload: RequestPayload;
     if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };

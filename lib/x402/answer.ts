@@ -1,7 +1,7 @@
 // The value the agent sends back with its retry: V2's `PAYMENT-SIGNATURE` header (base64 of the PaymentPayload,
 // which repeats the accepted entry exactly as offered) or V1's `X-PAYMENT` header (base64 of scheme, network and
 // payload).
-import type { PaymentPayload, PaymentPayloadV1, PaymentRequirements } from "@x402/core/types";
+import type { Network, PaymentPayload, PaymentPayloadV1, PaymentRequirements } from "@x402/core/types";
 import { formatUnits, type Address, type Hex } from "viem";
 import { assetNames } from "@/lib/allowances/view";
 import { base64Json, type X402Context } from "@/lib/wallet/request-payload";
@@ -23,8 +23,9 @@ function paymentBody(
   offer: Offer,
   payload: Record<string, unknown>,
 ): { header: PaymentAnswer["header"]; body: PaymentPayload | PaymentPayloadV1 } {
+  // V1's network as the payee named it (`base-sepolia`), not the CAIP-2 it was read as
   if (required.version === 1)
-    return { header: "X-PAYMENT", body: { x402Version: 1, scheme: offer.scheme, network: offer.network, payload } };
+    return { header: "X-PAYMENT", body: { x402Version: 1, scheme: offer.scheme, network: offer.offered.network as Network, payload } };
   const body: PaymentPayload = {
     x402Version: 2,
     resource: required.resourceOffered,

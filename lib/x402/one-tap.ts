@@ -26,7 +26,7 @@ const TRANSFER_WITH_AUTHORIZATION = [
 ];
 
 /** An entry the person can pay by one authorization: the token's EIP-712 domain comes from the entry's `extra`. */
-type Authorizable = { offer: Offer; chainId: number; asset: Address; payee: Address; amount: bigint; name: string; version: string };
+export type Authorizable = { offer: Offer; chainId: number; asset: Address; payee: Address; amount: bigint; name: string; version: string };
 
 /** Why `offer` cannot be paid by a transfer authorization, or what it authorizes. */
 function judge(offer: Offer, configured: readonly number[]): Authorizable | string {
@@ -49,25 +49,25 @@ function judge(offer: Offer, configured: readonly number[]): Authorizable | stri
   return { offer, chainId, asset: getAddress(offer.asset), payee: getAddress(offer.payTo), amount, name, version };
 }
 
+/** The cheapest entry payable by eip3009, or a refusal saying why each entry cannot be paid. */
+export function oneTapChoice(required: PaymentRequired): Authorizable {
+  const configured = config().chains.map((chain) => chain.id);
+  return cheapest(required.accepts.map((offer) => judge(offer, configured)));
+}
+
 /**
- * A pending request for the person to approve the cheapest entry payable by eip3009, or a refusal saying why each
- * entry cannot be paid (before anything is created). The answer names the request; its `header` and `value` come
- * with get_request once the person approved.
+ * A pending request for the person to approve the cheapest entry payable by eip3009 (or `asked.choice`, with why the
+ * credential's allowance did not pay it), or a refusal saying why each entry cannot be paid (before anything is
+ * created). The answer names the request; its `header` and `value` come with get_request once the person approved.
  */
 export async function payWithOneTap(
   agent: AgentContext,
   credentialId: string,
   required: PaymentRequired,
   clock: Clock = systemClock,
+  asked?: { choice: Authorizable; reason: string },
 ): Promise<ToolOutput<"pay_x402">> {
-  const choice = cheapest(
-    required.accepts.map((offer) =>
-      judge(
-        offer,
-        config().chains.map((chain) => chain.id),
-      ),
-    ),
-  );
+  const choice = asked?.choice ?? oneTapChoice(required);
   const wallet = agent.credentials.find((entry) => entry.credentialId === credentialId)!;
   // The person has the request's lifetime to approve, and the payee the entry's timeout after that: a window fixed
   // now, since the passkey approves exactly the typed data shown. Valid at once (validAfter 0), as @x402/evm's client.
@@ -94,7 +94,7 @@ export async function payWithOneTap(
         message: payload.authorization,
       },
     },
-    { x402: unsignedPayment(required, choice.offer, payload) },
+    { x402: unsignedPayment(required, choice.offer, payload), ...(asked && { reason: asked.reason }) },
     clock,
   );
   return {

@@ -3,8 +3,9 @@
 // nothing on chain and never fetches the resource: the payee's facilitator redeems the payment, later or never, so
 // the signed amount is held against the allowance until the chain shows it redeemed or it has expired. Payments of
 // one allowance take turns under its lease (as its transfers do): each is checked against the chain and the holds
-// as the previous one left them, so never more is signed than the allowance's cap.
-import { encodeFunctionData, erc20Abi, type Address } from "viem";
+// as the previous one left them, so never more is signed than the allowance's cap. What the allowance does not cover
+// (or, when the person chose `ask`, goes above) is asked of the person as the one tap an `approve` credential's is.
+import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
@@ -13,7 +14,7 @@ import { db, selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
 import { answersOf, runTransaction, writing } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
-import { findAllowance, frameworkFor, storedDelegation } from "@/lib/allowances/allowances";
+import { allowancePaused, findAllowance, frameworkFor, storedDelegation } from "@/lib/allowances/allowances";
 import { leftFor } from "@/lib/allowances/holds";
 import { withLease } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
@@ -26,9 +27,9 @@ import { policyRefusal } from "@/lib/wallet/requests";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { RequestError } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
-import { chooseOffer, payeesOf, type Choice, type Payable } from "./choose";
+import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
 import { signPaymentLeaf } from "./leaf";
-import { payWithOneTap } from "./one-tap";
+import { oneTapChoice, payWithOneTap, type Authorizable } from "./one-tap";
 import { parsePaymentRequired, type PaymentRequired } from "./requirement";
 
 /** Above what is left of the allowance (with what earlier payments hold): nothing was signed. */
@@ -36,6 +37,8 @@ export class X402AllowanceRefusal extends AppError {
   constructor(
     message: string,
     readonly left: { token: Address; symbol: string; available: string; resetsAt: string } | null,
+    /** why the payment goes to the person instead, when it does: the allowance stopped, or the person chose `ask` */
+    readonly forPerson: string | null = null,
   ) {
     super("allowance_refused", message, 409);
   }
@@ -85,15 +88,17 @@ async function payables(agent: AgentContext, credentialId: string, now: Date): P
 }
 
 /** Refused in the person's units: what is left once the holds are counted, and when it resets. */
-async function overCap(choice: Choice, left: NonNullable<AllowanceRefusal["left"]>, perPeriod: bigint, now: Date): Promise<never> {
+async function overCap(
+  choice: Choice,
+  left: NonNullable<AllowanceRefusal["left"]>,
+  perPeriod: bigint,
+  now: Date,
+  overLimit: string,
+): Promise<never> {
   const names = await assetNames(choice.chainId, choice.asset);
   const words = await refusalWords(choice.chainId, { left, message: "" }, now, { amount: choice.amount, perPeriod });
-  throw new X402AllowanceRefusal(`${words} Nothing was signed.`, {
-    token: choice.asset,
-    symbol: names.symbol,
-    available: left.available,
-    resetsAt: left.resetsAt,
-  });
+  const shown = { token: choice.asset, symbol: names.symbol, available: left.available, resetsAt: left.resetsAt };
+  throw new X402AllowanceRefusal(`${words} Nothing was signed.`, shown, overLimit === "ask" ? words : null);
 }
 
 // The payment's hold and its request's completion, in one transaction past the ORM (lib/db/transaction-script.ts):
@@ -116,11 +121,18 @@ async function signWithinAllowance(
     const now = clock();
     const allowance = await findAllowance(choice.allowanceId);
     if (allowance.status !== "active" || allowance.expiresAt <= now)
-      throw new X402AllowanceRefusal("This allowance is no longer live. Nothing was signed.", null);
+      throw new X402AllowanceRefusal(
+        "This allowance is no longer live. Nothing was signed.",
+        null,
+        "This wallet's allowance stopped paying.",
+      );
     const framework = frameworkFor(allowance.chainId);
     const paymentEnforcers = framework.paymentEnforcers!;
     const found = await leftFor(allowance, framework, { token: choice.asset, recipient: choice.payee, amount: choice.amount }, now);
-    if (!found) throw new X402AllowanceRefusal(`${choice.payee} is not among this allowance's recipients. Nothing was signed.`, null);
+    if (!found) {
+      const words = `${choice.payee} is not among this allowance's recipients.`;
+      throw new X402AllowanceRefusal(`${words} Nothing was signed.`, null, words);
+    }
     const { state, available } = found;
     const left = {
       available: available.toString(),
@@ -129,7 +141,7 @@ async function signWithinAllowance(
       token: choice.asset,
       periodSeconds: state.meaning.periodSeconds,
     };
-    if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, state.meaning.perPeriod, now);
+    if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, state.meaning.perPeriod, now, allowance.overLimit);
 
     // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there
     // (PolicyViolation) comes before anything is signed.
@@ -225,9 +237,66 @@ async function signWithinAllowance(
   });
 }
 
+const PERSON_PAYS = "It waits for your approval; approved, your wallet pays it.";
+
+/**
+ * Why no live allowance of the grant paid the entry the person is asked to pay by one tap, in their words; `refused`
+ * stands when the allowance covers its payee but not an amount that large and the person chose `refuse`.
+ */
+async function notCovered(
+  agent: AgentContext,
+  credentialId: string,
+  payable: readonly Payable[],
+  asked: Authorizable,
+  refused: X402NotPayableError,
+): Promise<string> {
+  const names = await assetNames(asked.chainId, asked.asset);
+  const covering = payable.find(
+    (entry) =>
+      entry.chainId === asked.chainId &&
+      entry.token === asked.asset &&
+      (entry.payees.includes(asked.payee) || entry.anyPayeeUpTo !== undefined),
+  );
+  if (covering?.anyPayeeUpTo !== undefined && asked.amount > covering.anyPayeeUpTo) {
+    const allowance = await findAllowance(covering.allowanceId);
+    if (allowance.overLimit !== "ask") throw refused;
+    const units = (amount: bigint) => `${formatUnits(amount, names.decimals)} ${names.symbol}`;
+    return `${units(asked.amount)} is above the ${units(covering.anyPayeeUpTo)} this allowance pays any payee at once.`;
+  }
+  if (covering) return "The resource takes no payment the allowance can sign (within an allowance Agent Wallet pays by erc7710).";
+  if (await allowancePaused(agent.grantId, credentialId, asked.chainId))
+    return "This wallet's allowance is paused until you review it on Clients.";
+  return `No live allowance covers ${names.symbol} to ${asked.payee} here.`;
+}
+
+/**
+ * The payment as the one tap an `approve` credential's is (one-tap.ts), saying why the allowance did not pay it; the
+ * allowance's `refused` stands when no entry can be paid by one tap either. Asked outside the allowance's lease: the
+ * person's payment comes from the wallet, not from the allowance, and what its payments hold does not bear on it.
+ */
+async function toPerson(
+  agent: AgentContext,
+  credentialId: string,
+  required: PaymentRequired,
+  refused: AppError,
+  why: (asked: Authorizable) => Promise<string>,
+  clock: Clock,
+): Promise<ToolOutput<"pay_x402">> {
+  let asked: Authorizable;
+  try {
+    asked = oneTapChoice(required);
+  } catch (error) {
+    if (error instanceof X402NotPayableError) throw refused;
+    throw error;
+  }
+  return payWithOneTap(agent, credentialId, required, clock, { choice: asked, reason: `${await why(asked)} ${PERSON_PAYS}` });
+}
+
 /**
  * pay_x402: the payment value for `given` (a PAYMENT-REQUIRED header value or a V1 402 body), or why not. Within an
- * allowance it is signed at once; an `approve` credential's payment waits for the person's one tap (one-tap.ts).
+ * allowance it is signed at once; an `approve` credential's payment, and an `allowance` credential's that its
+ * allowance does not pay (not covered, stopped, or above it when the person chose `ask`), wait for the person's one
+ * tap (one-tap.ts).
  */
 export async function payX402(
   agent: AgentContext,
@@ -238,10 +307,23 @@ export async function payX402(
   const entry = grantedForPayments(agent, credentialId);
   const required = parsePaymentRequired(given);
   if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock);
-  const choice = chooseOffer(
-    required.accepts,
-    config().chains.map((chain) => chain.id),
-    await payables(agent, credentialId, clock()),
-  );
-  return signWithinAllowance(agent, { id: credentialId, name: entry.name }, required, choice, clock);
+  const payable = await payables(agent, credentialId, clock());
+  let choice: Choice;
+  try {
+    choice = chooseOffer(
+      required.accepts,
+      config().chains.map((chain) => chain.id),
+      payable,
+    );
+  } catch (error) {
+    if (!(error instanceof X402NotPayableError)) throw error;
+    return toPerson(agent, credentialId, required, error, (asked) => notCovered(agent, credentialId, payable, asked, error), clock);
+  }
+  try {
+    return await signWithinAllowance(agent, { id: credentialId, name: entry.name }, required, choice, clock);
+  } catch (error) {
+    if (!(error instanceof X402AllowanceRefusal) || error.forPerson === null) throw error;
+    const words = error.forPerson;
+    return toPerson(agent, credentialId, required, error, async () => words, clock);
+  }
 }

@@ -3,7 +3,8 @@
 // and the choice of what to pay (choose.ts) and the allowance decide what is signed.
 import { z } from "zod";
 import { safeBase64Decode } from "@x402/core/utils";
-import type { PaymentRequirements, ResourceInfo } from "@x402/core/types";
+import type { Network, PaymentRequirements, ResourceInfo } from "@x402/core/types";
+import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
 import { AppError } from "@/lib/http/errors";
 
 /** A requirement Agent Wallet cannot read: nothing was chosen or signed. */
@@ -68,7 +69,21 @@ const requiredV1 = z.strictObject({
   accepts: z.array(requirementV1).min(1, "must offer at least one way to pay"),
 });
 
-/** One way to pay, in V2's terms whichever version offered it; `offered` is the entry exactly as the payee sent it. */
+/**
+ * A V1 entry's network in V2's terms: V1 names EVM networks (`base-sepolia`), as @x402/evm's V1 table maps them to
+ * chain ids; a CAIP-2 `eip155:<id>` (a local chain has no V1 name) and anything else are kept as they are.
+ */
+function networkOfV1(network: string): Network {
+  const chainId = Object.hasOwn(EVM_NETWORK_CHAIN_ID_MAP, network)
+    ? EVM_NETWORK_CHAIN_ID_MAP[network as keyof typeof EVM_NETWORK_CHAIN_ID_MAP]
+    : null;
+  return (chainId === null ? network : `eip155:${chainId}`) as Network;
+}
+
+/**
+ * One way to pay, in V2's terms whichever version offered it (a V1 network named as CAIP-2); `offered` is the entry
+ * exactly as the payee sent it.
+ */
 export type Offer = PaymentRequirements & { offered: Record<string, unknown> };
 
 /** A requirement read: its version, the resource it is for, and the ways to pay it offers. */
@@ -118,7 +133,7 @@ export function parsePaymentRequired(given: unknown): PaymentRequired {
       resourceOffered: resource as ResourceInfo,
       accepts: accepts.map((entry) => ({
         ...entry,
-        network: entry.network as PaymentRequirements["network"],
+        network: entry.network as Network,
         extra: entry.extra ?? {},
         offered: entry,
       })),
@@ -134,7 +149,7 @@ export function parsePaymentRequired(given: unknown): PaymentRequired {
       resource: { url: accepts[0].resource, description: accepts[0].description || null },
       accepts: accepts.map((entry) => ({
         scheme: entry.scheme,
-        network: entry.network as PaymentRequirements["network"],
+        network: networkOfV1(entry.network),
         amount: entry.maxAmountRequired,
         asset: entry.asset,
         payTo: entry.payTo,

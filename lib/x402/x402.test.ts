@@ -116,6 +116,48 @@ describe("choosing what to pay", () => {
     assert.equal(chooseOffer(offers([entry({ amount: "20000" }), entry({ amount: "9000" })]), [84532], anyone).amount, 9_000n);
   });
 
+  it("reads V1's named networks as @x402/evm maps them, and CAIP-2 in V1 too, and answers with the name given", () => {
+    const v1 = (network: string) =>
+      parsePaymentRequired({
+        x402Version: 1,
+        accepts: [
+          {
+            scheme: "exact",
+            network,
+            maxAmountRequired: "10000",
+            resource: "https://api.example.com/v1",
+            description: "",
+            mimeType: "",
+            payTo: PAYEE,
+            maxTimeoutSeconds: 60,
+            asset: TOKEN,
+            extra: { assetTransferMethod: "erc7710", facilitatorAddresses: [FACILITATOR] },
+          },
+        ],
+      }).accepts;
+    for (const [name, chainId] of [
+      ["base-sepolia", 84532],
+      ["base", 8453],
+      ["avalanche-fuji", 43113],
+      ["polygon-amoy", 80002],
+      ["eip155:31337", 31337],
+    ] as const) {
+      const choice = chooseOffer(v1(name), [chainId], [{ ...payable[0], chainId }]);
+      assert.equal(choice.chainId, chainId, name);
+      assert.equal(choice.offer.network, `eip155:${chainId}`);
+      // X-PAYMENT names the network as the requirement did
+      const required = { version: 1 as const, resource: { url: "https://api.example.com/v1", description: null }, accepts: [choice.offer] };
+      const sent = paymentAnswer(required, choice.offer, { delegationManager: FACILITATOR, permissionContext: "0x12", delegator: PAYEE });
+      assert.equal(JSON.parse(Buffer.from(sent.value, "base64").toString("utf8")).network, name);
+    }
+    // a name @x402/evm does not map, or another namespace's, is refused naming it as it came
+    for (const name of ["solana-devnet", "toString", "base-mainnet"])
+      assert.throws(
+        () => chooseOffer(v1(name), [84532], payable),
+        (error: unknown) => error instanceof X402NotPayableError && error.message.includes(`the network "${name}"`),
+      );
+  });
+
   it("reads CAIP-2 eip155 networks only", () => {
     assert.equal(chainIdOf("eip155:8453"), 8453);
     assert.equal(chainIdOf("eip155:08453"), null);
