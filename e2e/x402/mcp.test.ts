@@ -124,8 +124,9 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     const refused = await pay(agent, (await paidResource(shop)).required);
     assert.equal(refused.isError, true);
     const over =
-      /^0\.01 USDC is over your allowance of 0\.015 USDC a day; 0\.005 USDC left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\. Nothing was signed\.$/;
+      /^0\.01 USDC is over your allowance of 0\.015 USDC a day; 0\.005 USDC left until it resets (at|on \d+ \w+ at) \d\d:\d\d UTC\./;
     assert.match(refused.content[0].text, over);
+    assert.match(refused.content[0].text, / Nothing was signed\.$/);
     const left = (refused.structuredContent as { error: string; left: { available: string; symbol: string; resetsAt: string } }).left;
     assert.equal((refused.structuredContent as { error: string }).error, "allowance_refused");
     assert.equal(left.available, "5000");
