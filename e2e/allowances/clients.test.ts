@@ -10,7 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
-import { connectAgent, newPerson, type Person } from "../support/consent";
+import { connectAgent, importWallet, newPerson, type Person } from "../support/consent";
 import { grantAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
@@ -40,10 +40,7 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
       explorerUrl: EXPLORER,
     }));
     person = await newPerson(browser, app, "payer@example.com", []);
-    await person.page.getByLabel("Imported wallet name").fill("Shopping");
-    await person.page.getByLabel("Private key").fill(key);
-    await person.page.getByRole("button", { name: "Import wallet" }).click();
-    await person.page.getByRole("status").filter({ hasText: "Shopping" }).waitFor();
+    await importWallet(person.page, "Shopping", key);
     const credential = await db().credential.findFirstOrThrow({ where: { name: "Shopping" } });
     credentialId = credential.id;
     userId = credential.userId;

@@ -12,7 +12,7 @@ import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
-import { connectAgent, newPerson, type Person } from "../support/consent";
+import { connectAgent, importWallet, newPerson, type Person } from "../support/consent";
 import { token } from "../support/oauth";
 import { grantAllowanceFor, signedAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
@@ -37,10 +37,7 @@ describe("pre-signed revocations of allowances", { timeout: 300_000 }, () => {
     person.page.on("dialog", (dialog) => void dialog.accept());
     for (const name of ["Alpha", "Beta", "Gamma"]) {
       const key = generatePrivateKey();
-      await person.page.getByLabel("Imported wallet name").fill(name);
-      await person.page.getByLabel("Private key").fill(key);
-      await person.page.getByRole("button", { name: "Import wallet" }).click();
-      await person.page.getByRole("status").filter({ hasText: name }).waitFor();
+      await importWallet(person.page, name, key);
       const credential = await db().credential.findFirstOrThrow({ where: { name } });
       wallets[name] = { key: privateKeyToAccount(key), credentialId: credential.id };
       userId = credential.userId;

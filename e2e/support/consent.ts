@@ -24,6 +24,14 @@ export async function createWallet(page: Page, name: string) {
   await page.getByRole("status").filter({ hasText: name }).waitFor();
 }
 
+/** Imports a wallet by its private key on the page the person is on (Wallets), and waits for it to be listed. */
+export async function importWallet(page: Page, name: string, privateKey: string) {
+  await page.getByLabel("Imported wallet name").fill(name);
+  await page.getByLabel("Private key").fill(privateKey);
+  await page.getByRole("button", { name: "Import wallet" }).click();
+  await page.getByRole("status").filter({ hasText: name }).waitFor();
+}
+
 /** The MCP client asks; the person is sent to the consent screen. */
 export async function agentAsks(app: RunningApp, page: Page, name = "Test Agent") {
   const callback = await callbackListener();
