@@ -6,16 +6,20 @@ import { listCredentials } from "@/lib/wallet/credentials";
 import { listContacts } from "@/lib/wallet/address-book";
 import { nativeCoin } from "@/lib/wallet/policy-presets";
 import { allowanceChains } from "@/lib/allowances/settings";
+import { pickableTokens, walletAssets } from "@/lib/prices/holdings";
 import { AppHeader } from "@/components/nav/app-header";
 import { ClientsList, CreateApiKeyForm, type ClientRow } from "@/components/clients/clients-panel";
 
 export default async function ClientsPage() {
   const user = await requireUser("/clients");
-  const [clients, credentials, contacts] = await Promise.all([
+  const [clients, credentials, contacts, assets] = await Promise.all([
     listConnectedClients(user.id),
     listCredentials(user.id),
     listContacts(user.id),
+    walletAssets(user.id),
   ]);
+  // as at consent: token caps and allowances pick these by name, in their units
+  const tokens = pickableTokens(assets);
   // chains that offer allowances, and the wallets whose key can sign one
   const allowance = {
     chains: allowanceChains(),
@@ -43,6 +47,7 @@ export default async function ClientsPage() {
           coin={coin}
           emptyText="No application is connected."
           allowance={allowance}
+          tokens={tokens}
         />
         <h2>Personal API keys</h2>
         <ClientsList
@@ -51,12 +56,14 @@ export default async function ClientsPage() {
           coin={coin}
           emptyText="No API keys yet."
           allowance={allowance}
+          tokens={tokens}
         />
         <CreateApiKeyForm
           baseUrl={config().baseUrl}
           contacts={contacts}
           coin={coin}
           allowanceChains={allowance.chains}
+          tokens={tokens}
           credentials={credentials.map(({ id, name, kind, address }) => ({ id, name, kind, address }))}
         />
       </main>

@@ -12,7 +12,7 @@ import { AuthPanel } from "@/components/auth/auth-panel";
 import { DeadEnd } from "@/components/nav/dead-end";
 import { ConsentForm } from "@/components/consent/consent-form";
 import { CreateWalletForm } from "@/components/wallet/create-wallet-form";
-import { walletAssets } from "@/lib/prices/holdings";
+import { pickableTokens, walletAssets } from "@/lib/prices/holdings";
 import { Holdings } from "@/components/prices/holdings";
 
 const CLOSED: Record<string, [string, string]> = {
@@ -112,9 +112,7 @@ export default async function ConsentPage({ searchParams }: { searchParams: Prom
   const assets = walletAssets(user.id);
   const noAllowance = credentials.some((credential) => credential.kind === "evm") ? whyNoAllowance() : null;
   // the tokens the holdings list: token caps and allowances pick them by name, not pasted as contracts
-  const tokens = (await assets).flatMap(({ chain, token, symbol, decimals }) =>
-    token ? [{ chainId: chain.id, address: token, symbol, decimals }] : [],
-  );
+  const tokens = pickableTokens(await assets);
   return (
     <main>
       <h1>{HEADING}</h1>

@@ -6,7 +6,7 @@ import { startAuthentication } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import type { ConnectedClient } from "@/lib/oauth/connected-clients";
 import type { Contact } from "@/lib/wallet/address-book";
-import type { NativeCoin } from "@/lib/wallet/policy-presets";
+import type { NativeCoin, PickableToken } from "@/lib/wallet/policy-presets";
 import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import { ClientAllowances } from "./client-allowances";
 import type { RevocationCeremony } from "./sign-revocations";
@@ -27,11 +27,14 @@ export function ClientsList({
   coin,
   emptyText,
   allowance,
+  tokens,
 }: {
   clients: ClientRow[];
   contacts: Contact[];
   /** The configured chains' coin, which spending limits are typed in. */
   coin: NativeCoin;
+  /** the tokens the wallets may hold, which token caps and an allowance pick by name */
+  tokens: PickableToken[];
   emptyText: string;
   /** chains that offer allowances, and the person's wallets whose key can sign one (evm, by id) */
   allowance: { chains: AllowanceChain[]; wallets: string[] };
@@ -109,6 +112,7 @@ export function ClientsList({
                       credential={{ ...credential, limits: credential.limits }}
                       contacts={contacts}
                       coin={coin}
+                      tokens={tokens}
                     />
                   ),
               )}
@@ -129,6 +133,7 @@ export function ClientsList({
                       )}
                       chains={allowance.chains}
                       contacts={contacts}
+                      tokens={tokens}
                     />
                   ))}
               <div className="muted small">
@@ -157,12 +162,14 @@ export function CreateApiKeyForm({
   coin,
   baseUrl,
   allowanceChains,
+  tokens,
 }: {
   credentials: PickableCredential[];
   contacts: Contact[];
   coin: NativeCoin;
   baseUrl: string;
   allowanceChains: AllowanceChain[];
+  tokens: PickableToken[];
 }) {
   const { busy, error, run } = useAction();
   const [name, setName] = useState("");
@@ -207,6 +214,7 @@ export function CreateApiKeyForm({
         contacts={contacts}
         allowanceChains={allowanceChains}
         coin={coin}
+        tokens={tokens}
       />
       <div>
         <button type="submit" className="primary" disabled={busy}>

@@ -9,7 +9,7 @@ import { approveWithPasskey } from "@/components/browser/passkey";
 import { Feedback, useAction } from "@/components/browser/use-action";
 import { when } from "@/components/shared/when";
 import { choiceOfPolicy, LimitsPicker, policyOfChoice } from "@/components/grants/limits-picker";
-import { POLICY_PRESETS, type NativeCoin } from "@/lib/wallet/policy-presets";
+import { POLICY_PRESETS, type NativeCoin, type PickableToken } from "@/lib/wallet/policy-presets";
 import type { Contact } from "@/lib/wallet/address-book";
 
 type Limits = Pick<PolicyView, "policy" | "remaining">;
@@ -48,21 +48,32 @@ export function CredentialLimits({
   credential,
   contacts,
   coin,
+  tokens,
 }: {
   grantId: string;
   credential: { id: string; name: string; mode: string; limits: Limits };
   contacts: Contact[];
   coin: NativeCoin;
+  /** the tokens the wallets may hold, offered by name */
+  tokens: PickableToken[];
 }) {
   const { busy, error, status, run } = useAction();
-  const [choice, setChoice] = useState(() => choiceOfPolicy(credential.limits.policy));
+  // the caps already set read back in their tokens' units: the server read each one's symbol and decimals
+  const [choice, setChoice] = useState(() =>
+    choiceOfPolicy(credential.limits.policy, [
+      ...tokens,
+      ...credential.limits.remaining.tokens.flatMap(({ chain_id, token, symbol, decimals }) =>
+        symbol != null && decimals != null ? [{ chainId: chain_id, address: token, symbol, decimals }] : [],
+      ),
+    ]),
+  );
   const [editing, setEditing] = useState(false);
   const { remaining } = credential.limits;
   const path = `/api/grants/${encodeURIComponent(grantId)}/policy`;
 
   const save = () =>
     run(async () => {
-      const change = { credential_id: credential.id, policy: policyOfChoice(choice) };
+      const change = { credential_id: credential.id, policy: await policyOfChoice(choice) };
       const assertion = await approveWithPasskey(`${path}/options`, change);
       await callApi(path, { ...change, assertion }, "PUT");
       setEditing(false);
@@ -112,6 +123,7 @@ export function CredentialLimits({
             onChange={setChoice}
             contacts={contacts}
             coin={coin}
+            tokens={tokens}
           />
           <button type="submit" className="primary" disabled={busy}>
             Save limits for {credential.name}

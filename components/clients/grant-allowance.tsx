@@ -8,6 +8,7 @@ import { Feedback, useAction } from "@/components/browser/use-action";
 import { AllowancePicker, loadAllowanceSigning, newAllowanceForm, reviewedAllowance } from "@/components/grants/allowance-form";
 import type { AllowanceChain, AllowanceReview } from "@/components/grants/allowance-types";
 import type { Contact } from "@/lib/wallet/address-book";
+import type { PickableToken } from "@/lib/wallet/policy-presets";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
 
 /** Choosing the allowance mode for a wallet of an existing grant: the consent's allowance picker, and one passkey tap. */
@@ -18,6 +19,7 @@ export function GrantAllowance({
   live,
   chains,
   contacts,
+  tokens,
 }: {
   grantId: string;
   clientName: string;
@@ -26,6 +28,8 @@ export function GrantAllowance({
   live: ClientAllowance[];
   chains: AllowanceChain[];
   contacts: Contact[];
+  /** the tokens the wallet may hold, offered by name */
+  tokens: PickableToken[];
 }) {
   const router = useRouter();
   const { busy, error, run } = useAction();
@@ -88,6 +92,7 @@ export function GrantAllowance({
             setReview(nextReview);
           }}
           contacts={contacts}
+          tokens={tokens}
         />
       )}
       <button type="button" className="primary" disabled={busy} onClick={() => void sign()}>

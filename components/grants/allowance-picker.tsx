@@ -4,6 +4,7 @@
 // hundred KB): loaded only once the person chooses the allowance mode (allowance-form.tsx), so that consent and
 // /clients are usable before it arrives on a slow phone.
 import { useState } from "react";
+import { isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { callApi, messageOf } from "@/components/browser/api";
 import { assertForSeals } from "@/components/browser/passkey";
@@ -15,6 +16,7 @@ import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
 import { ContactPicks } from "./contact-picks";
+import { useContractTokens } from "./contract-tokens";
 import type { PickableToken } from "@/lib/wallet/policy-presets";
 import type { AllowanceChain, AllowanceForm, AllowanceReview } from "./allowance-types";
 import type { PublicKeyCredentialRequestOptionsJSON } from "@simplewebauthn/browser";
@@ -181,6 +183,12 @@ export function AllowancePicker({
   const setToken = (index: number, patch: Partial<AllowanceForm["tokens"][number]>) =>
     set({ tokens: form.tokens.map((token, i) => (i === index ? { ...token, ...patch } : token)) });
   const symbolOf = (address: string) => offered.find((token) => token.address.toLowerCase() === address.toLowerCase())?.symbol;
+  // a token given by its contract: its symbol as the chain says, beside its amounts (which the server reads in its units)
+  const reads = useContractTokens(
+    form.tokens.map(({ address }) =>
+      isAddress(address.trim()) && !symbolOf(address) ? { chainId: form.chainId, address: address.trim() } : null,
+    ),
+  );
 
   async function prepare() {
     setBusy(true);
@@ -260,6 +268,8 @@ export function AllowancePicker({
       {!anyPayee && amount(id("coin"), `${chain?.symbol ?? "Coin"} per period`, form.coin, chain?.symbol, (coin) => set({ coin }))}
       {form.tokens.map((token, index) => {
         const picked = symbolOf(token.address);
+        const read = reads[index];
+        const unit = picked ?? (read && "token" in read ? read.token.symbol : undefined);
         return (
           <div key={index} className="stack">
             {offered.length > 0 && (
@@ -294,13 +304,18 @@ export function AllowancePicker({
                   value={token.address}
                   onChange={(event) => setToken(index, { address: event.target.value })}
                 />
+                {read && "error" in read && (
+                  <p role="alert" className="error small">
+                    {read.error}
+                  </p>
+                )}
               </>
             )}
-            {amount(id(`token-amount-${index}`), `Token ${index + 1} per period`, token.amount, picked, (value) =>
+            {amount(id(`token-amount-${index}`), `Token ${index + 1} per period`, token.amount, unit, (value) =>
               setToken(index, { amount: value }),
             )}
             {anyPayee &&
-              amount(id(`token-most-${index}`), `Token ${index + 1} at most per payment`, token.perPayment, picked, (value) =>
+              amount(id(`token-most-${index}`), `Token ${index + 1} at most per payment`, token.perPayment, unit, (value) =>
                 setToken(index, { perPayment: value }),
               )}
           </div>

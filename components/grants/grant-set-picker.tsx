@@ -23,12 +23,18 @@ export function emptyChoice(credentials: PickableCredential[], chains: Allowance
 
 /** The grant set to send: per included credential its mode and, for approve, the spending policy it was given. */
 function chosenGrantSet(choice: GrantChoice) {
-  return Object.entries(choice)
-    .filter(([, entry]) => entry.included)
-    .map(([credentialId, entry]) => ({ credentialId, mode: entry.mode, policy: entry.mode === "approve" ? policyOfChoice(entry) : {} }));
+  return Promise.all(
+    Object.entries(choice)
+      .filter(([, entry]) => entry.included)
+      .map(async ([credentialId, entry]) => ({
+        credentialId,
+        mode: entry.mode,
+        policy: entry.mode === "approve" ? await policyOfChoice(entry) : {},
+      })),
+  );
 }
 
-type ChosenEntry = ReturnType<typeof chosenGrantSet>[number];
+type ChosenEntry = Awaited<ReturnType<typeof chosenGrantSet>>[number];
 
 /**
  * One passkey tap approving a grant set (at consent, or issuing an API key): `options` gets the challenge bound to the
@@ -40,7 +46,7 @@ export async function approveGrantSet<T>(
   options: (credentials: (ChosenEntry & { allowance?: unknown })[]) => Promise<PublicKeyCredentialRequestOptionsJSON>,
   submit: (credentials: (ChosenEntry & { allowance?: unknown })[], assertion: AuthenticationResponseJSON) => Promise<T>,
 ): Promise<T> {
-  const grantSet = chosenGrantSet(choice);
+  const grantSet = await chosenGrantSet(choice);
   const withAllowance = grantSet.find((entry) => entry.mode === "allowance");
   if (!withAllowance) {
     const optionsJSON = await options(grantSet);

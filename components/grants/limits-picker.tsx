@@ -3,8 +3,10 @@
 import type { Policy } from "@/contract";
 import type { Contact } from "@/lib/wallet/address-book";
 import { ContactPicks } from "./contact-picks";
+import { tokensAt, useContractTokens } from "./contract-tokens";
 import {
   coinNote,
+  contractsIn,
   customLimitsOf,
   customPolicy,
   NO_CUSTOM_LIMITS,
@@ -27,9 +29,13 @@ export type LimitsChoice = { limits: PresetKey | "custom"; custom: CustomLimits 
 /** New limits ask for everything and refuse unlimited approvals: the box starts checked, in view, and can be unchecked. */
 export const NEW_LIMITS: LimitsChoice = { limits: "ask", custom: { ...NO_CUSTOM_LIMITS, noUnlimitedApprovals: true } };
 
-/** The rules a choice means (throws with the field at fault when a custom field is not valid). */
-export function policyOfChoice(choice: LimitsChoice): Policy {
-  return choice.limits === "custom" ? customPolicy(choice.custom) : presetPolicy(choice.limits, choice.custom.noUnlimitedApprovals);
+/**
+ * The rules a choice means (throws with the field at fault when a custom field is not valid), once the tokens its caps
+ * name by contract have said their units.
+ */
+export async function policyOfChoice(choice: LimitsChoice): Promise<Policy> {
+  if (choice.limits !== "custom") return presetPolicy(choice.limits, choice.custom.noUnlimitedApprovals);
+  return customPolicy(choice.custom, await tokensAt(contractsIn(choice.custom.tokens)));
 }
 
 /** A stored policy as the choice that writes it: its preset, or the custom form filled in (`known` tokens by name). */
@@ -66,6 +72,8 @@ export function LimitsPicker({
   /** tokens the wallets may hold: their caps are picked by name and typed in their units */
   tokens?: PickableToken[];
 }) {
+  const named = contractsIn(choice.custom.tokens);
+  const reads = useContractTokens(named);
   const custom = (patch: Partial<CustomLimits>) => onChange({ ...choice, custom: { ...choice.custom, ...patch } });
   const caps = choice.custom.tokenCaps;
   const setCap = (index: number, patch: Partial<TokenCapChoice>) =>
@@ -199,8 +207,34 @@ export function LimitsPicker({
               })}
               <p className="muted small">
                 For a token {tokens.length ? "not listed above" : "by its contract"}: one a line, its chain id, its contract, then the caps
-                per transaction and per day in its smallest unit (- for none).
+                per transaction and per day in the token&apos;s units, like 0.75 (- for none).
               </p>
+              {named.length > 0 && (
+                <ul className="small" aria-label={`Tokens by contract for ${name}`}>
+                  {named.map(({ chainId, address }, index) => (
+                    <li key={index}>
+                      <span className="mono">{address}</span> on chain {chainId}:{" "}
+                      {!reads[index] ? (
+                        "reading its contract…"
+                      ) : "token" in reads[index] ? (
+                        <>
+                          caps in <strong>{reads[index].token.symbol}</strong>
+                        </>
+                      ) : (
+                        <span role="alert" className="error">
+                          {reads[index].error}; its cap cannot be saved
+                        </span>
+                      )}
+                    </li>
+                  ))}
+                </ul>
+              )}
+              {choice.custom.unreadCaps.length > 0 && (
+                <p className="muted small">
+                  Kept as saved, in their smallest units (their contracts did not say their units):{" "}
+                  {choice.custom.unreadCaps.map((cap) => `${cap.token} on chain ${cap.chain_id}`).join(", ")}.
+                </p>
+              )}
               {field("typedDataContracts", "Typed data contracts", { rows: 2, placeholder: "verifyingContract 0x… one per line" })}
               {field("typedDataNames", "Typed data names", { rows: 2, placeholder: "domain names, one per line" })}
               {field("requestsPerHour", "Requests per hour", { inputMode: "numeric", size: 6 })}

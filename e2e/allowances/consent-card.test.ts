@@ -11,7 +11,7 @@ import type { Browser, Page } from "playwright-core";
 import type { RunningApp } from "../support/app";
 import { startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { agentAsks, newPerson, redirected } from "../support/consent";
-import { deployer, mined } from "../support/contracts";
+import { deployErc20, deployer, mined } from "../support/contracts";
 import { deployFiatToken } from "../support/fiat-token";
 import { fillAllowanceFields, reviewCard, reviewedWords } from "../support/allowance-picker";
 import { overflow, screenshot, widestElement } from "../support/screens";
@@ -167,6 +167,50 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     const granted = await db().grantCredential.findFirstOrThrow({ where: { credentialId } });
     assert.deepEqual(JSON.parse(granted.policy!).tokens, [
       { chain_id: world.chain.chainId, token: usdc.toLowerCase(), per_transaction: "500000", per_day: "2000000" },
+    ]);
+  });
+
+  it("on /clients, caps are typed in the tokens' units: a listed token by name, another by contract with its symbol", async () => {
+    const { page, callback, credentialId } = await personAtConsent("edit-caps@example.com", "approve");
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await redirected(page, callback);
+    await callback.close();
+    const tst = await deployErc20(world.chain, { name: "Test Token", symbol: "TST", supply: 10n ** 18n, holder: ALICE });
+    const chainId = world.chain.chainId;
+    const storedPolicy = async () => (await db().grantCredential.findFirstOrThrow({ where: { credentialId } })).policy;
+    const approved = await storedPolicy();
+
+    await page.goto(`${app.appUrl}/clients`);
+    const row = page.getByRole("listitem", { name: "Paying Agent" });
+    await row.getByRole("button", { name: "Edit limits for Main" }).click();
+    await row.getByLabel("Spending limits for Main").selectOption("custom");
+    await row.getByText("More rules for Main").click();
+    await row.getByRole("button", { name: "Add a token cap for Main" }).click();
+    await row.getByLabel("Token cap 1 for Main", { exact: true }).selectOption({ label: "USDC" });
+    await row.getByLabel("Token cap 1 per transaction for Main").fill("2.5");
+    const others = row.getByLabel("Other token caps for Main");
+
+    // a contract that does not answer as an ERC-20 has no units: said under the field, and nothing is saved
+    const manager = world.environment.DelegationManager;
+    await others.fill(`${chainId} ${manager} 1 -`);
+    await row.getByRole("alert").filter({ hasText: "does not answer as an ERC-20 token" }).waitFor();
+    await screenshot(page, "clients-token-cap-not-a-token");
+    await row.getByRole("button", { name: "Save limits for Main" }).click();
+    await page
+      .getByRole("alert")
+      .filter({ hasText: `${manager} on chain ${chainId} is not an ERC-20 token` })
+      .waitFor();
+    assert.equal(await storedPolicy(), approved);
+
+    await others.fill(`${chainId} ${tst} 0.75 -`);
+    await row.getByText("caps in TST").waitFor();
+    await fitsAt(page, 375, "clients-token-caps");
+    await fitsAt(page, 1280, "clients-token-caps");
+    await row.getByRole("button", { name: "Save limits for Main" }).click();
+    await page.getByRole("status").filter({ hasText: "Limits for Main saved" }).waitFor();
+    assert.deepEqual(JSON.parse(await storedPolicy()).tokens, [
+      { chain_id: chainId, token: usdc.toLowerCase(), per_transaction: "2500000" },
+      { chain_id: chainId, token: tst.toLowerCase(), per_transaction: "750000000000000000" },
     ]);
   });
 });

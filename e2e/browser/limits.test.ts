@@ -191,7 +191,9 @@ describe("spending limits on the Clients screen", { timeout: 300_000 }, () => {
     const row = page.getByRole("listitem", { name: "Budget bot" });
     await row.getByRole("button", { name: "Edit limits for Main" }).click();
     await row.getByText("More rules for Main").click();
-    await row.getByLabel("Token caps for Main").fill(`${chain.chainId} ${token} ${parseEther("5")} ${parseEther("10")}`);
+    // typed in TST, its contract's units, as the page shows once the contract has answered
+    await row.getByLabel("Token caps for Main").fill(`${chain.chainId} ${token} 5 10`);
+    await row.getByText("caps in TST").waitFor();
     await row.getByRole("button", { name: "Save limits for Main" }).click();
     await page.getByRole("status").filter({ hasText: "Limits for Main saved" }).waitFor();
     await row.getByText("up to 5 TST a transaction, 10 TST a day", { exact: false }).waitFor();

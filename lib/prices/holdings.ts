@@ -9,6 +9,7 @@ import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { priceCurrency, priceOf } from "./feeds";
 import { amountWithMoney, moneyText, type Price } from "./format";
 import type { NamedAmount } from "@/lib/wallet/headline";
+import type { PickableToken } from "@/lib/wallet/policy-presets";
 
 /** A chain's coin (token null) or an ERC-20 on it. */
 export type Asset = { chain: Chain; token: Address | null; symbol: string; decimals: number };
@@ -84,6 +85,11 @@ export async function walletAssets(userId: string): Promise<Asset[]> {
     ),
   );
   return [...chains.map(coinOf), ...tokens.filter((asset) => asset !== null)];
+}
+
+/** The tokens among a wallet's assets, as the limits and allowance forms offer them by name (consent, /clients). */
+export function pickableTokens(assets: Asset[]): PickableToken[] {
+  return assets.flatMap(({ chain, token, symbol, decimals }) => (token ? [{ chainId: chain.id, address: token, symbol, decimals }] : []));
 }
 
 /**

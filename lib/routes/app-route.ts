@@ -33,7 +33,8 @@ type Handler<Input, Params> = (input: Input, context: { user: SessionUser; reque
 type PublicHandler<Input> = (input: Input, context: { request: Request }) => Promise<unknown>;
 
 async function parseInput<S extends z.ZodType>(request: Request, schema: S): Promise<z.infer<S>> {
-  let raw: unknown = {};
+  // a GET (a read) states its input in the query
+  let raw: unknown = Object.fromEntries(new URL(request.url).searchParams);
   if (request.method !== "GET") {
     const body = await readBody(request, BODY_LIMIT);
     if (body === null) throw new AppError("body_too_large", `The request body may be at most ${BODY_LIMIT} bytes`, 413);

@@ -4,6 +4,7 @@ import { parseEther } from "viem";
 import type { Policy } from "@/contract";
 import {
   coinNote,
+  contractsIn,
   customLimitsOf,
   customPolicy,
   nativeCoin,
@@ -46,20 +47,26 @@ describe("spending limit choices", () => {
   it("an empty custom form is no rule at all; each field becomes its rule", () => {
     assert.deepEqual(customPolicy(NO_CUSTOM_LIMITS), {});
     assert.deepEqual(
-      customPolicy({
-        ...NO_CUSTOM_LIMITS,
-        perTransaction: "0.5",
-        perWeek: "2",
-        recipients: `${FRIEND}, ${TOKEN}`,
-        chains: "1, 8453",
-        contracts: `${TOKEN} 0xa9059cbb 0x095ea7b3\n${FRIEND}`,
-        tokens: `31337 ${TOKEN} 1000 -\n1 ${FRIEND} - 5`,
-        typedDataContracts: TOKEN,
-        typedDataNames: "Permit2\nUSD Coin",
-        requestsPerHour: "12",
-        signMessage: false,
-        noUnlimitedApprovals: true,
-      }),
+      customPolicy(
+        {
+          ...NO_CUSTOM_LIMITS,
+          perTransaction: "0.5",
+          perWeek: "2",
+          recipients: `${FRIEND}, ${TOKEN}`,
+          chains: "1, 8453",
+          contracts: `${TOKEN} 0xa9059cbb 0x095ea7b3\n${FRIEND}`,
+          tokens: `31337 ${TOKEN} 1000 -\n1 ${FRIEND} - 5`,
+          typedDataContracts: TOKEN,
+          typedDataNames: "Permit2\nUSD Coin",
+          requestsPerHour: "12",
+          signMessage: false,
+          noUnlimitedApprovals: true,
+        },
+        [
+          { chainId: 31337, address: TOKEN, symbol: "TST", decimals: 0 },
+          { chainId: 1, address: FRIEND, symbol: "FRN", decimals: 0 },
+        ],
+      ),
       {
         native: { per_transaction: String(parseEther("0.5")), per_week: String(parseEther("2")) },
         tokens: [
@@ -92,21 +99,33 @@ describe("spending limit choices", () => {
 
   it("a token picked by name is capped in its own units, and reads back so when the form knows it", () => {
     const usdc = { chainId: 8453, address: TOKEN, symbol: "USDC", decimals: 6 };
-    const limits = { ...NO_CUSTOM_LIMITS, tokenCaps: [{ token: usdc, perTransaction: "0.5", perDay: "" }], tokens: `1 ${FRIEND} - 5` };
+    const limits = { ...NO_CUSTOM_LIMITS, tokenCaps: [{ token: usdc, perTransaction: "0.5", perDay: "" }] };
     const policy = customPolicy(limits);
-    assert.deepEqual(policy.tokens, [
-      { chain_id: 8453, token: TOKEN, per_transaction: "500000" },
-      { chain_id: 1, token: FRIEND, per_day: "5" },
-    ]);
+    assert.deepEqual(policy.tokens, [{ chain_id: 8453, token: TOKEN, per_transaction: "500000" }]);
     assert.deepEqual(customLimitsOf(policy, [usdc]).tokenCaps, [{ token: usdc, perTransaction: "0.5", perDay: "" }]);
-    assert.equal(customLimitsOf(policy, [usdc]).tokens, `1 ${FRIEND} - 5`);
     assert.deepEqual(customPolicy(customLimitsOf(policy, [usdc])), policy);
-    // without knowing the token, its cap stays in its smallest unit
-    assert.equal(customLimitsOf(policy).tokens, `8453 ${TOKEN} 500000 -\n1 ${FRIEND} - 5`);
     assert.throws(
       () => customPolicy({ ...limits, tokenCaps: [{ token: usdc, perTransaction: "0.0000001", perDay: "" }] }),
       /Token cap for USDC: enter an amount of USDC/,
     );
+  });
+
+  it("a token named by its contract is capped in its units as its contract describes them, exactly", () => {
+    const dai = { chainId: 1, address: FRIEND, symbol: "DAI", decimals: 18 };
+    const limits = { ...NO_CUSTOM_LIMITS, tokens: `1 ${FRIEND} 0.75 -\n` };
+    assert.deepEqual(customPolicy(limits, [dai]).tokens, [{ chain_id: 1, token: FRIEND, per_transaction: "750000000000000000" }]);
+    // more digits than a 6-decimal token has would have to be rounded: refused instead
+    assert.throws(
+      () => customPolicy({ ...limits, tokens: `1 ${FRIEND} 0.0000001 -` }, [{ ...dai, decimals: 6 }]),
+      /enter an amount of DAI/,
+    );
+    // a contract the page could not read as an ERC-20 has no units: nothing is written for it
+    assert.throws(() => customPolicy(limits), /Token caps: 0x0+bEEF on chain 1 is not an ERC-20 token this page could read/);
+    assert.deepEqual(contractsIn(`1 ${FRIEND} 0.75 -\n8453 0x12\n`), [{ chainId: 1, address: FRIEND }]);
+    // a stored cap of a token whose units the page was not told is kept as stored, never re-read in units
+    const stored = { tokens: [{ chain_id: 8453, token: TOKEN, per_transaction: "500000" }] };
+    assert.equal(customLimitsOf(stored).tokens, "");
+    assert.deepEqual(customPolicy(customLimitsOf(stored)), stored);
   });
 
   it("refusing unlimited approvals goes with every preset, and a preset that refuses them is still recognised", () => {

@@ -51,8 +51,10 @@ export type CustomLimits = {
   contracts: string;
   /** caps of tokens picked by name, in their units */
   tokenCaps: TokenCapChoice[];
-  /** any other token's cap, one a line: `<chain id> <token address> <per transaction> <per day>`, smallest units, `-` for none */
+  /** any other token's cap, one a line: `<chain id> <token address> <per transaction> <per day>`, in its units, `-` for none */
   tokens: string;
+  /** stored caps of tokens whose decimals the page was not told: kept exactly as stored, in smallest units */
+  unreadCaps: NonNullable<Policy["tokens"]>;
   typedDataContracts: string;
   typedDataNames: string;
   requestsPerHour: string;
@@ -69,6 +71,7 @@ export const NO_CUSTOM_LIMITS: CustomLimits = {
   contracts: "",
   tokenCaps: [],
   tokens: "",
+  unreadCaps: [],
   typedDataContracts: "",
   typedDataNames: "",
   requestsPerHour: "",
@@ -96,27 +99,57 @@ function ether(label: string, text: string) {
   return String(parseEther(value));
 }
 
-function tokenCap(line: string) {
+/** A line of the other tokens' caps in its parts; the amounts as typed, undefined for none (`-`). */
+function tokenCapLine(line: string) {
   const [chain, token, perTransaction, perDay, ...rest] = line.split(/\s+/);
   if (!token || rest.length) throw new Error(`Token caps: write “chain token per-transaction per-day” on each line (got “${line}”)`);
   const amount = (value: string | undefined) => (value === "-" ? undefined : value);
-  return stated({ chain_id: Number(chain), token, per_transaction: amount(perTransaction), per_day: amount(perDay) });
+  return { chainId: Number(chain), token, perTransaction: amount(perTransaction), perDay: amount(perDay) };
+}
+
+/** The tokens the other tokens' caps name by contract, to look up (lines not yet complete are skipped). */
+export function contractsIn(text: string): { chainId: number; address: string }[] {
+  return lines(text).flatMap((line) => {
+    const [chain, address] = line.split(/\s+/);
+    return /^\d+$/.test(chain) && /^0x[0-9a-fA-F]{40}$/.test(address ?? "") ? [{ chainId: Number(chain), address }] : [];
+  });
+}
+
+const sameToken = (token: PickableToken, chainId: number, address: string) =>
+  token.chainId === chainId && getAddress(token.address) === getAddress(address);
+
+/** An amount typed in a token's units, in its smallest units: exact (parseUnits), never rounded; more decimals are refused. */
+export function tokenUnits(text: string | undefined, token: PickableToken): string | undefined {
+  const value = text?.trim();
+  if (!value) return undefined;
+  if (!/^\d{1,30}(\.\d+)?$/.test(value) || (value.split(".")[1] ?? "").length > token.decimals)
+    throw new Error(`Token cap for ${token.symbol}: enter an amount of ${token.symbol}, like 5 or 0.25`);
+  return String(parseUnits(value, token.decimals));
 }
 
 /** A picked token's cap in its smallest units, from amounts typed in its own. */
 function pickedCap({ token, perTransaction, perDay }: TokenCapChoice) {
-  const units = (text: string) => {
-    const value = text.trim();
-    if (!value) return undefined;
-    if (!/^\d{1,30}(\.\d+)?$/.test(value) || (value.split(".")[1] ?? "").length > token.decimals)
-      throw new Error(`Token cap for ${token.symbol}: enter an amount of ${token.symbol}, like 5 or 0.25`);
-    return String(parseUnits(value, token.decimals));
-  };
-  return stated({ chain_id: token.chainId, token: token.address, per_transaction: units(perTransaction), per_day: units(perDay) });
+  return stated({
+    chain_id: token.chainId,
+    token: token.address,
+    per_transaction: tokenUnits(perTransaction, token),
+    per_day: tokenUnits(perDay, token),
+  });
 }
 
-/** A custom choice as rules. Empty fields limit nothing; the result is checked by the same schema the server uses. */
-export function customPolicy(limits: CustomLimits): Policy {
+/** Another token's cap, typed in its units: `read` holds what its contract said it is (symbol, decimals). */
+function contractCap(line: string, read: PickableToken[]) {
+  const cap = tokenCapLine(line);
+  const token = /^0x[0-9a-fA-F]{40}$/.test(cap.token) ? read.find((known) => sameToken(known, cap.chainId, cap.token)) : undefined;
+  if (!token) throw new Error(`Token caps: ${cap.token} on chain ${cap.chainId} is not an ERC-20 token this page could read`);
+  return pickedCap({ token, perTransaction: cap.perTransaction ?? "", perDay: cap.perDay ?? "" });
+}
+
+/**
+ * A custom choice as rules. Empty fields limit nothing; the result is checked by the same schema the server uses.
+ * `read`: the tokens named by contract in `tokens`, as their contracts describe themselves (a cap needs their decimals).
+ */
+export function customPolicy(limits: CustomLimits, read: PickableToken[] = []): Policy {
   const native = stated({
     per_transaction: ether("Per transaction", limits.perTransaction),
     per_day: ether("Per day", limits.perDay),
@@ -125,7 +158,7 @@ export function customPolicy(limits: CustomLimits): Policy {
   const typedData = stated({ verifying_contracts: words(limits.typedDataContracts), names: lines(limits.typedDataNames) });
   const rules = stated({
     native: Object.keys(native).length ? native : undefined,
-    tokens: [...limits.tokenCaps.map(pickedCap), ...lines(limits.tokens).map(tokenCap)],
+    tokens: [...limits.tokenCaps.map(pickedCap), ...lines(limits.tokens).map((line) => contractCap(line, read)), ...limits.unreadCaps],
     recipients: words(limits.recipients),
     chains: words(limits.chains).map(Number),
     contracts: lines(limits.contracts).map((line) => {
@@ -147,7 +180,7 @@ export function customPolicy(limits: CustomLimits): Policy {
 
 /**
  * A stored policy in the custom form's terms: customPolicy(customLimitsOf(p)) gives p back. The caps of `known` tokens
- * read back in their units, picked by name; any other token's stay in its smallest units.
+ * read back in their units, picked by name; any other token's are kept as stored (its units are not known here).
  */
 export function customLimitsOf(policy: Policy, known: PickableToken[] = []): CustomLimits {
   const pickable = (rule: NonNullable<Policy["tokens"]>[number]) =>
@@ -167,10 +200,8 @@ export function customLimitsOf(policy: Policy, known: PickableToken[] = []): Cus
         ? [{ token, perTransaction: units(rule.per_transaction, token.decimals), perDay: units(rule.per_day, token.decimals) }]
         : [];
     }),
-    tokens: (policy.tokens ?? [])
-      .filter((rule) => !pickable(rule))
-      .map((rule) => [rule.chain_id, rule.token, rule.per_transaction ?? "-", rule.per_day ?? "-"].join(" "))
-      .join("\n"),
+    tokens: "",
+    unreadCaps: (policy.tokens ?? []).filter((rule) => !pickable(rule)),
     typedDataContracts: (policy.typed_data?.verifying_contracts ?? []).join("\n"),
     typedDataNames: (policy.typed_data?.names ?? []).join("\n"),
     requestsPerHour: policy.requests_per_hour === undefined ? "" : String(policy.requests_per_hour),

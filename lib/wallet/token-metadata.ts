@@ -2,7 +2,8 @@
 // decimals, or an NFT collection (ERC-165). A contract that does not answer is an unknown token, never a guess.
 import { LRUCache } from "lru-cache";
 import { erc20Abi, parseAbi, type Address, type PublicClient } from "viem";
-import { ChainUnansweredError, onChain, quickly } from "./chains";
+import { AppError } from "@/lib/http/errors";
+import { chainById, ChainUnansweredError, onChain, quickly } from "./chains";
 
 export type TokenMetadata =
   | { standard: "erc20"; symbol: string; decimals: number }
@@ -77,4 +78,24 @@ export async function tokenMetadata(chainId: number, address: Address, budgetMs?
   const reading = known.get(key) ?? sharedRead(key, chainId, address);
   if (budgetMs === undefined) return reading;
   return (await quickly(() => reading, budgetMs)) ?? UNREAD;
+}
+
+/** The contract answered, but not as an ERC-20: it has no symbol and decimals to type a cap in. */
+export class NotAnErc20Error extends AppError {
+  constructor(chainId: number, address: string) {
+    super("not_an_erc20", `${address} on chain ${chainId} does not answer as an ERC-20 token (no symbol and decimals)`, 422);
+  }
+}
+
+/**
+ * An ERC-20's symbol and decimals, for a form that takes its amounts in the token's units; a typed error when the chain
+ * is not configured, gives no answer in time, or the contract is no ERC-20.
+ */
+export async function erc20Of(chainId: number, address: Address): Promise<{ symbol: string; decimals: number }> {
+  chainById(chainId);
+  // bounded by the RPC timeout: a person waits on it, and a silent chain is said so
+  const metadata = await tokenMetadata(chainId, address);
+  if (metadata.standard === "erc20") return { symbol: metadata.symbol, decimals: metadata.decimals };
+  if (metadata.standard === "unknown" && metadata.unread) throw new ChainUnansweredError(`Chain ${chainId} did not answer in time`);
+  throw new NotAnErc20Error(chainId, address);
 }
