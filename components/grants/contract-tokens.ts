@@ -11,7 +11,7 @@ const keyOf = (chainId: number, address: string) => `${chainId}:${address.toLowe
 const asked = new Map<string, Promise<ContractToken>>();
 
 /** The token at `address` on `chainId`, or why it has no units (not an ERC-20, chain silent); asked once per page. */
-export function lookUpToken(chainId: number, address: string): Promise<ContractToken> {
+function lookUpToken(chainId: number, address: string): Promise<ContractToken> {
   const key = keyOf(chainId, address);
   const known = asked.get(key);
   if (known) return known;

@@ -119,7 +119,7 @@ const sameToken = (token: PickableToken, chainId: number, address: string) =>
   token.chainId === chainId && getAddress(token.address) === getAddress(address);
 
 /** An amount typed in a token's units, in its smallest units: exact (parseUnits), never rounded; more decimals are refused. */
-export function tokenUnits(text: string | undefined, token: PickableToken): string | undefined {
+function tokenUnits(text: string | undefined, token: PickableToken): string | undefined {
   const value = text?.trim();
   if (!value) return undefined;
   if (!/^\d{1,30}(\.\d+)?$/.test(value) || (value.split(".")[1] ?? "").length > token.decimals)

@@ -81,7 +81,7 @@ export async function tokenMetadata(chainId: number, address: Address, budgetMs?
 }
 
 /** The contract answered, but not as an ERC-20: it has no symbol and decimals to type a cap in. */
-export class NotAnErc20Error extends AppError {
+class NotAnErc20Error extends AppError {
   constructor(chainId: number, address: string) {
     super("not_an_erc20", `${address} on chain ${chainId} does not answer as an ERC-20 token (no symbol and decimals)`, 422);
   }
