@@ -85,13 +85,8 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     return { resource, required: unpaid.headers.get("payment-required")! };
   }
 
-  const pay = async (agent: { client: Client; credentialId: string }, required: string) =>
-    (await agent.client.callTool({
-      name: "pay_x402",
-      arguments: { credential_id: agent.credentialId, payment_required: required },
-    })) as ToolResult;
-
-  it("pays within the allowance with no tap; above what is left it is refused with what is left and when it resets", async () => {
+  /** An agent whose person signed it an allowance of 0.015 USDC a day to a shop, at most 5 payments. */
+  async function agentWithAllowance() {
     const agent = await agentOf("allowance");
     const shop = world.recipient();
     await signAllowanceFor(
@@ -100,6 +95,17 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
       { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
     );
+    return { agent, shop };
+  }
+
+  const pay = async (agent: { client: Client; credentialId: string }, required: string) =>
+    (await agent.client.callTool({
+      name: "pay_x402",
+      arguments: { credential_id: agent.credentialId, payment_required: required },
+    })) as ToolResult;
+
+  it("pays within the allowance with no tap; above what is left it is refused with what is left and when it resets", async () => {
+    const { agent, shop } = await agentWithAllowance();
     const { resource, required } = await paidResource(shop);
 
     const result = await pay(agent, required);
@@ -134,14 +140,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   });
 
   it("the SDK's payingFetch answers the 402 through pay_x402 and retries with the payment", async () => {
-    const agent = await agentOf("allowance");
-    const shop = world.recipient();
-    await signAllowanceFor(
-      world.chain,
-      agent.person,
-      { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
-      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
-    );
+    const { agent, shop } = await agentWithAllowance();
     const { resource } = await paidResource(shop);
     const wallet = new AgentWalletClient({ baseUrl: world.app.baseUrl, accessToken: agent.accessToken });
     const payments: ToolOutput<"pay_x402">[] = [];
@@ -191,14 +190,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   });
 
   it("the SDK's callPaidTool pays a paid MCP tool (x402's MCP transport) within the allowance, through the MCP SDK client", async () => {
-    const agent = await agentOf("allowance");
-    const shop = world.recipient();
-    await signAllowanceFor(
-      world.chain,
-      agent.person,
-      { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
-      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
-    );
+    const { agent, shop } = await agentWithAllowance();
     const tool = await startPaidMcpTool({
       facilitator,
       chainId: world.chain.chainId,
