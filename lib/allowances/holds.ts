@@ -17,53 +17,61 @@ const EXPIRY_MARGIN_MS = 60_000;
 
 export type Held = { amount: bigint; payments: number };
 
+/** An unsettled payment's row: what it holds, against which delegation, until when. */
+export type HeldPayment = { id: string; delegationHash: string; leafHash: string; amount: string; expiresAt: Date | string };
+
 /** Read on every payment from the allowance, x402 or not: past the ORM (lib/db/prepared.ts). */
-const HELD_PAYMENTS = new PreparedSelect<{
-  id: string;
-  delegationHash: string;
-  leafHash: string;
-  amount: string;
-  expiresAt: Date | string;
-}>(
+const HELD_PAYMENTS = new PreparedSelect<HeldPayment>(
   "allowance_held_payments",
   `SELECT "id", "delegationHash", "leafHash", "amount", "expiresAt" FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held'`,
 );
+
+/** The allowance's unsettled payments, as the database has them: read before the chain is asked what is left. */
+export function heldPayments(allowanceId: string): Promise<HeldPayment[]> {
+  return selectRows(HELD_PAYMENTS, allowanceId);
+}
 
 /**
  * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash). Holds past their
  * expiry are released (the chain says whether each was redeemed first: settled or expired); the chain is asked of the
  * others only with `settled` — a caller asks again so when what is held refuses a payment, so that the common payment
- * costs no chain read per hold. A chain that does not answer releases nothing.
+ * costs no chain read per hold, and its chain reads go out with the caller's. A chain that does not answer releases
+ * nothing.
  */
 async function heldAgainst(
-  allowanceId: string,
+  held: HeldPayment[],
   chainId: number,
   framework: Framework,
   now: Date,
   options: { settled?: boolean } = {},
 ): Promise<Map<string, Held>> {
-  const held = await selectRows(HELD_PAYMENTS, allowanceId);
   const enforcer = framework.paymentEnforcers?.ERC20TransferAmountEnforcer;
-  const holding = new Map<string, Held>();
-  for (const hold of held) {
-    const expired = storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
-    let spent: bigint | null = null;
-    if (enforcer && (expired || options.settled)) {
-      try {
-        spent = await onChain(chainId, (client) =>
+  const expired = (hold: HeldPayment) => storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
+  const asked = held.filter((hold) => enforcer && (expired(hold) || options.settled));
+  const spentOf = new Map<string, bigint | null>();
+  if (asked.length && enforcer) {
+    const answers = await Promise.all(
+      asked.map((hold) =>
+        onChain(chainId, (client) =>
           client.readContract({
             address: enforcer,
             abi: ERC20TransferAmountEnforcer,
             functionName: "spentMap",
             args: [framework.DelegationManager, hold.leafHash as Hex],
           }),
-        );
-      } catch (error) {
-        if (!(error instanceof ChainError)) throw error;
-      }
-    }
+        ).catch((error: unknown) => {
+          if (error instanceof ChainError) return null;
+          throw error;
+        }),
+      ),
+    );
+    asked.forEach((hold, index) => spentOf.set(hold.id, answers[index]));
+  }
+  const holding = new Map<string, Held>();
+  for (const hold of held) {
+    const spent = spentOf.get(hold.id) ?? null;
     const settled = spent !== null && spent >= BigInt(hold.amount);
-    if (settled || (expired && spent !== null)) {
+    if (settled || (expired(hold) && spent !== null)) {
       await db().x402Payment.update({ where: { id: hold.id }, data: { status: settled ? "settled" : "expired" } });
       continue;
     }
@@ -78,29 +86,31 @@ export type Left = { state: DelegationState; available: bigint; callsLeft: numbe
 
 /**
  * What is left of the allowance's delegation for `payment`'s token that may pay its recipient (null: none may), with
- * the holds counted. Holds are read before the chain: a payment redeemed in between counts twice (an early refusal),
- * never not at all. When the payment does not fit, the holds the chain has settled are released and both read again.
+ * the holds counted (`held`: as the caller read them, heldPayments). Holds are read before the chain, and the holds
+ * the chain is asked about before what is left: a payment redeemed in between counts twice (an early refusal), never
+ * not at all. When the payment does not fit, the holds the chain has settled are released and both read again.
  */
 export async function leftFor(
   allowance: Allowance,
   framework: Framework,
   payment: { token: Address | null; recipient: Address; amount: bigint },
   now: Date,
+  held?: HeldPayment[],
 ): Promise<Left | null> {
   const rows = allowance.delegations.filter((row) => (row.token ? getAddress(row.token) : null) === payment.token);
-  const read = async (settled: boolean): Promise<Left | null> => {
-    const holds = await heldAgainst(allowance.id, allowance.chainId, framework, now, { settled });
+  const read = async (given: HeldPayment[], settled: boolean): Promise<Left | null> => {
+    const holds = await heldAgainst(given, allowance.chainId, framework, now, { settled });
     const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
     const state = states.find((candidate) => pays(candidate.meaning, payment.recipient));
     if (!state) return null;
-    const held = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const hold = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
     return {
       state,
-      available: state.available > held.amount ? state.available - held.amount : 0n,
-      callsLeft: Math.max(state.callsLeft - held.payments, 0),
+      available: state.available > hold.amount ? state.available - hold.amount : 0n,
+      callsLeft: Math.max(state.callsLeft - hold.payments, 0),
     };
   };
-  const first = await read(false);
+  const first = await read(held ?? (await heldPayments(allowance.id)), false);
   if (!first || (first.callsLeft >= 1 && payment.amount <= first.available)) return first;
-  return read(true);
+  return read(await heldPayments(allowance.id), true);
 }

@@ -6,7 +6,7 @@
 import {
   decodeErrorResult,
   formatEther,
-  keccak256,
+  formatTransactionReceipt,
   numberToHex,
   type Address,
   type Hex,
@@ -19,6 +19,7 @@ import {
 import { DelegationManager } from "@metamask/delegation-abis";
 import { atUtc } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
+import { keccak256 } from "@/lib/wallet/keccak";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
 import { BUDGET_WINDOW_MS, gasSpentFor, recordReceipt, recordRelayed, type RelayFor } from "./relayer-ledger";
@@ -159,7 +160,32 @@ async function checkAffordable(
   }
 }
 
+/** A settled promise's value, or its error thrown. */
+export function settledValue<T>(result: PromiseSettledResult<T>): T {
+  if (result.status === "rejected") throw result.reason;
+  return result.value;
+}
+
 export type Relayed = { hash: Hex; receipt: () => Promise<TransactionReceipt> };
+
+type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+
+/**
+ * The fee fields each chain's last transaction was rehearsed and sent with. The next one is rehearsed with them in
+ * the exchange that reads the chain's fees, and carries them when they still do (stillGood); otherwise it is
+ * rehearsed again with the new fees before anything is signed.
+ */
+const rehearsedFees = new Map<number, Fees>();
+
+/** Fees rehearsed earlier still do now: the same tip, and a cap at least today's (so it is mined as soon) and at most twice it. */
+function stillGood(earlier: Fees | undefined, now: Fees): earlier is Fees {
+  return (
+    earlier !== undefined &&
+    earlier.maxPriorityFeePerGas === now.maxPriorityFeePerGas &&
+    earlier.maxFeePerGas >= now.maxFeePerGas &&
+    earlier.maxFeePerGas <= 2n * now.maxFeePerGas
+  );
+}
 
 /** A viem lookup's "not found" as null; any other failure (the node erring, not answering) stays an error. */
 export function notFound(error: unknown): null {
@@ -169,37 +195,56 @@ export function notFound(error: unknown): null {
 
 /**
  * Signs and sends `call` as the relayer, for whom `relayFor` says, once it has run as it will be sent: a call that
- * would revert throws WouldRevertError and nothing is sent. `onSigned` runs with the hash before the transaction
- * leaves, so that the caller has recorded it even if this process stops right after sending. `receipt()` waits for
- * it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and records its cost.
- * A transaction with an authorization list is not rehearsed (its caller checks the authorization's nonce).
+ * would revert throws WouldRevertError and nothing is sent. `checks` are the caller's own reads of the chain, made in
+ * the same exchange as the relayer's (their refusal comes first, and nothing is sent). `onSigned` runs with the hash
+ * before the transaction leaves, so that the caller has recorded it even if this process stops right after sending.
+ * `receipt()` waits for it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and
+ * records its cost; the send asks for it at once, which a node that mines at once already has. A transaction with an
+ * authorization list is not rehearsed (its caller checks the authorization's nonce).
  */
 export async function relay(
   chainId: number,
   call: { to: Address; data: Hex; gas?: bigint; authorizationList?: SignedAuthorizationList },
   relayFor: RelayFor,
-  onSigned: (hash: Hex) => Promise<void> = async () => {},
+  options: { onSigned?: (hash: Hex) => Promise<void>; checks?: (client: PublicClient) => Promise<void> } = {},
 ): Promise<Relayed> {
   const relayer = relayerOn(chainId);
-  const hash = await withLease(`relayer:${chainId}:${relayer.address}`, () =>
+  const { hash, mined } = await withLease(`relayer:${chainId}:${relayer.address}`, () =>
     onChain(chainId, async (client) => {
-      const [nonce, fees, balance] = await Promise.all([
-        client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-        feesNow(client),
-        client.getBalance({ address: relayer.address }),
-      ]);
-      const fields = {
+      const fieldsWith = (fees: Fees) => ({
         from: relayer.address,
         to: call.to,
         data: call.data,
         maxFeePerGas: numberToHex(fees.maxFeePerGas),
         maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
-      };
-      const gas = call.authorizationList ? (call.gas ?? 100_000n) : await rehearse(client, fields, call.gas);
-      await checkAffordable(chainId, relayer.address, relayFor, { gas, maxFeePerGas: fees.maxFeePerGas, balance });
+      });
+      const rehearsing = !call.authorizationList;
+      const earlier = rehearsedFees.get(chainId);
+      // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
+      // the fees the last transaction carried.
+      const [checked, nonce, fresh, balance, rehearsal] = await Promise.allSettled([
+        options.checks?.(client),
+        client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
+        feesNow(client),
+        client.getBalance({ address: relayer.address }),
+        rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
+      ]);
+      settledValue(checked);
+      const now = settledValue(fresh);
+      let fees: Fees = now;
+      let gas: bigint;
+      if (!rehearsing) gas = call.gas ?? 100_000n;
+      else if (stillGood(earlier, now)) {
+        fees = earlier;
+        gas = settledValue(rehearsal)!;
+      } else {
+        gas = await rehearse(client, fieldsWith(now), call.gas);
+        rehearsedFees.set(chainId, now);
+      }
+      await checkAffordable(chainId, relayer.address, relayFor, { gas, maxFeePerGas: fees.maxFeePerGas, balance: settledValue(balance) });
       const common = {
         chainId,
-        nonce,
+        nonce: settledValue(nonce),
         to: call.to,
         data: call.data,
         gas,
@@ -211,21 +256,25 @@ export async function relay(
         : await relayer.signTransaction({ ...common, type: "eip1559" });
       const hash = keccak256(signed);
       await recordRelayed({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
-      await onSigned(hash);
-      await client.request({ method: "eth_sendRawTransaction", params: [signed] });
-      return hash;
+      await options.onSigned?.(hash);
+      // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
+      const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
+      const mined = client
+        .request({ method: "eth_getTransactionReceipt", params: [hash] })
+        .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
+        .catch(() => null);
+      await sending;
+      return { hash, mined };
     }),
   );
   return {
     hash,
     receipt: async () => {
-      // A node that mines at once (and a slow relay) has it already: one lookup, before viem's polling watch.
-      const receipt = await onChain(
-        chainId,
-        async (client) =>
-          (await client.getTransactionReceipt({ hash }).catch(notFound)) ??
+      const receipt =
+        (await mined) ??
+        (await onChain(chainId, (client) =>
           client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
-      );
+        ));
       await recordReceipt(receipt);
       return receipt;
     },

@@ -223,8 +223,12 @@ async function sendStored(id: string): Promise<void> {
         chainId,
         { to: framework.EntryPoint, data: handleOps([operation], relayer) },
         { purpose: "revocation", userId: allowance.userId, allowanceId: id },
-        // recorded before it leaves: a process that stops now still knows which transaction disabled it
-        async (hash) => void (await db().allowance.updateMany({ where: { id, status: "revoking" }, data: { revocationTx: hash } })),
+        {
+          // recorded before it leaves: a process that stops now still knows which transaction disabled it
+          onSigned: async (hash) => {
+            await db().allowance.updateMany({ where: { id, status: "revoking" }, data: { revocationTx: hash } });
+          },
+        },
       );
     } catch (error) {
       // A rehearsal costs nothing: a later resend asks the chain again.

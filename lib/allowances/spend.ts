@@ -23,14 +23,14 @@ import { queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
-import { allowanceStatus, findAllowance, frameworkFor, type Allowance, type DelegationState } from "./allowances";
-import { randomSalt, type Delegation, type OverLimit } from "./caveats";
+import { allowanceStatus, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
+import { pays, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { leftFor } from "./holds";
-import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, WouldRevertError } from "./relay";
+import { heldPayments, leftFor } from "./holds";
+import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue, WouldRevertError } from "./relay";
 import { recordReceipt } from "./relayer-ledger";
 import { relayLimits } from "./settings";
 import { withLease } from "./lease";
@@ -86,7 +86,7 @@ export function paymentOf(payment: Payment): { token: Address | null; recipient:
 async function redelegation(
   framework: Framework,
   chainId: number,
-  root: DelegationState,
+  rootHash: Hex,
   relayer: Address,
   execution: { target: Address; value: bigint; callData: Hex },
 ) {
@@ -94,7 +94,7 @@ async function redelegation(
   const leaf: Delegation = {
     delegate: relayer,
     delegator: delegate.address,
-    authority: root.hash,
+    authority: rootHash,
     caveats: [
       { enforcer: framework.caveatEnforcers.ExactExecutionEnforcer, terms: createExactExecutionTerms({ execution }), args: "0x" },
       { enforcer: framework.caveatEnforcers.LimitedCallsEnforcer, terms: createLimitedCallsTerms({ limit: 1 }), args: "0x" },
@@ -145,8 +145,7 @@ async function setSpendStatus(spendId: string, status: "landed" | "failed") {
  * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
  * proof that a payment is gone: the spend is refused (busy), never sent on a guess. Answers how many it settled.
  */
-async function settleSent(allowanceId: string, chainId: number): Promise<number> {
-  const sent = await selectRows(SENT_SPENDS, allowanceId);
+async function settleSent(allowanceId: string, chainId: number, sent: { id: string; txHash: string | null }[]): Promise<number> {
   for (const spend of sent) {
     const hash = spend.txHash as Hex;
     try {
@@ -166,12 +165,6 @@ async function settleSent(allowanceId: string, chainId: number): Promise<number>
     await setSpendStatus(spend.id, "failed");
   }
   return sent.length;
-}
-
-/** A settled promise's value, or its error thrown. */
-function settledValue<T>(result: PromiseSettledResult<T>): T {
-  if (result.status === "rejected") throw result.reason;
-  return result.value;
 }
 
 /** What an allowance's hold for the person means to the agent. */
@@ -232,46 +225,55 @@ export async function spendFromAllowance(
         "not_covered",
         moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
       );
-    // Read at once (their chain calls go as one batch: lib/wallet/rpc-transport.ts), judged in this order. What is
-    // left is read again when earlier spends were still being settled: one may have been mined in between.
-    const [deleGator, settling, leftNow] = await Promise.allSettled([
-      runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
-      settleSent(allowanceId, allowance.chainId),
-      // x402 payments signed and not yet redeemed hold their amounts
-      leftFor(allowance, framework, moved, new Date()),
-    ]);
-    // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
-    if (!settledValue(deleGator)) {
-      await holdForPerson(allowanceId, "code_changed");
-      throw refuse("suspended", heldWords("code_changed"));
-    }
-    const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
-    if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-    const { state, available } = found;
-    const left = {
-      available: available.toString(),
-      resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-      transfersLeft: found.callsLeft,
-      token: moved.token,
-      periodSeconds: state.meaning.periodSeconds,
-    };
-    if (left.transfersLeft < 1)
-      throw refuse(
-        "no_transfers_left",
-        "This allowance has no payments left: its number of payments is counted over its whole life.",
-        left,
-      );
-    if (moved.amount > available) {
-      throw refuse(
-        "over_cap",
-        `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
-        left,
-      );
-    }
-
+    // The delegation that may pay this recipient: the leaf and the redemption are made before the chain is asked, so
+    // that the relayer's rehearsal goes out with the checks below.
+    const paying = candidates.find((row) => pays(storedDelegation(framework, row).meaning, moved.recipient));
+    if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+    const root = storedDelegation(framework, paying).delegation;
     const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
-    const leaf = await redelegation(framework, allowance.chainId, state, relayer, execution);
-    const data = redeemCall([leaf, state.delegation], execution);
+    const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer, execution);
+    const data = redeemCall([leaf, root], execution);
+    // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
+    // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
+    const [inFlight, held] = await Promise.all([selectRows(SENT_SPENDS, allowanceId), heldPayments(allowanceId)]);
+    let left: AllowanceRefusal["left"];
+    const checks = async () => {
+      const [deleGator, settling, leftNow] = await Promise.allSettled([
+        runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
+        settleSent(allowanceId, allowance.chainId, inFlight),
+        // x402 payments signed and not yet redeemed hold their amounts
+        leftFor(allowance, framework, moved, new Date(), held),
+      ]);
+      // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
+      if (!settledValue(deleGator)) {
+        await holdForPerson(allowanceId, "code_changed");
+        throw refuse("suspended", heldWords("code_changed"));
+      }
+      // Read again when earlier spends were still being settled: one may have been mined in between.
+      const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
+      if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+      const { state, available } = found;
+      left = {
+        available: available.toString(),
+        resetsAt: new Date(state.resetsAt * 1000).toISOString(),
+        transfersLeft: found.callsLeft,
+        token: moved.token,
+        periodSeconds: state.meaning.periodSeconds,
+      };
+      if (left.transfersLeft < 1)
+        throw refuse(
+          "no_transfers_left",
+          "This allowance has no payments left: its number of payments is counted over its whole life.",
+          left,
+        );
+      if (moved.amount > available) {
+        throw refuse(
+          "over_cap",
+          `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
+          left,
+        );
+      }
+    };
 
     const spendId = randomId("sp_");
     let sent;
@@ -280,17 +282,20 @@ export async function spendFromAllowance(
         allowance.chainId,
         { to: framework.DelegationManager, data },
         { purpose: "payment", userId: allowance.userId, allowanceId },
-        async (hash) => {
-          await queryPastOrm(SPEND_SENT, [
-            spendId,
-            allowanceId,
-            state.hash,
-            moved.recipient,
-            moved.token,
-            moved.amount.toString(),
-            hash,
-            new Date(),
-          ]);
+        {
+          checks,
+          onSigned: async (hash) => {
+            await queryPastOrm(SPEND_SENT, [
+              spendId,
+              allowanceId,
+              paying.hash,
+              moved.recipient,
+              moved.token,
+              moved.amount.toString(),
+              hash,
+              new Date(),
+            ]);
+          },
         },
       );
     } catch (error) {
@@ -303,7 +308,7 @@ export async function spendFromAllowance(
     const result = {
       spendId,
       txHash: sent.hash,
-      delegationHash: state.hash,
+      delegationHash: paying.hash as Hex,
       amount: moved.amount.toString(),
       token: moved.token,
       recipient: moved.recipient,

@@ -1,5 +1,5 @@
 import { createPublicClient, defineChain, type PublicClient } from "viem";
-import { config, type Chain } from "@/lib/config";
+import { config, type Chain, type Config } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
 import { frameworkOn, type Framework } from "./delegation-framework";
 import { jsonRpcTransport } from "./rpc-transport";
@@ -97,8 +97,15 @@ export async function quickly<T>(read: () => Promise<T>, budgetMs = READ_BUDGET_
   }
 }
 
+/** Each settings' frameworks by chain, read once: every payment asks, and reading the addresses cost 0.3 ms. */
+const frameworksOf = new WeakMap<Config, Map<number, Framework | null>>();
+
 /** The Delegation Framework on a configured chain (published, or ALLOWANCE_FRAMEWORKS), or null: none there. */
 export function allowanceFramework(chainId: number): Framework | null {
-  if (!config().chains.some((chain) => chain.id === chainId)) return null;
-  return frameworkOn(chainId, config().allowanceFrameworks);
+  const settings = config();
+  let known = frameworksOf.get(settings);
+  if (!known) frameworksOf.set(settings, (known = new Map()));
+  if (!known.has(chainId))
+    known.set(chainId, settings.chains.some((chain) => chain.id === chainId) ? frameworkOn(chainId, settings.allowanceFrameworks) : null);
+  return known.get(chainId)!;
 }

@@ -27,7 +27,9 @@ describe("native keccak256 (viem's hash on every input)", () => {
 
   it("reads hex as viem reads it, an odd length padded, and refuses what is not hex (viem hashes it some other way)", () => {
     assert.equal(keccak256("0xabc"), viemKeccak256("0xabc"));
+    assert.equal(keccak256("0xABCDEF01"), viemKeccak256("0xABCDEF01"));
     assert.throws(() => keccak256("0xzz"), /Invalid byte sequence/);
+    assert.throws(() => keccak256("0xabzz"), /Invalid byte sequence/);
   });
 
   it("gives a payload the digest viem gives it: a message, and a transaction before and after its nonce is fixed", () => {

@@ -15,9 +15,18 @@ type Sponge = {
 
 const sponge = createKeccak("keccak256")._state as Sponge;
 
+/**
+ * `hex` as bytes, as viem's hexToBytes reads it: by Buffer's decoder, several times faster on a transaction's kilobytes;
+ * what it reads short (an odd length, a character that is not hex) goes to viem's, which pads or throws as viem does.
+ */
+function bytesOfHex(hex: Hex): Uint8Array {
+  const bytes = Buffer.from(hex.slice(2), "hex");
+  return bytes.length * 2 === hex.length - 2 ? bytes : hexToBytes(hex);
+}
+
 /** keccak256 of `data` (hex, read as viem reads it, or bytes), as 0x-prefixed hex: viem's keccak256. */
 export function keccak256(data: Hex | Uint8Array): Hex {
-  const bytes = typeof data === "string" ? hexToBytes(data) : data;
+  const bytes = typeof data === "string" ? bytesOfHex(data) : data;
   // Keccak-256: a rate of 1088 bits, a capacity of 512, and Keccak's padding (0x01), not SHA-3's (0x06).
   sponge.initialize(1088, 512);
   sponge.absorb(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
