@@ -3,29 +3,20 @@
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { formatUnits, getAddress } from "viem";
 import { recordAudit } from "@/lib/audit";
-import { db, queryPastOrm, selectRows } from "@/lib/db";
-import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
+import { db, queryPastOrm } from "@/lib/db";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
-import { RequestError, toView } from "@/lib/wallet/request-lifecycle";
+import { RequestError, toView, type RequestRow } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
-import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
+import { allowancePaused, frameworkFor, liveAllowance, storedDelegation, type Allowance } from "./allowances";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
-import { AllowanceRefusal, paymentOf, spendFromAllowance, type Payment } from "./spend";
+import { AllowanceRefusal, paymentOf, spendFromAllowance, type Payment, type SpendResult } from "./spend";
 import { allowanceViews, assetNames } from "./view";
-
-// Past the ORM (lib/db/prepared.ts), as findAllowance: every payment looks for its allowance. The time is compared
-// as SQLite stores it; PostgreSQL reads the same text as the UTC timestamp it names.
-const LIVE_ALLOWANCE = new PreparedSelect<{ id: string }>(
-  "live_allowance",
-  `SELECT "id" FROM "Allowance" WHERE "grantId" = ? AND "credentialId" = ? AND "chainId" = ? AND "status" = 'active' AND "expiresAt" > ?
-  ORDER BY "createdAt" DESC LIMIT 1`,
-);
 
 /** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
 function askedOf(allowance: Allowance, payment: Payment): Asked | undefined {
@@ -71,8 +62,7 @@ export async function payFromAllowance(
   clock: Clock,
 ): ReturnType<Payer> {
   const now = clock();
-  const [live] = await selectRows(LIVE_ALLOWANCE, agent.grantId, credentialId, payment.chainId, sqliteDateTime(now));
-  const allowance = live && (await findAllowance(live.id));
+  const allowance = await liveAllowance(agent.grantId, credentialId, payment.chainId, now);
   if (!allowance) {
     const paused = await allowancePaused(agent.grantId, credentialId, payment.chainId);
     const why = paused ? "This wallet's allowance is paused until you review it on Clients." : "No live allowance covers this wallet here.";
@@ -94,11 +84,45 @@ export async function payFromAllowance(
     decidedAt: now,
   });
   const asked: Payment = { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data };
+  // The request as paid: completed once mined, or submitted (held against the caps, settled by its receipt on a later
+  // read) when the chain had not shown it mined within a minute; recorded with the payment's own audit event.
+  let paid: RequestRow | undefined;
+  const recordPaid = async (spent: SpendResult) => {
+    const landed = spent.outcome === "landed";
+    const outcome = landed ? { status: "completed", completedAt: clock() } : { status: "submitted" };
+    const row = { ...reserved, txHash: spent.txHash, ...outcome };
+    paid = row;
+    await Promise.all([
+      queryPastOrm(REQUEST_PAID, [row.status, row.txHash, row.completedAt, row.id]),
+      recordAudit(
+        {
+          type: "request.transition",
+          userId: agent.userId,
+          clientId: agent.clientId,
+          credentialId,
+          requestId: row.id,
+          // the payment's facts, as a pending request's first event carries them, so the audit log can say it in words
+          data: {
+            kind: row.kind,
+            from: null,
+            to: row.status,
+            txHash: spent.txHash,
+            allowanceId: allowance.id,
+            chainId: payment.chainId,
+            recipient: getAddress(payment.to),
+            value: payment.value,
+            call: payment.data !== "0x",
+          },
+        },
+        clock,
+      ),
+    ]);
+  };
   let spent;
   try {
     const overMost = await abovePerPayment(allowance, asked);
     if (overMost) throw overMost;
-    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId });
+    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, landed: recordPaid });
   } catch (error) {
     if (!(error instanceof AllowanceRefusal)) {
       await db().agentRequest.update({ where: { id: reserved.id }, data: { status: "failed", reason: (error as Error).message } });
@@ -111,33 +135,8 @@ export async function payFromAllowance(
       return { toPerson: `${words} ${YOUR_FEE}` };
     throw new RequestError("allowance_refused", words, 409);
   }
-  // Not seen mined within a minute: submitted, held against the caps, settled by its receipt on a later read.
-  const landed = spent.outcome === "landed";
-  const row = { ...reserved, txHash: spent.txHash, ...(landed ? { status: "completed", completedAt: clock() } : { status: "submitted" }) };
-  await queryPastOrm(REQUEST_PAID, [row.status, row.txHash, row.completedAt, row.id]);
-  await recordAudit(
-    {
-      type: "request.transition",
-      userId: agent.userId,
-      clientId: agent.clientId,
-      credentialId,
-      requestId: row.id,
-      // the payment's facts, as a pending request's first event carries them, so the audit log can say it in words
-      data: {
-        kind: row.kind,
-        from: null,
-        to: row.status,
-        txHash: spent.txHash,
-        allowanceId: allowance.id,
-        chainId: payment.chainId,
-        recipient: getAddress(payment.to),
-        value: payment.value,
-        call: payment.data !== "0x",
-      },
-    },
-    clock,
-  );
-  return toView(row);
+  if (!paid) await recordPaid(spent);
+  return toView(paid!);
 }
 
 /** get_allowance: the credential's allowances under this grant, what is left of each limit and when it resets. */

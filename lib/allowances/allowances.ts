@@ -7,7 +7,7 @@ import { ERC20PeriodTransferEnforcer, LimitedCallsEnforcer, NativeTokenPeriodTra
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { db, selectRows, type Tx } from "@/lib/db";
-import { PreparedSelect, storedTime } from "@/lib/db/prepared";
+import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
 import type { Allowance as AllowanceRow, AllowanceDelegation } from "@/lib/generated/prisma/client";
 import type { Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
@@ -375,9 +375,8 @@ const DELEGATIONS_OF = new PreparedSelect<AllowanceDelegation>(
   `SELECT * FROM "AllowanceDelegation" WHERE "allowanceId" = ?`,
 );
 
-export async function findAllowance(id: string): Promise<Allowance> {
-  const [[stored], delegations] = await Promise.all([selectRows(ALLOWANCE_BY_ID, id), selectRows(DELEGATIONS_OF, id)]);
-  if (!stored) throw new NotFoundError("The allowance");
+/** The stored row and its delegations as an Allowance. */
+function allowanceOf(stored: StoredAllowance, delegations: AllowanceDelegation[]): Allowance {
   const at = (value: Date | string | null) => (value === null ? null : storedTime(value));
   const { expiresAt, createdAt, revokedAt, revocationSentAt, ...columns } = stored;
   return {
@@ -388,6 +387,36 @@ export async function findAllowance(id: string): Promise<Allowance> {
     revocationSentAt: at(revocationSentAt),
     delegations,
   };
+}
+
+export async function findAllowance(id: string): Promise<Allowance> {
+  const [[stored], delegations] = await Promise.all([selectRows(ALLOWANCE_BY_ID, id), selectRows(DELEGATIONS_OF, id)]);
+  if (!stored) throw new NotFoundError("The allowance");
+  return allowanceOf(stored, delegations);
+}
+
+// The grant's newest live allowance for a credential on a chain, and its delegations, read side by side (the second
+// names the first by the same condition): every transfer looks for it. The time is compared as SQLite stores it;
+// PostgreSQL reads the same text as the UTC timestamp it names.
+const LIVE = `"grantId" = ? AND "credentialId" = ? AND "chainId" = ? AND "status" = 'active' AND "expiresAt" > ?`;
+const LIVE_ALLOWANCE = new PreparedSelect<StoredAllowance>(
+  "live_allowance",
+  `SELECT * FROM "Allowance" WHERE ${LIVE} ORDER BY "createdAt" DESC LIMIT 1`,
+);
+const LIVE_DELEGATIONS = new PreparedSelect<AllowanceDelegation>(
+  "live_allowance_delegations",
+  `SELECT * FROM "AllowanceDelegation"
+  WHERE "allowanceId" = (SELECT "id" FROM "Allowance" WHERE ${LIVE} ORDER BY "createdAt" DESC LIMIT 1)`,
+);
+
+/** The grant's live allowance for `credentialId` on `chainId` (its newest), or null. */
+export async function liveAllowance(grantId: string, credentialId: string, chainId: number, now: Date): Promise<Allowance | null> {
+  const live = [grantId, credentialId, chainId, sqliteDateTime(now)] as const;
+  const [[stored], delegations] = await Promise.all([selectRows(LIVE_ALLOWANCE, ...live), selectRows(LIVE_DELEGATIONS, ...live)]);
+  if (!stored) return null;
+  // An allowance made or stopped between the two reads: this one's delegations, read again.
+  if (!delegations.length || delegations.some((row) => row.allowanceId !== stored.id)) return findAllowance(stored.id);
+  return allowanceOf(stored, delegations);
 }
 
 const ALLOWANCE_STATUS = new PreparedSelect<{ status: string; attention: string | null }>(

@@ -19,10 +19,11 @@ import {
 import { DelegationManager } from "@metamask/delegation-abis";
 import { atUtc } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
+import { writeTogether, type Query } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
-import { BUDGET_WINDOW_MS, gasSpentFor, recordReceipt, recordRelayed, type RelayFor } from "./relayer-ledger";
+import { BUDGET_WINDOW_MS, gasSpentFor, receiptRow, relayedRow, type RelayFor } from "./relayer-ledger";
 import { relayerAccount, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
@@ -166,7 +167,8 @@ export function settledValue<T>(result: PromiseSettledResult<T>): T {
   return result.value;
 }
 
-export type Relayed = { hash: Hex; receipt: () => Promise<TransactionReceipt> };
+/** A sent transaction: `receipt()` waits for it, and records with it what `recordWith` says (in one transaction). */
+export type Relayed = { hash: Hex; receipt: (recordWith?: (receipt: TransactionReceipt) => Query[]) => Promise<TransactionReceipt> };
 
 type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
@@ -196,8 +198,9 @@ export function notFound(error: unknown): null {
 /**
  * Signs and sends `call` as the relayer, for whom `relayFor` says, once it has run as it will be sent: a call that
  * would revert throws WouldRevertError and nothing is sent. `checks` are the caller's own reads of the chain, made in
- * the same exchange as the relayer's (their refusal comes first, and nothing is sent). `onSigned` runs with the hash
- * before the transaction leaves, so that the caller has recorded it even if this process stops right after sending.
+ * the same exchange as the relayer's (their refusal comes first, and nothing is sent). What `recordWith` says is
+ * written with the ledger's row before the transaction leaves, so that the caller has recorded it even if this
+ * process stops right after sending.
  * `receipt()` waits for it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and
  * records its cost; the send asks for it at once, which a node that mines at once already has. A transaction with an
  * authorization list is not rehearsed (its caller checks the authorization's nonce).
@@ -206,7 +209,7 @@ export async function relay(
   chainId: number,
   call: { to: Address; data: Hex; gas?: bigint; authorizationList?: SignedAuthorizationList },
   relayFor: RelayFor,
-  options: { onSigned?: (hash: Hex) => Promise<void>; checks?: (client: PublicClient) => Promise<void> } = {},
+  options: { recordWith?: (hash: Hex) => Query[]; checks?: (client: PublicClient) => Promise<void> } = {},
 ): Promise<Relayed> {
   const relayer = relayerOn(chainId);
   const { hash, mined } = await withLease(`relayer:${chainId}:${relayer.address}`, () =>
@@ -255,8 +258,8 @@ export async function relay(
         ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
         : await relayer.signTransaction({ ...common, type: "eip1559" });
       const hash = keccak256(signed);
-      await recordRelayed({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
-      await options.onSigned?.(hash);
+      const ledger = relayedRow({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
+      await writeTogether([ledger, ...(options.recordWith?.(hash) ?? [])]);
       // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
       const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
       const mined = client
@@ -269,13 +272,13 @@ export async function relay(
   );
   return {
     hash,
-    receipt: async () => {
+    receipt: async (recordWith = () => []) => {
       const receipt =
         (await mined) ??
         (await onChain(chainId, (client) =>
           client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
         ));
-      await recordReceipt(receipt);
+      await writeTogether([receiptRow(receipt), ...recordWith(receipt)]);
       return receipt;
     },
   };

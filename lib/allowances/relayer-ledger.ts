@@ -3,6 +3,7 @@
 // ALLOWANCE_GAS_BUDGET on every instance, and the operator can read what each person cost.
 import type { Address, Hex, TransactionReceipt } from "viem";
 import { db, queryPastOrm } from "@/lib/db";
+import { writing, type Query } from "@/lib/db/transaction-script";
 
 export type RelayPurpose = "authorization" | "payment" | "revocation";
 
@@ -11,34 +12,28 @@ export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowance
 
 export const BUDGET_WINDOW_MS = 24 * 3_600_000;
 
-// Past the ORM (lib/db queryPastOrm), as the reads below: every payment records its transaction and its receipt.
+// Past the ORM (lib/db/transaction-script.ts), as the reads below: every payment records its transaction and its
+// receipt, each in one transaction with what its caller records of them.
 const RECORD_RELAYED = `INSERT INTO "RelayedTransaction"
   ("hash", "chainId", "relayer", "userId", "allowanceId", "purpose", "gasLimit", "status", "createdAt")
-  VALUES (?, ?, ?, ?, ?, ?, ?, 'sent', ?) RETURNING "hash"`;
-const RECORD_RECEIPT = `UPDATE "RelayedTransaction" SET "gasUsed" = ?, "feePaid" = ?, "status" = ? WHERE "hash" = ? RETURNING "hash"`;
+  VALUES (?, ?, ?, ?, ?, ?, ?, 'sent', ?)`;
+const RECORD_RECEIPT = `UPDATE "RelayedTransaction" SET "gasUsed" = ?, "feePaid" = ?, "status" = ? WHERE "hash" = ?`;
 
-export async function recordRelayed(sent: { hash: Hex; chainId: number; relayer: Address; gasLimit: bigint; for: RelayFor }) {
+/** The ledger's row of a transaction about to be sent, with its gas limit. */
+export function relayedRow(sent: { hash: Hex; chainId: number; relayer: Address; gasLimit: bigint; for: RelayFor }): Query {
   const { userId, allowanceId, purpose } = sent.for;
-  await queryPastOrm(RECORD_RELAYED, [
-    sent.hash,
-    sent.chainId,
-    sent.relayer,
-    userId,
-    allowanceId,
-    purpose,
-    Number(sent.gasLimit),
-    new Date(),
-  ]);
+  return writing(RECORD_RELAYED, sent.hash, sent.chainId, sent.relayer, userId, allowanceId, purpose, Number(sent.gasLimit), new Date());
 }
 
-/** What a mined transaction used and paid; a receipt seen twice records the same. */
-export async function recordReceipt(receipt: Pick<TransactionReceipt, "transactionHash" | "status" | "gasUsed" | "effectiveGasPrice">) {
-  await queryPastOrm(RECORD_RECEIPT, [
+/** What a mined transaction used and paid, as its ledger row's update; a receipt seen twice records the same. */
+export function receiptRow(receipt: Pick<TransactionReceipt, "transactionHash" | "status" | "gasUsed" | "effectiveGasPrice">): Query {
+  return writing(
+    RECORD_RECEIPT,
     Number(receipt.gasUsed),
     (receipt.gasUsed * receipt.effectiveGasPrice).toString(),
     receipt.status === "success" ? "landed" : "reverted",
     receipt.transactionHash,
-  ]);
+  );
 }
 
 /** Past the ORM (lib/db queryPastOrm): it runs on every payment, and through Prisma it cost several times the statement. */

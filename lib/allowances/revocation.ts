@@ -9,6 +9,7 @@ import { toPackedUserOperation, type UserOperation } from "viem/account-abstract
 import { DelegationManager, EntryPoint } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
+import { writing } from "@/lib/db/transaction-script";
 import { NotFoundError } from "@/lib/http/errors";
 import { onChain } from "@/lib/wallet/chains";
 import { AllowanceError, findAllowance, frameworkFor, parseStoredDelegation, signerOf } from "./allowances";
@@ -223,12 +224,8 @@ async function sendStored(id: string): Promise<void> {
         chainId,
         { to: framework.EntryPoint, data: handleOps([operation], relayer) },
         { purpose: "revocation", userId: allowance.userId, allowanceId: id },
-        {
-          // recorded before it leaves: a process that stops now still knows which transaction disabled it
-          onSigned: async (hash) => {
-            await db().allowance.updateMany({ where: { id, status: "revoking" }, data: { revocationTx: hash } });
-          },
-        },
+        // recorded before it leaves: a process that stops now still knows which transaction disabled it
+        { recordWith: (hash) => [writing(`UPDATE "Allowance" SET "revocationTx" = ? WHERE "id" = ? AND "status" = 'revoking'`, hash, id)] },
       );
     } catch (error) {
       // A rehearsal costs nothing: a later resend asks the chain again.

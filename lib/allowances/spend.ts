@@ -19,8 +19,9 @@ import { createExactExecutionTerms, createLimitedCallsTerms } from "@metamask/de
 import { DelegationManager } from "@metamask/delegation-abis";
 import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
-import { queryPastOrm, selectRows } from "@/lib/db";
+import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
+import { writeTogether, writing } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import { allowanceStatus, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
@@ -31,7 +32,7 @@ import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { heldPayments, leftFor } from "./holds";
 import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue, WouldRevertError } from "./relay";
-import { recordReceipt } from "./relayer-ledger";
+import { receiptRow } from "./relayer-ledger";
 import { relayLimits } from "./settings";
 import { withLease } from "./lease";
 
@@ -133,12 +134,8 @@ const SENT_SPENDS = new PreparedSelect<{ id: string; txHash: string | null }>(
 // millisecond of CPU, and every payment writes its spend and settles it.
 const SPEND_SENT = `INSERT INTO "AllowanceSpend"
   ("id", "allowanceId", "delegationHash", "recipient", "token", "amount", "status", "txHash", "createdAt")
-  VALUES (?, ?, ?, ?, ?, ?, 'sent', ?, ?) RETURNING "id"`;
-const SPEND_STATUS = `UPDATE "AllowanceSpend" SET "status" = ? WHERE "id" = ? RETURNING "id"`;
-
-async function setSpendStatus(spendId: string, status: "landed" | "failed") {
-  await queryPastOrm(SPEND_STATUS, [status, spendId]);
-}
+  VALUES (?, ?, ?, ?, ?, ?, 'sent', ?, ?)`;
+const SPEND_STATUS = `UPDATE "AllowanceSpend" SET "status" = ? WHERE "id" = ?`;
 
 /**
  * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
@@ -151,8 +148,7 @@ async function settleSent(allowanceId: string, chainId: number, sent: { id: stri
     try {
       const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
       if (receipt) {
-        await recordReceipt(receipt);
-        await setSpendStatus(spend.id, receipt.status === "success" ? "landed" : "failed");
+        await writeTogether([receiptRow(receipt), writing(SPEND_STATUS, receipt.status === "success" ? "landed" : "failed", spend.id)]);
         if (receipt.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
         continue;
       }
@@ -162,7 +158,7 @@ async function settleSent(allowanceId: string, chainId: number, sent: { id: stri
       if (error instanceof ChainError) throw new PendingSpendError(hash);
       throw error;
     }
-    await setSpendStatus(spend.id, "failed");
+    await writeTogether([writing(SPEND_STATUS, "failed", spend.id)]);
   }
   return sent.length;
 }
@@ -189,12 +185,13 @@ export type SpendResult = {
 
 /**
  * Pays `payment` from the allowance (as its caller read it with its delegations, which never change, or its id), or
- * throws an AllowanceRefusal before anything is sent.
+ * throws an AllowanceRefusal before anything is sent. `landed`: what the caller records of a landed payment, begun
+ * with the payment's own audit event so that their events share one append.
  */
 export async function spendFromAllowance(
   given: Allowance | string,
   payment: Payment,
-  context: { clientId?: string } = {},
+  context: { clientId?: string; landed?: (paid: SpendResult) => Promise<unknown> } = {},
 ): Promise<SpendResult> {
   const allowance = typeof given === "string" ? await findAllowance(given) : given;
   const allowanceId = allowance.id;
@@ -284,18 +281,9 @@ export async function spendFromAllowance(
         { purpose: "payment", userId: allowance.userId, allowanceId },
         {
           checks,
-          onSigned: async (hash) => {
-            await queryPastOrm(SPEND_SENT, [
-              spendId,
-              allowanceId,
-              paying.hash,
-              moved.recipient,
-              moved.token,
-              moved.amount.toString(),
-              hash,
-              new Date(),
-            ]);
-          },
+          recordWith: (hash) => [
+            writing(SPEND_SENT, spendId, allowanceId, paying.hash, moved.recipient, moved.token, moved.amount.toString(), hash, new Date()),
+          ],
         },
       );
     } catch (error) {
@@ -315,15 +303,14 @@ export async function spendFromAllowance(
     };
     let receipt;
     try {
-      receipt = await sent.receipt();
+      receipt = await sent.receipt((mined) => [writing(SPEND_STATUS, mined.status === "success" ? "landed" : "failed", spendId)]);
     } catch (error) {
       // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
       if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
       throw error;
     }
     const landed = receipt.status === "success";
-    await setSpendStatus(spendId, landed ? "landed" : "failed");
-    await recordAudit({
+    const audited = recordAudit({
       type: "allowance.spent",
       userId: allowance.userId,
       clientId: context.clientId ?? null,
@@ -337,6 +324,7 @@ export async function spendFromAllowance(
       },
     });
     if (!landed) {
+      await audited;
       await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
       throw new AppError(
         "payment_reverted",
@@ -344,6 +332,9 @@ export async function spendFromAllowance(
         502,
       );
     }
-    return { ...result, outcome: "landed" as const };
+    const paid = { ...result, outcome: "landed" as const };
+    // The caller's record of it starts in the same turn as the event above: their audit events share one append.
+    await Promise.all([audited, context.landed?.(paid)]);
+    return paid;
   });
 }

@@ -135,6 +135,11 @@ export async function runTransaction<T>(script: () => TransactionScript<T>): Pro
   return whenSqliteLockFree(() => onSqlite(writer.connection(), script));
 }
 
+/** Writes `queries` in one transaction: one commit, and on PostgreSQL one round trip. */
+export async function writeTogether(queries: Query[]): Promise<void> {
+  await runTransaction(() => answersOf(queries, { last: true }));
+}
+
 const sqliteStatements = new WeakMap<Database.Database, Map<string, Database.Statement>>();
 const sqliteTransactions = new WeakMap<Database.Database, Database.Transaction<(run: () => unknown) => unknown>>();
 

@@ -12,7 +12,7 @@ import { config } from "@/lib/config";
 import { randomId } from "@/lib/crypto";
 import { db, selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
-import { answersOf, runTransaction, writing } from "@/lib/db/transaction-script";
+import { writeTogether, writing } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
 import { allowancePaused, findAllowance, frameworkFor, storedDelegation } from "@/lib/allowances/allowances";
 import { leftFor } from "@/lib/allowances/holds";
@@ -188,27 +188,22 @@ async function signWithinAllowance(
       throw error;
     }
     const paymentId = randomId("xp_");
-    await runTransaction(() =>
-      answersOf(
-        [
-          writing(
-            HELD_PAYMENT,
-            paymentId,
-            allowance.id,
-            state.hash,
-            signed.leafHash,
-            choice.asset,
-            choice.payee,
-            choice.amount.toString(),
-            required.resource.url,
-            new Date(expiresAt * 1000),
-            now,
-          ),
-          writing(REQUEST_COMPLETED, now, request.id),
-        ],
-        { last: true },
+    await writeTogether([
+      writing(
+        HELD_PAYMENT,
+        paymentId,
+        allowance.id,
+        state.hash,
+        signed.leafHash,
+        choice.asset,
+        choice.payee,
+        choice.amount.toString(),
+        required.resource.url,
+        new Date(expiresAt * 1000),
+        now,
       ),
-    );
+      writing(REQUEST_COMPLETED, now, request.id),
+    ]);
     await recordAudit(
       {
         type: "allowance.spent",
