@@ -154,3 +154,50 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
   );
   assert.equal(getAddress(holds[0].payee), payee);
 }
+
+/**
+ * What an allowance's holds sum to, read as a payment reads them (the database sums the live ones): exactly the sum of
+ * their amounts per delegation, with amounts of every size (past SQLite's 64-bit integers too), and a hold past its
+ * expiry left to the chain to judge, not counted as live.
+ */
+export async function assertHoldsSummedExactly(world: X402World) {
+  const { heldPayments } = await import("@/lib/allowances/holds");
+  const { db } = await import("@/lib/db");
+  const { randomId } = await import("@/lib/crypto");
+  const { allowanceId } = await world.agentWithAllowance({ payees: [world.recipient()], perPeriod: 10_000n });
+  const now = new Date();
+  const hold = (delegationHash: string, amount: bigint, expiresAt = new Date(now.getTime() + 120_000)) =>
+    db().x402Payment.create({
+      data: {
+        id: randomId("xp_"),
+        allowanceId,
+        delegationHash,
+        leafHash: randomId("leaf_"),
+        token: world.token,
+        payee: world.recipient(),
+        amount: amount.toString(),
+        resource: "https://api.example.test/report",
+        status: "held",
+        expiresAt,
+      },
+    });
+  const sums = async () => {
+    const { totals, rows } = await heldPayments(allowanceId, now);
+    return { totals: Object.fromEntries([...totals].map(([hash, held]) => [hash, [held.amount, held.payments]])), rows: rows.length };
+  };
+  // small amounts, summed by the database
+  await hold("0xsmall", 10_000n);
+  await hold("0xsmall", 2_500n);
+  await hold("0xsmall", 7n, new Date(now.getTime() - 3_600_000)); // long expired: a row for the chain to judge
+  assert.deepEqual(await sums(), { totals: { "0xsmall": [12_500n, 2] }, rows: 1 });
+  // 18 digits each, a sum past 2^63
+  const big = 900_000_000_000_000_000n;
+  for (let index = 0; index < 11; index++) await hold("0xbig", big);
+  assert.deepEqual((await sums()).totals["0xbig"], [11n * big, 11]);
+  // past 18 digits
+  await hold("0xhuge", 10n ** 30n + 1n);
+  await hold("0xhuge", 5n);
+  const { totals, rows } = await sums();
+  assert.deepEqual(totals, { "0xsmall": [12_500n, 2], "0xbig": [11n * big, 11], "0xhuge": [10n ** 30n + 6n, 2] });
+  assert.equal(rows, 1);
+}

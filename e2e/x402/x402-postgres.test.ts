@@ -2,7 +2,7 @@
 // across connections, so never more is signed than its cap (the SQLite run is x402.test.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertConcurrentPaymentsWithinTheCap, startX402World, type X402World } from "../support/x402";
+import { assertConcurrentPaymentsWithinTheCap, assertHoldsSummedExactly, startX402World, type X402World } from "../support/x402";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 
 describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 }, () => {
@@ -32,5 +32,9 @@ describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 },
       assert.equal(response.status, 402);
       return response.headers.get("payment-required")!;
     });
+  });
+
+  it("sums what the holds hold exactly, with amounts of every size", async () => {
+    await assertHoldsSummedExactly(world);
   });
 });

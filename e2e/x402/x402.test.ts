@@ -10,7 +10,7 @@ import { encodeFunctionData, erc20Abi, type Address } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { assertConcurrentPaymentsWithinTheCap, startX402World, type X402World } from "../support/x402";
+import { assertConcurrentPaymentsWithinTheCap, assertHoldsSummedExactly, startX402World, type X402World } from "../support/x402";
 import { startEip3009Facilitator } from "../support/x402-eip3009";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import type { ToolOutput } from "@/contract";
@@ -373,5 +373,9 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
 
   it("20 concurrent payments never sign more than the cap", async () => {
     await assertConcurrentPaymentsWithinTheCap(world, async (payee) => requirementOf(await resourceFor(payee)));
+  });
+
+  it("sums what the holds hold exactly, with amounts of every size", async () => {
+    await assertHoldsSummedExactly(world);
   });
 });

@@ -5,8 +5,8 @@
 // between is then counted twice (an early refusal), never missed.
 import { ERC20TransferAmountEnforcer } from "@metamask/delegation-abis";
 import { getAddress, type Address, type Hex } from "viem";
-import { db, selectRows } from "@/lib/db";
-import { PreparedSelect, storedTime } from "@/lib/db/prepared";
+import { db, selectRows, usesPostgres } from "@/lib/db";
+import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
@@ -20,63 +20,97 @@ export type Held = { amount: bigint; payments: number };
 /** An unsettled payment's row: what it holds, against which delegation, until when. */
 export type HeldPayment = { id: string; delegationHash: string; leafHash: string; amount: string; expiresAt: Date | string };
 
-/** Read on every payment from the allowance, x402 or not: past the ORM (lib/db/prepared.ts). */
+// Read on every payment from the allowance, x402 or not, past the ORM (lib/db/prepared.ts). The live holds are summed
+// by the database: an agent paying often holds many at once (each until its leaf expires, unless a refused payment
+// finds it settled), and reading them row by row grew with their number. SQLite sums exactly while every amount fits
+// 64 bits (18 digits) and the sum does (otherwise it raises an error): past that the rows are read and summed here.
+const HELD_TOTALS = new PreparedSelect<{ delegationHash: string; payments: number | string; amount: string; digits: number | string }>(
+  "allowance_held_totals",
+  `SELECT "delegationHash", COUNT(*) AS "payments", CAST(SUM(CAST("amount" AS NUMERIC)) AS TEXT) AS "amount",
+    MAX(LENGTH("amount")) AS "digits"
+  FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "expiresAt" >= ? GROUP BY "delegationHash"`,
+);
 const HELD_PAYMENTS = new PreparedSelect<HeldPayment>(
   "allowance_held_payments",
   `SELECT "id", "delegationHash", "leafHash", "amount", "expiresAt" FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held'`,
 );
+const EXPIRED_HOLDS = new PreparedSelect<HeldPayment>(
+  "allowance_expired_holds",
+  `SELECT "id", "delegationHash", "leafHash", "amount", "expiresAt" FROM "X402Payment"
+  WHERE "allowanceId" = ? AND "status" = 'held' AND "expiresAt" < ?`,
+);
 
-/** The allowance's unsettled payments, as the database has them: read before the chain is asked what is left. */
-export function heldPayments(allowanceId: string): Promise<HeldPayment[]> {
-  return selectRows(HELD_PAYMENTS, allowanceId);
+/** What the allowance's unsettled payments hold: live ones summed per delegation, and the rows the chain is asked about. */
+export type Holds = { totals: Map<string, Held>; rows: HeldPayment[] };
+
+const expired = (hold: HeldPayment, now: Date) => storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
+
+/** Holds read as rows, summed here: the chain is asked only about those past their expiry. */
+function summed(rows: HeldPayment[], now: Date): Holds {
+  const held: Holds = { totals: new Map(), rows: rows.filter((hold) => expired(hold, now)) };
+  for (const hold of rows) if (!expired(hold, now)) add(held.totals, hold);
+  return held;
+}
+
+function add(totals: Map<string, Held>, hold: HeldPayment) {
+  const sum = totals.get(hold.delegationHash) ?? { amount: 0n, payments: 0 };
+  totals.set(hold.delegationHash, { amount: sum.amount + BigInt(hold.amount), payments: sum.payments + 1 });
 }
 
 /**
- * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash). Holds past their
- * expiry are released (the chain says whether each was redeemed first: settled or expired); the chain is asked of the
- * others only with `settled` — a caller asks again so when what is held refuses a payment, so that the common payment
- * costs no chain read per hold, and its chain reads go out with the caller's. A chain that does not answer releases
- * nothing.
+ * The allowance's unsettled payments as the database has them, read before the chain is asked what is left: the live
+ * ones summed, and those past their expiry as rows (the chain says whether each was redeemed). `every`: every hold as
+ * a row, each to be asked of the chain.
  */
-async function heldAgainst(
-  held: HeldPayment[],
-  chainId: number,
-  framework: Framework,
-  now: Date,
-  options: { settled?: boolean } = {},
-): Promise<Map<string, Held>> {
-  const enforcer = framework.paymentEnforcers?.ERC20TransferAmountEnforcer;
-  const expired = (hold: HeldPayment) => storedTime(hold.expiresAt).getTime() + EXPIRY_MARGIN_MS < now.getTime();
-  const asked = held.filter((hold) => enforcer && (expired(hold) || options.settled));
-  const spentOf = new Map<string, bigint | null>();
-  if (asked.length && enforcer) {
-    const answers = await Promise.all(
-      asked.map((hold) =>
-        onChain(chainId, (client) =>
-          client.readContract({
-            address: enforcer,
-            abi: ERC20TransferAmountEnforcer,
-            functionName: "spentMap",
-            args: [framework.DelegationManager, hold.leafHash as Hex],
-          }),
-        ).catch((error: unknown) => {
-          if (error instanceof ChainError) return null;
-          throw error;
-        }),
-      ),
-    );
-    asked.forEach((hold, index) => spentOf.set(hold.id, answers[index]));
+export async function heldPayments(allowanceId: string, now: Date, options: { every?: boolean } = {}): Promise<Holds> {
+  if (options.every) return { totals: new Map(), rows: await selectRows(HELD_PAYMENTS, allowanceId) };
+  const since = sqliteDateTime(new Date(now.getTime() - EXPIRY_MARGIN_MS));
+  let totals;
+  try {
+    totals = await selectRows(HELD_TOTALS, allowanceId, since);
+  } catch (error) {
+    // SQLite's integer overflow, of a sum past 64 bits
+    if (!/overflow/i.test((error as Error).message)) throw error;
+    return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
   }
-  const holding = new Map<string, Held>();
-  for (const hold of held) {
-    const spent = spentOf.get(hold.id) ?? null;
-    const settled = spent !== null && spent >= BigInt(hold.amount);
-    if (settled || (expired(hold) && spent !== null)) {
+  if (!usesPostgres() && totals.some((row) => Number(row.digits) > 18)) return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
+  const held: Holds = { totals: new Map(), rows: await selectRows(EXPIRED_HOLDS, allowanceId, since) };
+  for (const row of totals) held.totals.set(row.delegationHash, { amount: BigInt(row.amount), payments: Number(row.payments) });
+  return held;
+}
+
+/**
+ * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash). Of the holds read
+ * as rows, those past their expiry are released (the chain says whether each was redeemed first: settled or expired),
+ * and the others too once the chain shows them settled; a chain that does not answer releases nothing. The rows'
+ * chain reads go out with the caller's.
+ */
+async function heldAgainst(held: Holds, chainId: number, framework: Framework, now: Date): Promise<Map<string, Held>> {
+  const enforcer = framework.paymentEnforcers?.ERC20TransferAmountEnforcer;
+  const spent = enforcer
+    ? await Promise.all(
+        held.rows.map((hold) =>
+          onChain(chainId, (client) =>
+            client.readContract({
+              address: enforcer,
+              abi: ERC20TransferAmountEnforcer,
+              functionName: "spentMap",
+              args: [framework.DelegationManager, hold.leafHash as Hex],
+            }),
+          ).catch((error: unknown) => {
+            if (error instanceof ChainError) return null;
+            throw error;
+          }),
+        ),
+      )
+    : held.rows.map(() => null);
+  const holding = new Map(held.totals);
+  for (const [index, hold] of held.rows.entries()) {
+    const redeemed = spent[index];
+    const settled = redeemed !== null && redeemed >= BigInt(hold.amount);
+    if (settled || (expired(hold, now) && redeemed !== null))
       await db().x402Payment.update({ where: { id: hold.id }, data: { status: settled ? "settled" : "expired" } });
-      continue;
-    }
-    const sum = holding.get(hold.delegationHash) ?? { amount: 0n, payments: 0 };
-    holding.set(hold.delegationHash, { amount: sum.amount + BigInt(hold.amount), payments: sum.payments + 1 });
+    else add(holding, hold);
   }
   return holding;
 }
@@ -95,11 +129,11 @@ export async function leftFor(
   framework: Framework,
   payment: { token: Address | null; recipient: Address; amount: bigint },
   now: Date,
-  held?: HeldPayment[],
+  held?: Holds,
 ): Promise<Left | null> {
   const rows = allowance.delegations.filter((row) => (row.token ? getAddress(row.token) : null) === payment.token);
-  const read = async (given: HeldPayment[], settled: boolean): Promise<Left | null> => {
-    const holds = await heldAgainst(given, allowance.chainId, framework, now, { settled });
+  const read = async (given: Holds): Promise<Left | null> => {
+    const holds = await heldAgainst(given, allowance.chainId, framework, now);
     const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
     const state = states.find((candidate) => pays(candidate.meaning, payment.recipient));
     if (!state) return null;
@@ -110,7 +144,7 @@ export async function leftFor(
       callsLeft: Math.max(state.callsLeft - hold.payments, 0),
     };
   };
-  const first = await read(held ?? (await heldPayments(allowance.id)), false);
+  const first = await read(held ?? (await heldPayments(allowance.id, now)));
   if (!first || (first.callsLeft >= 1 && payment.amount <= first.available)) return first;
-  return read(await heldPayments(allowance.id), true);
+  return read(await heldPayments(allowance.id, now, { every: true }));
 }

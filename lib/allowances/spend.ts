@@ -232,7 +232,7 @@ export async function spendFromAllowance(
     const data = redeemCall([leaf, root], execution);
     // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
     // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
-    const [inFlight, held] = await Promise.all([selectRows(SENT_SPENDS, allowanceId), heldPayments(allowanceId)]);
+    const [inFlight, held] = await Promise.all([selectRows(SENT_SPENDS, allowanceId), heldPayments(allowanceId, new Date())]);
     let left: AllowanceRefusal["left"];
     const checks = async () => {
       const [deleGator, settling, leftNow] = await Promise.allSettled([
