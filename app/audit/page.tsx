@@ -4,6 +4,7 @@ import { AUDIT_EVENT_TYPES } from "@/lib/audit";
 import { auditIntegrityFor } from "@/lib/audit/integrity";
 import { auditChoices, auditQueryString, listAuditEvents, parseAuditQuery } from "@/lib/audit/query";
 import { AUDIT_TIME_ZONE, isRead, namesFor } from "@/lib/audit/describe";
+import { contactNames } from "@/lib/wallet/address-book";
 import { AuditTable } from "@/components/audit/audit-table";
 import { AppHeader } from "@/components/nav/app-header";
 
@@ -13,12 +14,13 @@ export default async function AuditPage({ searchParams }: Props) {
   const user = await requireUser("/audit");
   const query = parseAuditQuery(await searchParams);
   const { values } = query;
-  const [choices, chain, list] = await Promise.all([
+  const [choices, chain, list, contacts] = await Promise.all([
     auditChoices(user.id),
     auditIntegrityFor(user.id),
     query.errors.length ? null : listAuditEvents(user.id, query.filters, query.page),
+    contactNames(user.id),
   ]);
-  const names = list ? await namesFor(user.id, list.events) : null;
+  const names = list ? await namesFor(user.id, list.events, contacts) : null;
   const filtered = Object.values(values).some(Boolean);
 
   return (

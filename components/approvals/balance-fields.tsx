@@ -5,7 +5,8 @@ import { formatUnits, type Address } from "viem";
 import { decodeCall } from "@/lib/wallet/call-decoding";
 import { config } from "@/lib/config";
 import type { CallDescription, Detail, RequestDescription } from "@/lib/wallet/request-description";
-import { coinOf, holdingsOf, tokenAsset, walletAssets, type Asset, type Holding } from "@/lib/prices/holdings";
+import { coinOf, holdingsOf, walletAssets, type Holding } from "@/lib/prices/holdings";
+import { tokenAsset, type Asset } from "@/lib/wallet/token-metadata";
 import { AssetAmount, HoldingLine } from "@/components/prices/holdings";
 import { Field } from "./fields";
 

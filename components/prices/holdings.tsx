@@ -1,6 +1,7 @@
 import { Suspense } from "react";
 import { formatUnits, type Address } from "viem";
-import { holdingsOf, type Asset, type Holding } from "@/lib/prices/holdings";
+import { holdingsOf, type Holding } from "@/lib/prices/holdings";
+import type { Asset } from "@/lib/wallet/token-metadata";
 import { priceCurrency } from "@/lib/prices/feeds";
 import { moneyText, type Price } from "@/lib/prices/format";
 import { ReadableAmount } from "./readable-amount";

@@ -111,7 +111,7 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     const { summarizeEvent, namesFor } = await import("@/lib/audit/describe");
     const events = audited.map((event) => ({ ...event, data: JSON.parse(event.data) as Record<string, unknown> }));
     assert.equal(
-      summarizeEvent(events[0], await namesFor(agent.userId, events)),
+      summarizeEvent(events[0], await namesFor(agent.userId, events, {})),
       `Sent 0.004 ETH to ${shop} from the allowance, without a tap: included in a block`,
     );
 

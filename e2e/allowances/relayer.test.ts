@@ -34,6 +34,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     spend: typeof import("@/lib/allowances/spend");
     resend: typeof import("@/lib/allowances/resend");
     person: typeof import("@/lib/allowances/person");
+    clients: typeof import("@/lib/oauth/connected-clients");
     db: typeof import("@/lib/db");
   };
   let people = 0;
@@ -51,6 +52,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
       spend: await import("@/lib/allowances/spend"),
       resend: await import("@/lib/allowances/resend"),
       person: await import("@/lib/allowances/person"),
+      clients: await import("@/lib/oauth/connected-clients"),
       db: await import("@/lib/db"),
     };
   });
@@ -334,7 +336,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     const clientX = (await lib.db.db().grant.findUniqueOrThrow({ where: { id: grants[0] } })).clientId;
     const nonce = await world.relayerNonce();
     await assert.rejects(
-      lib.person.revokeClientForUser(user.id, clientX, {
+      lib.clients.revokeClientForUser(user.id, clientX, {
         revocations: [{ allowanceIds: [ofY.id], nonce: "0", signature: `0x${"11".repeat(65)}` }],
       }),
       /names an allowance that is not this client's/,

@@ -2,13 +2,12 @@
 // the person's approval (any of their passkeys; nothing is signed, no key unsealed): the relayer sends what is stored.
 // An older one needs the key: one passkey assertion both approves the step and, through its PRF output, unseals the
 // wallet key in the browser, which signs the revocation (revocation-operation.ts). The same ceremony revokes a client
-// and signs the disabling of its older allowances; its others are disabled with what is stored, awaited here.
+// and signs the disabling of its older allowances (lib/oauth/connected-clients.ts revokes the client with them).
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import type { Address, Hex } from "viem";
 import { db } from "@/lib/db";
 import { NotFoundError } from "@/lib/http/errors";
-import { guarded, requireStepUp, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
-import { revokeForUser } from "@/lib/oauth/connected-clients";
+import { guarded, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { recordAudit } from "@/lib/audit";
 import { AllowanceError, frameworkFor } from "./allowances";
 import { runsDeleGator } from "./guard";
@@ -16,7 +15,7 @@ import { prepareRevocation, revokeAllowances, sendStoredRevocations } from "./re
 import type { RevocationToSign } from "./revocation-operation";
 
 /** One revocation the browser signed: the allowances it disables, the EntryPoint nonce it was signed for. */
-type SignedRevocation = { allowanceIds: string[]; nonce: string; signature: string };
+export type SignedRevocation = { allowanceIds: string[]; nonce: string; signature: string };
 
 /** The wallet whose key signs, with the seals the browser can open it with. */
 async function signingWallet(userId: string, credentialId: string) {
@@ -130,35 +129,6 @@ export async function clientRevocationOptions(userId: string, clientId: string) 
     ...wallet,
     revocations: toSign.revocations,
   };
-}
-
-/**
- * Revokes the client (its allowances stop here at once, in the same transaction), then relays the disabling of its
- * allowances: what was signed in this ceremony, and what was stored with the others. A disabling the chain does not
- * confirm leaves them stopped, and /clients offers to send or sign again.
- */
-export async function revokeClientForUser(
-  userId: string,
-  clientId: string,
-  input: { assertion?: AuthenticationResponseJSON; revocations: SignedRevocation[] },
-) {
-  // The revocations signed in this ceremony disable this client's allowances only: the body is the browser's to shape.
-  const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true } });
-  const own = await db().allowance.findMany({ where: { userId, grantId: { in: grants.map((grant) => grant.id) } }, select: { id: true } });
-  const owned = new Set(own.map((allowance) => allowance.id));
-  if (input.revocations.some((revocation) => revocation.allowanceIds.some((id) => !owned.has(id))))
-    throw new AllowanceError("A revocation sent with this client's names an allowance that is not this client's.");
-  await requireStepUp(userId, guarded.revokeClient(clientId), input.assertion);
-  const stopped = await revokeForUser(userId, clientId);
-  // one failure does not keep the others from being sent
-  const failures: unknown[] = [];
-  for (const revocation of input.revocations) {
-    await revokeAllowances(userId, revocation.allowanceIds, { nonce: revocation.nonce, signature: revocation.signature as Hex }).catch(
-      (error: unknown) => failures.push(error),
-    );
-  }
-  await sendStoredRevocations(stopped.allowanceIds).catch((error: unknown) => failures.push(error));
-  if (failures.length) throw failures[0];
 }
 
 /**

@@ -2,7 +2,6 @@ import { formatEther } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { TOOLS } from "@/contract";
-import { contactNames, type ContactNames } from "@/lib/wallet/address-book";
 import { parseAuditData, type AuditEventRow } from "./query";
 
 /**
@@ -28,7 +27,7 @@ export type Names = {
   clients: Map<string, string>;
   credentials: Map<string, string>;
   /** address book names by lowercased address, for recipients */
-  contacts?: ContactNames;
+  contacts?: Record<string, string>;
   /** by request id, from the request's own audit events */
   requests?: Map<string, RequestFacts>;
 };
@@ -49,14 +48,16 @@ function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
   return facts;
 }
 
-/** Names to show for the clients, credentials, recipients and requests these events mention (a removed credential has none). */
-export async function namesFor(userId: string, events: AuditEventRow[]): Promise<Names> {
+/**
+ * Names to show for the clients, credentials, recipients and requests these events mention (a removed credential has
+ * none); `contacts`, the person's address book names, come from the caller.
+ */
+export async function namesFor(userId: string, events: AuditEventRow[], contacts: Record<string, string>): Promise<Names> {
   const clientIds = [...new Set(events.map((event) => event.clientId).filter((id): id is string => Boolean(id)))];
   const requestIds = [...new Set(events.map((event) => event.requestId).filter((id): id is string => Boolean(id)))];
-  const [clients, credentials, contacts, requestEvents] = await Promise.all([
+  const [clients, credentials, requestEvents] = await Promise.all([
     db().client.findMany({ where: { id: { in: clientIds } }, select: { id: true, name: true } }),
     db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
-    contactNames(userId),
     db().auditEvent.findMany({
       where: { userId, type: "request.transition", requestId: { in: requestIds } },
       orderBy: { seq: "asc" },

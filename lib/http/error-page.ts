@@ -1,4 +1,3 @@
-import { config } from "@/lib/config";
 import { PALETTE_CSS } from "./palette";
 
 function escapeHtml(text: string): string {
@@ -31,7 +30,8 @@ export function errorPage(
   options: { back?: { href: string; text: string }; headers?: Record<string, string> } = {},
 ): Response {
   const { back, headers = {} } = options;
-  const home = escapeHtml(new URL("/", config().appUrl).toString());
+  // this app's own home, on the origin that served the page
+  const home = "/";
   const link = back && `<a href="${escapeHtml(back.href)}" rel="noreferrer">${escapeHtml(back.text)}</a>`;
   const next = link
     ? `<p>Agent Wallet did not send you anywhere. If you came from this application, you can go back: ${link}</p>`

@@ -4,7 +4,7 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import { recordAudit, recordAuditSoon, type AuditInput } from "@/lib/audit";
 import { HttpError } from "@/lib/http/errors";
 import { listGrantedCredentials } from "@/lib/wallet/credentials";
-import { getBalance } from "@/lib/wallet/balance";
+import { getBalance } from "@/lib/prices/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
 import { allowanceForAgent, payFromAllowance } from "@/lib/allowances/agent";
 import { payX402, X402AllowanceRefusal } from "@/lib/x402/pay";

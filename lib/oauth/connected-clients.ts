@@ -4,7 +4,13 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { cancellationEvents, cancelPendingIn } from "@/lib/wallet/request-lifecycle";
 import { stopAllowancesIn, type Stopped } from "@/lib/allowances/stop";
 import { policyStanding } from "@/lib/wallet/policy";
+import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
+import type { Hex } from "viem";
 import { NotFoundError } from "@/lib/http/errors";
+import { guarded, requireStepUp } from "@/lib/auth/step-up";
+import { AllowanceError } from "@/lib/allowances/allowances";
+import type { SignedRevocation } from "@/lib/allowances/person";
+import { revokeAllowances, sendStoredRevocations } from "@/lib/allowances/revocation";
 import { chainById } from "@/lib/wallet/chains";
 import { allowanceViews, type AllowanceView } from "@/lib/allowances/view";
 import { listContacts } from "@/lib/wallet/address-book";
@@ -170,4 +176,33 @@ export async function revokeForUser(userId: string, clientId: string, clock: Clo
     await recordAuditIn(tx, [...events, ...cancellationEvents(cancelled, reason), ...stopped.events], clock);
     return stopped;
   });
+}
+
+/**
+ * Revokes the client (its allowances stop here at once, in the same transaction), then relays the disabling of its
+ * allowances: what was signed in this ceremony, and what was stored with the others. A disabling the chain does not
+ * confirm leaves them stopped, and /clients offers to send or sign again.
+ */
+export async function revokeClientForUser(
+  userId: string,
+  clientId: string,
+  input: { assertion?: AuthenticationResponseJSON; revocations: SignedRevocation[] },
+) {
+  // The revocations signed in this ceremony disable this client's allowances only: the body is the browser's to shape.
+  const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true } });
+  const own = await db().allowance.findMany({ where: { userId, grantId: { in: grants.map((grant) => grant.id) } }, select: { id: true } });
+  const owned = new Set(own.map((allowance) => allowance.id));
+  if (input.revocations.some((revocation) => revocation.allowanceIds.some((id) => !owned.has(id))))
+    throw new AllowanceError("A revocation sent with this client's names an allowance that is not this client's.");
+  await requireStepUp(userId, guarded.revokeClient(clientId), input.assertion);
+  const stopped = await revokeForUser(userId, clientId);
+  // one failure does not keep the others from being sent
+  const failures: unknown[] = [];
+  for (const revocation of input.revocations) {
+    await revokeAllowances(userId, revocation.allowanceIds, { nonce: revocation.nonce, signature: revocation.signature as Hex }).catch(
+      (error: unknown) => failures.push(error),
+    );
+  }
+  await sendStoredRevocations(stopped.allowanceIds).catch((error: unknown) => failures.push(error));
+  if (failures.length) throw failures[0];
 }

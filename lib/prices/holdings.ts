@@ -5,14 +5,11 @@ import { erc20Abi, type Address } from "viem";
 import { config, type Chain } from "@/lib/config";
 import { db } from "@/lib/db";
 import { onChain, quickly } from "@/lib/wallet/chains";
-import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { tokenAsset, type Asset } from "@/lib/wallet/token-metadata";
 import { priceCurrency, priceOf } from "./feeds";
 import { amountWithMoney, moneyText, type Price } from "./format";
 import type { NamedAmount } from "@/lib/wallet/headline";
 import type { PickableToken } from "@/lib/wallet/policy-presets";
-
-/** A chain's coin (token null) or an ERC-20 on it. */
-export type Asset = { chain: Chain; token: Address | null; symbol: string; decimals: number };
 
 /** An asset's balance in a wallet (null: could not be read in time) and its price (null: none to show). */
 export type Holding = Asset & { balance: bigint | null; price: Price | null };
@@ -39,12 +36,6 @@ async function followedTokens(userId: string): Promise<{ chainId: number; token:
 /** The coin of a configured chain. */
 export function coinOf(chain: Chain): Asset {
   return { chain, token: null, symbol: chain.symbol, decimals: 18 };
-}
-
-/** An ERC-20 as its contract describes itself, or null when it does not answer as one in time. */
-export async function tokenAsset(chain: Chain, token: Address): Promise<Asset | null> {
-  const metadata = await quickly(() => tokenMetadata(chain.id, token));
-  return metadata?.standard === "erc20" ? { chain, token, symbol: metadata.symbol, decimals: metadata.decimals } : null;
 }
 
 async function balanceOf(address: Address, asset: Asset): Promise<bigint | null> {

@@ -12,7 +12,7 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { canonicalJson, randomId } from "@/lib/crypto";
 import { AppError, NotFoundError } from "@/lib/http/errors";
-import { tokenAsset } from "@/lib/prices/holdings";
+import { tokenAsset } from "./token-metadata";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
 import { allowanceFramework } from "./chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";

@@ -2,6 +2,7 @@
 // decimals, or an NFT collection (ERC-165). A contract that does not answer is an unknown token, never a guess.
 import { LRUCache } from "lru-cache";
 import { erc20Abi, parseAbi, type Address, type PublicClient } from "viem";
+import type { Chain } from "@/lib/config";
 import { AppError } from "@/lib/http/errors";
 import { chainById, ChainUnansweredError, onChain, quickly } from "./chains";
 
@@ -98,4 +99,13 @@ export async function erc20Of(chainId: number, address: Address): Promise<{ symb
   if (metadata.standard === "erc20") return { symbol: metadata.symbol, decimals: metadata.decimals };
   if (metadata.standard === "unknown" && metadata.unread) throw new ChainUnansweredError(`Chain ${chainId} did not answer in time`);
   throw new NotAnErc20Error(chainId, address);
+}
+
+/** A chain's coin (token null) or an ERC-20 on it. */
+export type Asset = { chain: Chain; token: Address | null; symbol: string; decimals: number };
+
+/** An ERC-20 as its contract describes itself, or null when it does not answer as one in time. */
+export async function tokenAsset(chain: Chain, token: Address): Promise<Asset | null> {
+  const metadata = await quickly(() => tokenMetadata(chain.id, token));
+  return metadata?.standard === "erc20" ? { chain, token, symbol: metadata.symbol, decimals: metadata.decimals } : null;
 }

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { appRoute } from "@/lib/routes/app-route";
 import { authenticationResponseSchema } from "@/lib/auth/passkeys";
-import { revokeClientForUser } from "@/lib/allowances/person";
+import { revokeClientForUser } from "@/lib/oauth/connected-clients";
 import { signatureSchema } from "@/lib/wallet/approvals";
 
 export const POST = appRoute(

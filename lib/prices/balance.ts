@@ -1,14 +1,16 @@
+// get_balance: what a granted credential holds on a chain, its coin and tokens, each with its value in the configured
+// currency when a fresh price gives one (./feeds.ts), never a guess.
 import { erc20Abi, formatEther, formatUnits, getAddress, type Address } from "viem";
 import { db } from "@/lib/db";
-import type { AgentContext } from "./agent-context";
+import type { AgentContext } from "@/lib/wallet/agent-context";
 import type { ToolOutput } from "@/contract";
 import { AppError } from "@/lib/http/errors";
 import { config } from "@/lib/config";
-import { chainById, onChain } from "./chains";
-import { parsePolicy } from "./policy";
-import { tokenMetadata } from "./token-metadata";
-import { priceCurrency, priceOf } from "@/lib/prices/feeds";
-import { moneyValue, type Price } from "@/lib/prices/format";
+import { chainById, onChain } from "@/lib/wallet/chains";
+import { parsePolicy } from "@/lib/wallet/policy";
+import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { priceCurrency, priceOf } from "./feeds";
+import { moneyValue, type Price } from "./format";
 
 /** The chain a balance is read on when none is named: the service's only one, or a clear error naming them. */
 function onlyChain() {
