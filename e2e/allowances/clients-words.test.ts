@@ -12,8 +12,8 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Locator, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
-import { agentAsks, connectAgent, importWallet, newPerson, type Person } from "../support/consent";
-import { grantAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
+import { agentAsks, connectAgent, newPerson, type Person } from "../support/consent";
+import { grantAllowanceFor, personWithShoppingWallet, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { overflow, screenshot, widestElement } from "../support/screens";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
@@ -33,12 +33,7 @@ describe("an allowance on /clients, as a person reads it", { timeout: 300_000 },
   before(async () => {
     world = await startAllowanceApp({ browser: true });
     app = world.app;
-    person = await newPerson(world.browser, app, "reader@example.com", []);
-    await importWallet(person.page, "Shopping", key);
-    const credential = await db().credential.findFirstOrThrow({ where: { name: "Shopping" } });
-    credentialId = credential.id;
-    userId = credential.userId;
-    person.page.on("dialog", (dialog) => void dialog.accept());
+    ({ person, credentialId, userId } = await personWithShoppingWallet(world.browser, app, "reader@example.com", key));
   });
   after(async () => {
     for (const client of clients) await client.close();

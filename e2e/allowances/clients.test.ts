@@ -10,8 +10,8 @@ import type { Browser, Page } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
-import { connectAgent, importWallet, newPerson, type Person } from "../support/consent";
-import { grantAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
+import { connectAgent, type Person } from "../support/consent";
+import { grantAllowanceFor, personWithShoppingWallet, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
 
@@ -39,12 +39,7 @@ describe("allowances on /clients", { timeout: 300_000 }, () => {
       browser: true,
       explorerUrl: EXPLORER,
     }));
-    person = await newPerson(browser, app, "payer@example.com", []);
-    await importWallet(person.page, "Shopping", key);
-    const credential = await db().credential.findFirstOrThrow({ where: { name: "Shopping" } });
-    credentialId = credential.id;
-    userId = credential.userId;
-    person.page.on("dialog", (dialog) => void dialog.accept());
+    ({ person, credentialId, userId } = await personWithShoppingWallet(browser, app, "payer@example.com", key));
   });
   after(async () => {
     for (const client of clients) await client.close();

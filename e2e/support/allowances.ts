@@ -13,6 +13,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { Browser } from "playwright-core";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
 import { launchBrowser } from "./browser";
+import { importWallet, newPerson } from "./consent";
 import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingRpc } from "./chain";
 import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
 import { migrateDatabase } from "@/lib/db/migrate";
@@ -361,4 +362,17 @@ export async function spendRefusal(promise: Promise<unknown>) {
   const error = await settled;
   assert.ok(error instanceof AllowanceRefusal, String(error));
   return error;
+}
+
+/**
+ * A person signed up in `browser` who imported `key` as their only wallet, "Shopping" (the page's confirmations
+ * accepted), with the ids the allowance suites ask for.
+ */
+export async function personWithShoppingWallet(browser: Browser, app: RunningApp, email: string, key: Hex) {
+  const person = await newPerson(browser, app, email, []);
+  await importWallet(person.page, "Shopping", key);
+  const { db } = await import("@/lib/db");
+  const credential = await db().credential.findFirstOrThrow({ where: { name: "Shopping", user: { email } } });
+  person.page.on("dialog", (dialog) => void dialog.accept());
+  return { person, credentialId: credential.id, userId: credential.userId };
 }

@@ -3,7 +3,8 @@ import { spawn } from "node:child_process";
 import { createServer, type ServerResponse } from "node:http";
 import path from "node:path";
 import { createRequire } from "node:module";
-import { createPublicClient, http, parseEther, type PublicClient } from "viem";
+import { createPublicClient, createWalletClient, defineChain, http, parseEther, publicActions, type PublicClient } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { freePort } from "./app";
 
 export type LocalChain = {
@@ -72,6 +73,23 @@ export async function startChain(options: { chainId?: number; port?: number } = 
       if (child.exitCode === null) child.kill("SIGKILL");
     },
   };
+}
+
+/** The node's chain as viem defines one, for wallet clients that sign and send on it. */
+export function chainDefinition(chain: { rpcUrl: string; chainId: number }) {
+  return defineChain({
+    id: chain.chainId,
+    name: "Local dev chain",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+}
+
+/** A fresh key funded with 1 ETH for gas, as a wallet client that also reads the chain. */
+export async function fundedWallet(chain: LocalChain) {
+  const account = privateKeyToAccount(generatePrivateKey());
+  await chain.fund(account.address, "1");
+  return createWalletClient({ account, chain: chainDefinition(chain), transport: http(chain.rpcUrl) }).extend(publicActions);
 }
 
 /** The CHAINS setting that points the app at this node (with a block explorer's address when given). */

@@ -1,8 +1,8 @@
 // Real token contracts on the local chain: OpenZeppelin's compiled presets (an installed dev dependency, so
 // nothing is downloaded), deployed with viem from one of the node's funded accounts.
 import { createRequire } from "node:module";
-import { createWalletClient, defineChain, getAddress, http, type Abi, type Address, type Hex } from "viem";
-import type { LocalChain } from "./chain";
+import { createWalletClient, getAddress, http, type Abi, type Address, type Hex } from "viem";
+import { chainDefinition, type LocalChain } from "./chain";
 
 type Artifact = { abi: Abi; bytecode: Hex };
 
@@ -14,12 +14,7 @@ const erc1155Preset = require("@openzeppelin/contracts/build/contracts/ERC1155Pr
 /** A wallet client for the node's first funded account (hardhat unlocks it: the node signs). */
 export async function deployer(chain: LocalChain) {
   const [account] = await createWalletClient({ transport: http(chain.rpcUrl) }).getAddresses();
-  const definition = defineChain({
-    id: chain.chainId,
-    name: "Local dev chain",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
+  const definition = chainDefinition(chain);
   return createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) });
 }
 

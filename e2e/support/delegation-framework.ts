@@ -1,9 +1,9 @@
 // MetaMask's Delegation Framework on the tests' local chain: `deploySmartAccountsEnvironment` deploys every contract
 // (about 40 transactions) from one of the node's funded accounts, and the app learns the addresses through
 // ALLOWANCE_FRAMEWORKS, as an operator's local chain does (`npm run dev:chain`).
-import { createPublicClient, createWalletClient, defineChain, http } from "viem";
+import { createPublicClient, createWalletClient, http } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
-import type { LocalChain } from "./chain";
+import { chainDefinition, type LocalChain } from "./chain";
 
 // The kit sends usage telemetry unless told not to; this must be set before its first call.
 process.env.DO_NOT_TRACK = "1";
@@ -15,12 +15,7 @@ const DEPLOYER = mnemonicToAccount("test test test test test test test test test
 
 export async function deployFramework(chain: { rpcUrl: string; chainId: number }): Promise<FrameworkEnvironment> {
   const { deploySmartAccountsEnvironment } = await import("@metamask/smart-accounts-kit/utils");
-  const definition = defineChain({
-    id: chain.chainId,
-    name: "Local dev chain",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
+  const definition = chainDefinition(chain);
   const wallet = createWalletClient({ account: DEPLOYER, chain: definition, transport: http(chain.rpcUrl) });
   const client = createPublicClient({ chain: definition, transport: http(chain.rpcUrl) });
   return deploySmartAccountsEnvironment(wallet as never, client as never, definition);

@@ -2,27 +2,17 @@
 // with `toFacilitatorEvmSigner` over a viem client (its signer also needs getCode), in `@x402/core`'s x402Facilitator,
 // handed to `@x402/express` as its FacilitatorClient. Its key is a fresh one, funded for gas: it submits the person's
 // TransferWithAuthorization and pays its gas.
-import { createWalletClient, defineChain, http, publicActions } from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { Network, SupportedResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
-import type { LocalChain } from "./chain";
+import { fundedWallet, type LocalChain } from "./chain";
 
 export async function startEip3009Facilitator(chain: LocalChain): Promise<FacilitatorClient> {
-  const account = privateKeyToAccount(generatePrivateKey());
-  await chain.fund(account.address, "1");
-  const definition = defineChain({
-    id: chain.chainId,
-    name: "Local dev chain",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
-  const client = createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) }).extend(publicActions);
+  const client = await fundedWallet(chain);
   const signer = toFacilitatorEvmSigner({
-    address: account.address,
+    address: client.account.address,
     readContract: (args) => client.readContract(args as Parameters<typeof client.readContract>[0]),
     verifyTypedData: (args) => client.verifyTypedData(args as Parameters<typeof client.verifyTypedData>[0]),
     writeContract: (args) => client.writeContract(args as Parameters<typeof client.writeContract>[0]),

@@ -3,25 +3,11 @@
 // specification's two steps: verify = an eth_call of DelegationManager.redeemDelegations from the facilitator's own
 // address (the Redeemer caveat names it), gas-capped; settle = send that call and find the token's Transfer of exactly
 // the amount to the payee in the receipt. Its key is a fresh one, funded for gas.
-import {
-  concat,
-  createWalletClient,
-  decodeEventLog,
-  defineChain,
-  encodeFunctionData,
-  erc20Abi,
-  getAddress,
-  http,
-  pad,
-  toHex,
-  type Address,
-  type Hex,
-} from "viem";
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { concat, decodeEventLog, encodeFunctionData, erc20Abi, getAddress, pad, toHex, type Address, type Hex } from "viem";
 import { DelegationManager } from "@metamask/delegation-abis";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { Network, PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
-import type { LocalChain } from "./chain";
+import { fundedWallet, type LocalChain } from "./chain";
 
 /** ERC-7579's "single call, revert on failure" mode. */
 const SINGLE_DEFAULT_MODE = pad("0x00", { size: 32 });
@@ -55,15 +41,8 @@ export type Erc7710Facilitator = FacilitatorClient & {
 
 export async function startErc7710Facilitator(chain: LocalChain, manager: Address): Promise<Erc7710Facilitator> {
   const delegationManager = getAddress(manager);
-  const account = privateKeyToAccount(generatePrivateKey());
-  await chain.fund(account.address, "1");
-  const definition = defineChain({
-    id: chain.chainId,
-    name: "Local dev chain",
-    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-    rpcUrls: { default: { http: [chain.rpcUrl] } },
-  });
-  const wallet = createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) });
+  const wallet = await fundedWallet(chain);
+  const { account } = wallet;
   const network = `eip155:${chain.chainId}` as Network;
   let refusal: string | null = null;
 

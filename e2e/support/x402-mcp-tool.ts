@@ -6,10 +6,13 @@
 // its `error` saying why.
 import express from "express";
 import { z } from "zod";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
+import type { McpToolCall, McpToolResult } from "agent-wallet/sdk";
 import { listen, saleServer, type PaidResource, type Sale } from "./x402-resource";
 
 export async function startPaidMcpTool(sale: Sale): Promise<PaidResource> {
@@ -66,4 +69,18 @@ export async function startPaidMcpTool(sale: Sale): Promise<PaidResource> {
     await transport.handleRequest(request, response, request.body);
   });
   return listen(app, "/mcp");
+}
+
+/** A paid tool's answer as its MCP client reads it. */
+export type PaidToolResult = McpToolResult & {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content: { type: string; text: string }[];
+};
+
+/** The paid tool's MCP SDK client, as a weather agent connects it: `call` calls a tool, `close` ends the connection. */
+export async function paidToolClient(tool: PaidResource) {
+  const weather = new Client({ name: "weather-agent", version: "1.0.0" });
+  await weather.connect(new StreamableHTTPClientTransport(new URL(tool.url)));
+  return { call: (params: McpToolCall) => weather.callTool(params) as Promise<PaidToolResult>, close: () => weather.close() };
 }

@@ -19,9 +19,8 @@ import { randomId, sha256Hex } from "@/lib/crypto";
 import { API_KEY_PREFIX } from "@/contract";
 import { cliEnv, runCli } from "../support/cli";
 import type { ToolOutput } from "@/contract";
-import { AgentWalletClient, callPaidTool, payingFetch, type McpToolCall, type McpToolResult } from "agent-wallet/sdk";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startPaidMcpTool } from "../support/x402-mcp-tool";
+import { AgentWalletClient, callPaidTool, payingFetch } from "agent-wallet/sdk";
+import { paidToolClient, startPaidMcpTool } from "../support/x402-mcp-tool";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 
@@ -31,7 +30,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   let world: AllowanceApp;
   let token: Address;
   let facilitator: Erc7710Facilitator;
-  const clients: Client[] = [];
+  const clients: { close: () => Promise<void> }[] = [];
   const resources: PaidResource[] = [];
 
   before(async () => {
@@ -44,6 +43,14 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     for (const resource of resources) await resource.close();
     await world?.stop();
   });
+
+  const balanceOf = (address: Address) =>
+    world.chain.client.readContract({
+      address: token,
+      abi: parseAbi(["function balanceOf(address) view returns (uint256)"]),
+      functionName: "balanceOf",
+      args: [address],
+    });
 
   /** A person holding 1 USDC whose credential a new agent holds in `mode`. */
   async function agentOf(mode: "allowance" | "approve") {
@@ -117,15 +124,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.deepEqual(paid.resource, { url: resource.url, description: "A report" });
     const response = await fetch(resource.url, { headers: { [paid.header!]: paid.value! } });
     assert.equal(response.status, 200, facilitator.lastRefusal() ?? undefined);
-    assert.equal(
-      await world.chain.client.readContract({
-        address: token,
-        abi: parseAbi(["function balanceOf(address) view returns (uint256)"]),
-        functionName: "balanceOf",
-        args: [shop],
-      }),
-      PRICE,
-    );
+    assert.equal(await balanceOf(shop), PRICE);
 
     const refused = await pay(agent, (await paidResource(shop)).required);
     assert.equal(refused.isError, true);
@@ -200,10 +199,9 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       description: "A forecast",
     });
     resources.push(tool);
-    const weather = new Client({ name: "weather-agent", version: "1.0.0" });
-    await weather.connect(new StreamableHTTPClientTransport(new URL(tool.url)));
+    const weather = await paidToolClient(tool);
     clients.push(weather);
-    const call = (params: McpToolCall) => weather.callTool(params) as Promise<ToolResult & McpToolResult>;
+    const { call } = weather;
     const forecast = { name: "forecast", arguments: { city: "Lisbon" } };
 
     const unpaid = await call(forecast);
@@ -221,15 +219,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.equal((paid._meta?.["x402/payment-response"] as { success: boolean }).success, true);
     assert.equal(payments.length, 1);
     assert.deepEqual(payments[0].resource, { url: "mcp://paid-weather/tools/forecast", description: "A forecast" });
-    assert.equal(
-      await world.chain.client.readContract({
-        address: token,
-        abi: parseAbi(["function balanceOf(address) view returns (uint256)"]),
-        functionName: "balanceOf",
-        args: [shop],
-      }),
-      PRICE,
-    );
+    assert.equal(await balanceOf(shop), PRICE);
   });
 
   it("with an approve credential, an erc7710-only resource is refused: erc7710 is paid only within an allowance", async () => {

@@ -17,10 +17,8 @@ import { checkScreen, overflow, VIEWPORTS } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
 import { startEip3009Facilitator } from "../support/x402-eip3009";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
-import { startPaidMcpTool } from "../support/x402-mcp-tool";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { AgentWalletClient, callPaidTool, payingFetch, type McpToolCall, type McpToolResult } from "agent-wallet/sdk";
+import { paidToolClient, startPaidMcpTool } from "../support/x402-mcp-tool";
+import { AgentWalletClient, callPaidTool, payingFetch } from "agent-wallet/sdk";
 import { db } from "@/lib/db";
 import type { RequestView, ToolOutput } from "@/contract";
 
@@ -169,9 +167,8 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
       description: "A forecast",
     });
     resources.push(tool);
-    const weather = new Client({ name: "weather-agent", version: "1.0.0" });
-    await weather.connect(new StreamableHTTPClientTransport(new URL(tool.url)));
-    const call = (params: McpToolCall) => weather.callTool(params) as Promise<ToolResult & McpToolResult>;
+    const weather = await paidToolClient(tool);
+    const { call } = weather;
     try {
       const forecast = await approvedWhile((onPayment) =>
         callPaidTool(wallet, call, { name: "forecast", arguments: { city: "Porto" } }, { credentialId: suite.wallet.id, onPayment }),
