@@ -87,6 +87,20 @@ describe("the DeleGator's shapes under a native cap, and in words on the approva
     const left = (await call("get_policy", {})).structuredContent as { remaining: { native_per_day: { remaining: string } } };
     assert.equal(left.remaining.native_per_day.remaining, String(parseEther("0.19")), "held against the day's cap");
 
+    // Before the person decides, the audit log says what the call runs, not a call of 0 ETH to the wallet itself.
+    const { namesFor, summarizeEvent } = await import("@/lib/audit/describe");
+    const { parseAuditData } = await import("@/lib/audit/query");
+    const [askedEvent] = await db().auditEvent.findMany({
+      where: { type: "request.transition", requestId: request.request_id },
+      orderBy: { seq: "asc" },
+      take: 1,
+    });
+    const event = { ...askedEvent, data: parseAuditData(askedEvent.data) };
+    assert.match(
+      summarizeEvent(event, await namesFor(askedEvent.userId!, [event], {})),
+      new RegExp(`asked to run through execute on ${suite.wallet.address}: send 0\\.01 ETH to ${taker}$`),
+    );
+
     const { page } = suite.person;
     await page.goto(request.approval_url);
     await page.getByText(`Run from your wallet: Send 0.01 ETH to ${short(taker)} on Local dev chain`, { exact: true }).waitFor();

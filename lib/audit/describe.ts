@@ -15,12 +15,21 @@ import { parseAuditData, type AuditEventRow } from "./query";
  */
 type RequestFacts = {
   kind?: string;
+  /** what a DeleGator call runs (lib/wallet/deleGator-calls.ts auditedRuns) */
+  runs?: Runs;
   chainId?: number;
   recipient?: string;
   value?: string;
   call?: boolean;
   txHash?: string;
   words?: string;
+};
+
+type Runs = {
+  functionName?: unknown;
+  unreadable?: unknown;
+  executions?: { from?: unknown; recipient?: unknown; value?: unknown; call?: unknown }[];
+  total?: unknown;
 };
 
 export type Names = {
@@ -44,6 +53,7 @@ function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
     if (typeof data.call === "boolean") facts.call = data.call;
     if (typeof data.txHash === "string") facts.txHash = data.txHash;
     if (typeof data.words === "string") facts.words = data.words;
+    if (data.runs && typeof data.runs === "object") facts.runs = data.runs as Runs;
   }
   return facts;
 }
@@ -233,8 +243,12 @@ function requestWords(facts: RequestFacts, names: Names): { ask: string; done: s
   if (facts.words && !plainSend) return { ask: continued(facts.words), done: `Done: ${continued(facts.words)}` };
   if (facts.kind === "send_transaction" && facts.value !== undefined && facts.chainId !== undefined && facts.recipient) {
     const chain = config().chains.find((candidate) => candidate.id === facts.chainId);
-    const amount = chain ? `${formatEther(BigInt(facts.value))} ${chain.symbol}` : `${facts.value} wei on chain ${facts.chainId}`;
-    const to = names.contacts?.[facts.recipient.toLowerCase()] ?? facts.recipient;
+    const amountOf = (value: string) =>
+      chain ? `${formatEther(BigInt(value))} ${chain.symbol}` : `${value} wei on chain ${facts.chainId}`;
+    const nameOf = (address: string) => names.contacts?.[address.toLowerCase()] ?? address;
+    const to = nameOf(facts.recipient);
+    if (facts.runs) return runsWords(facts.runs, to, amountOf, nameOf);
+    const amount = amountOf(facts.value);
     if (facts.call) return { ask: `call the contract ${to} with ${amount}`, done: `Called the contract ${to} with ${amount}` };
     return { ask: `send ${amount} to ${to}`, done: `Sent ${amount} to ${to}` };
   }
@@ -242,6 +256,33 @@ function requestWords(facts: RequestFacts, names: Names): { ask: string; done: s
   if (facts.kind === "sign_message") return { ask: "sign a message", done: "Signed a message" };
   if (facts.kind === "sign_typed_data") return { ask: "sign typed data", done: "Signed typed data" };
   return { ask: "act for you", done: "Done" };
+}
+
+/**
+ * A DeleGator call in words: what each of its executions sends or calls (from whose account, when a delegation's), or
+ * why they cannot be read, never "a call to the wallet itself".
+ */
+function runsWords(
+  runs: Runs,
+  to: string,
+  amountOf: (value: string) => string,
+  nameOf: (address: string) => string,
+): { ask: string; done: string } {
+  const functionName = text(runs.functionName) ?? "a function";
+  if (text(runs.unreadable)) {
+    const words = `call ${functionName} on ${to}, whose effect cannot be read (${text(runs.unreadable)})`;
+    return { ask: words, done: `Done: ${words}` };
+  }
+  const steps = (runs.executions ?? []).flatMap(({ from, recipient, value, call }) => {
+    if (typeof recipient !== "string" || typeof value !== "string" || !/^\d+$/.test(value)) return [];
+    const amount = amountOf(value);
+    const what = call === true ? `call the contract ${nameOf(recipient)} with ${amount}` : `send ${amount} to ${nameOf(recipient)}`;
+    return [typeof from === "string" ? `${what} from ${nameOf(from)}` : what];
+  });
+  const total = typeof runs.total === "number" ? runs.total : steps.length;
+  const more = total > steps.length ? `, and ${total - steps.length} more` : "";
+  const words = `run through ${functionName} on ${to}: ${steps.join("; ") || "nothing"}${more}`;
+  return { ask: words, done: `Ran through ${functionName} on ${to}: ${steps.join("; ") || "nothing"}${more}` };
 }
 
 const BY_PASSKEY = "approved by you with a passkey";

@@ -164,6 +164,38 @@ describe("summarizeEvent", () => {
     });
     assert.equal(transactionOf({ type: "request.transition", requestId: "rq_1", data: { to: "approved" } }, story), null);
   });
+  it("says what a call through the wallet's DeleGator runs, not a call of 0 ETH to the wallet itself", () => {
+    const wallet = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+    const taker = "0x000000000000000000000000000000000000bEEF";
+    const names: Names = {
+      clients: new Map([["c1", "Payroll bot"]]),
+      credentials: new Map(),
+      contacts: { [taker.toLowerCase()]: "Taker" },
+    };
+    const asked = (runs: Record<string, unknown>) =>
+      summarizeEvent(
+        {
+          type: "request.transition",
+          clientId: "c1",
+          data: { kind: "send_transaction", to: "pending", chainId: 31337, recipient: wallet, value: "0", call: true, runs },
+        },
+        names,
+      );
+    const send = { from: null, recipient: taker, value: "1000000000000000000", call: false };
+    assert.equal(
+      asked({ functionName: "execute", executions: [send], total: 1 }),
+      `Payroll bot asked to run through execute on ${wallet}: send 1 ETH to Taker`,
+    );
+    assert.equal(
+      asked({ functionName: "redeemDelegations", executions: [{ ...send, from: wallet, call: true }], total: 3 }),
+      `Payroll bot asked to run through redeemDelegations on ${wallet}: call the contract Taker with 1 ETH from ${wallet}, and 2 more`,
+    );
+    assert.equal(
+      asked({ functionName: "execute", unreadable: "it runs in try mode" }),
+      `Payroll bot asked to call execute on ${wallet}, whose effect cannot be read (it runs in try mode)`,
+    );
+  });
+
   it("says a decision in the words the person decided on, and folds a request's events into one row", () => {
     const words = "Allow spending of unlimited USDC for 0x9A9f…41c2 on Base";
     const call: Names = {

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
 import { concat, encodeFunctionData, erc20Abi, parseEther } from "viem";
-import { decodeDeleGatorCall } from "./deleGator-calls";
+import { auditedRuns, decodeDeleGatorCall } from "./deleGator-calls";
 import { execute, mode, redeem } from "@/lib/allowances/deleGator.fixture";
 
 const TAKER = "0x000000000000000000000000000000000000bEEF";
@@ -78,5 +78,27 @@ describe("calls into the DeleGator", () => {
   it("any other calldata is not the DeleGator's", () => {
     assert.equal(decodeDeleGatorCall(transfer), null);
     assert.equal(decodeDeleGatorCall("0x"), null);
+  });
+
+  it("the audit log keeps what a call runs: each execution's recipient, value and whether it calls code, ten at most", () => {
+    assert.equal(auditedRuns(transfer), null, "a token transfer is no DeleGator call");
+    assert.deepEqual(auditedRuns(execute([send(parseEther("1")), { target: TOKEN, value: 0n, callData: transfer }])), {
+      functionName: "execute",
+      executions: [
+        { from: null, recipient: TAKER, value: "1000000000000000000", call: false },
+        { from: null, recipient: TOKEN, value: "0", call: true },
+      ],
+      total: 2,
+    });
+    assert.deepEqual(auditedRuns(redeem([{ delegate: TAKER, delegator: PERSON }], [send(2n)]))?.executions, [
+      { from: PERSON, recipient: TAKER, value: "2", call: false },
+    ]);
+    const many = auditedRuns(execute(Array.from({ length: 12 }, (_, index) => send(BigInt(index)))));
+    assert.equal(many?.executions?.length, 10);
+    assert.equal(many?.total, 12);
+    assert.deepEqual(auditedRuns(execute([send(1n)], mode("ff")), [MANAGER]), {
+      functionName: "execute",
+      unreadable: "it runs code by delegatecall, as the account itself, which cannot be read as calls",
+    });
   });
 });

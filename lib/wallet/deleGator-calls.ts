@@ -145,3 +145,35 @@ function checkInner({ target, callData }: Execution, guarded: readonly Address[]
   if (NESTED.has(callData.slice(0, 10).toLowerCase() as Hex))
     throw new Unreadable("one of its executions runs or changes delegated executions again (nested)");
 }
+
+/** What the audit log keeps of the executions a call runs: at most this many, with how many there were in all. */
+const AUDITED_EXECUTIONS = 10;
+
+/** A DeleGator call as the audit log records it when an agent asks for it (lib/audit/describe.ts words it). */
+export type AuditedRuns = {
+  functionName: string;
+  /** why its executions cannot be read, when they cannot */
+  unreadable?: string;
+  /** each execution: from whose account (null: the wallet's own), to whom, how much, and whether it calls code */
+  executions?: { from: Address | null; recipient: Address; value: string; call: boolean }[];
+  total?: number;
+};
+
+/**
+ * What `data` runs through the DeleGator, for the audit log (null: it is no DeleGator call): the page that asks the
+ * person reads the same executions, so that the log says what runs, not "a call to the wallet itself".
+ */
+export function auditedRuns(data: Hex, guarded: readonly Address[] = []): AuditedRuns | null {
+  const call = decodeDeleGatorCall(data, guarded);
+  if (!call) return null;
+  if (call.kind === "unreadable") return { functionName: call.functionName, unreadable: call.reason };
+  const executions = call.runs.flatMap((run) =>
+    run.executions.map((execution) => ({
+      from: run.delegator,
+      recipient: execution.target,
+      value: execution.value.toString(),
+      call: execution.callData !== "0x",
+    })),
+  );
+  return { functionName: call.functionName, executions: executions.slice(0, AUDITED_EXECUTIONS), total: executions.length };
+}

@@ -17,7 +17,7 @@ import {
   decodeValueLteTerms,
 } from "@metamask/delegation-core";
 import { getAddress, hexToBigInt, isAddressEqual, slice, type Address, type Hex, type TypedDataDefinition } from "viem";
-import { enforcerName, type EnforcerName, type Framework } from "@/lib/wallet/delegation-framework";
+import { enforcerName, frameworkContracts, type EnforcerName, type Framework } from "@/lib/wallet/delegation-framework";
 import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
 import { hasShape, type TypedDataShape } from "./permits";
 
@@ -273,7 +273,7 @@ export function recogniseUserOperation(typedData: TypedDataDefinition, framework
   // Its first 20 bytes name the paymaster; shorter data names none, and the EntryPoint refuses it.
   const paymaster = paymasterAndData.length >= 42 ? getAddress(slice(paymasterAndData, 0, 20)) : null;
   const callData = message.callData as Hex;
-  const guarded = [entryPoint, ...(framework ? [framework.DelegationManager, framework.EntryPoint] : [])];
+  const guarded = [entryPoint, ...frameworkContracts(framework)];
   return {
     sender: getAddress(message.sender as string),
     nonce: BigInt(message.nonce as string),

@@ -83,3 +83,8 @@ export function enforcerName(framework: Framework, enforcer: string): EnforcerNa
   const wanted = enforcer.toLowerCase();
   return ENFORCERS.find((name) => framework.caveatEnforcers[name].toLowerCase() === wanted) ?? null;
 }
+
+/** The framework's own contracts, which no execution read as the account's may call (what they would do is not its). */
+export function frameworkContracts(framework: Framework | null): Address[] {
+  return framework ? [framework.DelegationManager, framework.EntryPoint] : [];
+}

@@ -15,7 +15,7 @@ import { AppError, NotFoundError } from "@/lib/http/errors";
 import { tokenAsset } from "./token-metadata";
 import { policySchema, type Policy, type PolicyView } from "@/contract";
 import { allowanceFramework } from "./chains";
-import type { Framework } from "@/lib/wallet/delegation-framework";
+import { frameworkContracts, type Framework } from "@/lib/wallet/delegation-framework";
 import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall } from "./deleGator-calls";
 import { recogniseDelegation, recogniseUserOperation, type Bound } from "./deleGator-typed-data";
@@ -216,7 +216,7 @@ export function factsOf(payload: Intent, frameworkOf: FrameworkOf): RequestFacts
   const value = BigInt(transaction.value);
   const base = { kind: payload.kind, chainId: transaction.chainId, domain: null };
   const framework = frameworkOf(transaction.chainId);
-  const deleGator = decodeDeleGatorCall(transaction.data, framework ? [framework.DelegationManager, framework.EntryPoint] : []);
+  const deleGator = decodeDeleGatorCall(transaction.data, frameworkContracts(framework));
   if (!deleGator) {
     const facts = callFacts(to, value, transaction.data, transaction.chainId);
     return {

@@ -5,7 +5,7 @@ import { formatEther, formatUnits, getAddress, isAddress, type Address, type Hex
 import { ANY_BENEFICIARY } from "@metamask/delegation-core";
 import { config, type Chain } from "@/lib/config";
 import { fromNow, utcDateTime } from "@/lib/clock";
-import type { Framework } from "@/lib/wallet/delegation-framework";
+import { frameworkContracts, type Framework } from "@/lib/wallet/delegation-framework";
 import { allowanceFramework, chainById, READ_BUDGET_MS } from "./chains";
 import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
@@ -342,7 +342,6 @@ async function executionsDescription(call: DeleGatorCall, place: Omit<Place, "to
 }
 
 /** The framework's own contracts on a chain: no execution the page reads may call them. */
-const guardedOn = (framework: Framework | null) => (framework ? [framework.DelegationManager, framework.EntryPoint] : []);
 
 async function callDescription(
   transaction: PreparedTransaction,
@@ -351,7 +350,7 @@ async function callDescription(
   framework: Framework | null,
 ): Promise<CallDescription> {
   const place = { to: getAddress(transaction.to), chainId: transaction.chainId, symbol };
-  const deleGator = decodeDeleGatorCall(transaction.data, guardedOn(framework));
+  const deleGator = decodeDeleGatorCall(transaction.data, frameworkContracts(framework));
   if (deleGator) return { kind: "executions", data: transaction.data, ...(await executionsDescription(deleGator, place, lookup)) };
   return dataDescription(transaction.data, place, lookup);
 }

@@ -9,7 +9,9 @@ import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestView, type ToolInput } from "@/contract";
 import type { AgentContext } from "./agent-context";
-import { chainById, onChain } from "./chains";
+import { allowanceFramework, chainById, onChain } from "./chains";
+import { auditedRuns, type AuditedRuns } from "./deleGator-calls";
+import { frameworkContracts } from "./delegation-framework";
 import type { PreparedTransaction, RequestPayload, X402Context } from "./request-payload";
 import {
   currentRequest,
@@ -116,6 +118,12 @@ export async function policyRefusal(
  * Typed data that authorizes an x402 payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment
  * its signature completes; and `reason`, why the credential's allowance did not pay it.
  */
+/** What a DeleGator call runs, for its request's first audit event (deleGator-calls.ts). */
+function runsOf(chainId: number, data: Hex): { runs?: AuditedRuns } {
+  const runs = auditedRuns(data, frameworkContracts(allowanceFramework(chainId)));
+  return runs ? { runs } : {};
+}
+
 export async function createRequest(
   agent: AgentContext,
   input:
@@ -181,6 +189,7 @@ export async function createRequest(
           recipient: getAddress(input.to),
           value: String(BigInt(input.value)),
           call: (input.data ?? "0x") !== "0x",
+          ...runsOf(input.chain_id, (input.data ?? "0x") as Hex),
         }),
         // an x402 payment: what it pays for (its amount and payee are in the typed data)
         ...(options.x402 && { resource: options.x402.resource.url }),
