@@ -24,11 +24,17 @@ export type HeldPayment = { id: string; delegationHash: string; leafHash: string
 // by the database: an agent paying often holds many at once (each until its leaf expires, unless a refused payment
 // finds it settled), and reading them row by row grew with their number. SQLite sums exactly while every amount fits
 // 64 bits (18 digits) and the sum does (otherwise it raises an error): past that the rows are read and summed here.
-const HELD_TOTALS = new PreparedSelect<{ delegationHash: string; payments: number | string; amount: string; digits: number | string }>(
+const HELD_TOTALS = new PreparedSelect<{
+  delegationHash: string;
+  expired: number | string;
+  payments: number | string;
+  amount: string;
+  digits: number | string;
+}>(
   "allowance_held_totals",
-  `SELECT "delegationHash", COUNT(*) AS "payments", CAST(SUM(CAST("amount" AS NUMERIC)) AS TEXT) AS "amount",
-    MAX(LENGTH("amount")) AS "digits"
-  FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "expiresAt" >= ? GROUP BY "delegationHash"`,
+  `SELECT "delegationHash", CASE WHEN "expiresAt" < ? THEN 1 ELSE 0 END AS "expired", COUNT(*) AS "payments",
+    CAST(SUM(CAST("amount" AS NUMERIC)) AS TEXT) AS "amount", MAX(LENGTH("amount")) AS "digits"
+  FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' GROUP BY 1, 2`,
 );
 const HELD_PAYMENTS = new PreparedSelect<HeldPayment>(
   "allowance_held_payments",
@@ -65,17 +71,19 @@ function add(totals: Map<string, Held>, hold: HeldPayment) {
 export async function heldPayments(allowanceId: string, now: Date, options: { every?: boolean } = {}): Promise<Holds> {
   if (options.every) return { totals: new Map(), rows: await selectRows(HELD_PAYMENTS, allowanceId) };
   const since = sqliteDateTime(new Date(now.getTime() - EXPIRY_MARGIN_MS));
-  let totals;
+  let groups;
   try {
-    totals = await selectRows(HELD_TOTALS, allowanceId, since);
+    groups = await selectRows(HELD_TOTALS, since, allowanceId);
   } catch (error) {
     // SQLite's integer overflow, of a sum past 64 bits
     if (!/overflow/i.test((error as Error).message)) throw error;
     return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
   }
-  if (!usesPostgres() && totals.some((row) => Number(row.digits) > 18)) return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
-  const held: Holds = { totals: new Map(), rows: await selectRows(EXPIRED_HOLDS, allowanceId, since) };
-  for (const row of totals) held.totals.set(row.delegationHash, { amount: BigInt(row.amount), payments: Number(row.payments) });
+  const live = groups.filter((group) => Number(group.expired) === 0);
+  if (!usesPostgres() && live.some((group) => Number(group.digits) > 18)) return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
+  // Holds past their expiry, rarely any: read as rows, for the chain to judge each.
+  const held: Holds = { totals: new Map(), rows: live.length < groups.length ? await selectRows(EXPIRED_HOLDS, allowanceId, since) : [] };
+  for (const group of live) held.totals.set(group.delegationHash, { amount: BigInt(group.amount), payments: Number(group.payments) });
   return held;
 }
 
