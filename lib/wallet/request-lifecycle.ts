@@ -331,11 +331,12 @@ const REQUEST_COLUMNS = [
   "expiresAt",
   "reason",
   "decidedAt",
+  "completedAt",
 ] as const;
 const INSERT_REQUEST = `INSERT INTO "AgentRequest" (${REQUEST_COLUMNS.map((column) => `"${column}"`).join(", ")})
   VALUES (${REQUEST_COLUMNS.map(() => "?").join(", ")})`;
 
-/** Stores a new pending request, its transaction's last statement; returns its row as the ORM would read it. */
+/** Stores a new request, its transaction's last statement; returns its row as the ORM would read it. */
 export function* insertRequest(request: Pick<RequestRow, (typeof REQUEST_COLUMNS)[number]>): TransactionScript<RequestRow> {
   yield* lastChangesOf(INSERT_REQUEST, ...REQUEST_COLUMNS.map((column) => request[column]));
   return {
@@ -344,6 +345,5 @@ export function* insertRequest(request: Pick<RequestRow, (typeof REQUEST_COLUMNS
     txHash: null,
     nonce: null,
     nonceUntil: null,
-    completedAt: null,
   };
 }

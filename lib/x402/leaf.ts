@@ -27,13 +27,16 @@ export type LeafTerms = {
   expiresAt: number;
 };
 
-/** The signed leaf, its hash, and the erc7710 payload that carries it with its root. */
-export async function signPaymentLeaf(
+/** A leaf to be signed: its hash names it (the signature is not hashed), so its hold can be stored before it is signed. */
+export type PaymentLeaf = { leaf: Delegation; leafHash: Hex; root: DelegationState; terms: LeafTerms };
+
+/** The leaf of a payment under `root`, from the delegate key, unsigned. */
+export async function paymentLeaf(
   framework: Framework,
   paymentEnforcers: NonNullable<Framework["paymentEnforcers"]>,
   root: DelegationState,
   terms: LeafTerms,
-): Promise<{ leafHash: Hex; payload: DelegationPayload }> {
+): Promise<PaymentLeaf> {
   const delegate = await delegateAccount();
   const enforcers = framework.caveatEnforcers;
   const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [terms.payee, terms.amount] });
@@ -61,14 +64,28 @@ export async function signPaymentLeaf(
     salt: randomSalt(),
     signature: "0x",
   };
-  const leafHash = delegationHash(leaf);
-  leaf.signature = await delegate.sign({ hash: delegationDigest(leafHash, terms.chainId, framework.DelegationManager) });
+  return { leaf, leafHash: delegationHash(leaf), root, terms };
+}
+
+/** The leaf signed by the delegate key, and the erc7710 payload that carries it with its root. */
+export async function signLeaf(framework: Framework, { leaf, leafHash, root, terms }: PaymentLeaf): Promise<DelegationPayload> {
+  const delegate = await delegateAccount();
+  const signature = await delegate.sign({ hash: delegationDigest(leafHash, terms.chainId, framework.DelegationManager) });
+  const signed = { ...leaf, signature };
   return {
-    leafHash,
-    payload: {
-      delegationManager: framework.DelegationManager,
-      permissionContext: encodedDelegations([leaf, root.delegation]),
-      delegator: root.delegation.delegator,
-    },
+    delegationManager: framework.DelegationManager,
+    permissionContext: encodedDelegations([signed, root.delegation]),
+    delegator: root.delegation.delegator,
   };
+}
+
+/** The signed leaf, its hash, and the erc7710 payload that carries it with its root. */
+export async function signPaymentLeaf(
+  framework: Framework,
+  paymentEnforcers: NonNullable<Framework["paymentEnforcers"]>,
+  root: DelegationState,
+  terms: LeafTerms,
+): Promise<{ leafHash: Hex; payload: DelegationPayload }> {
+  const unsigned = await paymentLeaf(framework, paymentEnforcers, root, terms);
+  return { leafHash: unsigned.leafHash, payload: await signLeaf(framework, unsigned) };
 }

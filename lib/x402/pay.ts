@@ -10,7 +10,7 @@ import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { randomId } from "@/lib/crypto";
-import { db, selectRows } from "@/lib/db";
+import { selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
 import { writeTogether, writing } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
@@ -28,7 +28,7 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { RequestError } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
 import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
-import { signPaymentLeaf } from "./leaf";
+import { paymentLeaf, signLeaf } from "./leaf";
 import { oneTapChoice, payWithOneTap, type Authorizable } from "./one-tap";
 import { parsePaymentRequired, type PaymentRequired } from "./requirement";
 
@@ -101,12 +101,13 @@ async function overCap(
   throw new X402AllowanceRefusal(`${words} Nothing was signed.`, shown, overLimit === "ask" ? words : null);
 }
 
-// The payment's hold and its request's completion, in one transaction past the ORM (lib/db/transaction-script.ts):
-// through Prisma the two statements cost about three milliseconds of CPU on every payment.
+// The payment's hold, written past the ORM with its completed request in the policy's transaction
+// (lib/db/transaction-script.ts); both go if the leaf cannot be signed.
 const HELD_PAYMENT = `INSERT INTO "X402Payment"
   ("id", "allowanceId", "delegationHash", "leafHash", "token", "payee", "amount", "resource", "status", "expiresAt", "createdAt")
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'held', ?, ?)`;
-const REQUEST_COMPLETED = `UPDATE "AgentRequest" SET "status" = 'completed', "completedAt" = ? WHERE "id" = ?`;
+const UNHELD_PAYMENT = `DELETE FROM "X402Payment" WHERE "id" = ?`;
+const UNMADE_REQUEST = `DELETE FROM "AgentRequest" WHERE "id" = ?`;
 
 /** Signs the chosen payment under the allowance's lease, holds its amount and counts it against the policy. */
 async function signWithinAllowance(
@@ -159,51 +160,59 @@ async function signWithinAllowance(
         maxPriorityFeePerGas: "0",
       },
     };
-    const request = await createWithinPolicy(agent, credentialId, payload, now, {
-      status: "approved",
-      reason: `x402 payment for ${required.resource.url}, signed within the allowance ${allowance.id} without a tap`,
-      expiresAt: now,
-      decidedAt: now,
-    }).catch(async (error: unknown) => {
-      if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
-      throw error;
-    });
     // The leaf never outlives the allowance it derives from.
     const expiresAt = Math.min(
       Math.floor(now.getTime() / 1000) + choice.offer.maxTimeoutSeconds,
       Math.floor(allowance.expiresAt.getTime() / 1000),
     );
+    const leaf = await paymentLeaf(framework, paymentEnforcers, state, {
+      chainId: choice.chainId,
+      asset: choice.asset,
+      payee: choice.payee,
+      amount: choice.amount,
+      redeemers: choice.redeemers,
+      expiresAt,
+    });
+    // Its hold is stored with the request, in the policy's transaction: the leaf (named by its hash) is signed only
+    // once both are.
+    const paymentId = randomId("xp_");
+    const held = writing(
+      HELD_PAYMENT,
+      paymentId,
+      allowance.id,
+      state.hash,
+      leaf.leafHash,
+      choice.asset,
+      choice.payee,
+      choice.amount.toString(),
+      required.resource.url,
+      new Date(expiresAt * 1000),
+      now,
+    );
+    const request = await createWithinPolicy(
+      agent,
+      credentialId,
+      payload,
+      now,
+      {
+        status: "completed",
+        reason: `x402 payment for ${required.resource.url}, signed within the allowance ${allowance.id} without a tap`,
+        expiresAt: now,
+        decidedAt: now,
+        completedAt: now,
+      },
+      [held],
+    ).catch(async (error: unknown) => {
+      if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
+      throw error;
+    });
     let signed;
     try {
-      signed = await signPaymentLeaf(framework, paymentEnforcers, state, {
-        chainId: choice.chainId,
-        asset: choice.asset,
-        payee: choice.payee,
-        amount: choice.amount,
-        redeemers: choice.redeemers,
-        expiresAt,
-      });
+      signed = await signLeaf(framework, leaf);
     } catch (error) {
-      await db().agentRequest.delete({ where: { id: request.id } });
+      await writeTogether([writing(UNHELD_PAYMENT, paymentId), writing(UNMADE_REQUEST, request.id)]);
       throw error;
     }
-    const paymentId = randomId("xp_");
-    await writeTogether([
-      writing(
-        HELD_PAYMENT,
-        paymentId,
-        allowance.id,
-        state.hash,
-        signed.leafHash,
-        choice.asset,
-        choice.payee,
-        choice.amount.toString(),
-        required.resource.url,
-        new Date(expiresAt * 1000),
-        now,
-      ),
-      writing(REQUEST_COMPLETED, now, request.id),
-    ]);
     await recordAudit(
       {
         type: "allowance.spent",
@@ -224,7 +233,7 @@ async function signWithinAllowance(
       clock,
     );
     return {
-      ...paymentAnswer(required, choice.offer, signed.payload),
+      ...paymentAnswer(required, choice.offer, signed),
       payment_id: paymentId,
       ...(await paymentTerms(required, choice, expiresAt)),
       allowance_id: allowance.id,
