@@ -341,8 +341,6 @@ async function executionsDescription(call: DeleGatorCall, place: Omit<Place, "to
   };
 }
 
-/** The framework's own contracts on a chain: no execution the page reads may call them. */
-
 async function callDescription(
   transaction: PreparedTransaction,
   symbol: string,
