@@ -1,8 +1,9 @@
 // Calls into the DeleGator and its typed data, built as a wallet, an agent or this project's own code builds them, for
 // the unit tests of what reads them (decoding, the policy's counting, the risks).
-import { DelegationManager, EIP7702StatelessDeleGator } from "@metamask/delegation-abis";
+import { DelegationManager, EIP7702StatelessDeleGator, EntryPoint } from "@metamask/delegation-abis";
 import { ROOT_AUTHORITY } from "@metamask/delegation-core";
 import { encodeAbiParameters, encodeFunctionData, encodePacked, type Address, type Hex, type TypedDataDefinition } from "viem";
+import { toPackedUserOperation } from "viem/account-abstraction";
 import { delegationTypedData as managerTypedData } from "./caveats";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { operationTypedData } from "./revocation-operation";
@@ -84,4 +85,20 @@ export function userOperationTypedData(
   const { signature: _unsigned, ...fields } = typedData.message as typeof typedData.message & { signature?: Hex };
   const message = { ...fields, nonce: "0", preVerificationGas: "60000", paymasterAndData };
   return { ...typedData, message } as unknown as TypedDataDefinition;
+}
+
+/** EntryPoint v0.7's `handleOps` of one signed user operation of `sender` running `callData`, its gas refund to `beneficiary`. */
+export function handleOpsCall(sender: Address, callData: Hex, beneficiary: Address): Hex {
+  const operation = toPackedUserOperation({
+    sender,
+    nonce: 0n,
+    callData,
+    callGasLimit: 80_000n,
+    verificationGasLimit: 150_000n,
+    preVerificationGas: 60_000n,
+    maxFeePerGas: 1_000_000_000n,
+    maxPriorityFeePerGas: 1_000_000_000n,
+    signature: `0x${"11".repeat(65)}`,
+  });
+  return encodeFunctionData({ abi: EntryPoint, functionName: "handleOps", args: [[operation], beneficiary] });
 }

@@ -266,17 +266,24 @@ function unpack(word: Hex): [bigint, bigint] {
 export function recogniseUserOperation(typedData: TypedDataDefinition, framework: Framework | null): UserOperationReading | null {
   if (!hasShape(typedData, USER_OPERATION)) return null;
   const message = typedData.message as Values;
-  const entryPoint = getAddress(message.entryPoint as string);
-  const [verificationGas, callGas] = unpack(message.accountGasLimits as Hex);
-  const [, maxFeePerGas] = unpack(message.gasFees as Hex);
-  const paymasterAndData = message.paymasterAndData as Hex;
+  return readUserOperation(message, getAddress(message.entryPoint as string), framework);
+}
+
+/**
+ * A PackedUserOperation (ERC-4337 v0.7) for `entryPoint`, as typed data sign it or `handleOps` submits it: what its
+ * callData runs on the sender's account, and the most the sender pays for its gas.
+ */
+export function readUserOperation(operation: Values, entryPoint: Address, framework: Framework | null): UserOperationReading {
+  const [verificationGas, callGas] = unpack(operation.accountGasLimits as Hex);
+  const [, maxFeePerGas] = unpack(operation.gasFees as Hex);
+  const paymasterAndData = operation.paymasterAndData as Hex;
   // Its first 20 bytes name the paymaster; shorter data names none, and the EntryPoint refuses it.
   const paymaster = paymasterAndData.length >= 42 ? getAddress(slice(paymasterAndData, 0, 20)) : null;
-  const callData = message.callData as Hex;
+  const callData = operation.callData as Hex;
   const guarded = [entryPoint, ...frameworkContracts(framework)];
   return {
-    sender: getAddress(message.sender as string),
-    nonce: BigInt(message.nonce as string),
+    sender: getAddress(operation.sender as string),
+    nonce: BigInt(operation.nonce as string | bigint),
     entryPoint,
     call: decodeDeleGatorCall(callData, guarded) ?? {
       kind: "unreadable",
@@ -284,10 +291,11 @@ export function recogniseUserOperation(typedData: TypedDataDefinition, framework
       reason: "its call is none of the DeleGator's executions",
     },
     // ERC-4337 v0.7's prefund without a paymaster: every gas limit at the highest fee, taken from the account.
-    gas: paymasterAndData === "0x" ? (verificationGas + callGas + BigInt(message.preVerificationGas as string)) * maxFeePerGas : 0n,
+    gas:
+      paymasterAndData === "0x" ? (verificationGas + callGas + BigInt(operation.preVerificationGas as string | bigint)) * maxFeePerGas : 0n,
     paymaster,
     uncounted:
-      message.initCode !== "0x"
+      operation.initCode !== "0x"
         ? "it deploys code first (initCode), which cannot be read"
         : paymasterAndData !== "0x"
           ? `a paymaster${paymaster ? ` (${paymaster})` : ""} pays its gas on terms this wallet cannot read`

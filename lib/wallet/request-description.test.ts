@@ -7,7 +7,14 @@ import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type TypedDataDef
 import { address, preparedAllowance, testFramework } from "@/lib/allowances/framework.fixture";
 import { describePayload, type Detail } from "./request-description";
 import type { RequestPayload } from "./request-payload";
-import { delegationTypedData, execute, mode, preparedTransaction, userOperationTypedData } from "@/lib/allowances/deleGator.fixture";
+import {
+  delegationTypedData,
+  execute,
+  handleOpsCall,
+  mode,
+  preparedTransaction,
+  userOperationTypedData,
+} from "@/lib/allowances/deleGator.fixture";
 
 // The default chain (31337, ETH); the service's secrets in a folder of this test's own.
 process.env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), "aw-describe-"));
@@ -90,6 +97,33 @@ describe("the approval page's words for what the DeleGator runs", () => {
     const operation = described.kind === "sign_typed_data" ? described.operation : null;
     assert.equal(operation?.runs[0].calls[0].action, "Send 0.01 ETH");
     assert.ok(texts(operation!.details).includes("Most it pays for gas, from this wallet: 0.00029 ETH"));
+  });
+
+  it("a signed user operation handed to the EntryPoint (handleOps): what it runs and its gas, not an unknown call", async () => {
+    const run = execute([{ target: TAKER, value: parseEther("0.01"), callData: "0x" }]);
+    const beneficiary = address(0xb0b0);
+    const described = await describe_(preparedTransaction(testFramework.EntryPoint, handleOpsCall(WALLET, run, beneficiary)));
+    const call = described.kind === "send_transaction" && described.call.kind === "decoded" ? described.call : null;
+    assert.equal(call?.action, `Submit 1 signed user operation to the EntryPoint: ${WALLET} runs Send 0.01 ETH`);
+    assert.deepEqual(texts(call!.details), [
+      "Runs: Send 0.01 ETH",
+      "Amount: 0.01 ETH",
+      `Recipient: ${TAKER}`,
+      `Runs as the account: ${WALLET}`,
+      `EntryPoint: ${testFramework.EntryPoint}`,
+      "Most it pays for gas, from its account: 0.00029 ETH",
+      "Nonce: 0",
+      `Gas refund paid to: ${beneficiary}`,
+    ]);
+    assert.equal(call?.warning, null);
+    const unreadable = await describe_(
+      preparedTransaction(
+        testFramework.EntryPoint,
+        handleOpsCall(WALLET, execute([{ target: TAKER, value: 1n, callData: "0x" }], mode("ff")), beneficiary),
+      ),
+    );
+    const warned = unreadable.kind === "send_transaction" && unreadable.call.kind === "decoded" ? unreadable.call : null;
+    assert.match(warned?.warning ?? "", /cannot all be read \(operation 1: execute: it runs code by delegatecall/);
   });
 });
 

@@ -1,7 +1,17 @@
 // What a stored request asks, in the person's terms, for the approval page: the calldata decoded and the token
 // named as its contract answers, typed data as its declared fields, permits as the allowances they grant.
 // Everything is derived from exactly the payload that gets signed; what cannot be put in words is shown raw.
-import { formatEther, formatUnits, getAddress, isAddress, type Address, type Hex, type TypedDataDefinition } from "viem";
+import {
+  decodeFunctionData,
+  formatEther,
+  formatUnits,
+  getAddress,
+  isAddress,
+  type Address,
+  type Hex,
+  type TypedDataDefinition,
+} from "viem";
+import { EntryPoint } from "@metamask/delegation-abis";
 import { ANY_BENEFICIARY } from "@metamask/delegation-core";
 import { config, type Chain } from "@/lib/config";
 import { fromNow, utcDateTime } from "@/lib/clock";
@@ -11,11 +21,13 @@ import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
 import {
   recogniseDelegation,
+  readUserOperation,
   recogniseUserOperation,
   type Bound,
   type Caveat,
   type DelegationReading,
   type TokenAmount,
+  type UserOperationReading,
 } from "./deleGator-typed-data";
 import { recognisePermit, type Permit, type PermitKind } from "./permits";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
@@ -350,6 +362,8 @@ async function callDescription(
   const place = { to: getAddress(transaction.to), chainId: transaction.chainId, symbol };
   const deleGator = decodeDeleGatorCall(transaction.data, frameworkContracts(framework));
   if (deleGator) return { kind: "executions", data: transaction.data, ...(await executionsDescription(deleGator, place, lookup)) };
+  const operations = await submittedOperations(transaction, place, lookup, framework);
+  if (operations) return { kind: "decoded", data: transaction.data, ...operations };
   return dataDescription(transaction.data, place, lookup);
 }
 
@@ -605,16 +619,70 @@ async function typedDataWords(typedData: TypedDataDefinition, chainId: number | 
   if (!operation || chainId === null) return { permit: null, delegation: null, operation: null };
   const place = { chainId, symbol: symbolOn(chainId) };
   const executions = await executionsDescription(operation.call, place, lookup);
-  const details = [
+  return { permit: null, delegation: null, operation: { ...executions, details: operationDetails(operation, place, "this wallet") } };
+}
+
+/** A user operation's account, EntryPoint, gas and nonce; `payer`: who pays its gas, in words. */
+function operationDetails(operation: UserOperationReading, place: Omit<Place, "to">, payer: string): Detail[] {
+  return [
     party("Runs as the account", operation.sender),
     party("EntryPoint", operation.entryPoint),
     operation.paymaster
       ? party("Gas paid by a paymaster", operation.paymaster)
-      : coinDetail("Most it pays for gas, from this wallet", operation.gas, place),
+      : coinDetail(`Most it pays for gas, from ${payer}`, operation.gas, place),
     ...(operation.uncounted ? [{ label: "Cannot be counted", text: operation.uncounted }] : []),
     { label: "Nonce", text: operation.nonce.toString() },
   ];
-  return { permit: null, delegation: null, operation: { ...executions, details } };
+}
+
+/**
+ * A transaction that hands the framework's EntryPoint signed user operations (`handleOps`): what each runs on its
+ * sender's account and what it pays for gas, as its typed data read when signed; null for any other call. The
+ * operations' own signatures let them run: this transaction only submits them.
+ */
+async function submittedOperations(
+  transaction: PreparedTransaction,
+  place: Omit<Place, "to">,
+  lookup: TokenLookup,
+  framework: Framework | null,
+): Promise<Described | null> {
+  if (!framework || getAddress(transaction.to) !== framework.EntryPoint) return null;
+  let submitted;
+  try {
+    submitted = decodeFunctionData({ abi: EntryPoint, data: transaction.data });
+  } catch {
+    return null;
+  }
+  if (submitted.functionName !== "handleOps") return null;
+  const [packed, beneficiary] = submitted.args as readonly [readonly Record<string, unknown>[], Address];
+  const operations = packed.map((operation) => readUserOperation(operation, framework.EntryPoint, framework));
+  const read = await Promise.all(operations.map((operation) => executionsDescription(operation.call, place, lookup)));
+  const words = read.map((executions, index) => {
+    const runs = executions.unreadable
+      ? `a call that cannot be read (${executions.unreadable})`
+      : executions.runs.flatMap((run) => run.calls.map((call) => call.action)).join("; ") || "nothing";
+    return `${operations[index].sender} runs ${runs}`;
+  });
+  const count = operations.length === 1 ? "1 signed user operation" : `${operations.length} signed user operations`;
+  const unreadable = read.flatMap((executions, index) =>
+    executions.unreadable ? [`operation ${index + 1}: ${executions.unreadable}`] : [],
+  );
+  return {
+    action: `Submit ${count} to the EntryPoint: ${words.join("; ")}`,
+    details: [
+      ...operations.flatMap((operation, index) =>
+        [
+          ...read[index].runs.flatMap((run) => run.calls.flatMap((call) => [{ label: "Runs", text: call.action }, ...call.details])),
+          ...operationDetails(operation, place, "its account"),
+        ].map((detail) => ({ ...detail, label: operations.length === 1 ? detail.label : `Operation ${index + 1}: ${detail.label}` })),
+      ),
+      party("Gas refund paid to", beneficiary),
+    ],
+    warning: unreadable.length
+      ? `What these operations run cannot all be read (${unreadable.join("; ")}). Approve only if you know what they do.`
+      : null,
+    unlimited: read.some((executions) => executions.unlimited),
+  };
 }
 
 /**
