@@ -63,6 +63,15 @@ export function preparedTransaction(to: Address, data: Hex = "0x"): RequestPaylo
   };
 }
 
+/** The fixtures' user operations' gas: at most 290,000 gas at 1 gwei. */
+const OPERATION_GAS = {
+  callGasLimit: 80_000n,
+  verificationGasLimit: 150_000n,
+  preVerificationGas: 60_000n,
+  maxFeePerGas: 1_000_000_000n,
+  maxPriorityFeePerGas: 1_000_000_000n,
+};
+
 /** A user operation of `sender` running `callData`, as this project signs its revocations (gas: 290,000 at 1 gwei). */
 export function userOperationTypedData(
   framework: Pick<Framework, "EntryPoint">,
@@ -70,17 +79,7 @@ export function userOperationTypedData(
   callData: Hex,
   paymasterAndData: Hex = "0x",
 ) {
-  const typedData = operationTypedData(framework as Framework, 31337, {
-    sender,
-    nonce: 0n,
-    callData,
-    callGasLimit: 80_000n,
-    verificationGasLimit: 150_000n,
-    preVerificationGas: 60_000n,
-    maxFeePerGas: 1_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-    signature: "0x",
-  });
+  const typedData = operationTypedData(framework as Framework, 31337, { sender, nonce: 0n, callData, ...OPERATION_GAS, signature: "0x" });
   // As an agent sends it: the declared fields only, integers as decimal strings.
   const { signature: _unsigned, ...fields } = typedData.message as typeof typedData.message & { signature?: Hex };
   const message = { ...fields, nonce: "0", preVerificationGas: "60000", paymasterAndData };
@@ -89,16 +88,6 @@ export function userOperationTypedData(
 
 /** EntryPoint v0.7's `handleOps` of one signed user operation of `sender` running `callData`, its gas refund to `beneficiary`. */
 export function handleOpsCall(sender: Address, callData: Hex, beneficiary: Address): Hex {
-  const operation = toPackedUserOperation({
-    sender,
-    nonce: 0n,
-    callData,
-    callGasLimit: 80_000n,
-    verificationGasLimit: 150_000n,
-    preVerificationGas: 60_000n,
-    maxFeePerGas: 1_000_000_000n,
-    maxPriorityFeePerGas: 1_000_000_000n,
-    signature: `0x${"11".repeat(65)}`,
-  });
+  const operation = toPackedUserOperation({ sender, nonce: 0n, callData, ...OPERATION_GAS, signature: `0x${"11".repeat(65)}` });
   return encodeFunctionData({ abi: EntryPoint, functionName: "handleOps", args: [[operation], beneficiary] });
 }
