@@ -4,7 +4,7 @@
 // (e2e/postgres/allowances.test.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
+import { concat, encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { assertConcurrentSpendsNearTheCap, spendRefusal, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
 import { deployErc20 } from "../support/contracts";
@@ -289,6 +289,55 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     }
     const audit = await lib.db.db().auditEvent.findMany({ where: { type: "allowance.revoked" } });
     assert.deepEqual(audit.map((event) => JSON.parse(event.data).allowanceId).sort(), [id, other.id].sort());
+  });
+
+  it("a transaction the chain would refuse is refused before the person is asked, with the chain's reason in words", async () => {
+    const { createRequest } = await import("@/lib/wallet/requests");
+    const { execute, handleOpsCall } = await import("@/lib/allowances/deleGator.fixture");
+    const { randomId } = await import("@/lib/crypto");
+    const { db } = lib.db;
+    const person = await world.newPerson("1");
+    const userId = randomId("u_");
+    await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
+    const client = await db().client.create({ data: { id: randomId("cl_"), kind: "oauth", name: "Careless agent" } });
+    const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
+    const credential = await db().credential.create({
+      data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address },
+    });
+    await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "approve" } });
+    const agent = {
+      userId,
+      userEmail: `${userId}@example.test`,
+      clientId: client.id,
+      clientName: client.name,
+      grantId: grant.id,
+      via: "access_token" as const,
+      credentials: [{ credentialId: credential.id, mode: "approve" as const, name: "Main", kind: "evm" as const, address: person.address }],
+    };
+    const ask = (to: Address, data: `0x${string}`) =>
+      createRequest(agent, { kind: "send_transaction", credential_id: credential.id, chain_id: world.chain.chainId, to, value: "0", data });
+    const taker = world.recipient();
+    // A user operation for the wallet (its address runs the DeleGator) whose signature is not the wallet's: the
+    // EntryPoint's FailedOpWithRevert, decoded (the DeleGator's validation reverted).
+    const deleGator = concat(["0xef0100", world.framework.implementations.EIP7702StatelessDeleGatorImpl]);
+    await world.chain.client.request({ method: "hardhat_setCode" as never, params: [person.address, deleGator] as never });
+    const operation = handleOpsCall(person.address, execute([{ target: taker, value: parseEther("0.01"), callData: "0x" }]), taker);
+    await assert.rejects(ask(world.framework.EntryPoint, operation), (error: unknown) => {
+      assert.equal((error as { code?: string }).code, "would_revert");
+      assert.match(
+        (error as Error).message,
+        /^The chain would refuse this transaction \(FailedOpWithRevert: AA23 reverted\); nothing was sent\.$/,
+      );
+      return true;
+    });
+    // A token's own reason.
+    const token = await deployErc20(world.chain, { name: "Test", symbol: "TST", supply: 10n, holder: taker });
+    const overdrawn = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [taker, 5n] });
+    await assert.rejects(
+      ask(token, overdrawn),
+      /^WouldRevertError: The chain would refuse this transaction \(ERC20: transfer amount exceeds balance\)/,
+    );
+    assert.equal(await db().agentRequest.count({ where: { grantId: grant.id } }), 0, "nothing waits for the person");
   });
 
   it("contacted no host but the configured chain and database", () => {

@@ -4,7 +4,6 @@
 // relayer's nonces are chosen under a lease, so instances sharing it never send two transactions with one nonce, and
 // the budget is checked and recorded in that same turn.
 import {
-  decodeErrorResult,
   formatEther,
   formatTransactionReceipt,
   numberToHex,
@@ -16,11 +15,11 @@ import {
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
 } from "viem";
-import { DelegationManager } from "@metamask/delegation-abis";
 import { atUtc } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { writeTogether, type Query } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
+import { asRevert } from "@/lib/wallet/reverts";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
 import { BUDGET_WINDOW_MS, gasSpentFor, receiptRow, relayedRow, type RelayFor } from "./relayer-ledger";
@@ -45,38 +44,6 @@ export function relayerOn(chainId: number) {
   const relayer = relayerAccount(chainId);
   if (!relayer) throw new NoRelayerError(chainId);
   return relayer;
-}
-
-/** The revert data an RPC error carries, wherever viem put it. */
-function revertData(error: unknown): Hex | null {
-  for (let cause = error as { data?: unknown; cause?: unknown } | undefined; cause; cause = cause.cause as typeof cause) {
-    const data = typeof cause.data === "object" && cause.data ? (cause.data as { data?: unknown }).data : cause.data;
-    if (typeof data === "string" && /^0x[0-9a-fA-F]*$/.test(data)) return data as Hex;
-  }
-  return null;
-}
-
-const ERROR_STRING = [{ type: "error", name: "Error", inputs: [{ name: "reason", type: "string" }] }] as const;
-
-/** A revert in words: the enforcer's reason ("NativeTokenPeriodTransferEnforcer:transfer-amount-exceeded") or the error's name. */
-function revertReason(data: Hex | null): string {
-  if (!data || data === "0x") return "the call reverted without a reason";
-  for (const abi of [ERROR_STRING, DelegationManager]) {
-    try {
-      const decoded = decodeErrorResult({ abi, data });
-      return decoded.errorName === "Error" ? String(decoded.args?.[0]) : decoded.errorName;
-    } catch {
-      // not this ABI's error
-    }
-  }
-  return `the call reverted (${data.slice(0, 10)})`;
-}
-
-/** The chain would revert the transaction as it would be sent: nothing was sent. */
-export class WouldRevertError extends AppError {
-  constructor(readonly why: string) {
-    super("would_revert", `The chain would refuse this transaction (${why}); nothing was sent.`, 409);
-  }
 }
 
 /** The person's relays of the last 24 hours used their gas budget: nothing was sent. */
@@ -110,9 +77,7 @@ async function rehearse(client: PublicClient, fields: Record<string, unknown>, g
     const answer = (await client.request({ method, params: [params, "pending"] } as never)) as Hex;
     return gas ?? BigInt(answer);
   } catch (error) {
-    const data = revertData(error);
-    if (data === null && !/revert|execution/i.test(String((error as Error).message))) throw error;
-    throw new WouldRevertError(revertReason(data));
+    throw asRevert(error);
   }
 }
 

@@ -18,7 +18,8 @@ import type { Framework } from "@/lib/wallet/delegation-framework";
 import { holdForPerson, runsDeleGator } from "./guard";
 import { operationTypedData, presignedRevocation, revocationOperation, type RevocationToSign } from "./revocation-operation";
 import { withLease } from "./lease";
-import { relay, relayerOn, WouldRevertError } from "./relay";
+import { WouldRevertError } from "@/lib/wallet/reverts";
+import { relay, relayerOn } from "./relay";
 
 /**
  * The person's allowances, which one signature revokes only if they share one account on one chain; with their

@@ -31,7 +31,8 @@ import { delegationDigest, delegationHash, encodedDelegations } from "./delegati
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { heldPayments, leftFor } from "./holds";
-import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue, WouldRevertError } from "./relay";
+import { WouldRevertError } from "@/lib/wallet/reverts";
+import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue } from "./relay";
 import { receiptRow } from "./relayer-ledger";
 import { relayLimits } from "./settings";
 import { withLease } from "./lease";

@@ -2,7 +2,7 @@
 // reads, lists, cancels and waits on its own grant's requests. The lifecycle
 // (transitions, expiry, settlement) lives in request-lifecycle.ts; the person's
 // side in approvals.ts.
-import { getAddress, type Hex, type TypedDataDefinition } from "viem";
+import { getAddress, numberToHex, type Hex, type TypedDataDefinition } from "viem";
 import { db } from "@/lib/db";
 import { recordAudit } from "@/lib/audit";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
@@ -12,6 +12,7 @@ import type { AgentContext } from "./agent-context";
 import { allowanceFramework, chainById, onChain } from "./chains";
 import { auditedRuns, type AuditedRuns } from "./deleGator-calls";
 import { frameworkContracts } from "./delegation-framework";
+import { asRevert } from "./reverts";
 import type { PreparedTransaction, RequestPayload, X402Context } from "./request-payload";
 import {
   currentRequest,
@@ -57,7 +58,14 @@ async function prepareTransaction(from: `0x${string}`, input: ToolInput<"send_tr
   const value = BigInt(input.value);
   const data = (input.data ?? "0x") as `0x${string}`;
   return onChain(chain.id, async (client) => {
-    const [gas, fees] = await Promise.all([client.estimateGas({ account: from, to, value, data }), client.estimateFeesPerGas()]);
+    // A transaction the chain would refuse is refused here, with the chain's reason, before the person is asked.
+    const estimate = client
+      .request({ method: "eth_estimateGas", params: [{ from, to, value: numberToHex(value), data }] })
+      .then((answer) => BigInt(answer))
+      .catch((error: unknown) => {
+        throw asRevert(error);
+      });
+    const [gas, fees] = await Promise.all([estimate, client.estimateFeesPerGas()]);
     return {
       type: "eip1559",
       chainId: chain.id,
