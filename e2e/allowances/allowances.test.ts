@@ -6,7 +6,13 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { concat, encodeFunctionData, erc20Abi, parseEther, parseUnits, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { assertConcurrentSpendsNearTheCap, spendRefusal, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
+import {
+  agentHolding,
+  assertConcurrentSpendsNearTheCap,
+  spendRefusal,
+  startAllowanceWorld,
+  type AllowanceWorld,
+} from "../support/allowances";
 import { deployErc20 } from "../support/contracts";
 import { recordOutbound, type Outbound } from "../support/outbound";
 
@@ -294,28 +300,11 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
   it("a transaction the chain would refuse is refused before the person is asked, with the chain's reason in words", async () => {
     const { createRequest } = await import("@/lib/wallet/requests");
     const { execute, handleOpsCall } = await import("@/lib/allowances/deleGator.fixture");
-    const { randomId } = await import("@/lib/crypto");
     const { db } = lib.db;
     const person = await world.newPerson("1");
-    const userId = randomId("u_");
-    await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
-    const client = await db().client.create({ data: { id: randomId("cl_"), kind: "oauth", name: "Careless agent" } });
-    const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
-    const credential = await db().credential.create({
-      data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address },
-    });
-    await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "approve" } });
-    const agent = {
-      userId,
-      userEmail: `${userId}@example.test`,
-      clientId: client.id,
-      clientName: client.name,
-      grantId: grant.id,
-      via: "access_token" as const,
-      credentials: [{ credentialId: credential.id, mode: "approve" as const, name: "Main", kind: "evm" as const, address: person.address }],
-    };
+    const { agent, grantId, credentialId } = await agentHolding(person.address, "approve", "Careless agent");
     const ask = (to: Address, data: `0x${string}`) =>
-      createRequest(agent, { kind: "send_transaction", credential_id: credential.id, chain_id: world.chain.chainId, to, value: "0", data });
+      createRequest(agent, { kind: "send_transaction", credential_id: credentialId, chain_id: world.chain.chainId, to, value: "0", data });
     const taker = world.recipient();
     // A user operation for the wallet (its address runs the DeleGator) whose signature is not the wallet's: the
     // EntryPoint's FailedOpWithRevert, decoded (the DeleGator's validation reverted).
@@ -337,7 +326,7 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
       ask(token, overdrawn),
       /^WouldRevertError: The chain would refuse this transaction \(ERC20: transfer amount exceeds balance\)/,
     );
-    assert.equal(await db().agentRequest.count({ where: { grantId: grant.id } }), 0, "nothing waits for the person");
+    assert.equal(await db().agentRequest.count({ where: { grantId } }), 0, "nothing waits for the person");
   });
 
   it("contacted no host but the configured chain and database", () => {

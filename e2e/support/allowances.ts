@@ -19,6 +19,7 @@ import { deployFramework, frameworksSetting, type FrameworkEnvironment } from ".
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
 import { localRelayerKey } from "@/lib/allowances/settings";
+import type { AgentContext } from "@/lib/wallet/agent-context";
 
 /** The ALLOWANCE_RELAYERS setting for this chain: hardhat's account 19 (production has no default relayer). */
 export function relayersSetting(chain: { chainId: number }): string {
@@ -375,4 +376,30 @@ export async function personWithShoppingWallet(browser: Browser, app: RunningApp
   const credential = await db().credential.findFirstOrThrow({ where: { name: "Shopping", user: { email } } });
   person.page.on("dialog", (dialog) => void dialog.accept());
   return { person, credentialId: credential.id, userId: credential.userId };
+}
+
+/**
+ * An agent's grant of `address` (a wallet named "Main") in `mode`, made in the database as consent leaves it, for
+ * suites that call lib/ in-process: the agent's context and the ids its calls name.
+ */
+export async function agentHolding(address: Address, mode: "approve" | "allowance", clientName: string) {
+  const { db } = await import("@/lib/db");
+  const { randomId } = await import("@/lib/crypto");
+  const userId = randomId("u_");
+  const userEmail = `${userId}@example.test`;
+  await db().user.create({ data: { id: userId, email: userEmail } });
+  const client = await db().client.create({ data: { id: randomId("cl_"), kind: "oauth", name: clientName } });
+  const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
+  const credential = await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } });
+  await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode } });
+  const agent: AgentContext = {
+    userId,
+    userEmail,
+    clientId: client.id,
+    clientName,
+    grantId: grant.id,
+    via: "access_token",
+    credentials: [{ credentialId: credential.id, mode, name: "Main", kind: "evm", address }],
+  };
+  return { agent, userId, grantId: grant.id, credentialId: credential.id };
 }

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { getAddress, parseAbi, type Address } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
-import { startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
+import { agentHolding, startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
 import { deployer, mined } from "./contracts";
 import { deployFiatToken } from "./fiat-token";
 import { startErc7710Facilitator, type Erc7710Facilitator } from "./x402-facilitator";
@@ -40,8 +40,6 @@ type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: n
 
 export async function startX402World(database: "sqlite" | "postgres"): Promise<X402World> {
   const world = await startAllowanceWorld({ database });
-  const { db } = await import("@/lib/db");
-  const { randomId } = await import("@/lib/crypto");
   const token = (await deployFiatToken(world.chain)).address;
   const facilitator = await startErc7710Facilitator(world.chain, world.framework.DelegationManager);
   const minter = await deployer(world.chain);
@@ -52,18 +50,11 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
       world.chain,
       await minter.writeContract({ address: token, abi: mintAbi, functionName: "mint", args: [person.address, 1_000_000n] }),
     );
-    const userId = randomId("u_");
-    await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
-    const client = await db().client.create({ data: { id: randomId("cl_"), kind: "oauth", name: "Paying agent" } });
-    const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
-    const credential = await db().credential.create({
-      data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address },
-    });
-    await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "allowance" } });
+    const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
     const { id } = await signAllowanceFor(
       world.chain,
       person,
-      { userId, credentialId: credential.id, grantId: grant.id },
+      { userId, credentialId, grantId },
       {
         recipients: options.payees,
         anyPayee: options.anyPayee !== undefined,
@@ -73,16 +64,7 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
         overLimit: options.overLimit ?? "refuse",
       },
     );
-    const agent: AgentContext = {
-      userId,
-      userEmail: `${userId}@example.test`,
-      clientId: client.id,
-      clientName: client.name,
-      grantId: grant.id,
-      via: "access_token",
-      credentials: [{ credentialId: credential.id, mode: "allowance", name: "Main", kind: "evm", address: person.address }],
-    };
-    return { agent, credentialId: credential.id, allowanceId: id, person: person.address, personKey: person };
+    return { agent, credentialId, allowanceId: id, person: person.address, personKey: person };
   }
 
   async function settleWithStolenKey(allowanceId: string, payee: Address, amount: bigint) {

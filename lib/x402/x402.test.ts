@@ -25,6 +25,25 @@ const v2 = (accepts = [entry()]) => ({
   resource: { url: "https://api.example.com/report", description: "Market report", mimeType: "application/json" },
   accepts,
 });
+/** A V1 402 body of one entry (`maxAmountRequired`, the resource in the entry). */
+const v1Body = (overrides: Record<string, unknown> = {}) => ({
+  x402Version: 1,
+  accepts: [
+    {
+      scheme: "exact",
+      network: "eip155:84532",
+      maxAmountRequired: "10000",
+      resource: "https://api.example.com/v1",
+      description: "",
+      mimeType: "",
+      payTo: PAYEE,
+      maxTimeoutSeconds: 60,
+      asset: TOKEN,
+      extra: { assetTransferMethod: "erc7710", facilitatorAddresses: [FACILITATOR] },
+      ...overrides,
+    },
+  ],
+});
 const header = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
 const payable: Payable[] = [{ allowanceId: "al_1", chainId: 84532, token: TOKEN, payees: [PAYEE] }];
 
@@ -35,23 +54,7 @@ describe("x402 requirements", () => {
     assert.deepEqual(fromHeader.resource, { url: "https://api.example.com/report", description: "Market report" });
     assert.equal(fromHeader.accepts[0].amount, "10000");
 
-    const body = {
-      x402Version: 1,
-      accepts: [
-        {
-          scheme: "exact",
-          network: "eip155:84532",
-          maxAmountRequired: "10000",
-          resource: "https://api.example.com/v1",
-          description: "V1 report",
-          mimeType: "application/json",
-          payTo: PAYEE,
-          maxTimeoutSeconds: 60,
-          asset: TOKEN,
-          extra: { assetTransferMethod: "erc7710", facilitatorAddresses: [FACILITATOR] },
-        },
-      ],
-    };
+    const body = v1Body({ description: "V1 report", mimeType: "application/json" });
     for (const given of [body, JSON.stringify(body)]) {
       const v1 = parsePaymentRequired(given);
       assert.equal(v1.version, 1);
@@ -117,24 +120,7 @@ describe("choosing what to pay", () => {
   });
 
   it("reads V1's named networks as @x402/evm maps them, and CAIP-2 in V1 too, and answers with the name given", () => {
-    const v1 = (network: string) =>
-      parsePaymentRequired({
-        x402Version: 1,
-        accepts: [
-          {
-            scheme: "exact",
-            network,
-            maxAmountRequired: "10000",
-            resource: "https://api.example.com/v1",
-            description: "",
-            mimeType: "",
-            payTo: PAYEE,
-            maxTimeoutSeconds: 60,
-            asset: TOKEN,
-            extra: { assetTransferMethod: "erc7710", facilitatorAddresses: [FACILITATOR] },
-          },
-        ],
-      }).accepts;
+    const v1 = (network: string) => parsePaymentRequired(v1Body({ network })).accepts;
     for (const [name, chainId] of [
       ["base-sepolia", 84532],
       ["base", 8453],
@@ -177,22 +163,7 @@ describe("the answer", () => {
   });
 
   it("V1: X-PAYMENT carries scheme, network and payload", () => {
-    const v1 = parsePaymentRequired({
-      x402Version: 1,
-      accepts: [
-        {
-          scheme: "exact",
-          network: "eip155:84532",
-          maxAmountRequired: "1",
-          resource: "https://api.example.com/v1",
-          description: "",
-          mimeType: "",
-          payTo: PAYEE,
-          maxTimeoutSeconds: 60,
-          asset: TOKEN,
-        },
-      ],
-    });
+    const v1 = parsePaymentRequired(v1Body({ maxAmountRequired: "1", extra: undefined }));
     const answer = paymentAnswer(v1, v1.accepts[0], payload);
     assert.equal(answer.header, "X-PAYMENT");
     assert.deepEqual(JSON.parse(Buffer.from(answer.value, "base64").toString("utf8")), {
