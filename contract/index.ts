@@ -337,7 +337,10 @@ const x402PaymentOutput = z.object({
     .string()
     .nullable()
     .optional()
-    .describe("A payment the person approves with their passkey (approve mode, eip3009): get_request answers its `payment` once completed"),
+    .describe(
+      "A payment the person approves with their passkey (approve mode; eip3009 or permit2): get_request answers its " +
+        "`payment` once completed",
+    ),
   approval_url: z.string().nullable().optional().describe("Where the person approves it"),
   paid: z.object({
     amount: z.string().describe("In the token's smallest unit"),

@@ -24,7 +24,8 @@ export async function mined(chain: LocalChain, hash: Hex): Promise<Address | nul
   return receipt.contractAddress;
 }
 
-async function deploy(chain: LocalChain, contract: Artifact, args: unknown[]): Promise<Address> {
+/** `contract` deployed by the node's first account with `args`: its address. */
+export async function deploy(chain: LocalChain, contract: Artifact, args: unknown[]): Promise<Address> {
   const wallet = await deployer(chain);
   const address = await mined(chain, await wallet.deployContract({ abi: contract.abi, bytecode: contract.bytecode, args }));
   if (!address) throw new Error("the deployment created no contract");

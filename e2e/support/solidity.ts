@@ -7,13 +7,22 @@ const require = createRequire(import.meta.url);
 
 export type Compiled = { abi: Abi; bytecode: Hex };
 
-/** `contract` of the source `file` (its text `content`); `findImports` reads what it imports. */
-export function compileSolidity(file: string, content: string, contract: string, findImports?: (path: string) => string): Compiled {
+/**
+ * `contract` of the source `file` (its text `content`); `findImports` reads what it imports; `settings` are solc's
+ * (a contract written for the IR pipeline: `{ viaIR: true, optimizer: { enabled: true } }`).
+ */
+export function compileSolidity(
+  file: string,
+  content: string,
+  contract: string,
+  findImports?: (path: string) => string,
+  settings: object = {},
+): Compiled {
   const solc = require("solc") as { compile: (input: string, callbacks: object) => string };
   const input = {
     language: "Solidity",
     sources: { [file]: { content } },
-    settings: { outputSelection: { "*": { [contract]: ["abi", "evm.bytecode.object"] } } },
+    settings: { ...settings, outputSelection: { "*": { [contract]: ["abi", "evm.bytecode.object"] } } },
   };
   const callbacks = findImports ? { import: (path: string) => ({ contents: findImports(path) }) } : {};
   const output = JSON.parse(solc.compile(JSON.stringify(input), callbacks)) as {

@@ -1,7 +1,8 @@
-// The real `@x402/evm` facilitator for the exact scheme's eip3009 transfer on the tests' local chain: `ExactEvmScheme`
-// with `toFacilitatorEvmSigner` over a viem client (its signer also needs getCode), in `@x402/core`'s x402Facilitator,
-// handed to `@x402/express` as its FacilitatorClient. Its key is a fresh one, funded for gas: it submits the person's
-// TransferWithAuthorization and pays its gas.
+// The real `@x402/evm` facilitator for the exact scheme's eip3009 and permit2 transfers on the tests' local chain:
+// `ExactEvmScheme` with `toFacilitatorEvmSigner` over a viem client (its signer also needs getCode), in `@x402/core`'s
+// x402Facilitator, handed to `@x402/express` as its FacilitatorClient. Its key is a fresh one, funded for gas: it
+// submits the person's TransferWithAuthorization (or their Permit2 transfer, to x402's proxy: permit2.ts) and pays its
+// gas.
 import { x402Facilitator } from "@x402/core/facilitator";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { Network, SupportedResponse } from "@x402/core/types";

@@ -1,7 +1,7 @@
 // A paid HTTP resource built with the real `@x402/express` middleware and `@metamask/x402`'s erc7710 server scheme,
-// settled by the erc7710 facilitator of x402-facilitator.ts (or, `transfer: "eip3009"`, with `@x402/evm`'s own server
-// scheme, settled by its facilitator: x402-eip3009.ts): GET /report answers 402 with a PAYMENT-REQUIRED header until it
-// is retried with a PAYMENT-SIGNATURE the facilitator verifies and settles.
+// settled by the erc7710 facilitator of x402-facilitator.ts (or, `transfer: "eip3009"` or `"permit2"`, with
+// `@x402/evm`'s own server scheme, settled by its facilitator: x402-eip3009.ts): GET /report answers 402 with a
+// PAYMENT-REQUIRED header until it is retried with a PAYMENT-SIGNATURE the facilitator verifies and settles.
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
@@ -32,8 +32,8 @@ export type PaidResource = { url: string; close: () => Promise<void> };
 /** What a paid resource asks: how, on which chain, in which token, to whom, how much. */
 export type Sale = {
   facilitator: FacilitatorClient;
-  /** how the resource asks to be paid: a delegation (default), or EIP-3009's default exact payload */
-  transfer?: "erc7710" | "eip3009";
+  /** how the resource asks to be paid: a delegation (default), EIP-3009's default exact payload, or through Permit2 */
+  transfer?: "erc7710" | "eip3009" | "permit2";
   chainId: number;
   token: Address;
   payTo: Address;
@@ -46,9 +46,12 @@ export type Sale = {
 /** The `@x402/core` resource server of a sale, and the one way to pay it that it offers. */
 export function saleServer(sale: Sale) {
   const network = `eip155:${sale.chainId}` as Network;
-  const eip3009 = sale.transfer === "eip3009";
+  const transfer = sale.transfer ?? "erc7710";
   return {
-    server: new x402ResourceServer(sale.facilitator).register(network, eip3009 ? new ExactEvmScheme() : new Erc7710ServerScheme()),
+    server: new x402ResourceServer(sale.facilitator).register(
+      network,
+      transfer === "erc7710" ? new Erc7710ServerScheme() : new ExactEvmScheme(),
+    ),
     accepts: {
       scheme: "exact",
       network,
@@ -57,7 +60,7 @@ export function saleServer(sale: Sale) {
       price: {
         amount: sale.amount.toString(),
         asset: sale.token,
-        extra: { name: "USD Coin", version: "2", ...(!eip3009 && { assetTransferMethod: "erc7710" }) },
+        extra: { name: "USD Coin", version: "2", ...(transfer !== "eip3009" && { assetTransferMethod: transfer }) },
       },
       maxTimeoutSeconds: sale.maxTimeoutSeconds ?? 120,
     },

@@ -4,15 +4,17 @@
 // "Pay 0.01 USDC to … for …" with one tap, get_request answers the payment, the real `@x402/evm` facilitator settles it
 // and the resource answers 200. The SDK's payingFetch and callPaidTool (a paid MCP tool built with the MCP SDK) wait
 // for the tap by themselves. An `allowance` credential whose allowance does not cover the payment gets the same one
-// tap, the page saying why. A rejected payment leaves nothing signed; permit2 and erc7710-only offers are refused,
-// naming why, before any request exists.
+// tap, the page saying why. A resource asking for permit2 (Uniswap's Permit2 and x402's proxy on the chain) is refused
+// until the person has let Permit2 take the amount, then paid with the same tap. A rejected payment leaves nothing
+// signed; erc7710-only offers are refused, naming why, before any request exists.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseAbi, type Address } from "viem";
+import { encodeFunctionData, erc20Abi, parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import { deployer, mined } from "../support/contracts";
 import { deployFiatToken } from "../support/fiat-token";
+import { deployPermit2 } from "../support/permit2";
 import { checkScreen, overflow, VIEWPORTS } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
 import { startEip3009Facilitator } from "../support/x402-eip3009";
@@ -20,6 +22,7 @@ import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import { paidToolClient, startPaidMcpTool } from "../support/x402-mcp-tool";
 import { AgentWalletClient, callPaidTool, payingFetch } from "agent-wallet/sdk";
 import { db } from "@/lib/db";
+import { PERMIT2, X402_EXACT_PERMIT2_PROXY } from "@/lib/wallet/permits";
 import type { RequestView, ToolOutput } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
@@ -51,11 +54,11 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
     suite.chain.client.readContract({ address: token, abi: balanceAbi, functionName: "balanceOf", args: [address] });
 
   /** A resource selling a report for 0.01 USDC to a new payee, and the PAYMENT-REQUIRED its first answer carries. */
-  async function paidResource(description: string) {
+  async function paidResource(description: string, transfer: "eip3009" | "permit2" = "eip3009") {
     const payee = privateKeyToAccount(generatePrivateKey()).address;
     const resource = await startPaidResource({
       facilitator,
-      transfer: "eip3009",
+      transfer,
       chainId: suite.chain.chainId,
       token,
       payTo: payee,
@@ -214,6 +217,64 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
     }
   });
 
+  it("permit2: refused until the person lets Permit2 take the amount, then “Pay 0.01 USDC …” with one tap via x402's proxy", async () => {
+    await deployPermit2(suite.chain);
+    const { resource, payee, required } = await paidResource("A report paid through Permit2", "permit2");
+    const requestsBefore = await db().agentRequest.count();
+    const unapproved = await pay(required);
+    assert.equal(unapproved.isError, true);
+    assert.equal(
+      unapproved.content[0].text,
+      `No way of paying this resource is covered: it asks for chain ${suite.chain.chainId} by permit2, but this wallet lets ` +
+        `Permit2 (${PERMIT2}) take 0 USDC, not the 0.01 USDC asked: the person approves Permit2 first (a ` +
+        "send_transaction calling approve on the token), or the resource offers eip3009. Nothing was signed.",
+    );
+    assert.equal(await db().agentRequest.count(), requestsBefore, "no request was created");
+
+    // As the refusal says: the person approves Permit2 for the amount, a transaction of its own.
+    const { page } = suite.person;
+    const approval = await suite.ask("send_transaction", {
+      chain_id: suite.chain.chainId,
+      to: token,
+      value: "0",
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2, PRICE] }),
+    });
+    await page.goto(approval.approval_url);
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await page.getByRole("status").waitFor();
+    const approved = await getRequest(approval.request_id);
+    await suite.chain.client.waitForTransactionReceipt({ hash: approved.tx_hash as `0x${string}` });
+
+    const pending = await pendingPayment(required);
+    assert.equal(pending.payee, payee);
+    await page.goto(pending.approval_url);
+    // The payee is the witness's: x402's proxy, the spender, can pay no one else.
+    await page.getByText(`Pay 0.01 USDC to ${payee.slice(0, 6)}…${payee.slice(-4)} for ${resource.url}`, { exact: true }).waitFor();
+    const details = page.getByRole("region", { name: "Details" });
+    assert.ok((await details.getByText(payee).count()) > 0, "the payee in full");
+    assert.ok((await details.getByText(X402_EXACT_PERMIT2_PROXY).count()) > 0, "the proxy it is paid through");
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await page.getByRole("status").waitFor();
+
+    const done = await getRequest(pending.request_id);
+    assert.equal(done.status, "completed");
+    assert.equal(done.payment?.header, "PAYMENT-SIGNATURE");
+    const row = await db().agentRequest.findUniqueOrThrow({ where: { id: pending.request_id } });
+    assert.equal(row.tokenAmount, String(PRICE), "counted against the policy as the transfer it is");
+    const before = await balanceOf(suite.wallet.address);
+    const paid = await fetch(resource.url, { headers: { [done.payment!.header]: done.payment!.value } });
+    assert.equal(paid.status, 200, await paid.clone().text());
+    assert.equal(await balanceOf(payee), PRICE);
+    assert.equal(await balanceOf(suite.wallet.address), before - PRICE);
+    const left = await suite.chain.client.readContract({
+      address: token,
+      abi: erc20Abi,
+      functionName: "allowance",
+      args: [suite.wallet.address, PERMIT2],
+    });
+    assert.equal(left, 0n, "Permit2 took exactly the payment");
+  });
+
   it("a rejected payment leaves nothing signed, and nothing to pay with", async () => {
     const { resource, payee, required } = await paidResource("A report nobody buys");
     const pending = await pendingPayment(required);
@@ -231,8 +292,8 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
     assert.equal(await balanceOf(payee), 0n);
   });
 
-  it("permit2 and erc7710-only offers are refused, saying why, before any request exists", async () => {
-    const { required } = await paidResource("A permit2 report");
+  it("erc7710-only offers are refused, saying why, before any request exists", async () => {
+    const { required } = await paidResource("An erc7710 report");
     const asked = JSON.parse(Buffer.from(required, "base64").toString("utf8")) as { accepts: { extra: Record<string, unknown> }[] };
     const requestsBefore = await db().agentRequest.count();
     const withMethod = (method: string) =>
@@ -242,14 +303,6 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
           accepts: asked.accepts.map((entry) => ({ ...entry, extra: { ...entry.extra, assetTransferMethod: method } })),
         }),
       ).toString("base64");
-
-    const permit2 = await pay(withMethod("permit2"));
-    assert.equal(permit2.isError, true);
-    assert.match(
-      permit2.content[0].text,
-      /^No way of paying this resource is covered: it asks for chain \d+ by permit2, which Agent Wallet does not sign/,
-    );
-    assert.match(permit2.content[0].text, /Nothing was signed\.$/);
 
     const erc7710 = await pay(withMethod("erc7710"));
     assert.equal(erc7710.isError, true);

@@ -1,7 +1,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { maxUint256, type TypedDataDefinition } from "viem";
-import { recognisePermit } from "./permits";
+import { permit2WitnessTypes } from "@x402/evm";
+import { recognisePermit, x402Permit2TypedData, X402_EXACT_PERMIT2_PROXY } from "./permits";
 import { eip2612Permit } from "./permit.fixture";
 
 const token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -147,6 +148,33 @@ describe("recognisePermit", () => {
     });
     const undeclared = { ...witness, types: { ...witness.types, Order: undefined } };
     assert.equal(recognisePermit(typed(undeclared)), null);
+  });
+
+  it("reads an x402 Permit2 payment as a payment to its witness's `to`, only when x402's exact proxy spends it", () => {
+    const payment = x402Permit2TypedData({ chainId: 31337, token, amount: 10_000n, payee: other, nonce: 5n, deadline: 1_900_000_000n });
+    assert.deepEqual(payment.types, permit2WitnessTypes, "the types @x402/evm signs");
+    assert.deepEqual(recognisePermit(typed(payment)), {
+      kind: "PermitWitnessTransferFrom",
+      chainId: 31337,
+      spender: X402_EXACT_PERMIT2_PROXY,
+      amounts: [{ token, amount: 10_000n }],
+      deadline: 1_900_000_000n,
+      payee: other,
+      validAfter: 0n,
+    });
+    // Another spender could send the tokens anywhere: a plain witness transfer, no payee.
+    const elsewhere = { ...payment, message: { ...payment.message, spender } };
+    assert.equal(recognisePermit(typed(elsewhere))?.payee, undefined);
+    // Nor on another contract than Permit2, nor with another witness.
+    const lookalike = { ...payment, domain: { ...payment.domain, verifyingContract: token } };
+    assert.equal(recognisePermit(typed(lookalike))?.payee, undefined);
+    const extra = [...payment.types.Witness, { name: "extra", type: "bytes" }];
+    const witnessed = {
+      ...payment,
+      types: { ...payment.types, Witness: extra },
+      message: { ...payment.message, witness: { to: other, validAfter: "0", extra: "0x" } },
+    };
+    assert.equal(recognisePermit(typed(witnessed))?.payee, undefined);
   });
 
   it("reads a DAI-style permit (allowed: everything or nothing) and EIP-3009 authorizations (a transfer to `to`)", () => {

@@ -33,9 +33,24 @@ export type Permit = {
   amounts: PermittedAmount[];
   /** Until when the signature can be used (seconds since the epoch); null: for ever (a DAI permit's expiry 0). */
   deadline: bigint | null;
-  /** A transfer authorization cannot be used before this (seconds since the epoch). */
+  /** A transfer authorization (or an x402 Permit2 payment) cannot be used before this (seconds since the epoch). */
   validAfter?: bigint;
+  /**
+   * A Permit2 witness transfer whose spender is x402's exact proxy: the one address the proxy pays (the witness's
+   * `to`), the whole amount permitted. The typed data is then a payment to it, as a transfer authorization is.
+   */
+  payee?: Address;
 };
+
+/** Uniswap's Permit2, at the same address on every chain. */
+export const PERMIT2: Address = "0x000000000022D473030F116dDEE9F6B43aC78BA3";
+/**
+ * x402's exact Permit2 proxy, at its CREATE2 address (the same on every chain, so only its code answers there): it
+ * spends a Permit2 witness transfer only towards the witness's `to`, for the amount permitted.
+ */
+export const X402_EXACT_PERMIT2_PROXY: Address = "0x402085c248EeA27D92E8b30b2C58ed07f9E20001";
+/** The witness x402's exact proxy reconstructs: a payment to `to`, not before `validAfter`. */
+const X402_WITNESS = "to:address,validAfter:uint256";
 
 const DETAILS = "token:address,amount:uint160,expiration:uint48,nonce:uint48";
 const PERMISSIONS = "token:address,amount:uint256";
@@ -155,16 +170,60 @@ function read(kind: PermitKind, message: Values, domain: Values): Omit<Permit, "
   }
 }
 
+/** Declared fields from a `name:type` list. */
+const fields = (list: string) => list.split(",").map((field) => ({ name: field.split(":")[0], type: field.split(":")[1] }));
+
+/** What an x402 Permit2 payment pays: `amount` of `token` to `payee`, valid until `deadline` (seconds). */
+export type Permit2Payment = { chainId: number; token: Address; amount: bigint; payee: Address; nonce: bigint; deadline: bigint };
+
+/**
+ * The typed data of an x402 exact payment by Permit2, as `@x402/evm` signs it: a witness transfer of `amount` to x402's
+ * proxy, whose witness names the payee; valid at once (validAfter 0), in decimal strings as requests carry them.
+ */
+export function x402Permit2TypedData(payment: Permit2Payment) {
+  return {
+    domain: { name: "Permit2", chainId: payment.chainId, verifyingContract: PERMIT2 },
+    types: {
+      PermitWitnessTransferFrom: fields(`permitted:TokenPermissions,${TRANSFER_FROM},witness:Witness`),
+      TokenPermissions: fields(PERMISSIONS),
+      Witness: fields(X402_WITNESS),
+    },
+    primaryType: "PermitWitnessTransferFrom" as const,
+    message: {
+      permitted: { token: payment.token, amount: String(payment.amount) },
+      spender: X402_EXACT_PERMIT2_PROXY,
+      nonce: String(payment.nonce),
+      deadline: String(payment.deadline),
+      witness: { to: payment.payee, validAfter: "0" },
+    },
+  };
+}
+
+const same = (address: unknown, expected: Address) => typeof address === "string" && address.toLowerCase() === expected.toLowerCase();
+
+/** An x402 Permit2 payment's payee and start: a witness transfer on Permit2, spent by x402's exact proxy. */
+function x402Payment(typedData: TypedDataDefinition, permit: Omit<Permit, "kind" | "chainId">): Pick<Permit, "payee" | "validAfter"> {
+  const domain = (typedData.domain ?? {}) as Values;
+  const witnessType = (typedData.types as Declared).PermitWitnessTransferFrom.at(-1)!;
+  const declared = (typedData.types as Declared)[witnessType.type].map((field) => `${field.name}:${field.type}`).join(",");
+  if (declared !== X402_WITNESS || domain.name !== "Permit2" || !same(domain.verifyingContract, PERMIT2)) return {};
+  if (!same(permit.spender, X402_EXACT_PERMIT2_PROXY)) return {};
+  const witness = (typedData.message as Values)[witnessType.name] as Values;
+  return { payee: witness.to as Address, validAfter: integer(witness.validAfter) };
+}
+
 /** The permit these typed data grant, or null when they are not one of the recognised permits. */
 export function recognisePermit(typedData: TypedDataDefinition): Permit | null {
   const kind = (Object.keys(SHAPES) as PermitKind[]).find((candidate) => hasShape(typedData, SHAPES[candidate]));
   if (!kind) return null;
   const domain = (typedData.domain ?? {}) as Values;
   try {
+    const granted = read(kind, typedData.message as Values, domain);
     return {
       kind,
       chainId: domain.chainId === undefined ? null : Number(domain.chainId),
-      ...read(kind, typedData.message as Values, domain),
+      ...granted,
+      ...(kind === "PermitWitnessTransferFrom" && x402Payment(typedData, granted)),
     };
   } catch {
     // Values that are not integers cannot be signed either; the page then shows the declared fields as they are.

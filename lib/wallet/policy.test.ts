@@ -2,6 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, parseAbi, parseEther, type TypedDataDefinition } from "viem";
 import { preparedAllowance, testFramework } from "@/lib/allowances/framework.fixture";
+import { x402Permit2TypedData } from "./permits";
 import { factsOf, violationOf } from "./policy";
 import { delegationTypedData, execute, mode, userOperationTypedData } from "@/lib/allowances/deleGator.fixture";
 import type { PreparedTransaction } from "./request-payload";
@@ -126,6 +127,15 @@ describe("spending policy rules", () => {
     const earlier = [held(hoursAgo(1), { tokenAmount: "100" })];
     assert.equal(violationOf(policy, permit("Permit", [[TOKEN, 60n]]), earlier, 0, NOW)?.rule, "tokens.per_day");
     assert.equal(violationOf(policy, permit("Permit", [[TOKEN, 50n]]), earlier, 0, NOW), null);
+  });
+
+  it("an x402 Permit2 payment is a payment to its payee: the recipients rule judges the payee, not x402's proxy", () => {
+    const typedData = x402Permit2TypedData({ chainId: 31337, token: TOKEN, amount: 40n, payee: FRIEND, nonce: 1n, deadline: 9n });
+    const facts = factsOf({ kind: "sign_typed_data", typedData: typedData as unknown as TypedDataDefinition }, noFramework);
+    assert.deepEqual(facts.counterparties, [FRIEND]);
+    assert.deepEqual(facts.tokens, [{ chainId: 31337, token: TOKEN, amount: 40n }]);
+    assert.equal(violationOf({ recipients: [FRIEND] }, facts, [], 0, NOW), null);
+    assert.equal(violationOf({ recipients: [SPENDER] }, facts, [], 0, NOW)?.rule, "recipients");
   });
 
   it("a batch permit of several capped tokens is refused; one capped token in a batch is counted", () => {

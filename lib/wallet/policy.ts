@@ -198,7 +198,8 @@ function typedDataFacts(typedData: TypedDataDefinition, frameworkOf: FrameworkOf
   return {
     ...base,
     ...NO_CALL,
-    counterparties: permit ? [permit.spender] : [],
+    // an x402 Permit2 payment's counterparty is whom its proxy pays
+    counterparties: permit ? [permit.payee ?? permit.spender] : [],
     tokens: summed((permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : []))),
     unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount)) : false,
     readable: permit !== null,

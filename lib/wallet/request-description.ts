@@ -386,7 +386,7 @@ const ONE_TIME: PermitKind[] = [
 const AUTHORIZATIONS: PermitKind[] = ["TransferWithAuthorization", "ReceiveWithAuthorization"];
 
 function permitAction(permit: Permit, amounts: string[], label: string): string {
-  if (AUTHORIZATIONS.includes(permit.kind)) return `Transfer ${amounts.join(", ")}`;
+  if (AUTHORIZATIONS.includes(permit.kind) || permit.payee) return `Transfer ${amounts.join(", ")}`;
   if (permit.kind === "DaiPermit" && permit.amounts[0].amount === 0n) return `Revoke an allowance of ${label}`;
   return `${ONE_TIME.includes(permit.kind) ? "Allow a one-time transfer of" : "Allow spending of"} ${amounts.join(", ")}`;
 }
@@ -419,7 +419,10 @@ async function permitDescription(permit: Permit, lookup: TokenLookup): Promise<D
   return {
     action: permitAction(permit, amounts, tokenLabel(tokens[0])),
     details: [
-      party(AUTHORIZATIONS.includes(permit.kind) ? "Recipient" : "Spender", permit.spender),
+      // an x402 Permit2 payment: its proxy (the spender) pays the payee alone
+      ...(permit.payee
+        ? [party("Recipient", permit.payee), { label: "Paid through", text: "x402's Permit2 payment contract", address: permit.spender }]
+        : [party(AUTHORIZATIONS.includes(permit.kind) ? "Recipient" : "Spender", permit.spender)]),
       ...details,
       ...(shared !== null && !together ? [{ label: "Allowance expires", text: expiresText(shared) }] : []),
       ...(validAfter ? [{ label: "Signature valid from", text: dateText(validAfter), raw: validAfter.toString() }] : []),
@@ -702,18 +705,18 @@ export async function describeRequest(payload: RequestPayload, budgetMs = READ_B
 }
 
 /**
- * The x402 payment a transfer authorization makes, when the request is one (pay_x402): the amount and payee come from
- * the authorization, what is signed, and only what it pays for from the resource's own words.
+ * The x402 payment a transfer authorization (or a Permit2 payment through x402's proxy) makes, when the request is one
+ * (pay_x402): the amount and payee come from what is signed, and only what it pays for from the resource's own words.
  */
 async function x402Payment(
   payload: Extract<RequestPayload, { kind: "sign_typed_data" }>,
   permit: Permit | null,
   lookup: TokenLookup,
 ): Promise<X402Payment | null> {
-  const paid = permit?.kind === "TransferWithAuthorization" ? permit.amounts[0] : null;
+  const paid = permit?.kind === "TransferWithAuthorization" || permit?.payee ? permit.amounts[0] : null;
   if (!payload.x402 || !permit || !paid?.token || permit.chainId === null) return null;
   const token = await lookup(permit.chainId, paid.token);
-  return { amount: amountText(token, paid.amount), payee: permit.spender, resource: payload.x402.resource };
+  return { amount: amountText(token, paid.amount), payee: permit.payee ?? permit.spender, resource: payload.x402.resource };
 }
 
 /** A request's payload in words, each token read with `lookup`, caveats by the framework `frameworkOf` names on the chain. */

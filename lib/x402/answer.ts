@@ -15,6 +15,18 @@ export type AuthorizationPayload = {
   authorization: { from: Address; to: Address; value: string; validAfter: string; validBefore: string; nonce: Hex };
 };
 
+/** The permit2 payload of the exact scheme without its signature: the Permit2 witness transfer's fields, as strings. */
+export type Permit2Payload = {
+  permit2Authorization: {
+    from: Address;
+    permitted: { token: Address; amount: string };
+    spender: Address;
+    nonce: string;
+    deadline: string;
+    witness: { to: Address; validAfter: string };
+  };
+};
+
 export type PaymentAnswer = { header: "PAYMENT-SIGNATURE" | "X-PAYMENT"; value: string };
 
 /** The payment to send back for `offer`, carrying `payload`, and the header it goes in. */
@@ -42,7 +54,7 @@ export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: 
 }
 
 /** What a one-tap payment's request keeps until the person signs: everything but the signature (answeredWith). */
-export function unsignedPayment(required: PaymentRequired, offer: Offer, payload: AuthorizationPayload): X402Context {
+export function unsignedPayment(required: PaymentRequired, offer: Offer, payload: AuthorizationPayload | Permit2Payload): X402Context {
   const { header, body } = paymentBody(required, offer, payload);
   return { resource: required.resource, header, unsigned: body as X402Context["unsigned"] };
 }

@@ -29,7 +29,7 @@ import { RequestError } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
 import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
 import { paymentLeaf, signLeaf } from "./leaf";
-import { oneTapChoice, payWithOneTap, type Authorizable } from "./one-tap";
+import { oneTapChoice, payerOf, payWithOneTap, type Authorizable } from "./one-tap";
 import { parsePaymentRequired, type PaymentRequired } from "./requirement";
 
 /** Above what is left of the allowance (with what earlier payments hold): nothing was signed. */
@@ -288,7 +288,7 @@ async function toPerson(
 ): Promise<ToolOutput<"pay_x402">> {
   let asked: Authorizable;
   try {
-    asked = oneTapChoice(required);
+    asked = await oneTapChoice(required, payerOf(agent, credentialId));
   } catch (error) {
     if (error instanceof X402NotPayableError) throw refused;
     throw error;
