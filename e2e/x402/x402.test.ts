@@ -118,6 +118,9 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 2, "nothing was signed for the third");
     // settled: the chain counts them, the holds are released at the next payment's look
     assert.deepEqual((await db().x402Payment.findMany({ where: { allowanceId } })).map((row) => row.status).sort(), ["settled", "settled"]);
+    // with their holds released, the chain's word on what is left is read again, not what the first payment read
+    await assert.rejects(payX402(agent, credentialId, third), X402AllowanceRefusal);
+    assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 2, "nothing was signed for the fourth");
     const audited = await db().auditEvent.findMany({ where: { userId: agent.userId, type: "allowance.spent" } });
     assert.equal(audited.length, 2);
     const data = JSON.parse(audited[0].data) as Record<string, string>;
@@ -164,6 +167,25 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
       return true;
     });
     assert.equal(await world.tokenBalance(payee), 0n, "nothing was sent");
+  });
+
+  it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
+    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+    const { spendFromAllowance } = await import("@/lib/allowances/spend");
+    const payee = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const required = await requirementOf(await resourceFor(payee));
+    await payX402(agent, credentialId, required);
+    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
+    await spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer });
+    assert.equal(await world.tokenBalance(payee), 10_000n);
+    // the chain now says 0.015 USDC is left, of which the signed payment holds 0.01: what the first payment read of the
+    // chain no longer stands
+    await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
+      assert.ok(error instanceof X402AllowanceRefusal);
+      assert.equal(error.left?.available, "5000");
+      return true;
+    });
   });
 
   it("refuses a payee off the allowance's list before anything is signed, when the resource takes no one-tap payment", async () => {

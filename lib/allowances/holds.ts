@@ -4,9 +4,11 @@
 // once the leaf has expired. Read under the allowance's lease, before the chain's "left": a payment settling in
 // between is then counted twice (an early refusal), never missed.
 import { ERC20TransferAmountEnforcer } from "@metamask/delegation-abis";
+import { LRUCache } from "lru-cache";
 import { getAddress, type Address, type Hex } from "viem";
-import { db, selectRows, usesPostgres } from "@/lib/db";
+import { selectRows, usesPostgres } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
+import { writeTogether, writing } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
@@ -45,6 +47,40 @@ const EXPIRED_HOLDS = new PreparedSelect<HeldPayment>(
   `SELECT "id", "delegationHash", "leafHash", "amount", "expiresAt" FROM "X402Payment"
   WHERE "allowanceId" = ? AND "status" = 'held' AND "expiresAt" < ?`,
 );
+
+/**
+ * Bumps the allowance's `stateVersion`: written with every change this service makes to what the chain holds of the
+ * allowance (a transfer sent or mined, a held payment found redeemed), under the allowance's lease.
+ */
+export const STATE_MOVED = `UPDATE "Allowance" SET "stateVersion" = "stateVersion" + 1 WHERE "id" = ?`;
+const PAYMENT_STATUS = `UPDATE "X402Payment" SET "status" = ? WHERE "id" = ?`;
+
+// What the enforcers said of each delegation, at the allowance's stateVersion then: an x402 payment asks for them on
+// every payment, and the chain's answer stands while the version has not moved. A facilitator's redemption of a held
+// payment, the one change no one tells this service of, is counted by its hold until a payment finds it redeemed
+// (which releases the hold and bumps the version, in one transaction). Never kept past the period's end (the chain
+// then resets it) nor STATE_TTL_MS: what happens behind the service's back (the delegate key used elsewhere, the
+// delegation disabled on chain) is seen within that, and the chain refuses it meanwhile anyway.
+const STATE_TTL_MS = 30_000;
+const knownStates = new LRUCache<string, { version: number; state: DelegationState; readAt: number }>({ max: 10_000 });
+
+/** A delegation's state: as known at `version` when it still stands, else read from the chain (and kept at `version`). */
+async function stateAt(
+  chainId: number,
+  framework: Framework,
+  row: { hash: string; signed: string },
+  version: number | undefined,
+  now: Date,
+): Promise<DelegationState> {
+  const key = `${chainId}:${row.hash}`;
+  const known = version === undefined ? undefined : knownStates.get(key);
+  const stands = (entry: NonNullable<typeof known>) =>
+    entry.version === version && now.getTime() < entry.state.resetsAt * 1000 && now.getTime() - entry.readAt < STATE_TTL_MS;
+  if (known && stands(known)) return known.state;
+  const state = await delegationState(chainId, framework, row);
+  if (version !== undefined) knownStates.set(key, { version, state, readAt: now.getTime() });
+  return state;
+}
 
 /** What the allowance's unsettled payments hold: live ones summed per delegation, and the rows the chain is asked about. */
 export type Holds = { totals: Map<string, Held>; rows: HeldPayment[] };
@@ -91,14 +127,19 @@ export async function heldPayments(allowanceId: string, now: Date, options: { ev
  * What unsettled, unexpired payments hold against each of the allowance's delegations (by hash). Of the holds read
  * as rows, those past their expiry are released (the chain says whether each was redeemed first: settled or expired),
  * and the others too once the chain shows them settled; a chain that does not answer releases nothing. The rows'
- * chain reads go out with the caller's.
+ * chain reads go out with the caller's. `moved`: a payment was found redeemed (the allowance's version moved).
  */
-async function heldAgainst(held: Holds, chainId: number, framework: Framework, now: Date): Promise<Map<string, Held>> {
+async function heldAgainst(
+  allowance: Allowance,
+  held: Holds,
+  framework: Framework,
+  now: Date,
+): Promise<{ holding: Map<string, Held>; moved: boolean }> {
   const enforcer = framework.paymentEnforcers?.ERC20TransferAmountEnforcer;
   const spent = enforcer
     ? await Promise.all(
         held.rows.map((hold) =>
-          onChain(chainId, (client) =>
+          onChain(allowance.chainId, (client) =>
             client.readContract({
               address: enforcer,
               abi: ERC20TransferAmountEnforcer,
@@ -113,14 +154,17 @@ async function heldAgainst(held: Holds, chainId: number, framework: Framework, n
       )
     : held.rows.map(() => null);
   const holding = new Map(held.totals);
+  let moved = false;
   for (const [index, hold] of held.rows.entries()) {
     const redeemed = spent[index];
     const settled = redeemed !== null && redeemed >= BigInt(hold.amount);
-    if (settled || (expired(hold, now) && redeemed !== null))
-      await db().x402Payment.update({ where: { id: hold.id }, data: { status: settled ? "settled" : "expired" } });
+    if (settled) {
+      await writeTogether([writing(PAYMENT_STATUS, "settled", hold.id), writing(STATE_MOVED, allowance.id)]);
+      moved = true;
+    } else if (expired(hold, now) && redeemed !== null) await writeTogether([writing(PAYMENT_STATUS, "expired", hold.id)]);
     else add(holding, hold);
   }
-  return holding;
+  return { holding, moved };
 }
 
 /** What is left of the delegation that pays a payment, once what signed payments hold is counted. */
@@ -131,28 +175,30 @@ export type Left = { state: DelegationState; available: bigint; callsLeft: numbe
  * the holds counted (`held`: as the caller read them, heldPayments). Holds are read before the chain, and the holds
  * the chain is asked about before what is left: a payment redeemed in between counts twice (an early refusal), never
  * not at all. When the payment does not fit, the holds the chain has settled are released and both read again.
+ * `version`: the allowance's stateVersion as read under its lease, when what the chain said at it may stand in for
+ * asking again (an x402 payment; a transfer asks the chain with its own send).
  */
 export async function leftFor(
   allowance: Allowance,
   framework: Framework,
   payment: { token: Address | null; recipient: Address; amount: bigint },
   now: Date,
-  held?: Holds,
+  known: { held?: Holds; version?: number } = {},
 ): Promise<Left | null> {
   const rows = allowance.delegations.filter((row) => (row.token ? getAddress(row.token) : null) === payment.token);
-  const read = async (given: Holds): Promise<Left | null> => {
-    const holds = await heldAgainst(given, allowance.chainId, framework, now);
-    const states = await Promise.all(rows.map((row) => delegationState(allowance.chainId, framework, row)));
+  const read = async (given: Holds, version: number | undefined): Promise<Left | null> => {
+    const { holding, moved } = await heldAgainst(allowance, given, framework, now);
+    const states = await Promise.all(rows.map((row) => stateAt(allowance.chainId, framework, row, moved ? undefined : version, now)));
     const state = states.find((candidate) => pays(candidate.meaning, payment.recipient));
     if (!state) return null;
-    const hold = holds.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const hold = holding.get(state.hash) ?? { amount: 0n, payments: 0 };
     return {
       state,
       available: state.available > hold.amount ? state.available - hold.amount : 0n,
       callsLeft: Math.max(state.callsLeft - hold.payments, 0),
     };
   };
-  const first = await read(held ?? (await heldPayments(allowance.id, now)));
+  const first = await read(known.held ?? (await heldPayments(allowance.id, now)), known.version);
   if (!first || (first.callsLeft >= 1 && payment.amount <= first.available)) return first;
-  return read(await heldPayments(allowance.id, now, { every: true }));
+  return read(await heldPayments(allowance.id, now, { every: true }), undefined);
 }

@@ -30,7 +30,7 @@ import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { heldPayments, leftFor } from "./holds";
+import { heldPayments, leftFor, STATE_MOVED } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
 import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue } from "./relay";
 import { receiptRow } from "./relayer-ledger";
@@ -138,6 +138,12 @@ const SPEND_SENT = `INSERT INTO "AllowanceSpend"
   VALUES (?, ?, ?, ?, ?, ?, 'sent', ?, ?)`;
 const SPEND_STATUS = `UPDATE "AllowanceSpend" SET "status" = ? WHERE "id" = ?`;
 
+/** A spend's outcome, with the allowance's version moved: what the chain holds of it changed (or stopped changing). */
+const spendStatus = (allowanceId: string, spendId: string, status: "landed" | "failed") => [
+  writing(SPEND_STATUS, status, spendId),
+  writing(STATE_MOVED, allowanceId),
+];
+
 /**
  * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
  * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
@@ -149,7 +155,10 @@ async function settleSent(allowanceId: string, chainId: number, sent: { id: stri
     try {
       const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
       if (receipt) {
-        await writeTogether([receiptRow(receipt), writing(SPEND_STATUS, receipt.status === "success" ? "landed" : "failed", spend.id)]);
+        await writeTogether([
+          receiptRow(receipt),
+          ...spendStatus(allowanceId, spend.id, receipt.status === "success" ? "landed" : "failed"),
+        ]);
         if (receipt.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
         continue;
       }
@@ -159,9 +168,17 @@ async function settleSent(allowanceId: string, chainId: number, sent: { id: stri
       if (error instanceof ChainError) throw new PendingSpendError(hash);
       throw error;
     }
-    await writeTogether([writing(SPEND_STATUS, "failed", spend.id)]);
+    await writeTogether(spendStatus(allowanceId, spend.id, "failed"));
   }
   return sent.length;
+}
+
+/**
+ * Settles the allowance's transfers sent and not yet seen mined (or refuses, busy, while one may still land): what
+ * the chain says is left counts none of them until then. Answers how many it settled.
+ */
+export async function settleInFlight(allowanceId: string, chainId: number): Promise<number> {
+  return settleSent(allowanceId, chainId, await selectRows(SENT_SPENDS, allowanceId));
 }
 
 /** What an allowance's hold for the person means to the agent. */
@@ -240,7 +257,7 @@ export async function spendFromAllowance(
         runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
         settleSent(allowanceId, allowance.chainId, inFlight),
         // x402 payments signed and not yet redeemed hold their amounts
-        leftFor(allowance, framework, moved, new Date(), held),
+        leftFor(allowance, framework, moved, new Date(), { held }),
       ]);
       // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
       if (!settledValue(deleGator)) {
@@ -284,6 +301,7 @@ export async function spendFromAllowance(
           checks,
           recordWith: (hash) => [
             writing(SPEND_SENT, spendId, allowanceId, paying.hash, moved.recipient, moved.token, moved.amount.toString(), hash, new Date()),
+            writing(STATE_MOVED, allowanceId),
           ],
         },
       );
@@ -304,7 +322,7 @@ export async function spendFromAllowance(
     };
     let receipt;
     try {
-      receipt = await sent.receipt((mined) => [writing(SPEND_STATUS, mined.status === "success" ? "landed" : "failed", spendId)]);
+      receipt = await sent.receipt((mined) => spendStatus(allowanceId, spendId, mined.status === "success" ? "landed" : "failed"));
     } catch (error) {
       // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
       if (error instanceof ChainError) return { ...result, outcome: "pending" as const };

@@ -18,7 +18,7 @@ import { allowancePaused, findAllowance, frameworkFor, storedDelegation } from "
 import { leftFor } from "@/lib/allowances/holds";
 import { withLease } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
-import type { AllowanceRefusal } from "@/lib/allowances/spend";
+import { settleInFlight, type AllowanceRefusal } from "@/lib/allowances/spend";
 import { assetNames } from "@/lib/allowances/view";
 import type { ToolOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
@@ -129,7 +129,10 @@ async function signWithinAllowance(
       );
     const framework = frameworkFor(allowance.chainId);
     const paymentEnforcers = framework.paymentEnforcers!;
-    const found = await leftFor(allowance, framework, { token: choice.asset, recipient: choice.payee, amount: choice.amount }, now);
+    // A transfer in flight moves what the chain holds once mined: settled first, then the chain is asked again.
+    const settled = await settleInFlight(allowance.id, allowance.chainId);
+    const payment = { token: choice.asset, recipient: choice.payee, amount: choice.amount };
+    const found = await leftFor(allowance, framework, payment, now, { version: settled ? undefined : allowance.stateVersion });
     if (!found) {
       const words = `${choice.payee} is not among this allowance's recipients.`;
       throw new X402AllowanceRefusal(`${words} Nothing was signed.`, null, words);

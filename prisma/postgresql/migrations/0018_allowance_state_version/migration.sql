@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Allowance" ADD COLUMN     "stateVersion" INTEGER NOT NULL DEFAULT 0;
