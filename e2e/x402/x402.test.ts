@@ -188,6 +188,40 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     });
   });
 
+  it("a transfer of the allowance still in flight: a payment waits for it (busy), then pays once it is mined", async () => {
+    const { payX402 } = await import("@/lib/x402/pay");
+    const { db } = await import("@/lib/db");
+    const { AppError } = await import("@/lib/http/errors");
+    const { deployer } = await import("../support/contracts");
+    const payee = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    const required = await requirementOf(await resourceFor(payee));
+    await payX402(agent, credentialId, required);
+    const { stateVersion } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+    // A transfer sent and not mined yet, as a spend whose receipt did not come in time leaves it.
+    const mining = (on: boolean) => world.chain.client.request({ method: "evm_setAutomine" as never, params: [on] as never });
+    await mining(false);
+    try {
+      const hash = await (await deployer(world.chain)).sendTransaction({ to: payee, value: 1n });
+      const spend = { id: "sp_in_flight", allowanceId, delegationHash: "0x", recipient: payee, token: world.token, amount: "10000" };
+      await db().allowanceSpend.create({ data: { ...spend, status: "sent", txHash: hash } });
+      await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
+        assert.ok(error instanceof AppError);
+        assert.equal(error.code, "allowance_busy");
+        return true;
+      });
+      assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 1, "nothing was signed while it was in flight");
+    } finally {
+      await world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
+      await mining(true);
+    }
+    const paid = await payX402(agent, credentialId, required);
+    assert.equal(paid.paid.amount, String(PRICE));
+    assert.equal((await db().allowanceSpend.findUniqueOrThrow({ where: { id: "sp_in_flight" } })).status, "landed");
+    const moved = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+    assert.ok(moved.stateVersion > stateVersion, "the transfer's landing moved the allowance's version");
+  });
+
   it("refuses a payee off the allowance's list before anything is signed, when the resource takes no one-tap payment", async () => {
     const { payX402 } = await import("@/lib/x402/pay");
     const { X402NotPayableError } = await import("@/lib/x402/choose");
