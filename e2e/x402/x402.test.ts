@@ -54,6 +54,13 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     return header;
   }
 
+  /** An agent whose allowance pays a new payee 0.025 USDC a day, and the requirement of that payee's resource (0.01 USDC). */
+  async function payingForReports() {
+    const payee = world.recipient();
+    const holder = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+    return { ...holder, payee, required: await requirementOf(await resourceFor(payee)) };
+  }
+
   const decoded = (value: string) => JSON.parse(Buffer.from(value, "base64").toString("utf8")) as PaymentPayload;
 
   /**
@@ -132,9 +139,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   it("a payment never settled holds its amount until its leaf has expired", async () => {
     const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
     const { db } = await import("@/lib/db");
-    const payee = world.recipient();
-    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
-    const required = await requirementOf(await resourceFor(payee));
+    const { agent, credentialId, allowanceId, required } = await payingForReports();
     await payX402(agent, credentialId, required);
     await payX402(agent, credentialId, required);
     // neither was sent to the resource: the chain still says 0.025 USDC is left, the holds say 0.005
@@ -153,9 +158,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   it("a transfer from the allowance counts what signed x402 payments hold, before anything is sent", async () => {
     const { payX402 } = await import("@/lib/x402/pay");
     const { AllowanceRefusal, spendFromAllowance } = await import("@/lib/allowances/spend");
-    const payee = world.recipient();
-    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
-    const required = await requirementOf(await resourceFor(payee));
+    const { agent, credentialId, allowanceId, payee, required } = await payingForReports();
     await payX402(agent, credentialId, required);
     await payX402(agent, credentialId, required);
     // the chain still says 0.025 USDC is left; the two signed payments hold 0.02 of it
@@ -172,9 +175,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
     const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
     const { spendFromAllowance } = await import("@/lib/allowances/spend");
-    const payee = world.recipient();
-    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
-    const required = await requirementOf(await resourceFor(payee));
+    const { agent, credentialId, allowanceId, payee, required } = await payingForReports();
     await payX402(agent, credentialId, required);
     const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
     await spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer });
@@ -193,9 +194,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const { db } = await import("@/lib/db");
     const { AppError } = await import("@/lib/http/errors");
     const { deployer } = await import("../support/contracts");
-    const payee = world.recipient();
-    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
-    const required = await requirementOf(await resourceFor(payee));
+    const { agent, credentialId, allowanceId, payee, required } = await payingForReports();
     await payX402(agent, credentialId, required);
     const { stateVersion } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
     // A transfer sent and not mined yet, as a spend whose receipt did not come in time leaves it.
