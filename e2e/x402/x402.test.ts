@@ -395,6 +395,21 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     assert.equal(await world.tokenBalance(payee), PRICE);
   });
 
+  it("what the delegate key spends behind the service's back is seen within 30 s: the chain is asked again", async () => {
+    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+    const { agent, credentialId, allowanceId, payee, required } = await payingForReports();
+    await payX402(agent, credentialId, required);
+    const stolen = await world.settleWithStolenKey(allowanceId, payee, 10_000n);
+    assert.equal(stolen.success, true, "within the cap, the chain lets it through");
+    // 0.015 USDC left on chain, 0.01 of it held by the payment signed above
+    const later = () => new Date(Date.now() + 31_000);
+    await assert.rejects(payX402(agent, credentialId, required, later), (error: unknown) => {
+      assert.ok(error instanceof X402AllowanceRefusal);
+      assert.equal(error.left?.available, "5000");
+      return true;
+    });
+  });
+
   it("the delegate key taken by an attacker cannot pay past the cap or off the payee list on chain", async () => {
     const payee = world.recipient();
     const thief = world.recipient();

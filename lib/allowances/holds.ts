@@ -74,8 +74,9 @@ async function stateAt(
 ): Promise<DelegationState> {
   const key = `${chainId}:${row.hash}`;
   const known = version === undefined ? undefined : knownStates.get(key);
-  const stands = (entry: NonNullable<typeof known>) =>
-    entry.version === version && now.getTime() < entry.state.resetsAt * 1000 && now.getTime() - entry.readAt < STATE_TTL_MS;
+  // an age below zero: the clock went back since, and the age is unknown
+  const stands = (entry: NonNullable<typeof known>, age = now.getTime() - entry.readAt) =>
+    entry.version === version && now.getTime() < entry.state.resetsAt * 1000 && age >= 0 && age < STATE_TTL_MS;
   if (known && stands(known)) return known.state;
   const state = await delegationState(chainId, framework, row);
   if (version !== undefined) knownStates.set(key, { version, state, readAt: now.getTime() });
