@@ -2,7 +2,7 @@
 // Framework and Circle's USDC, the erc7710 facilitator, and agents whose person signed a USDC allowance with their
 // own key, as the consent ceremony leaves it.
 import assert from "node:assert/strict";
-import { getAddress, parseAbi, type Address } from "viem";
+import { encodeFunctionData, erc20Abi, getAddress, parseAbi, type Address } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { agentHolding, startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
 import { deployer, mined } from "./contracts";
@@ -135,6 +135,28 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
     50_000n,
   );
   assert.equal(getAddress(holds[0].payee), payee);
+}
+
+/**
+ * A payment after a transfer from the same allowance counts what the transfer spent on chain: the transfer moves the
+ * allowance's version, so what an earlier payment read of the chain no longer stands (on each database).
+ */
+export async function assertTransferCounted(world: X402World, requirement: (payee: Address) => Promise<string>) {
+  const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+  const { spendFromAllowance } = await import("@/lib/allowances/spend");
+  const payee = world.recipient();
+  const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+  const required = await requirement(payee);
+  await payX402(agent, credentialId, required);
+  const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
+  await spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer });
+  assert.equal(await world.tokenBalance(payee), 10_000n);
+  // the chain now says 0.015 USDC is left, of which the signed payment holds 0.01
+  await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
+    assert.ok(error instanceof X402AllowanceRefusal);
+    assert.equal(error.left?.available, "5000");
+    return true;
+  });
 }
 
 /**

@@ -10,7 +10,13 @@ import { encodeFunctionData, erc20Abi, type Address } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
-import { assertConcurrentPaymentsWithinTheCap, assertHoldsSummedExactly, startX402World, type X402World } from "../support/x402";
+import {
+  assertConcurrentPaymentsWithinTheCap,
+  assertHoldsSummedExactly,
+  assertTransferCounted,
+  startX402World,
+  type X402World,
+} from "../support/x402";
 import { startEip3009Facilitator } from "../support/x402-eip3009";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import type { ToolOutput } from "@/contract";
@@ -173,20 +179,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   });
 
   it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
-    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
-    const { spendFromAllowance } = await import("@/lib/allowances/spend");
-    const { agent, credentialId, allowanceId, payee, required } = await payingForReports();
-    await payX402(agent, credentialId, required);
-    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
-    await spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer });
-    assert.equal(await world.tokenBalance(payee), 10_000n);
-    // the chain now says 0.015 USDC is left, of which the signed payment holds 0.01: what the first payment read of the
-    // chain no longer stands
-    await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
-      assert.ok(error instanceof X402AllowanceRefusal);
-      assert.equal(error.left?.available, "5000");
-      return true;
-    });
+    await assertTransferCounted(world, async (payee) => requirementOf(await resourceFor(payee)));
   });
 
   it("a transfer of the allowance still in flight: a payment waits for it (busy), then pays once it is mined", async () => {
