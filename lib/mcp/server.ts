@@ -57,7 +57,8 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "whom, for what. Agent Wallet never fetches the resource. Above what is left, when the person chose to refuse, it is " +
     "refused with what is left and when it resets. With an approve-mode credential, or what the allowance does not cover " +
     "(or goes above, when the person chose to be asked), it asks the person instead (one passkey tap; exact scheme by " +
-    "eip3009, not permit2; the request's reason says why the allowance did not pay): it answers at once with request_id " +
+    "eip3009, or permit2 once the wallet lets Permit2 take the amount; the request's reason says why the allowance did " +
+    "not pay): it answers at once with request_id " +
     "and approval_url and no header yet; get_request answers `payment` (header and value) once the person approved.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
