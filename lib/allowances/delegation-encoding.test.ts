@@ -24,11 +24,14 @@ describe("delegation encoding", () => {
     fc.assert(fc.property(delegation, (given) => assert.equal(delegationHash(given), hashDelegation(given))));
   });
 
-  it("encodes any chain of delegations as @metamask/delegation-core does", () => {
+  it("encodes any chain of delegations as @metamask/delegation-core does, a delegation met again as the first time", () => {
     fc.assert(
-      fc.property(fc.array(delegation, { minLength: 1, maxLength: 3 }), (chain) =>
-        assert.equal(encodedDelegations(chain), (encodeDelegations(chain) as Hex).toLowerCase()),
-      ),
+      fc.property(fc.array(delegation, { minLength: 0, maxLength: 3 }), delegation, (chain, root) => {
+        assert.equal(encodedDelegations(chain), (encodeDelegations(chain) as Hex).toLowerCase());
+        // the same root object under two leaves, as a payment's root is: its encoding is kept, and still right
+        for (const leaf of chain.slice(0, 2))
+          assert.equal(encodedDelegations([leaf, root]), (encodeDelegations([leaf, root]) as Hex).toLowerCase());
+      }),
     );
   });
 

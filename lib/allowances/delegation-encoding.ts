@@ -68,7 +68,36 @@ const DELEGATIONS = [
   },
 ] as const;
 
-/** A chain of delegations, leaf first, as redeemDelegations takes it: `Delegation[]` ABI-encoded. */
+const DELEGATION = [{ type: "tuple", components: DELEGATIONS[0].components }] as const;
+
+/** Each delegation's own ABI encoding (a tuple's, relative to its start), kept for the delegation object's life. */
+const tupleEncodings = new WeakMap<Delegation, string>();
+
+function tupleEncoding(delegation: Delegation): string {
+  let encoded = tupleEncodings.get(delegation);
+  if (encoded === undefined) {
+    // a dynamic tuple encoded alone: the offset word (0x20), then the tuple
+    encoded = encodeAbiParameters(DELEGATION, [delegation]).slice(2 + 64);
+    tupleEncodings.set(delegation, encoded);
+  }
+  return encoded;
+}
+
+const word = (value: number) => value.toString(16).padStart(64, "0");
+
+/**
+ * A chain of delegations, leaf first, as redeemDelegations takes it: `Delegation[]` ABI-encoded — the array's offset,
+ * its length, each element's offset from the first element's, then the elements. An element's encoding does not
+ * depend on its neighbours, so each delegation is encoded once (a payment's root, stored and decoded once per
+ * process, is the same object on every payment).
+ */
 export function encodedDelegations(chain: Delegation[]): Hex {
-  return encodeAbiParameters(DELEGATIONS, [chain]);
+  const elements = chain.map(tupleEncoding);
+  const offsets: string[] = [];
+  let offset = 32 * chain.length;
+  for (const element of elements) {
+    offsets.push(word(offset));
+    offset += element.length / 2;
+  }
+  return `0x${word(32)}${word(chain.length)}${offsets.join("")}${elements.join("")}`;
 }
