@@ -253,6 +253,14 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
     const details = page.getByRole("region", { name: "Details" });
     assert.ok((await details.getByText(payee).count()) > 0, "the payee in full");
     assert.ok((await details.getByText(X402_EXACT_PERMIT2_PROXY).count()) > 0, "the proxy it is paid through");
+    // whom the person deals with is the payee, as with eip3009: the proxy is no spender to check
+    await page.getByText("Recipient never used before").waitFor();
+    assert.equal(await page.getByText(/Spender/).count(), 0);
+    for (const viewport of VIEWPORTS) {
+      await page.setViewportSize(viewport);
+      assert.deepEqual(await checkScreen(page, `x402-permit2-${viewport.name}`), []);
+      assert.equal(await overflow(page), 0, "nothing scrolls sideways");
+    }
     await page.getByRole("button", { name: "Approve with passkey" }).click();
     await page.getByRole("status").waitFor();
 

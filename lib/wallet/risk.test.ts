@@ -1,6 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, erc721Abi, maxUint256 } from "viem";
+import { PERMIT2, x402Permit2TypedData } from "./permits";
 import { assessRisk, dealingsOf, riskChip } from "./risk";
 import type { RequestPayload } from "./request-payload";
 import type { RequestDescription } from "./request-description";
@@ -28,6 +29,13 @@ const texts = (risk: { risks: { text: string }[] }) => risk.risks.map((entry) =>
 describe("the risks of a request", () => {
   it("whom a request deals with, from its payload alone", () => {
     assert.deepEqual(dealingsOf(send(FRIEND)), { chainId: 31337, contracts: [], parties: [{ role: "recipient", address: FRIEND }] });
+    // an x402 Permit2 payment deals with its payee: x402's proxy, the spender, pays no one else
+    const payment = x402Permit2TypedData({ chainId: 31337, token: TOKEN, amount: 10n, payee: FRIEND, nonce: 1n, deadline: 9n });
+    assert.deepEqual(dealingsOf({ kind: "sign_typed_data", typedData: payment as never }), {
+      chainId: 31337,
+      contracts: [PERMIT2],
+      parties: [{ role: "recipient", address: FRIEND }],
+    });
     assert.deepEqual(dealingsOf(approveAll), { chainId: 31337, contracts: [TOKEN], parties: [{ role: "spender", address: SPENDER }] });
     const operator = encodeFunctionData({ abi: erc721Abi, functionName: "setApprovalForAll", args: [SPENDER, true] });
     assert.deepEqual(dealingsOf(send(TOKEN, operator)).parties, [{ role: "operator", address: SPENDER }]);
