@@ -61,7 +61,7 @@ function judge(offer: Offer, configured: readonly number[]): Authorizable | stri
  * A permit2 entry as it stands on chain: Permit2 takes the payment from the wallet's ERC-20 allowance to it, which the
  * person gives by a transaction of their own (approving it is no part of this signature, nor hidden in it).
  */
-async function withPermit2Allowance(choice: Authorizable, payer: Address): Promise<Authorizable | string> {
+async function approvedToPermit2(choice: Authorizable, payer: Address): Promise<Authorizable | string> {
   if (choice.method !== "permit2") return choice;
   const allowed = await onChain(choice.chainId, (client) =>
     client.readContract({ address: choice.asset, abi: erc20Abi, functionName: "allowance", args: [payer, PERMIT2] }),
@@ -85,7 +85,7 @@ export function payerOf(agent: AgentContext, credentialId: string): Address {
 export async function oneTapChoice(required: PaymentRequired, payer: Address): Promise<Authorizable> {
   const configured = config().chains.map((chain) => chain.id);
   const judged = required.accepts.map((offer) => judge(offer, configured));
-  return cheapest(await Promise.all(judged.map((entry) => (typeof entry === "string" ? entry : withPermit2Allowance(entry, payer)))));
+  return cheapest(await Promise.all(judged.map((entry) => (typeof entry === "string" ? entry : approvedToPermit2(entry, payer)))));
 }
 
 /** What the person signs for `choice`, and the payment's payload but for its signature, valid until `validBefore`. */
