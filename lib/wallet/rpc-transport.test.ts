@@ -157,3 +157,32 @@ describe("jsonRpcTransport", () => {
     }
   });
 });
+
+describe("a kept-alive connection the node drops", () => {
+  it("is asked again once on a new connection, for reads; a broadcast is not sent twice", async () => {
+    // A node that drops a connection when a second request arrives on it, as one closing idle connections may.
+    const connections = new Set<unknown>();
+    const served = new WeakMap<object, number>();
+    const dropping = http.createServer(async (request, response) => {
+      connections.add(request.socket);
+      for await (const chunk of request) void chunk;
+      const count = (served.get(request.socket) ?? 0) + 1;
+      served.set(request.socket, count);
+      if (count > 1) return void request.socket.destroy();
+      response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: "0x7a69" }));
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, "127.0.0.1", resolve));
+    try {
+      const transport = jsonRpcTransport(`http://127.0.0.1:${(dropping.address() as AddressInfo).port}`, { timeoutMs: 2_000 })({});
+      const ask = (method: string) => transport.request({ method, params: [] } as never);
+      assert.equal(await ask("eth_chainId"), "0x7a69");
+      assert.equal(await ask("eth_chainId"), "0x7a69", "asked again on a new connection");
+      assert.equal(connections.size, 2);
+      await assert.rejects(ask("eth_sendRawTransaction"), HttpRequestError);
+      assert.equal(connections.size, 2, "the broadcast was not sent again");
+    } finally {
+      dropping.closeAllConnections();
+      dropping.close();
+    }
+  });
+});

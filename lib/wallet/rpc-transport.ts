@@ -12,7 +12,16 @@ const MAX_RESPONSE_BYTES = 10_485_760;
 type RpcBody = { jsonrpc: "2.0"; id: number; method: string; params?: unknown };
 type RpcAnswer = { result?: unknown; error?: { code: number; message: string; data?: unknown } };
 
-function post(url: URL, agent: http.Agent, body: RpcBody | RpcBody[], timeoutMs: number): Promise<{ status: number; text: string }> {
+/** Calls that change nothing when a node sees them twice: all but a broadcast, which is never sent again unasked. */
+const repeatable = (body: RpcBody | RpcBody[]) => [body].flat().every((call) => call.method !== "eth_sendRawTransaction");
+
+function post(
+  url: URL,
+  agent: http.Agent,
+  body: RpcBody | RpcBody[],
+  timeoutMs: number,
+  retried = false,
+): Promise<{ status: number; text: string }> {
   const payload = JSON.stringify(body);
   const headers: http.OutgoingHttpHeaders = { "content-type": "application/json", "content-length": Buffer.byteLength(payload) };
   // An RPC URL may carry its credentials as user:password@ (viem sends them as basic authorization too).
@@ -35,7 +44,13 @@ function post(url: URL, agent: http.Agent, body: RpcBody | RpcBody[], timeoutMs:
     });
     const timer = setTimeout(() => request.destroy(new TimeoutError({ body, url: url.href })), timeoutMs);
     request.on("close", () => clearTimeout(timer));
-    request.on("error", reject);
+    request.on("error", (error: NodeJS.ErrnoException) => {
+      // A kept-alive connection the node closed as this request reused it (its idle timeout, a restart): asked once more
+      // on a new one, as Node's documentation has it for requests that may be repeated.
+      if (!retried && request.reusedSocket && error.code === "ECONNRESET" && repeatable(body))
+        resolve(post(url, agent, body, timeoutMs, true));
+      else reject(error);
+    });
     request.end(payload);
   });
 }
