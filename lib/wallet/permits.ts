@@ -212,6 +212,15 @@ function x402Payment(typedData: TypedDataDefinition, permit: Omit<Permit, "kind"
   return { payee: witness.to as Address, validAfter: integer(witness.validAfter) };
 }
 
+/**
+ * Whom a permit pays outright, or null when it lets a spender take: a transfer authorization's recipient, an x402
+ * Permit2 payment's payee (its proxy, the spender, pays no one else).
+ */
+export function payeeOf(permit: Permit): Address | null {
+  if (permit.payee) return permit.payee;
+  return permit.kind === "TransferWithAuthorization" || permit.kind === "ReceiveWithAuthorization" ? permit.spender : null;
+}
+
 /** The permit these typed data grant, or null when they are not one of the recognised permits. */
 export function recognisePermit(typedData: TypedDataDefinition): Permit | null {
   const kind = (Object.keys(SHAPES) as PermitKind[]).find((candidate) => hasShape(typedData, SHAPES[candidate]));

@@ -19,7 +19,7 @@ import { frameworkContracts, type Framework } from "@/lib/wallet/delegation-fram
 import { decodeCall, isBatch, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall } from "./deleGator-calls";
 import { recogniseDelegation, recogniseUserOperation, type Bound } from "./deleGator-typed-data";
-import { recognisePermit } from "./permits";
+import { payeeOf, recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
 import { keccak256 } from "./keccak";
@@ -198,8 +198,7 @@ function typedDataFacts(typedData: TypedDataDefinition, frameworkOf: FrameworkOf
   return {
     ...base,
     ...NO_CALL,
-    // an x402 Permit2 payment's counterparty is whom its proxy pays
-    counterparties: permit ? [permit.payee ?? permit.spender] : [],
+    counterparties: permit ? [payeeOf(permit) ?? permit.spender] : [],
     tokens: summed((permit?.amounts ?? []).flatMap(({ token, amount }) => (token ? [{ chainId: permit!.chainId, token, amount }] : []))),
     unlimitedApproval: permit ? permit.amounts.some((entry) => isUnlimitedAmount(entry.amount)) : false,
     readable: permit !== null,

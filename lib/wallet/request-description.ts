@@ -29,7 +29,7 @@ import {
   type TokenAmount,
   type UserOperationReading,
 } from "./deleGator-typed-data";
-import { recognisePermit, type Permit, type PermitKind } from "./permits";
+import { payeeOf, recognisePermit, type Permit, type PermitKind } from "./permits";
 import type { PreparedTransaction, RequestPayload } from "./request-payload";
 import { tokenMetadata, type TokenMetadata } from "./token-metadata";
 import { declaredFields, domainFields, type FieldNode } from "./typed-data-fields";
@@ -383,10 +383,9 @@ const ONE_TIME: PermitKind[] = [
   "PermitWitnessTransferFrom",
   "PermitBatchWitnessTransferFrom",
 ];
-const AUTHORIZATIONS: PermitKind[] = ["TransferWithAuthorization", "ReceiveWithAuthorization"];
 
 function permitAction(permit: Permit, amounts: string[], label: string): string {
-  if (AUTHORIZATIONS.includes(permit.kind) || permit.payee) return `Transfer ${amounts.join(", ")}`;
+  if (payeeOf(permit)) return `Transfer ${amounts.join(", ")}`;
   if (permit.kind === "DaiPermit" && permit.amounts[0].amount === 0n) return `Revoke an allowance of ${label}`;
   return `${ONE_TIME.includes(permit.kind) ? "Allow a one-time transfer of" : "Allow spending of"} ${amounts.join(", ")}`;
 }
@@ -419,10 +418,9 @@ async function permitDescription(permit: Permit, lookup: TokenLookup): Promise<D
   return {
     action: permitAction(permit, amounts, tokenLabel(tokens[0])),
     details: [
-      // an x402 Permit2 payment: its proxy (the spender) pays the payee alone
-      ...(permit.payee
-        ? [party("Recipient", permit.payee), { label: "Paid through", text: "x402's Permit2 payment contract", address: permit.spender }]
-        : [party(AUTHORIZATIONS.includes(permit.kind) ? "Recipient" : "Spender", permit.spender)]),
+      party(payeeOf(permit) ? "Recipient" : "Spender", payeeOf(permit) ?? permit.spender),
+      // an x402 Permit2 payment: its proxy, the spender, pays the payee alone
+      ...(permit.payee ? [{ label: "Paid through", text: "x402's Permit2 payment contract", address: permit.spender }] : []),
       ...details,
       ...(shared !== null && !together ? [{ label: "Allowance expires", text: expiresText(shared) }] : []),
       ...(validAfter ? [{ label: "Signature valid from", text: dateText(validAfter), raw: validAfter.toString() }] : []),
@@ -713,10 +711,11 @@ async function x402Payment(
   permit: Permit | null,
   lookup: TokenLookup,
 ): Promise<X402Payment | null> {
-  const paid = permit?.kind === "TransferWithAuthorization" || permit?.payee ? permit.amounts[0] : null;
-  if (!payload.x402 || !permit || !paid?.token || permit.chainId === null) return null;
+  const payee = permit && payeeOf(permit);
+  const paid = permit?.amounts[0];
+  if (!payload.x402 || !permit || !payee || !paid?.token || permit.chainId === null) return null;
   const token = await lookup(permit.chainId, paid.token);
-  return { amount: amountText(token, paid.amount), payee: permit.payee ?? permit.spender, resource: payload.x402.resource };
+  return { amount: amountText(token, paid.amount), payee, resource: payload.x402.resource };
 }
 
 /** A request's payload in words, each token read with `lookup`, caveats by the framework `frameworkOf` names on the chain. */

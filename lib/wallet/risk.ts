@@ -12,7 +12,7 @@ import { decodeCall, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall } from "./deleGator-calls";
 import { recogniseDelegation, recogniseUserOperation } from "./deleGator-typed-data";
 import { onChain, quickly } from "./chains";
-import { recognisePermit, type Permit } from "./permits";
+import { payeeOf, recognisePermit } from "./permits";
 import type { ContactNames } from "./address-book";
 import { payloadOf, type RequestPayload } from "./request-payload";
 import type { RequestDescription } from "./request-description";
@@ -49,15 +49,6 @@ function callDealings(to: Address, data: Hex): Omit<Dealings, "chainId"> {
   return { contracts: [to], parties: call.kind === "multicall" ? call.calls.flatMap(partiesOfCall) : partiesOfCall(call) };
 }
 
-/**
- * Whom a permit deals the person with: an x402 Permit2 payment's payee (its proxy pays no one else), an
- * authorization's recipient, or its spender.
- */
-function permitParty(permit: Permit): Party {
-  if (permit.payee) return { role: "recipient", address: permit.payee };
-  return { role: AUTHORIZATIONS.includes(permit.kind) ? "recipient" : "spender", address: permit.spender };
-}
-
 /** Whom the calls the DeleGator would run deal with; none when they cannot be read (the page says so instead). */
 function executionsDealings(call: DeleGatorCall): Omit<Dealings, "chainId"> {
   const each = (call.kind === "runs" ? call.runs.flatMap((run) => run.executions) : []).map(({ target, callData }) =>
@@ -65,8 +56,6 @@ function executionsDealings(call: DeleGatorCall): Omit<Dealings, "chainId"> {
   );
   return { contracts: each.flatMap((part) => part.contracts), parties: each.flatMap((part) => part.parties) };
 }
-
-const AUTHORIZATIONS = ["TransferWithAuthorization", "ReceiveWithAuthorization"];
 
 export function dealingsOf(payload: RequestPayload): Dealings {
   if (payload.kind === "sign_message") return { chainId: null, contracts: [], parties: [] };
@@ -80,7 +69,14 @@ export function dealingsOf(payload: RequestPayload): Dealings {
     const delegation = recogniseDelegation(typedData, null);
     const permit = recognisePermit(typedData);
     const contract = typeof domain.verifyingContract === "string" && /^0x[0-9a-fA-F]{40}$/.test(domain.verifyingContract);
-    const parties: Party[] = delegation ? [{ role: "delegate", address: delegation.delegate }] : permit ? [permitParty(permit)] : [];
+    const payee = permit && payeeOf(permit);
+    const parties: Party[] = delegation
+      ? [{ role: "delegate", address: delegation.delegate }]
+      : payee
+        ? [{ role: "recipient", address: payee }]
+        : permit
+          ? [{ role: "spender", address: permit.spender }]
+          : [];
     return { chainId, contracts: contract ? [getAddress(domain.verifyingContract as string)] : [], parties };
   }
   const { transaction } = payload;
