@@ -108,6 +108,15 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.equal(view(fetched).tx_hash, requests[0].tx_hash);
     const audited = await db().auditEvent.findMany({ where: { type: "request.transition", requestId: requests[0].request_id } });
     assert.equal(audited.length, 1);
+    // each payment's call is recorded once, naming the request it paid
+    const calls = await db().auditEvent.findMany({
+      where: { type: "mcp.tool_called", userId: agent.userId, data: { contains: '"send_transaction"' } },
+      orderBy: { seq: "asc" },
+    });
+    assert.deepEqual(
+      calls.map((call) => [call.requestId, JSON.parse(call.data).outcome]),
+      [...requests].reverse().map((request) => [request.request_id, "ok"]),
+    );
     const { summarizeEvent, namesFor } = await import("@/lib/audit/describe");
     const events = audited.map((event) => ({ ...event, data: JSON.parse(event.data) as Record<string, unknown> }));
     assert.equal(

@@ -110,31 +110,43 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
 
 /**
  * 20 concurrent payments of 0.01 USDC from an allowance of 0.05 USDC a day, none settled: exactly 5 are signed (their
- * amounts held), 15 refused before anything is signed.
+ * amounts held), 15 refused before anything is signed. As the allowance's first payments (each asks the chain under
+ * the allowance's lease); after one payment, when what the chain said then still stands (payments decided in the
+ * policy's transaction); and so with a transfer of 0.01 USDC from the same allowance beside them: whatever the order,
+ * the payments signed and the transfer sent add up to the cap exactly.
  */
 export async function assertConcurrentPaymentsWithinTheCap(world: X402World, requirement: (payee: Address) => Promise<string>) {
   const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+  const { spendFromAllowance, AllowanceRefusal } = await import("@/lib/allowances/spend");
   const { db } = await import("@/lib/db");
-  const payee = world.recipient();
-  const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n, transactions: 100 });
-  const header = await requirement(payee);
-  const results = await Promise.allSettled(Array.from({ length: 20 }, () => payX402(agent, credentialId, header)));
-  const signed = results.filter((result) => result.status === "fulfilled");
-  const refused = results.filter((result) => result.status === "rejected" && result.reason instanceof X402AllowanceRefusal);
-  const others = results.filter((result) => result.status === "rejected" && !(result.reason instanceof X402AllowanceRefusal));
-  assert.deepEqual(
-    others.map((result) => String((result as PromiseRejectedResult).reason)),
-    [],
-  );
-  assert.equal(signed.length, 5);
-  assert.equal(refused.length, 15);
-  const holds = await db().x402Payment.findMany({ where: { allowanceId } });
-  assert.equal(holds.length, 5, "a leaf is stored for each signed payment, and only for those");
-  assert.equal(
-    holds.reduce((sum, hold) => sum + BigInt(hold.amount), 0n),
-    50_000n,
-  );
-  assert.equal(getAddress(holds[0].payee), payee);
+  const refusal = (reason: unknown) => reason instanceof X402AllowanceRefusal || reason instanceof AllowanceRefusal;
+  for (const [warm, withTransfer] of [
+    [false, false],
+    [true, false],
+    [true, true],
+  ]) {
+    const payee = world.recipient();
+    const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n, transactions: 100 });
+    const header = await requirement(payee);
+    if (warm) await payX402(agent, credentialId, header);
+    const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
+    const [transfers, results] = await Promise.all([
+      Promise.allSettled(withTransfer ? [spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer })] : []),
+      Promise.allSettled(Array.from({ length: 20 }, () => payX402(agent, credentialId, header))),
+    ]);
+    const unexpected = [...transfers, ...results].filter((result) => result.status === "rejected" && !refusal(result.reason));
+    assert.deepEqual(
+      unexpected.map((result) => String((result as PromiseRejectedResult).reason)),
+      [],
+    );
+    const signed = results.filter((result) => result.status === "fulfilled").length + (warm ? 1 : 0);
+    const sent = transfers.filter((result) => result.status === "fulfilled").length;
+    assert.equal(signed + sent, 5, `${signed} payments signed and ${sent} transfer sent, of 0.01 USDC each, within 0.05 USDC`);
+    const holds = await db().x402Payment.findMany({ where: { allowanceId } });
+    assert.equal(holds.length, signed, "a leaf is stored for each signed payment, and only for those");
+    assert.equal(holds.reduce((sum, hold) => sum + BigInt(hold.amount), 0n) + BigInt(sent) * 10_000n, 50_000n);
+    assert.equal(getAddress(holds[0].payee), payee);
+  }
 }
 
 /**

@@ -125,6 +125,19 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     const response = await fetch(resource.url, { headers: { [paid.header!]: paid.value! } });
     assert.equal(response.status, 200, facilitator.lastRefusal() ?? undefined);
     assert.equal(await balanceOf(shop), PRICE);
+    // the audit log has the payment and the call that made it, once, both naming the payment's request
+    const events = await db().auditEvent.findMany({
+      where: { userId: agent.userId, type: { in: ["allowance.spent", "mcp.tool_called"] } },
+      orderBy: { seq: "asc" },
+    });
+    assert.deepEqual(
+      events.map((event) => [event.type, event.requestId, JSON.parse(event.data).outcome]),
+      [
+        ["allowance.spent", events[0].requestId, "signed"],
+        ["mcp.tool_called", events[0].requestId, "ok"],
+      ],
+    );
+    assert.match(events[0].requestId ?? "", /^rq_/);
 
     const refused = await pay(agent, (await paidResource(shop)).required);
     assert.equal(refused.isError, true);

@@ -189,14 +189,18 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     const { deployer } = await import("../support/contracts");
     const { agent, credentialId, allowanceId, payee, required } = await payingForReports();
     await payX402(agent, credentialId, required);
-    const { stateVersion } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
-    // A transfer sent and not mined yet, as a spend whose receipt did not come in time leaves it.
+    // A transfer sent and not mined yet, as a spend whose receipt did not come in time leaves it: its row written with
+    // the allowance's version moved, as the send writes them (lib/allowances/spend.ts).
     const mining = (on: boolean) => world.chain.client.request({ method: "evm_setAutomine" as never, params: [on] as never });
     await mining(false);
+    let stateVersion: number;
     try {
       const hash = await (await deployer(world.chain)).sendTransaction({ to: payee, value: 1n });
       const spend = { id: "sp_in_flight", allowanceId, delegationHash: "0x", recipient: payee, token: world.token, amount: "10000" };
-      await db().allowanceSpend.create({ data: { ...spend, status: "sent", txHash: hash } });
+      [, { stateVersion }] = await db().$transaction([
+        db().allowanceSpend.create({ data: { ...spend, status: "sent", txHash: hash } }),
+        db().allowance.update({ where: { id: allowanceId }, data: { stateVersion: { increment: 1 } } }),
+      ]);
       await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
         assert.ok(error instanceof AppError);
         assert.equal(error.code, "allowance_busy");

@@ -2,7 +2,7 @@
 // allowance with no tap and is recorded as a completed request; above what is left it goes to the person (`ask`) or
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { formatUnits, getAddress } from "viem";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, type CallEvent } from "@/lib/audit";
 import { db, queryPastOrm } from "@/lib/db";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
@@ -60,6 +60,7 @@ export async function payFromAllowance(
   credentialId: string,
   payment: AskedTransaction,
   clock: Clock,
+  called?: CallEvent,
 ): ReturnType<Payer> {
   const now = clock();
   const allowance = await liveAllowance(agent.grantId, credentialId, payment.chainId, now);
@@ -116,6 +117,7 @@ export async function payFromAllowance(
         },
         clock,
       ),
+      called && recordAudit(called(row.id), clock),
     ]);
   };
   let spent;

@@ -8,11 +8,12 @@ import { LRUCache } from "lru-cache";
 import { getAddress, type Address, type Hex } from "viem";
 import { selectRows, usesPostgres } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
-import { writeTogether, writing } from "@/lib/db/transaction-script";
+import { required, rowsOf, unanswered, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
 import { pays } from "./caveats";
+import { leaseInTransaction } from "./lease";
 
 /** A leaf's expiry is read by the chain's clock, which may run behind ours: its hold outlives it by this much. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -64,6 +65,15 @@ const PAYMENT_STATUS = `UPDATE "X402Payment" SET "status" = ? WHERE "id" = ?`;
 const STATE_TTL_MS = 30_000;
 const knownStates = new LRUCache<string, { version: number; state: DelegationState; readAt: number }>({ max: 10_000 });
 
+/** What the chain said of a delegation at the allowance's `version`, while that answer stands. */
+export function keptState(chainId: number, hash: string, version: number, now: Date): DelegationState | undefined {
+  const known = knownStates.get(`${chainId}:${hash}`);
+  if (!known || known.version !== version) return undefined;
+  // an age below zero: the clock went back since, and the age is unknown
+  const age = now.getTime() - known.readAt;
+  return now.getTime() < known.state.resetsAt * 1000 && age >= 0 && age < STATE_TTL_MS ? known.state : undefined;
+}
+
 /** A delegation's state: as known at `version` when it still stands, else read from the chain (and kept at `version`). */
 async function stateAt(
   chainId: number,
@@ -72,14 +82,10 @@ async function stateAt(
   version: number | undefined,
   now: Date,
 ): Promise<DelegationState> {
-  const key = `${chainId}:${row.hash}`;
-  const known = version === undefined ? undefined : knownStates.get(key);
-  // an age below zero: the clock went back since, and the age is unknown
-  const stands = (entry: NonNullable<typeof known>, age = now.getTime() - entry.readAt) =>
-    entry.version === version && now.getTime() < entry.state.resetsAt * 1000 && age >= 0 && age < STATE_TTL_MS;
-  if (known && stands(known)) return known.state;
+  const known = version === undefined ? undefined : keptState(chainId, row.hash, version, now);
+  if (known) return known;
   const state = await delegationState(chainId, framework, row);
-  if (version !== undefined) knownStates.set(key, { version, state, readAt: now.getTime() });
+  if (version !== undefined) knownStates.set(`${chainId}:${row.hash}`, { version, state, readAt: now.getTime() });
   return state;
 }
 
@@ -100,6 +106,9 @@ function add(totals: Map<string, Held>, hold: HeldPayment) {
   totals.set(hold.delegationHash, { amount: sum.amount + BigInt(hold.amount), payments: sum.payments + 1 });
 }
 
+/** SQLite's integer overflow, of a sum past 64 bits. */
+const sumOverflowed = (error: unknown) => /overflow/i.test((error as Error).message);
+
 /**
  * The allowance's unsettled payments as the database has them, read before the chain is asked what is left: the live
  * ones summed, and those past their expiry as rows (the chain says whether each was redeemed). `every`: every hold as
@@ -112,8 +121,7 @@ export async function heldPayments(allowanceId: string, now: Date, options: { ev
   try {
     groups = await selectRows(HELD_TOTALS, since, allowanceId);
   } catch (error) {
-    // SQLite's integer overflow, of a sum past 64 bits
-    if (!/overflow/i.test((error as Error).message)) throw error;
+    if (!sumOverflowed(error)) throw error;
     return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
   }
   const live = groups.filter((group) => Number(group.expired) === 0);
@@ -202,4 +210,69 @@ export async function leftFor(
   const first = await read(known.held ?? (await heldPayments(allowance.id, now)), known.version);
   if (!first || (first.callsLeft >= 1 && payment.amount <= first.available)) return first;
   return read(await heldPayments(allowance.id, now, { every: true }), undefined);
+}
+
+/** An x402 payment's hold, written with its request (lib/x402). */
+export type NewHold = {
+  id: string;
+  allowanceId: string;
+  delegationHash: string;
+  leafHash: string;
+  token: Address;
+  payee: Address;
+  amount: bigint;
+  resource: string;
+  expiresAt: Date;
+  createdAt: Date;
+};
+
+const HOLD = `INSERT INTO "X402Payment"
+  ("id", "allowanceId", "delegationHash", "leafHash", "token", "payee", "amount", "resource", "status", "expiresAt", "createdAt")
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'held', ?, ?)`;
+
+/** Writes the payment's hold in the caller's transaction. */
+export function* hold(payment: NewHold): TransactionScript<void> {
+  const { id, allowanceId, delegationHash, leafHash, token, payee, amount, resource, expiresAt, createdAt } = payment;
+  yield* unanswered(HOLD, id, allowanceId, delegationHash, leafHash, token, payee, amount.toString(), resource, expiresAt, createdAt);
+}
+
+/** A payment the kept answer of the chain cannot decide: it is judged again under the allowance's lease. */
+class NotDecidedAtOnce extends Error {
+  constructor() {
+    super("decided under the allowance's lease");
+  }
+}
+
+/** Whether holdAtOnce's transaction left the payment to be judged under the allowance's lease. */
+export const decidedUnderLease = (error: unknown) => error instanceof NotDecidedAtOnce || sumOverflowed(error);
+
+const LIVE_AT_VERSION = `SELECT "id" FROM "Allowance" WHERE "id" = ? AND "status" = 'active' AND "stateVersion" = ? AND "expiresAt" > ?`;
+const HELD_BY_DELEGATION = `SELECT COUNT(*) AS "payments", COUNT(CASE WHEN "expiresAt" < ? THEN 1 END) AS "expired",
+    CAST(SUM(CAST("amount" AS NUMERIC)) AS TEXT) AS "amount", MAX(LENGTH("amount")) AS "digits"
+  FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "delegationHash" = ?`;
+
+/**
+ * In the caller's transaction (the policy's), in place of the allowance's lease and the chain: holds `payment` when
+ * `state`, what the chain said at the allowance's `version` (keptState), leaves room for it once the delegation's live
+ * holds are counted, the allowance still being active at that version. The transaction takes the allowance's lease and
+ * gives it back, so that it runs while no transfer or payment holds it, and one asking for it next waits for the commit
+ * and then counts this hold. Otherwise (the lease held, the version moved, holds past their expiry that only the chain
+ * can judge, or no room left by this answer) nothing is written and decidedUnderLease says so.
+ */
+export function* holdAtOnce(payment: NewHold, state: DelegationState, version: number): TransactionScript<void> {
+  const undecided = () => new NotDecidedAtOnce();
+  const giveBack = yield* leaseInTransaction(`allowance:${payment.allowanceId}`, undecided);
+  yield* required(undecided, LIVE_AT_VERSION, payment.allowanceId, version, payment.createdAt);
+  const since = new Date(payment.createdAt.getTime() - EXPIRY_MARGIN_MS);
+  const [held] = yield* rowsOf<{ payments: number | string; expired: number | string; amount: string | null; digits: number | null }>(
+    HELD_BY_DELEGATION,
+    since,
+    payment.allowanceId,
+    state.hash,
+  );
+  // SQLite sums exactly only within 64 bits (held.digits: the longest amount), as heldPayments
+  if (Number(held.expired) > 0 || (!usesPostgres() && Number(held.digits) > 18)) throw undecided();
+  if (state.callsLeft - Number(held.payments) < 1 || payment.amount > state.available - BigInt(held.amount ?? 0)) throw undecided();
+  yield* hold(payment);
+  yield* giveBack();
 }

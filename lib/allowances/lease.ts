@@ -5,6 +5,7 @@
 // lease and a receipt); a crashed holder stops renewing, and once `until` has passed another instance takes it over.
 import { randomId } from "@/lib/crypto";
 import { queryPastOrm } from "@/lib/db";
+import { required, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 
 class LeaseTimeoutError extends Error {
   constructor(key: string) {
@@ -26,6 +27,19 @@ async function tryTake(key: string, holder: string, holdMs: number): Promise<boo
   const now = new Date();
   const rows = await queryPastOrm<{ holder: string }>(TAKE, [key, holder, new Date(now.getTime() + holdMs), now]);
   return rows[0]?.holder === holder;
+}
+
+/**
+ * In the caller's transaction, in place of `withLease`: the lease `key` is free, and the transaction takes it and gives
+ * it back. Whoever asks for it meanwhile waits for the commit (on the row the transaction wrote), and then sees what the
+ * transaction wrote; while another holds it, `busy()` refuses the transaction. Answers the script that gives it back,
+ * for the end of the caller's work.
+ */
+export function* leaseInTransaction(key: string, busy: () => Error, holdMs = 30_000): TransactionScript<() => TransactionScript<void>> {
+  const holder = randomId("ls_");
+  const now = new Date();
+  yield* required(busy, TAKE, key, holder, new Date(now.getTime() + holdMs), now);
+  return () => unanswered(`DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ?`, key, holder);
 }
 
 /** Each key's last queued turn in this process. */

@@ -155,6 +155,13 @@ export async function recordAudit(input: AuditInput, clock: Clock = systemClock)
 }
 
 /**
+ * The audit event of the call that asked for some work (an MCP tool call), handed to the work so that it records the
+ * event with its own (recordAudit in the same turn): they share one append, and the call waits for one commit. Called
+ * at most once, with the request the work made.
+ */
+export type CallEvent = (requestId: string) => AuditInput;
+
+/**
  * Appends one event within SOON_MS, with whatever else is recorded meanwhile, and does not wait for it: for calls
  * that change nothing (read tools), whose answer need not wait for the log. A failed append is logged. An urgent
  * event takes the waiting ones along with it, in order; the server commits them before it stops (flushAudit).

@@ -1,7 +1,8 @@
 import { McpServer, type CallToolResult, type ProtocolEra, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { AgentContext } from "@/lib/wallet/agent-context";
-import { recordAudit, recordAuditSoon, type AuditInput } from "@/lib/audit";
+import { systemClock } from "@/lib/clock";
+import { recordAudit, recordAuditSoon, type AuditInput, type CallEvent } from "@/lib/audit";
 import { HttpError } from "@/lib/http/errors";
 import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/prices/balance";
@@ -132,7 +133,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
 
   function tool<N extends ToolName>(
     name: N,
-    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => Promise<ToolOutcome>,
+    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext, called: CallEvent) => Promise<ToolOutcome>,
   ) {
     if (!calledTools.has(name)) return;
     const spec = TOOLS[name];
@@ -142,14 +143,21 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
       (async (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => {
         const credentialId = (input as { credential_id?: string }).credential_id ?? null;
         const audited = { type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, credentialId } as const;
+        // the call's event, when the tool records it with its own (a payment made at once): then not again here
+        let recorded = false;
+        const called: CallEvent = (requestId) => {
+          recorded = true;
+          return { ...audited, requestId, data: { tool: name, outcome: "ok" } };
+        };
         try {
-          const result = await run(input, ctx);
+          const result = await run(input, ctx, called);
           const prompt = result instanceof ApprovalPrompt;
-          await audit(spec.sensitive, {
-            ...audited,
-            requestId: (prompt ? result.requestId : result.request_id) as string | undefined,
-            data: { tool: name, outcome: prompt ? "input_required" : "ok" },
-          });
+          if (!recorded)
+            await audit(spec.sensitive, {
+              ...audited,
+              requestId: (prompt ? result.requestId : result.request_id) as string | undefined,
+              data: { tool: name, outcome: prompt ? "input_required" : "ok" },
+            });
           return prompt ? result.result : ok(result);
         } catch (error) {
           const message = error instanceof HttpError ? error.message : "The tool failed unexpectedly";
@@ -204,10 +212,10 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   tool("sign_typed_data", (input, ctx) =>
     sensitive("sign_typed_data", () => createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, ctx),
   );
-  tool("send_transaction", (input, ctx) =>
+  tool("send_transaction", (input, ctx, called) =>
     sensitive(
       "send_transaction",
-      () => createRequest(agent, { kind: "send_transaction", ...input }, { payer: payFromAllowance }),
+      () => createRequest(agent, { kind: "send_transaction", ...input }, { payer: payFromAllowance, called }),
       input.wait_seconds,
       ctx,
     ),
@@ -217,7 +225,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => policyView(agent, input.credential_id));
   tool("get_allowance", (input) => allowanceForAgent(agent, input.credential_id));
-  tool("pay_x402", (input) => payX402(agent, input.credential_id, input.payment_required));
+  tool("pay_x402", (input, _ctx, called) => payX402(agent, input.credential_id, input.payment_required, systemClock, called));
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
   registerTasks(server, agent, era);
 

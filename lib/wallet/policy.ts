@@ -6,7 +6,7 @@
 // concurrent requests cannot all squeeze under a cap (docs/policies.md).
 import { getAddress, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { db, usesPostgres } from "@/lib/db";
-import { rowsOf, runTransaction, unanswered, type Query, type TransactionScript } from "@/lib/db/transaction-script";
+import { rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
@@ -603,8 +603,8 @@ async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, crea
 
 /**
  * Creates the agent's request for `payload` under the policy's lock, holding its amounts against the rolling caps;
- * refused when the grant is no longer live (a revocation that won the race leaves no request behind it). `alsoWrite`:
- * the caller's own rows, written in the same transaction once the policy allows the request.
+ * refused when the grant is no longer live (a revocation that won the race leaves no request behind it). `also`: the
+ * caller's own statements, run in the same transaction once the policy allows the request (they may refuse it too).
  */
 export function createWithinPolicy(
   agent: AgentContext,
@@ -612,10 +612,10 @@ export function createWithinPolicy(
   payload: RequestPayload,
   now: Date,
   fields: { status: "pending" | "approved" | "completed"; expiresAt: Date; reason?: string; decidedAt?: Date; completedAt?: Date },
-  alsoWrite: Query[] = [],
+  also?: TransactionScript<void>,
 ) {
   return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
-    for (const query of alsoWrite) yield* unanswered(query.sql, ...query.params);
+    if (also) yield* also;
     return yield* insertRequest({
       id: randomId("rq_"),
       userId: agent.userId,

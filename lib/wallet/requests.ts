@@ -4,7 +4,7 @@
 // side in approvals.ts.
 import { getAddress, numberToHex, type Hex, type TypedDataDefinition } from "viem";
 import { db } from "@/lib/db";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, type CallEvent } from "@/lib/audit";
 import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestView, type ToolInput } from "@/contract";
@@ -93,6 +93,7 @@ export type Payer = (
   credentialId: string,
   transaction: AskedTransaction,
   clock: Clock,
+  called?: CallEvent,
 ) => Promise<RequestView | { toPerson: string }>;
 
 /**
@@ -120,25 +121,26 @@ export async function policyRefusal(
   return refused;
 }
 
-/**
- * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
- * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it.
- * Typed data that authorizes an x402 payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment
- * its signature completes; and `reason`, why the credential's allowance did not pay it.
- */
 /** What a DeleGator call runs, for its request's first audit event (deleGator-calls.ts). */
 function runsOf(chainId: number, data: Hex): { runs?: AuditedRuns } {
   const runs = auditedRuns(data, frameworkContracts(allowanceFramework(chainId)));
   return runs ? { runs } : {};
 }
 
+/**
+ * A sensitive tool: creates a pending request for the person to approve. A payment with an `allowance` credential
+ * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it (the
+ * payer records `called`, the tool call's audit event, with its own when it pays). Typed data that authorizes an x402
+ * payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment its signature completes; and
+ * `reason`, why the credential's allowance did not pay it.
+ */
 export async function createRequest(
   agent: AgentContext,
   input:
     | ({ kind: "sign_message" } & ToolInput<"sign_message">)
     | ({ kind: "sign_typed_data" } & ToolInput<"sign_typed_data">)
     | ({ kind: "send_transaction" } & ToolInput<"send_transaction">),
-  options: { payer?: Payer; x402?: X402Context; reason?: string } = {},
+  options: { payer?: Payer; called?: CallEvent; x402?: X402Context; reason?: string } = {},
   clock: Clock = systemClock,
 ): Promise<RequestView> {
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
@@ -164,7 +166,7 @@ export async function createRequest(
       const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
       // The payer judges the policy itself, under its lock, before it sends anything.
       if (mode === "allowance" && options.payer) {
-        const paid = await options.payer(agent, credential.id, transaction, clock);
+        const paid = await options.payer(agent, credential.id, transaction, clock, options.called);
         if (!("toPerson" in paid)) return paid;
         reason = paid.toPerson;
       }

@@ -17,7 +17,15 @@ export class X402NotPayableError extends AppError {
  * What an allowance of the grant can pay on one chain: per token, the payees it may pay, or with `anyPayeeUpTo` any
  * payee, each payment at most that (the server's limit: the chain holds only the cap per period).
  */
-export type Payable = { allowanceId: string; chainId: number; token: Address; payees: Address[]; anyPayeeUpTo?: bigint };
+export type Payable = {
+  allowanceId: string;
+  /** the allowance's delegation that pays it */
+  delegationHash: string;
+  chainId: number;
+  token: Address;
+  payees: Address[];
+  anyPayeeUpTo?: bigint;
+};
 
 /** Whom a delegation pays: its recipients, or any payee up to its stored most per payment (none stored: no one). */
 export function payeesOf(
@@ -32,6 +40,7 @@ export function payeesOf(
 export type Choice = {
   offer: Offer;
   allowanceId: string;
+  delegationHash: string;
   chainId: number;
   asset: Address;
   payee: Address;
@@ -86,7 +95,7 @@ function judge(offer: Offer, configured: readonly number[], payable: readonly Pa
       `a payment of ${amount} base units of ${asset}, above the most the allowance pays any payee at once ` +
       `(${covering.anyPayeeUpTo} base units)`
     );
-  return { offer, allowanceId: covering.allowanceId, chainId, asset, payee, amount, redeemers };
+  return { offer, allowanceId: covering.allowanceId, delegationHash: covering.delegationHash, chainId, asset, payee, amount, redeemers };
 }
 
 /** The cheapest of the entries judged payable, or a refusal saying why each entry cannot be paid. */

@@ -6,16 +6,16 @@
 // as the previous one left them, so never more is signed than the allowance's cap. What the allowance does not cover
 // (or, when the person chose `ask`, goes above) is asked of the person as the one tap an `approve` credential's is.
 import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
-import { recordAudit } from "@/lib/audit";
+import { recordAudit, type AuditInput, type CallEvent } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { randomId } from "@/lib/crypto";
 import { selectRows } from "@/lib/db";
-import { PreparedSelect, sqliteDateTime } from "@/lib/db/prepared";
-import { writeTogether, writing } from "@/lib/db/transaction-script";
+import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
+import { writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
-import { allowancePaused, findAllowance, frameworkFor, storedDelegation } from "@/lib/allowances/allowances";
-import { leftFor } from "@/lib/allowances/holds";
+import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type DelegationState } from "@/lib/allowances/allowances";
+import { decidedUnderLease, hold, holdAtOnce, keptState, leftFor, type NewHold } from "@/lib/allowances/holds";
 import { withLease } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
 import { settleInFlight, type AllowanceRefusal } from "@/lib/allowances/spend";
@@ -62,28 +62,35 @@ function grantedForPayments(agent: AgentContext, credentialId: string) {
   return entry;
 }
 
-/** The delegations of the grant's live allowances for a credential, newest allowance first: read on every payment. */
-const LIVE_DELEGATIONS = new PreparedSelect<{
+/** A live allowance's delegation, as every payment reads it with what its allowance says now. */
+type LiveDelegation = {
   allowanceId: string;
   chainId: number;
   hash: string;
   signed: string;
   perPaymentMax: string | null;
-}>(
+  stateVersion: number;
+  expiresAt: Date | string;
+};
+
+/** The delegations of the grant's live allowances for a credential, newest allowance first: read on every payment. */
+const LIVE_DELEGATIONS = new PreparedSelect<LiveDelegation>(
   "x402_live_delegations",
-  `SELECT a."id" AS "allowanceId", a."chainId", d."hash", d."signed", d."perPaymentMax" FROM "Allowance" a
-    JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
+  `SELECT a."id" AS "allowanceId", a."chainId", d."hash", d."signed", d."perPaymentMax", a."stateVersion", a."expiresAt"
+  FROM "Allowance" a JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
   WHERE a."grantId" = ? AND a."credentialId" = ? AND a."status" = 'active' AND a."expiresAt" > ? ORDER BY a."createdAt" DESC`,
 );
 
 /** What the grant's live allowances for this credential can pay, per chain and token. */
-async function payables(agent: AgentContext, credentialId: string, now: Date): Promise<Payable[]> {
-  const rows = await selectRows(LIVE_DELEGATIONS, agent.grantId, credentialId, sqliteDateTime(now));
-  return rows.flatMap((row) => {
+function payablesOf(live: LiveDelegation[]): Payable[] {
+  return live.flatMap((row) => {
     const framework = frameworkFor(row.chainId);
     if (!framework.paymentEnforcers) return [];
     const { meaning } = storedDelegation(framework, row);
-    return meaning.token ? [{ allowanceId: row.allowanceId, chainId: row.chainId, token: meaning.token, ...payeesOf(meaning, row) }] : [];
+    if (!meaning.token) return [];
+    return [
+      { allowanceId: row.allowanceId, delegationHash: row.hash, chainId: row.chainId, token: meaning.token, ...payeesOf(meaning, row) },
+    ];
   });
 }
 
@@ -101,147 +108,173 @@ async function overCap(
   throw new X402AllowanceRefusal(`${words} Nothing was signed.`, shown, overLimit === "ask" ? words : null);
 }
 
-// The payment's hold, written past the ORM with its completed request in the policy's transaction
-// (lib/db/transaction-script.ts); both go if the leaf cannot be signed.
-const HELD_PAYMENT = `INSERT INTO "X402Payment"
-  ("id", "allowanceId", "delegationHash", "leafHash", "token", "payee", "amount", "resource", "status", "expiresAt", "createdAt")
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'held', ?, ?)`;
 const UNHELD_PAYMENT = `DELETE FROM "X402Payment" WHERE "id" = ?`;
 const UNMADE_REQUEST = `DELETE FROM "AgentRequest" WHERE "id" = ?`;
 
-/** Signs the chosen payment under the allowance's lease, holds its amount and counts it against the policy. */
-async function signWithinAllowance(
-  agent: AgentContext,
-  credential: { id: string; name: string },
+/** Who pays: the agent, with the credential, and the call's own audit event when it is recorded with the payment's. */
+type Payer = { agent: AgentContext; credential: { id: string; name: string }; clock: Clock; called?: CallEvent };
+
+/**
+ * Signs the chosen payment, its amount held and counted against the policy. Decided at once, in the policy's
+ * transaction, when what the chain said of the delegation at the allowance's version still stands and leaves room for
+ * it (holdAtOnce); otherwise, and for every refusal, under the allowance's lease against the chain.
+ */
+async function signWithinAllowance(payer: Payer, required: PaymentRequired, choice: Choice, paying: LiveDelegation) {
+  return (
+    (await signedAtOnce(payer, required, choice, paying)) ??
+    withLease(`allowance:${choice.allowanceId}`, () => signedInTurn(payer, required, choice))
+  );
+}
+
+async function signedAtOnce(payer: Payer, required: PaymentRequired, choice: Choice, paying: LiveDelegation): Promise<PaidX402 | null> {
+  const now = payer.clock();
+  const state = keptState(choice.chainId, paying.hash, paying.stateVersion, now);
+  if (!state) return null;
+  const from = { allowanceId: paying.allowanceId, state, expiresAt: storedTime(paying.expiresAt) };
+  try {
+    return await holdAndSign(payer, required, choice, from, now, (held) => holdAtOnce(held, state, paying.stateVersion));
+  } catch (error) {
+    if (decidedUnderLease(error) || error instanceof PolicyViolation) return null;
+    throw error;
+  }
+}
+
+/** Under the allowance's lease: checked against the chain and the holds as the previous payment left them. */
+async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Choice): Promise<PaidX402> {
+  const now = payer.clock();
+  const allowance = await findAllowance(choice.allowanceId);
+  if (allowance.status !== "active" || allowance.expiresAt <= now)
+    throw new X402AllowanceRefusal(
+      "This allowance is no longer live. Nothing was signed.",
+      null,
+      "This wallet's allowance stopped paying.",
+    );
+  const framework = frameworkFor(allowance.chainId);
+  // A transfer in flight moves what the chain holds once mined: settled first, then the chain is asked again.
+  const settled = await settleInFlight(allowance.id, allowance.chainId);
+  const payment = { token: choice.asset, recipient: choice.payee, amount: choice.amount };
+  const found = await leftFor(allowance, framework, payment, now, { version: settled ? undefined : allowance.stateVersion });
+  if (!found) {
+    const words = `${choice.payee} is not among this allowance's recipients.`;
+    throw new X402AllowanceRefusal(`${words} Nothing was signed.`, null, words);
+  }
+  const { state, available } = found;
+  const left = {
+    available: available.toString(),
+    resetsAt: new Date(state.resetsAt * 1000).toISOString(),
+    transfersLeft: found.callsLeft,
+    token: choice.asset,
+    periodSeconds: state.meaning.periodSeconds,
+  };
+  if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, state.meaning.perPeriod, now, allowance.overLimit);
+  // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there comes
+  // before anything is signed.
+  return holdAndSign(payer, required, choice, { allowanceId: allowance.id, state, expiresAt: allowance.expiresAt }, now, hold).catch(
+    async (error: unknown) => {
+      if (error instanceof PolicyViolation) throw await policyRefusal(payer.agent, payer.credential, "x402", error, payer.clock);
+      throw error;
+    },
+  );
+}
+
+/**
+ * Creates the payment's request within the policy, with its hold (`held`: the script that writes it, in the policy's
+ * transaction), then signs its leaf (named by its hash, so both are stored first; both go if it cannot be signed),
+ * audits it and answers the value to send back.
+ */
+async function holdAndSign(
+  { agent, credential, clock, called }: Payer,
   required: PaymentRequired,
   choice: Choice,
-  clock: Clock,
-) {
-  const credentialId = credential.id;
-  return withLease(`allowance:${choice.allowanceId}`, async () => {
-    const now = clock();
-    const allowance = await findAllowance(choice.allowanceId);
-    if (allowance.status !== "active" || allowance.expiresAt <= now)
-      throw new X402AllowanceRefusal(
-        "This allowance is no longer live. Nothing was signed.",
-        null,
-        "This wallet's allowance stopped paying.",
-      );
-    const framework = frameworkFor(allowance.chainId);
-    const paymentEnforcers = framework.paymentEnforcers!;
-    // A transfer in flight moves what the chain holds once mined: settled first, then the chain is asked again.
-    const settled = await settleInFlight(allowance.id, allowance.chainId);
-    const payment = { token: choice.asset, recipient: choice.payee, amount: choice.amount };
-    const found = await leftFor(allowance, framework, payment, now, { version: settled ? undefined : allowance.stateVersion });
-    if (!found) {
-      const words = `${choice.payee} is not among this allowance's recipients.`;
-      throw new X402AllowanceRefusal(`${words} Nothing was signed.`, null, words);
-    }
-    const { state, available } = found;
-    const left = {
-      available: available.toString(),
-      resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-      transfersLeft: found.callsLeft,
-      token: choice.asset,
-      periodSeconds: state.meaning.periodSeconds,
-    };
-    if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, state.meaning.perPeriod, now, allowance.overLimit);
-
-    // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there
-    // (PolicyViolation) comes before anything is signed.
-    const payload: RequestPayload = {
-      kind: "send_transaction",
-      transaction: {
-        type: "eip1559",
-        chainId: choice.chainId,
-        to: choice.asset,
-        value: "0",
-        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [choice.payee, choice.amount] }),
-        nonce: null,
-        gas: "0",
-        maxFeePerGas: "0",
-        maxPriorityFeePerGas: "0",
-      },
-    };
-    // The leaf never outlives the allowance it derives from.
-    const expiresAt = Math.min(
-      Math.floor(now.getTime() / 1000) + choice.offer.maxTimeoutSeconds,
-      Math.floor(allowance.expiresAt.getTime() / 1000),
-    );
-    const leaf = await paymentLeaf(framework, paymentEnforcers, state, {
+  from: { allowanceId: string; state: DelegationState; expiresAt: Date },
+  now: Date,
+  held: (payment: NewHold) => TransactionScript<void>,
+): Promise<PaidX402> {
+  const framework = frameworkFor(choice.chainId);
+  const payload: RequestPayload = {
+    kind: "send_transaction",
+    transaction: {
+      type: "eip1559",
       chainId: choice.chainId,
-      asset: choice.asset,
+      to: choice.asset,
+      value: "0",
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [choice.payee, choice.amount] }),
+      nonce: null,
+      gas: "0",
+      maxFeePerGas: "0",
+      maxPriorityFeePerGas: "0",
+    },
+  };
+  // The leaf never outlives the allowance it derives from.
+  const expiresAt = Math.min(
+    Math.floor(now.getTime() / 1000) + choice.offer.maxTimeoutSeconds,
+    Math.floor(from.expiresAt.getTime() / 1000),
+  );
+  const leaf = await paymentLeaf(framework, framework.paymentEnforcers!, from.state, {
+    chainId: choice.chainId,
+    asset: choice.asset,
+    payee: choice.payee,
+    amount: choice.amount,
+    redeemers: choice.redeemers,
+    expiresAt,
+  });
+  const paymentId = randomId("xp_");
+  const request = await createWithinPolicy(
+    agent,
+    credential.id,
+    payload,
+    now,
+    {
+      status: "completed",
+      reason: `x402 payment for ${required.resource.url}, signed within the allowance ${from.allowanceId} without a tap`,
+      expiresAt: now,
+      decidedAt: now,
+      completedAt: now,
+    },
+    held({
+      id: paymentId,
+      allowanceId: from.allowanceId,
+      delegationHash: from.state.hash,
+      leafHash: leaf.leafHash,
+      token: choice.asset,
       payee: choice.payee,
       amount: choice.amount,
-      redeemers: choice.redeemers,
-      expiresAt,
-    });
-    // Its hold is stored with the request, in the policy's transaction: the leaf (named by its hash) is signed only
-    // once both are.
-    const paymentId = randomId("xp_");
-    const held = writing(
-      HELD_PAYMENT,
+      resource: required.resource.url,
+      expiresAt: new Date(expiresAt * 1000),
+      createdAt: now,
+    }),
+  );
+  let signed;
+  try {
+    signed = await signLeaf(framework, leaf);
+  } catch (error) {
+    await writeTogether([writing(UNHELD_PAYMENT, paymentId), writing(UNMADE_REQUEST, request.id)]);
+    throw error;
+  }
+  const paid = {
+    ...paymentAnswer(required, choice.offer, signed),
+    payment_id: paymentId,
+    ...(await paymentTerms(required, choice, expiresAt)),
+    allowance_id: from.allowanceId,
+  } satisfies PaidX402;
+  const spent: AuditInput = {
+    type: "allowance.spent",
+    userId: agent.userId,
+    clientId: agent.clientId,
+    credentialId: credential.id,
+    requestId: request.id,
+    data: {
+      allowanceId: from.allowanceId,
+      kind: "x402",
       paymentId,
-      allowance.id,
-      state.hash,
-      leaf.leafHash,
-      choice.asset,
-      choice.payee,
-      choice.amount.toString(),
-      required.resource.url,
-      new Date(expiresAt * 1000),
-      now,
-    );
-    const request = await createWithinPolicy(
-      agent,
-      credentialId,
-      payload,
-      now,
-      {
-        status: "completed",
-        reason: `x402 payment for ${required.resource.url}, signed within the allowance ${allowance.id} without a tap`,
-        expiresAt: now,
-        decidedAt: now,
-        completedAt: now,
-      },
-      [held],
-    ).catch(async (error: unknown) => {
-      if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
-      throw error;
-    });
-    let signed;
-    try {
-      signed = await signLeaf(framework, leaf);
-    } catch (error) {
-      await writeTogether([writing(UNHELD_PAYMENT, paymentId), writing(UNMADE_REQUEST, request.id)]);
-      throw error;
-    }
-    await recordAudit(
-      {
-        type: "allowance.spent",
-        userId: agent.userId,
-        clientId: agent.clientId,
-        credentialId,
-        requestId: request.id,
-        data: {
-          allowanceId: allowance.id,
-          kind: "x402",
-          paymentId,
-          resource: required.resource.url,
-          recipient: choice.payee,
-          amount: `${choice.amount} of token ${choice.asset}`,
-          outcome: "signed",
-        },
-      },
-      clock,
-    );
-    return {
-      ...paymentAnswer(required, choice.offer, signed),
-      payment_id: paymentId,
-      ...(await paymentTerms(required, choice, expiresAt)),
-      allowance_id: allowance.id,
-    } satisfies PaidX402;
-  });
+      resource: required.resource.url,
+      recipient: choice.payee,
+      amount: `${choice.amount} of token ${choice.asset}`,
+      outcome: "signed",
+    },
+  };
+  await Promise.all([spent, ...(called ? [called(request.id)] : [])].map((event) => recordAudit(event, clock)));
+  return paid;
 }
 
 const PERSON_PAYS = "It waits for your approval; approved, your wallet pays it.";
@@ -303,18 +336,20 @@ async function toPerson(
  * pay_x402: the payment value for `given` (a PAYMENT-REQUIRED header value or a V1 402 body), or why not. Within an
  * allowance it is signed at once; an `approve` credential's payment, and an `allowance` credential's that its
  * allowance does not pay (not covered, stopped, or above it when the person chose `ask`), wait for the person's one
- * tap (one-tap.ts).
+ * tap (one-tap.ts). `called`: the tool call's audit event, recorded with the payment's when it is signed at once.
  */
 export async function payX402(
   agent: AgentContext,
   credentialId: string,
   given: unknown,
   clock: Clock = systemClock,
+  called?: CallEvent,
 ): Promise<PaidX402 | ToolOutput<"pay_x402">> {
   const entry = grantedForPayments(agent, credentialId);
   const required = parsePaymentRequired(given);
   if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock);
-  const payable = await payables(agent, credentialId, clock());
+  const live = await selectRows(LIVE_DELEGATIONS, agent.grantId, credentialId, sqliteDateTime(clock()));
+  const payable = payablesOf(live);
   let choice: Choice;
   try {
     choice = chooseOffer(
@@ -327,7 +362,13 @@ export async function payX402(
     return toPerson(agent, credentialId, required, error, (asked) => notCovered(agent, credentialId, payable, asked, error), clock);
   }
   try {
-    return await signWithinAllowance(agent, { id: credentialId, name: entry.name }, required, choice, clock);
+    const paying = live.find((row) => row.hash === choice.delegationHash)!;
+    return await signWithinAllowance(
+      { agent, credential: { id: credentialId, name: entry.name }, clock, called },
+      required,
+      choice,
+      paying,
+    );
   } catch (error) {
     if (!(error instanceof X402AllowanceRefusal) || error.forPerson === null) throw error;
     const words = error.forPerson;

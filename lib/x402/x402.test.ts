@@ -45,7 +45,7 @@ const v1Body = (overrides: Record<string, unknown> = {}) => ({
   ],
 });
 const header = (value: unknown) => Buffer.from(JSON.stringify(value)).toString("base64");
-const payable: Payable[] = [{ allowanceId: "al_1", chainId: 84532, token: TOKEN, payees: [PAYEE] }];
+const payable: Payable[] = [{ allowanceId: "al_1", delegationHash: "0x01", chainId: 84532, token: TOKEN, payees: [PAYEE] }];
 
 describe("x402 requirements", () => {
   it("reads a V2 PAYMENT-REQUIRED header value and a V1 body alike", () => {
@@ -105,7 +105,9 @@ describe("choosing what to pay", () => {
   });
 
   it("an any-payee allowance pays every payee up to its most per payment, and refuses above it naming that most", () => {
-    const anyone: Payable[] = [{ allowanceId: "al_any", chainId: 84532, token: TOKEN, payees: [], anyPayeeUpTo: 10_000n }];
+    const anyone: Payable[] = [
+      { allowanceId: "al_any", delegationHash: "0x02", chainId: 84532, token: TOKEN, payees: [], anyPayeeUpTo: 10_000n },
+    ];
     for (const payTo of [PAYEE, FACILITATOR]) assert.equal(chooseOffer(offers([entry({ payTo })]), [84532], anyone).payee, payTo);
     assert.throws(
       () => chooseOffer(offers([entry({ amount: "10001" })]), [84532], anyone),
