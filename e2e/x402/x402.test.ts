@@ -445,4 +445,39 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
   it("sums what the holds hold exactly, with amounts of every size", async () => {
     await assertHoldsSummedExactly(world);
   });
+
+  it("counts amounts past 64 bits exactly: a payment one base unit over what is left of 10^19 is refused", async () => {
+    const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+    const large = 10n ** 19n;
+    const payee = world.recipient();
+    const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: large + 100n });
+    // as a resource would ask (nothing is redeemed here: each payment only holds its amount)
+    const asking = (amount: bigint) =>
+      Buffer.from(
+        JSON.stringify({
+          x402Version: 2,
+          resource: { url: "https://api.example.test/large", description: "A large payment" },
+          accepts: [
+            {
+              scheme: "exact",
+              network: `eip155:${world.chain.chainId}`,
+              amount: amount.toString(),
+              asset: world.token,
+              payTo: payee,
+              maxTimeoutSeconds: 120,
+              extra: { name: "USD Coin", version: "2", assetTransferMethod: "erc7710", facilitatorAddresses: [world.facilitator.address] },
+            },
+          ],
+        }),
+      ).toString("base64");
+    await payX402(agent, credentialId, asking(1n));
+    // 10^19 + 101 and 10^19 + 100 are the same number as a 64-bit float: only an exact sum refuses it
+    await assert.rejects(payX402(agent, credentialId, asking(large + 100n)), (error: unknown) => {
+      assert.ok(error instanceof X402AllowanceRefusal, String(error));
+      assert.equal(error.left?.available, String(large + 99n));
+      return true;
+    });
+    const paid = await payX402(agent, credentialId, asking(large + 99n));
+    assert.equal(paid.paid.amount, String(large + 99n));
+  });
 });

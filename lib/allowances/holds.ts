@@ -8,7 +8,7 @@ import { LRUCache } from "lru-cache";
 import { getAddress, type Address, type Hex } from "viem";
 import { selectRows, usesPostgres } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
-import { required, rowsOf, unanswered, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
+import { required, unanswered, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
@@ -246,10 +246,21 @@ class NotDecidedAtOnce extends Error {
 /** Whether holdAtOnce's transaction left the payment to be judged under the allowance's lease. */
 export const decidedUnderLease = (error: unknown) => error instanceof NotDecidedAtOnce || sumOverflowed(error);
 
-const LIVE_AT_VERSION = `SELECT "id" FROM "Allowance" WHERE "id" = ? AND "status" = 'active' AND "stateVersion" = ? AND "expiresAt" > ?`;
-const HELD_BY_DELEGATION = `SELECT COUNT(*) AS "payments", COUNT(CASE WHEN "expiresAt" < ? THEN 1 END) AS "expired",
-    CAST(SUM(CAST("amount" AS NUMERIC)) AS TEXT) AS "amount", MAX(LENGTH("amount")) AS "digits"
-  FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "delegationHash" = ?`;
+/**
+ * The allowance still active at the version the chain was asked at, and the delegation's live holds leaving room for
+ * the payment by that answer (its amount, what the chain said is available and how many calls are left): a row, or
+ * none. On SQLite every amount is compared as a 64-bit integer, so the holds must fit in 18 digits each (heldPayments).
+ */
+const roomAtVersion = () => `SELECT 1 FROM "Allowance" a, (
+    SELECT COUNT(*) AS "payments", COUNT(CASE WHEN "expiresAt" < ? THEN 1 END) AS "expired",
+      COALESCE(SUM(CAST("amount" AS NUMERIC)), 0) AS "amount", COALESCE(MAX(LENGTH("amount")), 0) AS "digits"
+    FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "delegationHash" = ?
+  ) h
+  WHERE a."id" = ? AND a."status" = 'active' AND a."stateVersion" = ? AND a."expiresAt" > ? AND h."expired" = 0
+    AND h."payments" < ? AND h."amount" + CAST(? AS NUMERIC) <= CAST(? AS NUMERIC)${usesPostgres() ? "" : ` AND h."digits" <= 18`}`;
+
+/** Below this, SQLite compares an amount exactly (a 64-bit integer). */
+const SQLITE_EXACT = 10n ** 18n;
 
 /**
  * In the caller's transaction (the policy's), in place of the allowance's lease and the chain: holds `payment` when
@@ -257,22 +268,27 @@ const HELD_BY_DELEGATION = `SELECT COUNT(*) AS "payments", COUNT(CASE WHEN "expi
  * holds are counted, the allowance still being active at that version. The transaction takes the allowance's lease and
  * gives it back, so that it runs while no transfer or payment holds it, and one asking for it next waits for the commit
  * and then counts this hold. Otherwise (the lease held, the version moved, holds past their expiry that only the chain
- * can judge, or no room left by this answer) nothing is written and decidedUnderLease says so.
+ * can judge, or no room left by this answer) nothing is written and decidedUnderLease says so. The database judges
+ * each condition itself: none waits for an answer (on PostgreSQL they go out with the transaction's last round trip).
  */
 export function* holdAtOnce(payment: NewHold, state: DelegationState, version: number): TransactionScript<void> {
   const undecided = () => new NotDecidedAtOnce();
+  if (!usesPostgres() && (state.available >= SQLITE_EXACT || payment.amount >= SQLITE_EXACT)) throw undecided();
   const giveBack = yield* leaseInTransaction(`allowance:${payment.allowanceId}`, undecided);
-  yield* required(undecided, LIVE_AT_VERSION, payment.allowanceId, version, payment.createdAt);
   const since = new Date(payment.createdAt.getTime() - EXPIRY_MARGIN_MS);
-  const [held] = yield* rowsOf<{ payments: number | string; expired: number | string; amount: string | null; digits: number | null }>(
-    HELD_BY_DELEGATION,
+  yield* required(
+    undecided,
+    roomAtVersion(),
     since,
     payment.allowanceId,
     state.hash,
+    payment.allowanceId,
+    version,
+    payment.createdAt,
+    state.callsLeft,
+    payment.amount.toString(),
+    state.available.toString(),
   );
-  // SQLite sums exactly only within 64 bits (held.digits: the longest amount), as heldPayments
-  if (Number(held.expired) > 0 || (!usesPostgres() && Number(held.digits) > 18)) throw undecided();
-  if (state.callsLeft - Number(held.payments) < 1 || payment.amount > state.available - BigInt(held.amount ?? 0)) throw undecided();
   yield* hold(payment);
   yield* giveBack();
 }

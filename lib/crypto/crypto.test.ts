@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { canonicalJson } from "./index";
+import { canonicalJson, randomId } from "./index";
 
 describe("canonicalJson", () => {
   it("sorts object keys at every level, whatever the insertion order", () => {
@@ -34,5 +34,18 @@ describe("canonicalJson", () => {
     const at = new Date("2026-01-02T03:04:05.678Z");
     assert.equal(canonicalJson({ at }), '{"at":"2026-01-02T03:04:05.678Z"}');
     assert.equal(canonicalJson([at]), JSON.stringify([at]));
+  });
+});
+
+describe("randomId", () => {
+  it("gives 128-bit identifiers, never the same twice, across many refills of its random bytes", () => {
+    const ids = Array.from({ length: 5_000 }, () => randomId("rq_"));
+    assert.equal(new Set(ids).size, ids.length);
+    for (const id of ids) assert.match(id, /^rq_[A-Za-z0-9_-]{22}$/);
+    // no two consecutive identifiers share bytes (each is cut from bytes not handed out before)
+    const bytes = ids.map((id) => Buffer.from(id.slice(3), "base64url"));
+    assert.ok(bytes.every((value) => value.length === 16));
+    const pairs = new Set(bytes.flatMap((value) => [0, 4, 8, 12].map((at) => value.subarray(at, at + 4).toString("hex"))));
+    assert.ok(pairs.size > bytes.length * 4 - 10, "four-byte pieces repeat no more than chance allows");
   });
 });

@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, randomBytes, randomFillSync, timingSafeEqual } from "node:crypto";
 
 const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
@@ -7,9 +7,20 @@ export function randomSecret(bytes = 32): string {
   return randomBytes(bytes).toString("base64url");
 }
 
-/** A random identifier that is not a secret (ids in URLs and tables). */
+// Identifiers are cut from random bytes drawn 4 KiB at a time: a call into the CSPRNG per identifier cost about 2 % of
+// an x402 payment's CPU (it makes several). No byte is handed out twice.
+const idBytes = Buffer.alloc(4096);
+let idOffset = idBytes.length;
+
+/** A random identifier that is not a secret (ids in URLs and tables): 128 random bits. */
 export function randomId(prefix = ""): string {
-  return `${prefix}${randomBytes(16).toString("base64url")}`;
+  if (idOffset === idBytes.length) {
+    randomFillSync(idBytes);
+    idOffset = 0;
+  }
+  const id = idBytes.toString("base64url", idOffset, idOffset + 16);
+  idOffset += 16;
+  return `${prefix}${id}`;
 }
 
 /**
