@@ -22,6 +22,9 @@ const TAKE = `INSERT INTO "Lease" ("key", "holder", "until") VALUES (?, ?, ?)
 const RENEW = `UPDATE "Lease" SET "until" = ? WHERE "key" = ? AND "holder" = ? RETURNING "key"`;
 const FREE = `DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ? RETURNING "key"`;
 
+/** How long a lease is held before its holder renews it (or, crashed, loses it). */
+const HOLD_MS = 30_000;
+
 /** Takes the lease when it is free or its holder's time has passed, in one statement. */
 async function tryTake(key: string, holder: string, holdMs: number): Promise<boolean> {
   const now = new Date();
@@ -35,10 +38,10 @@ async function tryTake(key: string, holder: string, holdMs: number): Promise<boo
  * transaction wrote; while another holds it, `busy()` refuses the transaction. Answers the script that gives it back,
  * for the end of the caller's work.
  */
-export function* leaseInTransaction(key: string, busy: () => Error, holdMs = 30_000): TransactionScript<() => TransactionScript<void>> {
+export function* leaseInTransaction(key: string, busy: () => Error): TransactionScript<() => TransactionScript<void>> {
   const holder = randomId("ls_");
   const now = new Date();
-  yield* required(busy, TAKE, key, holder, new Date(now.getTime() + holdMs), now);
+  yield* required(busy, TAKE, key, holder, new Date(now.getTime() + HOLD_MS), now);
   return () => unanswered(`DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ?`, key, holder);
 }
 
@@ -60,7 +63,7 @@ function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
  */
 export function withLease<T>(key: string, work: () => Promise<T>, options: { holdMs?: number; waitMs?: number } = {}): Promise<T> {
   const deadline = Date.now() + (options.waitMs ?? 120_000);
-  return inTurn(key, () => holdLease(key, work, options.holdMs ?? 30_000, deadline));
+  return inTurn(key, () => holdLease(key, work, options.holdMs ?? HOLD_MS, deadline));
 }
 
 /** Moves the lease's end `holdMs` on every third of it while the holder works; stop() ends the renewals. */

@@ -2,8 +2,9 @@
 // signs a one-time erc7710 payment with no tap, and the agent gets the header to retry with. Agent Wallet sends
 // nothing on chain and never fetches the resource: the payee's facilitator redeems the payment, later or never, so
 // the signed amount is held against the allowance until the chain shows it redeemed or it has expired. Payments of
-// one allowance take turns under its lease (as its transfers do): each is checked against the chain and the holds
-// as the previous one left them, so never more is signed than the allowance's cap. What the allowance does not cover
+// one allowance take turns under its lease (as its transfers do), taken apart or inside the policy's transaction: each
+// is checked against the chain (or its answer kept since nothing moved it) and the holds as the previous one left
+// them, so never more is signed than the allowance's cap. What the allowance does not cover
 // (or, when the person chose `ask`, goes above) is asked of the person as the one tap an `approve` credential's is.
 import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
 import { recordAudit, type AuditInput, type CallEvent } from "@/lib/audit";
