@@ -20,7 +20,7 @@ import {
   decodeTimestampTerms,
   decodeValueLteTerms,
 } from "@metamask/delegation-core";
-import { getAddress, pad, parseUnits, type Address, type Hex } from "viem";
+import { bytesToHex, getAddress, pad, parseUnits, type Address, type Hex } from "viem";
 import { enforcerName, type EnforcerName, type Framework } from "@/lib/wallet/delegation-framework";
 
 export const DAY = 86_400;
@@ -98,8 +98,7 @@ export class AllowanceSpecError extends Error {
 
 /** A random 256-bit salt: the kit's default is 0, so two equal allowances would share one hash (and one budget). */
 export function randomSalt(): bigint {
-  const bytes = crypto.getRandomValues(new Uint8Array(32));
-  return BigInt(`0x${Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("")}`);
+  return BigInt(bytesToHex(crypto.getRandomValues(new Uint8Array(32))));
 }
 
 /** What the person chooses at consent, in their own units ("0.01" ETH, "10" of a token). */
