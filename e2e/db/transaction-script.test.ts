@@ -8,7 +8,11 @@ describe("transaction scripts (SQLite)", () => {
   let lib: ScriptLib;
   before(async () => {
     database = await useTestDatabase();
-    lib = { scripts: await import("@/lib/db/transaction-script"), db: (await import("@/lib/db")).db };
+    lib = {
+      scripts: await import("@/lib/db/transaction-script"),
+      db: (await import("@/lib/db")).db,
+      audit: await import("@/lib/audit"),
+    };
   });
   after(() => database.cleanup());
   transactionScriptCases(() => lib);

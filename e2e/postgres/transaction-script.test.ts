@@ -18,7 +18,11 @@ describe("transaction scripts (PostgreSQL)", () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-pg-scripts-"));
     Object.assign(process.env, { DATA_DIR: dataDir, DATABASE_URL: database.url, APP_URL: "http://localhost:3999" });
     migrateDatabase(database.url);
-    lib = { scripts: await import("@/lib/db/transaction-script"), db: (await import("@/lib/db")).db };
+    lib = {
+      scripts: await import("@/lib/db/transaction-script"),
+      db: (await import("@/lib/db")).db,
+      audit: await import("@/lib/audit"),
+    };
   });
   after(async () => {
     await (await import("@/lib/db")).disconnectDatabase();

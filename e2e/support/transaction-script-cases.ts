@@ -4,7 +4,11 @@
 import { it } from "node:test";
 import assert from "node:assert/strict";
 
-export type ScriptLib = { scripts: typeof import("@/lib/db/transaction-script"); db: typeof import("@/lib/db").db };
+export type ScriptLib = {
+  scripts: typeof import("@/lib/db/transaction-script");
+  db: typeof import("@/lib/db").db;
+  audit: typeof import("@/lib/audit");
+};
 
 const INSERT_USER = `INSERT INTO "User" ("id", "email", "createdAt", "sessionVersion") VALUES (?, ?, ?, ?)`;
 
@@ -138,6 +142,80 @@ export function transactionScriptCases(lib: () => ScriptLib) {
     const changes = await runTransaction(() => lib().scripts.lastChangesOf(INSERT_USER, "dup-3", "dup-3@example.test", new Date(), 0));
     assert.equal(changes, 1);
     assert.deepEqual(await userIds("dup-"), ["dup-3"]);
+  });
+
+  /** An event appended as another instance appends it: after the head it reads, past this process's own appends. */
+  const appendedElsewhere = async (marker: string) => {
+    const { eventHash, GENESIS_HASH } = await import("@/lib/audit/chain");
+    const head = await lib()
+      .db()
+      .auditEvent.findFirst({ orderBy: { seq: "desc" } });
+    const event = {
+      seq: (head?.seq ?? 0) + 1,
+      at: new Date(),
+      type: "mcp.tool_called",
+      userId: null,
+      clientId: null,
+      credentialId: null,
+      requestId: null,
+      data: JSON.stringify({ marker }),
+      prevHash: head?.hash ?? GENESIS_HASH,
+    };
+    await lib()
+      .db()
+      .auditEvent.create({ data: { ...event, hash: eventHash(event) } });
+  };
+  const markers = async (prefix: string) =>
+    (
+      await lib()
+        .db()
+        .auditEvent.findMany({ orderBy: { seq: "asc" } })
+    )
+      .map((event) => (JSON.parse(event.data) as { marker?: string }).marker)
+      .filter((marker) => marker?.startsWith(prefix));
+
+  it("appends audit events with the script's writes, chained after the head, even one another instance moved", async () => {
+    const { runTransaction, unanswered } = lib().scripts;
+    const { auditedIn, recordAudit, verifyAuditChain } = lib().audit;
+    const event = (marker: string) => ({ type: "mcp.tool_called" as const, data: { marker } });
+    await recordAudit(event("in-script-0"));
+    await appendedElsewhere("in-script-elsewhere");
+    for (const round of [1, 2]) {
+      const audited = await runTransaction(function* () {
+        yield* unanswered(INSERT_USER, `in-script-${round}`, `in-script-${round}@example.test`, new Date(), 0);
+        return yield* auditedIn([event(`in-script-${round}a`), event(`in-script-${round}b`)]);
+      });
+      await audited();
+    }
+    assert.deepEqual(await userIds("in-script-"), ["in-script-1", "in-script-2"]);
+    assert.deepEqual(await markers("in-script-"), [
+      "in-script-0",
+      "in-script-elsewhere",
+      "in-script-1a",
+      "in-script-1b",
+      "in-script-2a",
+      "in-script-2b",
+    ]);
+    assert.equal((await verifyAuditChain()).ok, true, "the chain is whole");
+  });
+
+  it("rolls audit events back with the script that refuses, and the log goes on from its head", async () => {
+    const { runTransaction, unanswered, required } = lib().scripts;
+    const { auditedIn, recordAudit, verifyAuditChain } = lib().audit;
+    await recordAudit({ type: "mcp.tool_called", data: { marker: "rolled-0" } });
+    await assert.rejects(
+      runTransaction(function* () {
+        yield* unanswered(INSERT_USER, "rolled-1", "rolled-1@example.test", new Date(), 0);
+        yield* auditedIn([{ type: "mcp.tool_called", data: { marker: "rolled-1" } }]);
+        // on PostgreSQL in the round trip that carries the events
+        yield* required(() => new Refusal("refused after the events"), `SELECT 1 AS "one" WHERE 1 = 0`);
+      }),
+      Refusal,
+    );
+    await recordAudit({ type: "mcp.tool_called", data: { marker: "rolled-2" } });
+    assert.deepEqual(await userIds("rolled-"), []);
+    assert.deepEqual(await markers("rolled-"), ["rolled-0", "rolled-2"]);
+    assert.equal((await verifyAuditChain()).ok, true, "the chain is whole");
   });
 
   it("refuses a statement after the script's last one", async () => {

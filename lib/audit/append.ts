@@ -5,7 +5,15 @@ import type Database from "better-sqlite3";
 import type pg from "pg";
 import { directWriter, type Tx } from "@/lib/db";
 import { sqliteDateTime } from "@/lib/db/prepared";
-import { lastChangesOf, onPostgres, rowsOf, unanswered, whenSqliteLockFree } from "@/lib/db/transaction-script";
+import {
+  changesLater,
+  lastChangesOf,
+  onPostgres,
+  rowsOf,
+  unanswered,
+  whenSqliteLockFree,
+  type TransactionScript,
+} from "@/lib/db/transaction-script";
 import type { ChainPoint, StoredEvent } from "./chain";
 
 export type EventRow = StoredEvent & { hash: string };
@@ -53,6 +61,35 @@ function sqliteValues(row: EventRow): unknown[] {
   return EVENT_COLUMNS.map((column) => (column === "at" ? sqliteDateTime(row.at) : row[column]));
 }
 
+/**
+ * In the caller's transaction script, so that the rows commit with the caller's writes: the rows `chain` gives after
+ * the head, under the log's lock until that transaction ends. SQLite's transaction holds the write lock from its start
+ * and reads the head. On PostgreSQL nothing waits for an answer: the lock and the rows go out with the caller's next
+ * round trip, inserted only if the head is still the one this process's last append left (appendOnPostgres). The
+ * answer, once the transaction has committed, says whether they were: when not (PostgreSQL, the head unknown here or
+ * moved by another append), the caller appends them itself.
+ */
+export function* appendedIn(chain: Chain): TransactionScript<() => boolean> {
+  const writer = directWriter();
+  if (writer.kind === "sqlite") {
+    const [head] = yield* rowsOf<ChainPoint>(HEAD);
+    const rows = chain(head ?? null);
+    yield* unanswered(`${INSERT} ${rows.map(() => ROW).join(", ")}`, ...rowValues(rows));
+    return () => true;
+  }
+  const lastHead = lastHeads.get(writer.pool);
+  if (lastHead === undefined) return () => false;
+  const rows = chain(lastHead);
+  yield* unanswered(LOCK);
+  const changed = yield* changesLater(afterHead(rows), ...rowValues(rows), lastHead ? lastHead.hash : null);
+  return () => {
+    const appended = changed() > 0;
+    if (appended) lastHeads.set(writer.pool, headAfter(rows));
+    else lastHeads.delete(writer.pool);
+    return appended;
+  };
+}
+
 /** Any constant: the advisory lock that serializes appends across PostgreSQL sessions. */
 const AUDIT_LOCK = 7_100_423;
 
@@ -80,14 +117,9 @@ async function appendOnPostgres(pool: pg.Pool, chain: Chain): Promise<void> {
   try {
     if (lastHead !== undefined) {
       const rows = chain(lastHead);
-      const expected = lastHead ? lastHead.hash : null;
       const appended = await onPostgres(pool, function* () {
         yield* unanswered(LOCK);
-        return yield* lastChangesOf(
-          `${INTO} SELECT * FROM (VALUES ${rows.map(() => TYPED_ROW).join(", ")}) AS appended WHERE (${HEAD_HASH}) IS NOT DISTINCT FROM ?`,
-          ...rowValues(rows),
-          expected,
-        );
+        return yield* lastChangesOf(afterHead(rows), ...rowValues(rows), lastHead ? lastHead.hash : null);
       });
       if (appended) return void lastHeads.set(pool, headAfter(rows));
     }
@@ -111,5 +143,8 @@ const HEAD_HASH = `SELECT "hash" FROM "AuditEvent" ORDER BY "seq" DESC LIMIT 1`;
 const CAST: Partial<Record<(typeof EVENT_COLUMNS)[number], string>> = { seq: "CAST(? AS INTEGER)", at: "CAST(? AS TIMESTAMP(3))" };
 const TYPED_ROW = `(${EVENT_COLUMNS.map((column) => CAST[column] ?? "?").join(", ")})`;
 
+/** An INSERT of `rows` that inserts them only while the head's hash is the last parameter (null: the log is empty). */
+const afterHead = (rows: EventRow[]) =>
+  `${INTO} SELECT * FROM (VALUES ${rows.map(() => TYPED_ROW).join(", ")}) AS appended WHERE (${HEAD_HASH}) IS NOT DISTINCT FROM ?`;
 const rowValues = (rows: EventRow[]) => rows.flatMap((row) => EVENT_COLUMNS.map((column) => row[column]));
 const headAfter = (rows: EventRow[]): ChainPoint => ({ seq: rows[rows.length - 1].seq, hash: rows[rows.length - 1].hash });

@@ -2,7 +2,8 @@ import { db, type Tx } from "@/lib/db";
 import { systemClock, type Clock } from "@/lib/clock";
 import { canonicalJson, jsonValue } from "@/lib/crypto";
 import { onShutdown } from "@/lib/runtime/shutdown";
-import { appendChained, lockAuditLogIn, type EventRow } from "./append";
+import type { TransactionScript } from "@/lib/db/transaction-script";
+import { appendChained, appendedIn, lockAuditLogIn, type EventRow } from "./append";
 import { eventHash, GENESIS_HASH, type ChainPoint, type StoredEvent } from "./chain";
 
 /** Every kind of event the log records (docs/product.md §6). */
@@ -180,6 +181,20 @@ export async function recordAuditIn(tx: Tx, inputs: AuditInput[], clock: Clock =
   const head = await tx.auditEvent.findFirst({ orderBy: { seq: "desc" }, select: { seq: true, hash: true } });
   const events = inputs.map((input) => queuedEvent(input, clock));
   await tx.auditEvent.createMany({ data: chained(head, events) });
+}
+
+/**
+ * Appends events in the caller's transaction script, so that one commit serves the change and the events that record
+ * it (a payment and its tool call). Once that transaction has committed, the answer resolves when they are appended:
+ * at once, or, where the script could not append them (PostgreSQL, when another append moved the log's head since
+ * this process last saw it), by an append of their own.
+ */
+export function* auditedIn(inputs: AuditInput[], clock: Clock = systemClock): TransactionScript<() => Promise<void>> {
+  const events = inputs.map((input) => queuedEvent(input, clock));
+  const appended = yield* appendedIn((head) => chained(head, events));
+  return async () => {
+    if (!appended()) await appendChained((head) => chained(head, events));
+  };
 }
 
 /** Commits every queued event now: the server is stopping. */

@@ -56,6 +56,16 @@ export function* unanswered(sql: string, ...params: Parameter[]): Generator<Stat
 }
 
 /**
+ * A write whose answer the script does not wait for: it runs, in order, before the next statement the script waits for
+ * (on PostgreSQL in the same round trip), and `changed()` says how many rows it changed once it has run.
+ */
+export function* changesLater(sql: string, ...params: Parameter[]): Generator<Statement, () => number, unknown> {
+  let changes = 0;
+  yield { sql, params, reads: false, waits: false, answered: (answer) => (changes = answer.changes) };
+  return () => changes;
+}
+
+/**
  * A statement that must return a row (a SELECT, or a write with RETURNING), which the script does not wait for: when it
  * returns none, the transaction is refused with `refusal()` and rolled back, the statements before and after it
  * included. On PostgreSQL the database judges it (refuse_unless, prisma/postgresql/migrations/0014_required_rows), so
@@ -67,6 +77,11 @@ export function* required(refusal: () => Error, sql: string, ...params: Paramete
 
 /** A statement of `answersOf`: `reads`, it returns rows; otherwise its answer is how many rows it changed. */
 export type Query = { sql: string; params: Parameter[]; reads: boolean };
+
+/** `queries`, each a statement whose answer the script does not wait for (unanswered). */
+export function* unansweredAll(queries: Query[]): Generator<Statement, void, unknown> {
+  for (const { sql, params } of queries) yield* unanswered(sql, ...params);
+}
 
 export const reading = (sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: true });
 export const writing = (sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: false });
