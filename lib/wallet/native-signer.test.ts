@@ -31,7 +31,14 @@ describe("nativeAccount", () => {
         address,
         fc.bigInt({ min: 0n, max: 10n ** 24n }),
         fc.nat({ max: 1_000_000 }),
-        fc.uint8Array({ maxLength: 300 }).map((data) => bytesToHex(data)),
+        // calldata of every length class of RLP: short, one length byte, two, three (the relayer's redemptions are kilobytes)
+        fc
+          .oneof(
+            fc.uint8Array({ maxLength: 300 }),
+            fc.uint8Array({ minLength: 300, maxLength: 3_000 }),
+            fc.uint8Array({ minLength: 65_536, maxLength: 66_000 }),
+          )
+          .map((data) => bytesToHex(data)),
         async (key, to, value, nonce, data) => {
           const viem = privateKeyToAccount(key);
           const native = nativeAccount(key);
