@@ -8,6 +8,7 @@ import { concat, encodeFunctionData, erc20Abi, parseEther, parseUnits, type Addr
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
   agentHolding,
+  assertConcurrentAgentPaymentsNearTheCap,
   assertConcurrentSpendsNearTheCap,
   spendRefusal,
   startAllowanceWorld,
@@ -159,6 +160,10 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
   });
   it("lands exactly as many of 50 concurrent spends as fit under the cap, none reverting (SQLite)", async () => {
     await assertConcurrentSpendsNearTheCap(world);
+  });
+
+  it("lands exactly as many of 50 concurrent agent payments as fit, their leases taken with their requests (SQLite)", async () => {
+    await assertConcurrentAgentPaymentsNearTheCap(world);
   });
 
   it("settles a spend that an earlier process sent but never saw mined, before the next one is checked", async () => {

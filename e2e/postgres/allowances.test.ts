@@ -3,7 +3,12 @@
 // Two instances resending a stored revocation that did not land at once: one claims it, it is sent and audited once.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { assertConcurrentSpendsNearTheCap, startAllowanceWorld, type AllowanceWorld } from "../support/allowances";
+import {
+  assertConcurrentAgentPaymentsNearTheCap,
+  assertConcurrentSpendsNearTheCap,
+  startAllowanceWorld,
+  type AllowanceWorld,
+} from "../support/allowances";
 
 describe("allowances on PostgreSQL", { timeout: 300_000 }, () => {
   let world: AllowanceWorld;
@@ -14,6 +19,10 @@ describe("allowances on PostgreSQL", { timeout: 300_000 }, () => {
 
   it("lands exactly as many of 50 concurrent spends as fit under the cap, none reverting", async () => {
     await assertConcurrentSpendsNearTheCap(world);
+  });
+
+  it("lands exactly as many of 50 concurrent agent payments as fit, their leases taken with their requests", async () => {
+    await assertConcurrentAgentPaymentsNearTheCap(world);
   });
 
   it("two instances resending at once send a stored revocation that did not land once, and audit it once", async () => {

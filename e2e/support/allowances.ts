@@ -321,6 +321,57 @@ async function concurrentSpendsNearTheCap(world: AllowanceWorld) {
 }
 
 /**
+ * The agent's way (send_transaction: payFromAllowance, whose policy transaction takes the allowance's lease when it is
+ * free): 50 concurrent payments of 0.0003 ETH from an allowance of 0.01 ETH a day land exactly the 33 that fit, each
+ * its request completed, none reverting; those refused, and one refused before its turn (a call the allowance does not
+ * pay), leave the lease free: nothing waits for a lease no one holds.
+ */
+export async function assertConcurrentAgentPaymentsNearTheCap(world: AllowanceWorld): Promise<void> {
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { RequestError } = await import("@/lib/wallet/request-lifecycle");
+  const { systemClock } = await import("@/lib/clock");
+  const { db } = await import("@/lib/db");
+  const person = await world.newPerson("1");
+  const shop = world.recipient();
+  const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
+  const { id } = await signAllowanceFor(
+    world.chain,
+    person,
+    { userId, credentialId, grantId },
+    { recipients: [shop], transactions: 100, overLimit: "refuse" },
+  );
+  const pay = (data: Hex = "0x") =>
+    payFromAllowance(
+      agent,
+      credentialId,
+      { chainId: world.chain.chainId, to: shop, value: parseEther("0.0003").toString(), data },
+      systemClock,
+    );
+  const leaseOf = () => db().lease.findUnique({ where: { key: `allowance:${id}` } });
+  // a call of the shop's, which no allowance pays: refused before its turn, with the lease its reservation took
+  await assert.rejects(pay("0xdeadbeef"), (error: unknown) => error instanceof RequestError && error.code === "allowance_refused");
+  assert.equal(await leaseOf(), null, "the refused payment left the lease free");
+  const nonceBefore = await world.relayerNonce();
+  const results = await Promise.allSettled(Array.from({ length: 50 }, () => pay()));
+  const paid = results.flatMap((result) => (result.status === "fulfilled" && "request_id" in result.value ? [result.value] : []));
+  const refused = results.filter(
+    (result) => result.status === "rejected" && result.reason instanceof RequestError && result.reason.code === "allowance_refused",
+  );
+  assert.deepEqual(
+    results.filter((result) => !paid.some((view) => result.status === "fulfilled" && result.value === view) && !refused.includes(result)),
+    [],
+  );
+  assert.equal(paid.length, 33);
+  assert.ok(paid.every((view) => view.status === "completed" && view.tx_hash));
+  assert.equal(refused.length, 17);
+  assert.equal((await world.relayerNonce()) - nonceBefore, 33, "the relayer sent only what landed");
+  const receipts = await Promise.all(paid.map((view) => world.chain.client.getTransactionReceipt({ hash: view.tx_hash as Hex })));
+  assert.ok(receipts.every((receipt) => receipt.status === "success"));
+  assert.equal(await world.balance(shop), parseEther("0.0099"));
+  assert.equal(await leaseOf(), null, "the last payment's receipt freed the lease");
+}
+
+/**
  * Two allowances of one person, eight concurrent payments from each, under a gas budget of `budget`: those that would
  * pass it are refused before anything is sent, and the relayer pays no more gas for the person than the budget.
  */

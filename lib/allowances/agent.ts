@@ -3,7 +3,8 @@
 // is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
 import { formatUnits, getAddress } from "viem";
 import { recordAudit, type CallEvent } from "@/lib/audit";
-import { db, queryPastOrm } from "@/lib/db";
+import { db } from "@/lib/db";
+import { writeTogether, writing } from "@/lib/db/transaction-script";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
@@ -15,7 +16,8 @@ import { chainById } from "@/lib/wallet/chains";
 import { allowancePaused, frameworkFor, liveAllowance, storedDelegation, type Allowance } from "./allowances";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
-import { AllowanceRefusal, paymentOf, spendFromAllowance, type Payment, type SpendResult } from "./spend";
+import { leaseTakenIn, type HeldLease } from "./lease";
+import { AllowanceRefusal, paymentOf, spendFromAllowance, type LandedRecord, type Payment, type SpendResult } from "./spend";
 import { allowanceViews, assetNames } from "./view";
 
 /** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
@@ -29,7 +31,7 @@ function askedOf(allowance: Allowance, payment: Payment): Asked | undefined {
 }
 
 /** The paid request's outcome, past the ORM: through Prisma the update cost about 1.5 ms of CPU on every payment. */
-const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = ?, "txHash" = ?, "completedAt" = ? WHERE "id" = ? RETURNING "id"`;
+const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = ?, "txHash" = ?, "completedAt" = ? WHERE "id" = ?`;
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
@@ -75,27 +77,47 @@ export async function payFromAllowance(
     kind: "send_transaction",
     transaction: { type: "eip1559", ...payment, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
   };
-  // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
-  // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here.
-  const reserved = await createWithinPolicy(agent, credentialId, payload, now, {
-    // the person approved it in advance, by signing the allowance
-    status: "approved",
-    reason: `Paid from the allowance ${allowance.id} on ${chainById(allowance.chainId).name}, without a tap`,
-    expiresAt: now,
-    decidedAt: now,
-  });
   const asked: Payment = { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data };
+  /** The allowance's refusal, before anything was sent, in the person's units: to the person, or to the agent. */
+  const refused = async (error: AllowanceRefusal) => {
+    const words = await refusalWords(allowance.chainId, error, now, askedOf(allowance, asked));
+    if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
+      return { toPerson: `${words} ${YOUR_FEE}` };
+    throw new RequestError("allowance_refused", words, 409);
+  };
+  const overMost = await abovePerPayment(allowance, asked);
+  if (overMost) return refused(overMost);
+  // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
+  // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
+  // takes the allowance's lease when it is free (the payment's turn, with no wait), which its receipt's frees.
+  let lease: (() => HeldLease | null) | undefined;
+  const reserved = await createWithinPolicy(
+    agent,
+    credentialId,
+    payload,
+    now,
+    {
+      // the person approved it in advance, by signing the allowance
+      status: "approved",
+      reason: `Paid from the allowance ${allowance.id} on ${chainById(allowance.chainId).name}, without a tap`,
+      expiresAt: now,
+      decidedAt: now,
+    },
+    function* () {
+      lease = yield* leaseTakenIn(`allowance:${allowance.id}`);
+    },
+  );
   // The request as paid: completed once mined, or submitted (held against the caps, settled by its receipt on a later
-  // read) when the chain had not shown it mined within a minute; recorded with the payment's own audit event.
+  // read) when the chain had not shown it mined within a minute; recorded with its audit events and the call's.
   let paid: RequestRow | undefined;
-  const recordPaid = async (spent: SpendResult) => {
+  const recordOf = (spent: SpendResult): LandedRecord => {
     const landed = spent.outcome === "landed";
     const outcome = landed ? { status: "completed", completedAt: clock() } : { status: "submitted" };
     const row = { ...reserved, txHash: spent.txHash, ...outcome };
     paid = row;
-    await Promise.all([
-      queryPastOrm(REQUEST_PAID, [row.status, row.txHash, row.completedAt, row.id]),
-      recordAudit(
+    return {
+      writes: [writing(REQUEST_PAID, row.status, row.txHash, row.completedAt, row.id)],
+      events: [
         {
           type: "request.transition",
           userId: agent.userId,
@@ -115,16 +137,13 @@ export async function payFromAllowance(
             call: payment.data !== "0x",
           },
         },
-        clock,
-      ),
-      called && recordAudit(called(row.id), clock),
-    ]);
+        ...(called ? [called(row.id)] : []),
+      ],
+    };
   };
   let spent;
   try {
-    const overMost = await abovePerPayment(allowance, asked);
-    if (overMost) throw overMost;
-    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, landed: recordPaid });
+    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, landed: recordOf, lease: lease?.() });
   } catch (error) {
     if (!(error instanceof AllowanceRefusal)) {
       await db().agentRequest.update({ where: { id: reserved.id }, data: { status: "failed", reason: (error as Error).message } });
@@ -132,12 +151,13 @@ export async function payFromAllowance(
     }
     // Refused before anything was sent: the hold goes, as if it had never been asked.
     await db().agentRequest.delete({ where: { id: reserved.id } });
-    const words = await refusalWords(allowance.chainId, error, now, askedOf(allowance, asked));
-    if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
-      return { toPerson: `${words} ${YOUR_FEE}` };
-    throw new RequestError("allowance_refused", words, 409);
+    return refused(error);
   }
-  if (!paid) await recordPaid(spent);
+  // Not seen mined within a minute: recorded as submitted, apart from the receipt that will settle it.
+  if (!paid) {
+    const { writes, events } = recordOf(spent);
+    await Promise.all([writeTogether(writes), ...events.map((event) => recordAudit(event, clock))]);
+  }
   return toView(paid!);
 }
 

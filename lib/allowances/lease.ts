@@ -4,8 +4,8 @@
 // The holder renews its lease while its work runs, however long that is (a spend may wait minutes for the relayer's
 // lease and a receipt); a crashed holder stops renewing, and once `until` has passed another instance takes it over.
 import { randomId } from "@/lib/crypto";
-import { queryPastOrm } from "@/lib/db";
-import { required, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
+import { queryPastOrm, usesPostgres } from "@/lib/db";
+import { changesLater, required, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 
 class LeaseTimeoutError extends Error {
   constructor(key: string) {
@@ -21,6 +21,7 @@ const TAKE = `INSERT INTO "Lease" ("key", "holder", "until") VALUES (?, ?, ?)
   RETURNING "holder"`;
 const RENEW = `UPDATE "Lease" SET "until" = ? WHERE "key" = ? AND "holder" = ? RETURNING "key"`;
 const FREE = `DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ? RETURNING "key"`;
+const FREE_IN_TRANSACTION = `DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ?`;
 
 /** How long a lease is held before its holder renews it (or, crashed, loses it). */
 const HOLD_MS = 30_000;
@@ -32,17 +33,45 @@ async function tryTake(key: string, holder: string, holdMs: number): Promise<boo
   return rows[0]?.holder === holder;
 }
 
+/** The lease is free: no one holds it, or its holder's time has passed. */
+const FREE_NOW = `SELECT 1 AS "free" WHERE NOT EXISTS (SELECT 1 FROM "Lease" WHERE "key" = ? AND "until" >= ?)`;
+
 /**
- * In the caller's transaction, in place of `withLease`: the lease `key` is free, and the transaction takes it and gives
- * it back. Whoever asks for it meanwhile waits for the commit (on the row the transaction wrote), and then sees what the
- * transaction wrote; while another holds it, `busy()` refuses the transaction. Answers the script that gives it back,
- * for the end of the caller's work.
+ * In the caller's transaction, in place of `withLease`: the lease `key` is free for as long as the transaction runs;
+ * while another holds it, `busy()` refuses the transaction. On PostgreSQL the transaction takes it and gives it back
+ * (the answer: the script that does, for the end of the caller's work), so that whoever asks for it meanwhile waits for
+ * the commit, on the row the transaction wrote, and then sees what the transaction wrote. SQLite's transaction holds
+ * the database's only write lock from its start, so no one can take the lease before it commits: a read suffices.
  */
 export function* leaseInTransaction(key: string, busy: () => Error): TransactionScript<() => TransactionScript<void>> {
+  const now = new Date();
+  if (!usesPostgres()) {
+    yield* required(busy, FREE_NOW, key, now);
+    return function* () {};
+  }
+  const holder = randomId("ls_");
+  yield* required(busy, TAKE, key, holder, new Date(now.getTime() + HOLD_MS), now);
+  return () => unanswered(FREE_IN_TRANSACTION, key, holder);
+}
+
+/** A lease taken in a transaction (leaseTakenIn), for withLease's `taken`. */
+export type HeldLease = { key: string; holder: string };
+
+/**
+ * In the caller's transaction, without waiting for an answer: takes the lease `key` when it is free or its holder's
+ * time has passed. Once the transaction has committed, the answer is the lease, held from then on (withLease's
+ * `taken`, or freeLease), or null when another holds it. A transaction that is rolled back takes nothing.
+ */
+export function* leaseTakenIn(key: string): TransactionScript<() => HeldLease | null> {
   const holder = randomId("ls_");
   const now = new Date();
-  yield* required(busy, TAKE, key, holder, new Date(now.getTime() + HOLD_MS), now);
-  return () => unanswered(`DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ?`, key, holder);
+  const taken = yield* changesLater(TAKE, key, holder, new Date(now.getTime() + HOLD_MS), now);
+  return () => (taken() > 0 ? { key, holder } : null);
+}
+
+/** Frees a lease taken in a transaction that no work will hold. */
+export async function freeLease(lease: HeldLease): Promise<void> {
+  await queryPastOrm(FREE, [lease.key, lease.holder]);
 }
 
 /** Each key's last queued turn in this process. */
@@ -58,12 +87,25 @@ function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Runs `work` while holding the lease `key`, waiting up to `waitMs` for it. Callers in one process queue in memory,
- * so at most one of them per instance polls the database: a burst of waiters does not crowd out the holder's writes.
+ * What the work holding a lease may do with it: `release()` frees it in the work's own last transaction, with its last
+ * writes, which the work awaits before it returns (withLease then frees it no more).
  */
-export function withLease<T>(key: string, work: () => Promise<T>, options: { holdMs?: number; waitMs?: number } = {}): Promise<T> {
+export type LeaseHolding = { release: () => TransactionScript<void> };
+
+/**
+ * Runs `work` while holding the lease `key`, waiting up to `waitMs` for it, or holding the one the caller `taken` in a
+ * transaction of its own (leaseTakenIn). Callers in one process queue in memory, so at most one of them per instance
+ * polls the database: a burst of waiters does not crowd out the holder's writes.
+ */
+export function withLease<T>(
+  key: string,
+  work: (lease: LeaseHolding) => Promise<T>,
+  options: { holdMs?: number; waitMs?: number; taken?: HeldLease | null } = {},
+): Promise<T> {
+  const holdMs = options.holdMs ?? HOLD_MS;
+  if (options.taken) return holding(options.taken, work, holdMs);
   const deadline = Date.now() + (options.waitMs ?? 120_000);
-  return inTurn(key, () => holdLease(key, work, options.holdMs ?? HOLD_MS, deadline));
+  return inTurn(key, async () => holding(await taken(key, holdMs, deadline), work, holdMs));
 }
 
 /** Moves the lease's end `holdMs` on every third of it while the holder works; stop() ends the renewals. */
@@ -77,18 +119,32 @@ function renewing(key: string, holder: string, holdMs: number) {
   return { stop: () => clearInterval(timer) };
 }
 
-async function holdLease<T>(key: string, work: () => Promise<T>, holdMs: number, deadline: number): Promise<T> {
+/** The lease `key`, once it is free or its holder's time has passed (polled until `deadline`). */
+async function taken(key: string, holdMs: number, deadline: number): Promise<HeldLease> {
   const holder = randomId("ls_");
   for (let attempt = 0; !(await tryTake(key, holder, holdMs)); attempt++) {
     if (Date.now() > deadline) throw new LeaseTimeoutError(key);
     // jittered, growing to 50 ms: waiters do not poll in step
     await new Promise((resolve) => setTimeout(resolve, Math.min(5 + attempt * 5, 50) * (0.5 + Math.random())));
   }
-  const renewals = renewing(key, holder, holdMs);
+  return { key, holder };
+}
+
+async function holding<T>(lease: HeldLease, work: (lease: LeaseHolding) => Promise<T>, holdMs: number): Promise<T> {
+  const renewals = renewing(lease.key, lease.holder, holdMs);
+  let released = false;
+  let returned = false;
   try {
-    return await work();
+    const value = await work({
+      release: () => {
+        released = true;
+        return unanswered(FREE_IN_TRANSACTION, lease.key, lease.holder);
+      },
+    });
+    returned = true;
+    return value;
   } finally {
     renewals.stop();
-    await queryPastOrm(FREE, [key, holder]);
+    if (!(released && returned)) await freeLease(lease);
   }
 }

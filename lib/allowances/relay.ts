@@ -17,7 +17,7 @@ import {
 } from "viem";
 import { atUtc } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
-import { writeTogether, type Query } from "@/lib/db/transaction-script";
+import { runTransaction, unansweredAll, writeTogether, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
 import { asRevert } from "@/lib/wallet/reverts";
 import { chainById, onChain } from "@/lib/wallet/chains";
@@ -132,8 +132,11 @@ export function settledValue<T>(result: PromiseSettledResult<T>): T {
   return result.value;
 }
 
-/** A sent transaction: `receipt()` waits for it, and records with it what `recordWith` says (in one transaction). */
-export type Relayed = { hash: Hex; receipt: (recordWith?: (receipt: TransactionReceipt) => Query[]) => Promise<TransactionReceipt> };
+/** A sent transaction: `receipt()` waits for it, and records with it what `recordWith` writes (in one transaction). */
+export type Relayed = {
+  hash: Hex;
+  receipt: (recordWith?: (receipt: TransactionReceipt) => TransactionScript<void>) => Promise<TransactionReceipt>;
+};
 
 type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
@@ -237,13 +240,16 @@ export async function relay(
   );
   return {
     hash,
-    receipt: async (recordWith = () => []) => {
+    receipt: async (recordWith) => {
       const receipt =
         (await mined) ??
         (await onChain(chainId, (client) =>
           client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
         ));
-      await writeTogether([receiptRow(receipt), ...recordWith(receipt)]);
+      await runTransaction(function* () {
+        yield* unansweredAll([receiptRow(receipt)]);
+        if (recordWith) yield* recordWith(receipt);
+      });
       return receipt;
     },
   };

@@ -17,11 +17,11 @@ import {
 } from "viem";
 import { createExactExecutionTerms, createLimitedCallsTerms } from "@metamask/delegation-core";
 import { DelegationManager } from "@metamask/delegation-abis";
-import { recordAudit } from "@/lib/audit";
+import { auditedIn, type AuditInput } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
-import { writeTogether, writing } from "@/lib/db/transaction-script";
+import { unansweredAll, writeTogether, writing, type Query } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import { allowanceStatus, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
@@ -35,7 +35,7 @@ import { WouldRevertError } from "@/lib/wallet/reverts";
 import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue } from "./relay";
 import { receiptRow } from "./relayer-ledger";
 import { relayLimits } from "./settings";
-import { withLease } from "./lease";
+import { freeLease, withLease, type HeldLease } from "./lease";
 
 /** DelegationManager's ModeCode for one call, reverting on failure (ERC-7579 "single, default"). */
 const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
@@ -201,15 +201,18 @@ export type SpendResult = {
   outcome: "landed" | "pending";
 };
 
+/** What the caller records of a landed payment: its writes and audit events, committed with the payment's receipt. */
+export type LandedRecord = { writes: Query[]; events: AuditInput[] };
+
 /**
  * Pays `payment` from the allowance (as its caller read it with its delegations, which never change, or its id), or
- * throws an AllowanceRefusal before anything is sent. `landed`: what the caller records of a landed payment, begun
- * with the payment's own audit event so that their events share one append.
+ * throws an AllowanceRefusal before anything is sent. `landed`: what the caller records of a landed payment, written
+ * in the transaction that records its receipt, its events after the payment's own.
  */
 export async function spendFromAllowance(
   given: Allowance | string,
   payment: Payment,
-  context: { clientId?: string; landed?: (paid: SpendResult) => Promise<unknown> } = {},
+  context: { clientId?: string; landed?: (paid: SpendResult) => LandedRecord; lease?: HeldLease | null } = {},
 ): Promise<SpendResult> {
   const allowance = typeof given === "string" ? await findAllowance(given) : given;
   const allowanceId = allowance.id;
@@ -220,140 +223,170 @@ export async function spendFromAllowance(
     if (state?.status === "suspended") throw refuse("suspended", heldWords(state.attention));
     if (state?.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
   };
-  stillActive(allowance);
-  if (allowance.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
-  const moved = paymentOf(payment);
-  if (!moved || moved.amount <= 0n)
-    throw refuse("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
-  // The relayer pays more gas than a payment this small is worth.
-  const minimum = relayLimits().minimumNativePayment;
-  if (!moved.token && moved.amount < minimum)
-    throw refuse("below_minimum", `An allowance pays at least ${formatUnits(minimum, 18)} of the chain's coin at a time.`);
-  const framework = frameworkFor(allowance.chainId);
-  const relayer = relayerOn(allowance.chainId).address;
+  const admitted = () => {
+    stillActive(allowance);
+    if (allowance.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
+    const moved = paymentOf(payment);
+    if (!moved || moved.amount <= 0n)
+      throw refuse("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
+    // The relayer pays more gas than a payment this small is worth.
+    const minimum = relayLimits().minimumNativePayment;
+    if (!moved.token && moved.amount < minimum)
+      throw refuse("below_minimum", `An allowance pays at least ${formatUnits(minimum, 18)} of the chain's coin at a time.`);
+    return { moved, framework: frameworkFor(allowance.chainId), relayer: relayerOn(allowance.chainId).address };
+  };
+  let admission;
+  try {
+    admission = admitted();
+  } catch (error) {
+    // the allowance's lease, when the caller took it for this payment, goes with the refusal
+    if (context.lease) await freeLease(context.lease);
+    throw error;
+  }
+  const { moved, framework, relayer } = admission;
 
-  return withLease(`allowance:${allowanceId}`, async () => {
-    stillActive(await allowanceStatus(allowanceId));
-    const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
-    if (!candidates.length)
-      throw refuse(
-        "not_covered",
-        moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
-      );
-    // The delegation that may pay this recipient: the leaf and the redemption are made before the chain is asked, so
-    // that the relayer's rehearsal goes out with the checks below.
-    const paying = candidates.find((row) => pays(storedDelegation(framework, row).meaning, moved.recipient));
-    if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-    const root = storedDelegation(framework, paying).delegation;
-    const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
-    const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer, execution);
-    const data = redeemCall([leaf, root], execution);
-    // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
-    // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
-    const [inFlight, held] = await Promise.all([selectRows(SENT_SPENDS, allowanceId), heldPayments(allowanceId, new Date())]);
-    let left: AllowanceRefusal["left"];
-    const checks = async () => {
-      const [deleGator, settling, leftNow] = await Promise.allSettled([
-        runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
-        settleSent(allowanceId, allowance.chainId, inFlight),
-        // x402 payments signed and not yet redeemed hold their amounts
-        leftFor(allowance, framework, moved, new Date(), { held }),
-      ]);
-      // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
-      if (!settledValue(deleGator)) {
-        await holdForPerson(allowanceId, "code_changed");
-        throw refuse("suspended", heldWords("code_changed"));
-      }
-      // Read again when earlier spends were still being settled: one may have been mined in between.
-      const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
-      if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-      const { state, available } = found;
-      left = {
-        available: available.toString(),
-        resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-        transfersLeft: found.callsLeft,
-        token: moved.token,
-        periodSeconds: state.meaning.periodSeconds,
+  return withLease(
+    `allowance:${allowanceId}`,
+    async (lease) => {
+      stillActive(await allowanceStatus(allowanceId));
+      const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
+      if (!candidates.length)
+        throw refuse(
+          "not_covered",
+          moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
+        );
+      // The delegation that may pay this recipient: the leaf and the redemption are made before the chain is asked, so
+      // that the relayer's rehearsal goes out with the checks below.
+      const paying = candidates.find((row) => pays(storedDelegation(framework, row).meaning, moved.recipient));
+      if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+      const root = storedDelegation(framework, paying).delegation;
+      const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
+      const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer, execution);
+      const data = redeemCall([leaf, root], execution);
+      // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
+      // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
+      const [inFlight, held] = await Promise.all([selectRows(SENT_SPENDS, allowanceId), heldPayments(allowanceId, new Date())]);
+      let left: AllowanceRefusal["left"];
+      const checks = async () => {
+        const [deleGator, settling, leftNow] = await Promise.allSettled([
+          runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
+          settleSent(allowanceId, allowance.chainId, inFlight),
+          // x402 payments signed and not yet redeemed hold their amounts
+          leftFor(allowance, framework, moved, new Date(), { held }),
+        ]);
+        // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
+        if (!settledValue(deleGator)) {
+          await holdForPerson(allowanceId, "code_changed");
+          throw refuse("suspended", heldWords("code_changed"));
+        }
+        // Read again when earlier spends were still being settled: one may have been mined in between.
+        const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
+        if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+        const { state, available } = found;
+        left = {
+          available: available.toString(),
+          resetsAt: new Date(state.resetsAt * 1000).toISOString(),
+          transfersLeft: found.callsLeft,
+          token: moved.token,
+          periodSeconds: state.meaning.periodSeconds,
+        };
+        if (left.transfersLeft < 1)
+          throw refuse(
+            "no_transfers_left",
+            "This allowance has no payments left: its number of payments is counted over its whole life.",
+            left,
+          );
+        if (moved.amount > available) {
+          throw refuse(
+            "over_cap",
+            `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
+            left,
+          );
+        }
       };
-      if (left.transfersLeft < 1)
-        throw refuse(
-          "no_transfers_left",
-          "This allowance has no payments left: its number of payments is counted over its whole life.",
-          left,
+
+      const spendId = randomId("sp_");
+      let sent;
+      try {
+        sent = await relay(
+          allowance.chainId,
+          { to: framework.DelegationManager, data },
+          { purpose: "payment", userId: allowance.userId, allowanceId },
+          {
+            checks,
+            recordWith: (hash) => [
+              writing(
+                SPEND_SENT,
+                spendId,
+                allowanceId,
+                paying.hash,
+                moved.recipient,
+                moved.token,
+                moved.amount.toString(),
+                hash,
+                new Date(),
+              ),
+              writing(STATE_MOVED, allowanceId),
+            ],
+          },
         );
-      if (moved.amount > available) {
-        throw refuse(
-          "over_cap",
-          `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
-          left,
+      } catch (error) {
+        if (error instanceof WouldRevertError)
+          throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
+        // The relayer will not pay for it now; the person still may, with their own gas.
+        if (error instanceof RelayBudgetError || error instanceof RelayerLowError) throw refuse("relay_unavailable", error.message, left);
+        throw error;
+      }
+      const result = {
+        spendId,
+        txHash: sent.hash,
+        delegationHash: paying.hash as Hex,
+        amount: moved.amount.toString(),
+        token: moved.token,
+        recipient: moved.recipient,
+      };
+      const paid = { ...result, outcome: "landed" as const };
+      const spent = (landed: boolean): AuditInput => ({
+        type: "allowance.spent",
+        userId: allowance.userId,
+        clientId: context.clientId ?? null,
+        credentialId: allowance.credentialId,
+        data: {
+          allowanceId,
+          txHash: sent.hash,
+          outcome: landed ? "landed" : "reverted",
+          recipient: moved.recipient,
+          amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
+        },
+      });
+      // The receipt, the spend's outcome, the caller's record of a landed payment and the audit events of both: one commit.
+      let audited: (() => Promise<void>) | undefined;
+      let receipt;
+      try {
+        receipt = await sent.receipt(function* (mined) {
+          const landed = mined.status === "success";
+          const record = landed ? context.landed?.(paid) : undefined;
+          yield* unansweredAll([...spendStatus(allowanceId, spendId, landed ? "landed" : "failed"), ...(record?.writes ?? [])]);
+          audited = yield* auditedIn([spent(landed), ...(record?.events ?? [])]);
+          // the allowance's next spend may start once this commits; after a revert, only once the allowance is suspended
+          if (landed) yield* lease.release();
+        });
+      } catch (error) {
+        // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
+        if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
+        throw error;
+      }
+      await audited!();
+      if (receipt.status !== "success") {
+        await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
+        throw new AppError(
+          "payment_reverted",
+          `The payment's transaction ${sent.hash} reverted on chain; nothing was paid. ${heldWords("relay_reverted")}`,
+          502,
         );
       }
-    };
-
-    const spendId = randomId("sp_");
-    let sent;
-    try {
-      sent = await relay(
-        allowance.chainId,
-        { to: framework.DelegationManager, data },
-        { purpose: "payment", userId: allowance.userId, allowanceId },
-        {
-          checks,
-          recordWith: (hash) => [
-            writing(SPEND_SENT, spendId, allowanceId, paying.hash, moved.recipient, moved.token, moved.amount.toString(), hash, new Date()),
-            writing(STATE_MOVED, allowanceId),
-          ],
-        },
-      );
-    } catch (error) {
-      if (error instanceof WouldRevertError)
-        throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
-      // The relayer will not pay for it now; the person still may, with their own gas.
-      if (error instanceof RelayBudgetError || error instanceof RelayerLowError) throw refuse("relay_unavailable", error.message, left);
-      throw error;
-    }
-    const result = {
-      spendId,
-      txHash: sent.hash,
-      delegationHash: paying.hash as Hex,
-      amount: moved.amount.toString(),
-      token: moved.token,
-      recipient: moved.recipient,
-    };
-    let receipt;
-    try {
-      receipt = await sent.receipt((mined) => spendStatus(allowanceId, spendId, mined.status === "success" ? "landed" : "failed"));
-    } catch (error) {
-      // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
-      if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
-      throw error;
-    }
-    const landed = receipt.status === "success";
-    const audited = recordAudit({
-      type: "allowance.spent",
-      userId: allowance.userId,
-      clientId: context.clientId ?? null,
-      credentialId: allowance.credentialId,
-      data: {
-        allowanceId,
-        txHash: sent.hash,
-        outcome: landed ? "landed" : "reverted",
-        recipient: moved.recipient,
-        amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
-      },
-    });
-    if (!landed) {
-      await audited;
-      await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
-      throw new AppError(
-        "payment_reverted",
-        `The payment's transaction ${sent.hash} reverted on chain; nothing was paid. ${heldWords("relay_reverted")}`,
-        502,
-      );
-    }
-    const paid = { ...result, outcome: "landed" as const };
-    // The caller's record of it starts in the same turn as the event above: their audit events share one append.
-    await Promise.all([audited, context.landed?.(paid)]);
-    return paid;
-  });
+      return paid;
+    },
+    { taken: context.lease },
+  );
 }

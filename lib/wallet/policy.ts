@@ -604,7 +604,8 @@ async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, crea
 /**
  * Creates the agent's request for `payload` under the policy's lock, holding its amounts against the rolling caps;
  * refused when the grant is no longer live (a revocation that won the race leaves no request behind it). `also`: the
- * caller's own statements, run in the same transaction once the policy allows the request (they may refuse it too).
+ * caller's own statements for the request (by its id), run in the same transaction once the policy allows it (they may
+ * refuse it too).
  */
 export function createWithinPolicy(
   agent: AgentContext,
@@ -612,12 +613,13 @@ export function createWithinPolicy(
   payload: RequestPayload,
   now: Date,
   fields: { status: "pending" | "approved" | "completed"; expiresAt: Date; reason?: string; decidedAt?: Date; completedAt?: Date },
-  also?: TransactionScript<void>,
+  also?: (requestId: string) => TransactionScript<void>,
 ) {
   return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
-    if (also) yield* also;
+    const id = randomId("rq_");
+    if (also) yield* also(id);
     return yield* insertRequest({
-      id: randomId("rq_"),
+      id,
       userId: agent.userId,
       grantId: agent.grantId,
       clientId: agent.clientId,

@@ -7,13 +7,13 @@
 // them, so never more is signed than the allowance's cap. What the allowance does not cover
 // (or, when the person chose `ask`, goes above) is asked of the person as the one tap an `approve` credential's is.
 import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
-import { recordAudit, type AuditInput, type CallEvent } from "@/lib/audit";
+import { auditedIn, type AuditInput, type CallEvent } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { randomId } from "@/lib/crypto";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
-import { writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
+import type { TransactionScript } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
 import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type DelegationState } from "@/lib/allowances/allowances";
 import { decidedUnderLease, hold, holdAtOnce, keptState, leftFor, type NewHold } from "@/lib/allowances/holds";
@@ -109,9 +109,6 @@ async function overCap(
   throw new X402AllowanceRefusal(`${words} Nothing was signed.`, shown, overLimit === "ask" ? words : null);
 }
 
-const UNHELD_PAYMENT = `DELETE FROM "X402Payment" WHERE "id" = ?`;
-const UNMADE_REQUEST = `DELETE FROM "AgentRequest" WHERE "id" = ?`;
-
 /** Who pays: the agent, with the credential, and the call's own audit event when it is recorded with the payment's. */
 type Payer = { agent: AgentContext; credential: { id: string; name: string }; clock: Clock; called?: CallEvent };
 
@@ -179,9 +176,9 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
 }
 
 /**
- * Creates the payment's request within the policy, with its hold (`held`: the script that writes it, in the policy's
- * transaction), then signs its leaf (named by its hash, so both are stored first; both go if it cannot be signed),
- * audits it and answers the value to send back.
+ * Signs the payment's leaf, then creates its request within the policy, with its hold (`held`: the script that writes
+ * it) and its audit events (the call's with them) in the policy's transaction: one commit. The signed payment is
+ * answered only once its hold has committed; one refused there leaves nothing behind but the discarded signature.
  */
 async function holdAndSign(
   { agent, credential, clock, called }: Payer,
@@ -220,7 +217,30 @@ async function holdAndSign(
     expiresAt,
   });
   const paymentId = randomId("xp_");
-  const request = await createWithinPolicy(
+  const paid = {
+    ...paymentAnswer(required, choice.offer, await signLeaf(framework, leaf)),
+    payment_id: paymentId,
+    ...(await paymentTerms(required, choice, expiresAt)),
+    allowance_id: from.allowanceId,
+  } satisfies PaidX402;
+  const spent = (requestId: string): AuditInput => ({
+    type: "allowance.spent",
+    userId: agent.userId,
+    clientId: agent.clientId,
+    credentialId: credential.id,
+    requestId,
+    data: {
+      allowanceId: from.allowanceId,
+      kind: "x402",
+      paymentId,
+      resource: required.resource.url,
+      recipient: choice.payee,
+      amount: `${choice.amount} of token ${choice.asset}`,
+      outcome: "signed",
+    },
+  });
+  let audited: (() => Promise<void>) | undefined;
+  await createWithinPolicy(
     agent,
     credential.id,
     payload,
@@ -232,49 +252,23 @@ async function holdAndSign(
       decidedAt: now,
       completedAt: now,
     },
-    held({
-      id: paymentId,
-      allowanceId: from.allowanceId,
-      delegationHash: from.state.hash,
-      leafHash: leaf.leafHash,
-      token: choice.asset,
-      payee: choice.payee,
-      amount: choice.amount,
-      resource: required.resource.url,
-      expiresAt: new Date(expiresAt * 1000),
-      createdAt: now,
-    }),
-  );
-  let signed;
-  try {
-    signed = await signLeaf(framework, leaf);
-  } catch (error) {
-    await writeTogether([writing(UNHELD_PAYMENT, paymentId), writing(UNMADE_REQUEST, request.id)]);
-    throw error;
-  }
-  const paid = {
-    ...paymentAnswer(required, choice.offer, signed),
-    payment_id: paymentId,
-    ...(await paymentTerms(required, choice, expiresAt)),
-    allowance_id: from.allowanceId,
-  } satisfies PaidX402;
-  const spent: AuditInput = {
-    type: "allowance.spent",
-    userId: agent.userId,
-    clientId: agent.clientId,
-    credentialId: credential.id,
-    requestId: request.id,
-    data: {
-      allowanceId: from.allowanceId,
-      kind: "x402",
-      paymentId,
-      resource: required.resource.url,
-      recipient: choice.payee,
-      amount: `${choice.amount} of token ${choice.asset}`,
-      outcome: "signed",
+    function* (requestId) {
+      yield* held({
+        id: paymentId,
+        allowanceId: from.allowanceId,
+        delegationHash: from.state.hash,
+        leafHash: leaf.leafHash,
+        token: choice.asset,
+        payee: choice.payee,
+        amount: choice.amount,
+        resource: required.resource.url,
+        expiresAt: new Date(expiresAt * 1000),
+        createdAt: now,
+      });
+      audited = yield* auditedIn([spent(requestId), ...(called ? [called(requestId)] : [])], clock);
     },
-  };
-  await Promise.all([spent, ...(called ? [called(request.id)] : [])].map((event) => recordAudit(event, clock)));
+  );
+  await audited!();
   return paid;
 }
 
