@@ -16,8 +16,16 @@ import { chainById } from "@/lib/wallet/chains";
 import { allowancePaused, frameworkFor, liveAllowance, storedDelegation, type Allowance } from "./allowances";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
-import { leaseTakenIn, type HeldLease } from "./lease";
-import { AllowanceRefusal, paymentOf, spendFromAllowance, type LandedRecord, type Payment, type SpendResult } from "./spend";
+import {
+  AllowanceRefusal,
+  paymentOf,
+  spendFromAllowance,
+  spendTurnIn,
+  type LandedRecord,
+  type Payment,
+  type SpendResult,
+  type SpendTurn,
+} from "./spend";
 import { allowanceViews, assetNames } from "./view";
 
 /** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
@@ -89,8 +97,8 @@ export async function payFromAllowance(
   if (overMost) return refused(overMost);
   // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
   // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
-  // takes the allowance's lease when it is free (the payment's turn, with no wait), which its receipt's frees.
-  let lease: (() => HeldLease | null) | undefined;
+  // takes the payment's turn at the allowance when its lease is free (no wait), which the receipt's transaction ends.
+  let turn: (() => SpendTurn | null) | undefined;
   const reserved = await createWithinPolicy(
     agent,
     credentialId,
@@ -104,7 +112,7 @@ export async function payFromAllowance(
       decidedAt: now,
     },
     function* () {
-      lease = yield* leaseTakenIn(`allowance:${allowance.id}`);
+      turn = yield* spendTurnIn(allowance.id);
     },
   );
   // The request as paid: completed once mined, or submitted (held against the caps, settled by its receipt on a later
@@ -143,7 +151,7 @@ export async function payFromAllowance(
   };
   let spent;
   try {
-    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, landed: recordOf, lease: lease?.() });
+    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, landed: recordOf, turn: turn?.() });
   } catch (error) {
     if (!(error instanceof AllowanceRefusal)) {
       await db().agentRequest.update({ where: { id: reserved.id }, data: { status: "failed", reason: (error as Error).message } });

@@ -8,6 +8,7 @@ import { recordAudit } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { db, selectRows, type Tx } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
+import { rowsLater, type TransactionScript } from "@/lib/db/transaction-script";
 import type { Allowance as AllowanceRow, AllowanceDelegation } from "@/lib/generated/prisma/client";
 import type { Clock } from "@/lib/clock";
 import { AppError, NotFoundError } from "@/lib/http/errors";
@@ -419,7 +420,7 @@ export async function liveAllowance(grantId: string, credentialId: string, chain
   return allowanceOf(stored, delegations);
 }
 
-const ALLOWANCE_STATUS = new PreparedSelect<{ status: string; attention: string | null }>(
+const ALLOWANCE_STATUS = new PreparedSelect<AllowanceStatus>(
   "allowance_status",
   `SELECT "status", "attention" FROM "Allowance" WHERE "id" = ?`,
 );
@@ -429,7 +430,16 @@ export async function allowancePaused(grantId: string, credentialId: string, cha
   return (await db().allowance.count({ where: { grantId, credentialId, chainId, status: "suspended" } })) > 0;
 }
 
-/** What of an allowance changes while it lives (read again under its lease); undefined when there is none. */
-export async function allowanceStatus(id: string): Promise<{ status: string; attention: string | null } | undefined> {
+/** What of an allowance changes while it lives (read again under its lease). */
+export type AllowanceStatus = { status: string; attention: string | null };
+
+/** What of an allowance changes while it lives; undefined when there is none. */
+export async function allowanceStatus(id: string): Promise<AllowanceStatus | undefined> {
   return (await selectRows(ALLOWANCE_STATUS, id))[0];
+}
+
+/** allowanceStatus in the caller's transaction, without waiting for the answer: it is there once the transaction has run. */
+export function* allowanceStatusIn(id: string): TransactionScript<() => AllowanceStatus | undefined> {
+  const rows = yield* rowsLater<AllowanceStatus>(ALLOWANCE_STATUS.sql, id);
+  return () => rows()[0];
 }

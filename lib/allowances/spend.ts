@@ -21,10 +21,18 @@ import { auditedIn, type AuditInput } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
-import { unansweredAll, writeTogether, writing, type Query } from "@/lib/db/transaction-script";
+import { rowsLater, unansweredAll, writeTogether, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
-import { allowanceStatus, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
+import {
+  allowanceStatus,
+  allowanceStatusIn,
+  findAllowance,
+  frameworkFor,
+  storedDelegation,
+  type Allowance,
+  type AllowanceStatus,
+} from "./allowances";
 import { pays, randomSalt, type Delegation, type OverLimit } from "./caveats";
 import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
@@ -35,7 +43,7 @@ import { WouldRevertError } from "@/lib/wallet/reverts";
 import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue } from "./relay";
 import { receiptRow } from "./relayer-ledger";
 import { relayLimits } from "./settings";
-import { freeLease, withLease, type HeldLease } from "./lease";
+import { freeLease, leaseTakenIn, withLease, type HeldLease } from "./lease";
 
 /** DelegationManager's ModeCode for one call, reverting on failure (ERC-7579 "single, default"). */
 const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
@@ -201,6 +209,27 @@ export type SpendResult = {
   outcome: "landed" | "pending";
 };
 
+/**
+ * A payment's turn at its allowance, taken in the caller's transaction (spendTurnIn): the allowance's lease, and what
+ * the payment reads first under it (the allowance's status, its transfers still in flight), read in that transaction.
+ */
+export type SpendTurn = { lease: HeldLease; status: AllowanceStatus | undefined; inFlight: { id: string; txHash: string | null }[] };
+
+/**
+ * In the caller's transaction (the payment's request's): takes the allowance's lease when it is free and reads what
+ * spendFromAllowance reads first under it, with no answer waited for. Once it has committed: the turn, or null when
+ * another spend holds the lease (spendFromAllowance then waits for it).
+ */
+export function* spendTurnIn(allowanceId: string): TransactionScript<() => SpendTurn | null> {
+  const lease = yield* leaseTakenIn(`allowance:${allowanceId}`);
+  const status = yield* allowanceStatusIn(allowanceId);
+  const inFlight = yield* rowsLater<SpendTurn["inFlight"][number]>(SENT_SPENDS.sql, allowanceId);
+  return () => {
+    const held = lease();
+    return held && { lease: held, status: status(), inFlight: inFlight() };
+  };
+}
+
 /** What the caller records of a landed payment: its writes and audit events, committed with the payment's receipt. */
 export type LandedRecord = { writes: Query[]; events: AuditInput[] };
 
@@ -212,7 +241,7 @@ export type LandedRecord = { writes: Query[]; events: AuditInput[] };
 export async function spendFromAllowance(
   given: Allowance | string,
   payment: Payment,
-  context: { clientId?: string; landed?: (paid: SpendResult) => LandedRecord; lease?: HeldLease | null } = {},
+  context: { clientId?: string; landed?: (paid: SpendResult) => LandedRecord; turn?: SpendTurn | null } = {},
 ): Promise<SpendResult> {
   const allowance = typeof given === "string" ? await findAllowance(given) : given;
   const allowanceId = allowance.id;
@@ -240,7 +269,7 @@ export async function spendFromAllowance(
     admission = admitted();
   } catch (error) {
     // the allowance's lease, when the caller took it for this payment, goes with the refusal
-    if (context.lease) await freeLease(context.lease);
+    if (context.turn) await freeLease(context.turn.lease);
     throw error;
   }
   const { moved, framework, relayer } = admission;
@@ -248,7 +277,8 @@ export async function spendFromAllowance(
   return withLease(
     `allowance:${allowanceId}`,
     async (lease) => {
-      stillActive(await allowanceStatus(allowanceId));
+      const turn = context.turn;
+      stillActive(turn ? turn.status : await allowanceStatus(allowanceId));
       const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
       if (!candidates.length)
         throw refuse(
@@ -265,7 +295,10 @@ export async function spendFromAllowance(
       const data = redeemCall([leaf, root], execution);
       // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
       // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
-      const [inFlight, held] = await Promise.all([selectRows(SENT_SPENDS, allowanceId), heldPayments(allowanceId, new Date())]);
+      const [inFlight, held] = await Promise.all([
+        turn?.inFlight ?? selectRows(SENT_SPENDS, allowanceId),
+        heldPayments(allowanceId, new Date()),
+      ]);
       let left: AllowanceRefusal["left"];
       const checks = async () => {
         const [deleGator, settling, leftNow] = await Promise.allSettled([
@@ -387,6 +420,6 @@ export async function spendFromAllowance(
       }
       return paid;
     },
-    { taken: context.lease },
+    { taken: context.turn?.lease },
   );
 }

@@ -66,6 +66,16 @@ export function* changesLater(sql: string, ...params: Parameter[]): Generator<St
 }
 
 /**
+ * The rows of a statement the script does not wait for: it runs, in order, before the next statement the script waits
+ * for (on PostgreSQL in the same round trip), and `rows()` gives them once it has run.
+ */
+export function* rowsLater<Row>(sql: string, ...params: Parameter[]): Generator<Statement, () => Row[], unknown> {
+  let rows: Row[] = [];
+  yield { sql, params, reads: true, waits: false, answered: (answer) => (rows = answer.rows as Row[]) };
+  return () => rows;
+}
+
+/**
  * A statement that must return a row (a SELECT, or a write with RETURNING), which the script does not wait for: when it
  * returns none, the transaction is refused with `refusal()` and rolled back, the statements before and after it
  * included. On PostgreSQL the database judges it (refuse_unless, prisma/postgresql/migrations/0014_required_rows), so
