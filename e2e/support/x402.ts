@@ -112,14 +112,18 @@ export async function startX402World(database: "sqlite" | "postgres"): Promise<X
  * 20 concurrent payments of 0.01 USDC from an allowance of 0.05 USDC a day, none settled: exactly 5 are signed (their
  * amounts held), 15 refused before anything is signed. As the allowance's first payments (each asks the chain under
  * the allowance's lease); after one payment, when what the chain said then still stands (payments decided in the
- * policy's transaction); and so with a transfer of 0.01 USDC from the same allowance beside them: whatever the order,
+ * policy's transaction); and so with the agent's transfer of 0.01 USDC from the same allowance beside them (its turn at
+ * the allowance taken with its request, holds read there when it wins the lease): whatever the order,
  * the payments signed and the transfer sent add up to the cap exactly.
  */
 export async function assertConcurrentPaymentsWithinTheCap(world: X402World, requirement: (payee: Address) => Promise<string>) {
   const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
-  const { spendFromAllowance, AllowanceRefusal } = await import("@/lib/allowances/spend");
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { RequestError } = await import("@/lib/wallet/request-lifecycle");
+  const { systemClock } = await import("@/lib/clock");
   const { db } = await import("@/lib/db");
-  const refusal = (reason: unknown) => reason instanceof X402AllowanceRefusal || reason instanceof AllowanceRefusal;
+  const refusal = (reason: unknown) =>
+    reason instanceof X402AllowanceRefusal || (reason instanceof RequestError && reason.code === "allowance_refused");
   for (const [warm, withTransfer] of [
     [false, false],
     [true, false],
@@ -130,8 +134,11 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
     const header = await requirement(payee);
     if (warm) await payX402(agent, credentialId, header);
     const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
+    // the agent's send_transaction: its turn at the allowance, when it wins the lease, read with its request
+    const sending = () =>
+      payFromAllowance(agent, credentialId, { chainId: world.chain.chainId, to: world.token, value: "0", data: transfer }, systemClock);
     const [transfers, results] = await Promise.all([
-      Promise.allSettled(withTransfer ? [spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer })] : []),
+      Promise.allSettled(withTransfer ? [sending()] : []),
       Promise.allSettled(Array.from({ length: 20 }, () => payX402(agent, credentialId, header))),
     ]);
     const unexpected = [...transfers, ...results].filter((result) => result.status === "rejected" && !refusal(result.reason));
@@ -140,6 +147,10 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
       [],
     );
     const signed = results.filter((result) => result.status === "fulfilled").length + (warm ? 1 : 0);
+    assert.ok(
+      transfers.every((result) => result.status === "rejected" || "request_id" in result.value),
+      "nothing went to the person",
+    );
     const sent = transfers.filter((result) => result.status === "fulfilled").length;
     assert.equal(signed + sent, 5, `${signed} payments signed and ${sent} transfer sent, of 0.01 USDC each, within 0.05 USDC`);
     const holds = await db().x402Payment.findMany({ where: { allowanceId } });
@@ -150,18 +161,35 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
 }
 
 /**
- * A payment after a transfer from the same allowance counts what the transfer spent on chain: the transfer moves the
- * allowance's version, so what an earlier payment read of the chain no longer stands (on each database).
+ * The agent's transfer (send_transaction, its turn at the allowance read with its request) counts what signed payments
+ * hold, and a payment after it counts what the transfer spent on chain: the transfer moves the allowance's version, so
+ * what an earlier payment read of the chain no longer stands (on each database).
  */
 export async function assertTransferCounted(world: X402World, requirement: (payee: Address) => Promise<string>) {
   const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
-  const { spendFromAllowance } = await import("@/lib/allowances/spend");
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { RequestError } = await import("@/lib/wallet/request-lifecycle");
+  const { systemClock } = await import("@/lib/clock");
   const payee = world.recipient();
-  const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+  const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
   const required = await requirement(payee);
   await payX402(agent, credentialId, required);
-  const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 10_000n] });
-  await spendFromAllowance(allowanceId, { to: world.token, value: 0n, data: transfer });
+  const transferOf = (amount: bigint) =>
+    payFromAllowance(
+      agent,
+      credentialId,
+      {
+        chainId: world.chain.chainId,
+        to: world.token,
+        value: "0",
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, amount] }),
+      },
+      systemClock,
+    );
+  // 0.025 USDC a day, of which the signed payment holds 0.01: 0.02 does not fit, nothing is sent
+  await assert.rejects(transferOf(20_000n), (error: unknown) => error instanceof RequestError && error.code === "allowance_refused");
+  assert.equal(await world.tokenBalance(payee), 0n);
+  await transferOf(10_000n);
   assert.equal(await world.tokenBalance(payee), 10_000n);
   // the chain now says 0.015 USDC is left, of which the signed payment holds 0.01
   await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {

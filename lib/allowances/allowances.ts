@@ -400,23 +400,33 @@ export async function findAllowance(id: string): Promise<Allowance> {
 // names the first by the same condition): every transfer looks for it. The time is compared as SQLite stores it;
 // PostgreSQL reads the same text as the UTC timestamp it names.
 const LIVE = `"grantId" = ? AND "credentialId" = ? AND "chainId" = ? AND "status" = 'active' AND "expiresAt" > ?`;
-const LIVE_ALLOWANCE = new PreparedSelect<StoredAllowance>(
+/** The grant's newest live allowance for a credential on a chain, a row per delegation, each delegation's columns renamed. */
+const LIVE_ALLOWANCE = new PreparedSelect<StoredAllowance & DelegationColumns>(
   "live_allowance",
-  `SELECT * FROM "Allowance" WHERE ${LIVE} ORDER BY "createdAt" DESC LIMIT 1`,
+  `SELECT a.*, d."hash" AS "delegationHash", d."token" AS "delegationToken", d."signed" AS "delegationSigned",
+    d."perPaymentMax" AS "delegationPerPaymentMax"
+  FROM "Allowance" a JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
+  WHERE a."id" = (SELECT "id" FROM "Allowance" WHERE ${LIVE} ORDER BY "createdAt" DESC LIMIT 1)`,
 );
-const LIVE_DELEGATIONS = new PreparedSelect<AllowanceDelegation>(
-  "live_allowance_delegations",
-  `SELECT * FROM "AllowanceDelegation"
-  WHERE "allowanceId" = (SELECT "id" FROM "Allowance" WHERE ${LIVE} ORDER BY "createdAt" DESC LIMIT 1)`,
-);
+type DelegationColumns = {
+  delegationHash: string;
+  delegationToken: string | null;
+  delegationSigned: string;
+  delegationPerPaymentMax: string | null;
+};
 
-/** The grant's live allowance for `credentialId` on `chainId` (its newest), or null. */
+/** The grant's live allowance for `credentialId` on `chainId` (its newest), or null: one statement. */
 export async function liveAllowance(grantId: string, credentialId: string, chainId: number, now: Date): Promise<Allowance | null> {
-  const live = [grantId, credentialId, chainId, sqliteDateTime(now)] as const;
-  const [[stored], delegations] = await Promise.all([selectRows(LIVE_ALLOWANCE, ...live), selectRows(LIVE_DELEGATIONS, ...live)]);
-  if (!stored) return null;
-  // An allowance made or stopped between the two reads: this one's delegations, read again.
-  if (!delegations.length || delegations.some((row) => row.allowanceId !== stored.id)) return findAllowance(stored.id);
+  const rows = await selectRows(LIVE_ALLOWANCE, grantId, credentialId, chainId, sqliteDateTime(now));
+  if (!rows.length) return null;
+  const { delegationHash: _hash, delegationToken: _token, delegationSigned: _signed, delegationPerPaymentMax: _most, ...stored } = rows[0];
+  const delegations = rows.map((row) => ({
+    hash: row.delegationHash,
+    allowanceId: row.id,
+    token: row.delegationToken,
+    signed: row.delegationSigned,
+    perPaymentMax: row.delegationPerPaymentMax,
+  }));
   return allowanceOf(stored, delegations);
 }
 

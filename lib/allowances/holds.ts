@@ -8,7 +8,7 @@ import { LRUCache } from "lru-cache";
 import { getAddress, type Address, type Hex } from "viem";
 import { selectRows, usesPostgres } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
-import { required, unanswered, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
+import { required, rowsLater, unanswered, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
@@ -27,13 +27,8 @@ export type HeldPayment = { id: string; delegationHash: string; leafHash: string
 // by the database: an agent paying often holds many at once (each until its leaf expires, unless a refused payment
 // finds it settled), and reading them row by row grew with their number. SQLite sums exactly while every amount fits
 // 64 bits (18 digits) and the sum does (otherwise it raises an error): past that the rows are read and summed here.
-const HELD_TOTALS = new PreparedSelect<{
-  delegationHash: string;
-  expired: number | string;
-  payments: number | string;
-  amount: string;
-  digits: number | string;
-}>(
+type HeldTotal = { delegationHash: string; expired: number | string; payments: number | string; amount: string; digits: number | string };
+const HELD_TOTALS = new PreparedSelect<HeldTotal>(
   "allowance_held_totals",
   `SELECT "delegationHash", CASE WHEN "expiresAt" < ? THEN 1 ELSE 0 END AS "expired", COUNT(*) AS "payments",
     CAST(SUM(CAST("amount" AS NUMERIC)) AS TEXT) AS "amount", MAX(LENGTH("amount")) AS "digits"
@@ -124,9 +119,25 @@ export async function heldPayments(allowanceId: string, now: Date, options: { ev
     if (!sumOverflowed(error)) throw error;
     return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
   }
+  return holdsOf(groups, allowanceId, since, now);
+}
+
+/**
+ * heldPayments in the caller's transaction: on PostgreSQL, where a sum never overflows, the holds' totals are read
+ * there without waiting for the answer; SQLite's are read apart (a sum past 64 bits would fail the transaction).
+ * Once the transaction has run, the answer gives the holds.
+ */
+export function* heldPaymentsIn(allowanceId: string, now: Date): TransactionScript<() => Promise<Holds>> {
+  if (!usesPostgres()) return () => heldPayments(allowanceId, now);
+  const since = sqliteDateTime(new Date(now.getTime() - EXPIRY_MARGIN_MS));
+  const groups = yield* rowsLater<HeldTotal>(HELD_TOTALS.sql, since, allowanceId);
+  return () => holdsOf(groups(), allowanceId, since, now);
+}
+
+/** The holds from their totals per delegation and expiry; those past their expiry, rarely any, read as rows. */
+async function holdsOf(groups: HeldTotal[], allowanceId: string, since: string, now: Date): Promise<Holds> {
   const live = groups.filter((group) => Number(group.expired) === 0);
   if (!usesPostgres() && live.some((group) => Number(group.digits) > 18)) return summed(await selectRows(HELD_PAYMENTS, allowanceId), now);
-  // Holds past their expiry, rarely any: read as rows, for the chain to judge each.
   const held: Holds = { totals: new Map(), rows: live.length < groups.length ? await selectRows(EXPIRED_HOLDS, allowanceId, since) : [] };
   for (const group of live) held.totals.set(group.delegationHash, { amount: BigInt(group.amount), payments: Number(group.payments) });
   return held;

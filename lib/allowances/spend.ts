@@ -38,7 +38,7 @@ import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { heldPayments, leftFor, STATE_MOVED } from "./holds";
+import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, type Holds } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
 import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, settledValue } from "./relay";
 import { receiptRow } from "./relayer-ledger";
@@ -211,9 +211,15 @@ export type SpendResult = {
 
 /**
  * A payment's turn at its allowance, taken in the caller's transaction (spendTurnIn): the allowance's lease, and what
- * the payment reads first under it (the allowance's status, its transfers still in flight), read in that transaction.
+ * the payment reads first under it (the allowance's status, its transfers still in flight, its x402 holds), read in that
+ * transaction; `held()` gives the holds (on SQLite read then, apart: heldPaymentsIn).
  */
-export type SpendTurn = { lease: HeldLease; status: AllowanceStatus | undefined; inFlight: { id: string; txHash: string | null }[] };
+export type SpendTurn = {
+  lease: HeldLease;
+  status: AllowanceStatus | undefined;
+  inFlight: { id: string; txHash: string | null }[];
+  held: () => Promise<Holds>;
+};
 
 /**
  * In the caller's transaction (the payment's request's): takes the allowance's lease when it is free and reads what
@@ -224,9 +230,10 @@ export function* spendTurnIn(allowanceId: string): TransactionScript<() => Spend
   const lease = yield* leaseTakenIn(`allowance:${allowanceId}`);
   const status = yield* allowanceStatusIn(allowanceId);
   const inFlight = yield* rowsLater<SpendTurn["inFlight"][number]>(SENT_SPENDS.sql, allowanceId);
+  const held = yield* heldPaymentsIn(allowanceId, new Date());
   return () => {
-    const held = lease();
-    return held && { lease: held, status: status(), inFlight: inFlight() };
+    const taken = lease();
+    return taken && { lease: taken, status: status(), inFlight: inFlight(), held };
   };
 }
 
@@ -297,7 +304,7 @@ export async function spendFromAllowance(
       // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
       const [inFlight, held] = await Promise.all([
         turn?.inFlight ?? selectRows(SENT_SPENDS, allowanceId),
-        heldPayments(allowanceId, new Date()),
+        turn ? turn.held() : heldPayments(allowanceId, new Date()),
       ]);
       let left: AllowanceRefusal["left"];
       const checks = async () => {
