@@ -276,9 +276,9 @@ const SQLITE_EXACT = 10n ** 18n;
 /**
  * In the caller's transaction (the policy's), in place of the allowance's lease and the chain: holds `payment` when
  * `state`, what the chain said at the allowance's `version` (keptState), leaves room for it once the delegation's live
- * holds are counted, the allowance still being active at that version. The transaction takes the allowance's lease and
- * gives it back, so that it runs while no transfer or payment holds it, and one asking for it next waits for the commit
- * and then counts this hold. Otherwise (the lease held, the version moved, holds past their expiry that only the chain
+ * holds are counted, the allowance still being active at that version. The transaction runs only while no transfer or
+ * payment holds the allowance's lease (leaseInTransaction), and one asking for it next waits for the commit and then
+ * counts this hold. Otherwise (the lease held, the version moved, holds past their expiry that only the chain
  * can judge, or no room left by this answer) nothing is written and decidedUnderLease says so. The database judges
  * each condition itself: none waits for an answer (on PostgreSQL they go out with the transaction's last round trip).
  */
