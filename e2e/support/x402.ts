@@ -200,6 +200,35 @@ export async function assertTransferCounted(world: X402World, requirement: (paye
 }
 
 /**
+ * A policy without rolling caps is judged by the text the process last read, before the payment's transaction, which
+ * requires that text unchanged: the person's new policy applies to the very next payment (on each database).
+ */
+export async function assertChangedPolicyApplies(world: X402World, requirement: (payee: Address) => Promise<string>) {
+  const { payX402 } = await import("@/lib/x402/pay");
+  const { PolicyViolation } = await import("@/lib/wallet/policy");
+  const { db } = await import("@/lib/db");
+  const payee = world.recipient();
+  const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 100_000n });
+  const capped = (most: string) =>
+    db().grantCredential.update({
+      where: { grantId_credentialId: { grantId: agent.grantId, credentialId } },
+      data: { policy: JSON.stringify({ tokens: [{ chain_id: world.chain.chainId, token: world.token, per_transaction: most }] }) },
+    });
+  const required = await requirement(payee);
+  await capped("20000");
+  // twice: the second is judged by the text the first read
+  await payX402(agent, credentialId, required);
+  await payX402(agent, credentialId, required);
+  await capped("5000");
+  await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
+    assert.ok(error instanceof PolicyViolation, String(error));
+    assert.equal(error.rule, "tokens.per_transaction");
+    return true;
+  });
+  assert.equal(await db().x402Payment.count({ where: { payee } }), 2, "nothing was held for the refused payment");
+}
+
+/**
  * What an allowance's holds sum to, read as a payment reads them (the database sums the live ones): exactly the sum of
  * their amounts per delegation, with amounts of every size (past SQLite's 64-bit integers too), and a hold past its
  * expiry left to the chain to judge, not counted as live.

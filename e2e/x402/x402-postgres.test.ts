@@ -7,6 +7,7 @@ import type { Address } from "viem";
 import {
   assertConcurrentPaymentsWithinTheCap,
   assertHoldsSummedExactly,
+  assertChangedPolicyApplies,
   assertTransferCounted,
   startX402World,
   type X402World,
@@ -47,6 +48,10 @@ describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 },
 
   it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
     await assertTransferCounted(world, requirement);
+  });
+
+  it("applies the person's changed policy to the very next payment", async () => {
+    await assertChangedPolicyApplies(world, requirement);
   });
 
   it("sums what the holds hold exactly, with amounts of every size", async () => {

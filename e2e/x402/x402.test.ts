@@ -13,6 +13,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import {
   assertConcurrentPaymentsWithinTheCap,
   assertHoldsSummedExactly,
+  assertChangedPolicyApplies,
   assertTransferCounted,
   startX402World,
   type X402World,
@@ -180,6 +181,10 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
 
   it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
     await assertTransferCounted(world, async (payee) => requirementOf(await resourceFor(payee)));
+  });
+
+  it("applies the person's changed policy to the very next payment", async () => {
+    await assertChangedPolicyApplies(world, async (payee) => requirementOf(await resourceFor(payee)));
   });
 
   it("a transfer of the allowance still in flight: a payment waits for it (busy), then pays once it is mined", async () => {

@@ -6,7 +6,8 @@
 // concurrent requests cannot all squeeze under a cap (docs/policies.md).
 import { getAddress, type Address, type Hex, type TypedDataDefinition } from "viem";
 import { db, usesPostgres } from "@/lib/db";
-import { rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
+import { LRUCache } from "lru-cache";
+import { required, rowsOf, runTransaction, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
 import { recordAudit } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
@@ -517,7 +518,7 @@ function* standing(
   grantId: string,
   credentialId: string,
   now: Date,
-): TransactionScript<{ policy: Policy; held: Held[]; thisHour: number; waiting: number }> {
+): TransactionScript<{ policy: Policy; text: string | null; held: Held[]; thisHour: number; waiting: number }> {
   const [entry] = yield* rowsOf<{ policy: string | null; waiting: number | string }>(
     policyAndWaiting(config().pendingRequestsPerCredential),
     grantId,
@@ -537,7 +538,7 @@ function* standing(
     const rows = yield* rowsOf<Omit<Held, "createdAt"> & { createdAt: string }>(HELD, grantId, credentialId, weekAgo, now);
     held = rows.map((row) => ({ ...row, createdAt: storedTime(row.createdAt) }));
   }
-  return { policy, held, thisHour: Number(thisHour.count), waiting: Number(entry.waiting) };
+  return { policy, text: entry.policy, held, thisHour: Number(thisHour.count), waiting: Number(entry.waiting) };
 }
 
 /**
@@ -566,10 +567,37 @@ const POLICY_LOCK = 7_100_424;
 type Judged = { grantId: string; credentialId: string; now: Date };
 
 /** The policy of (grant, credential) as the transaction reads it, and the first rule `facts` break given what is held. */
-function* judge(input: Judged, facts: RequestFacts): TransactionScript<{ policy: Policy; violation: PolicyViolation | null }> {
-  const { policy, held, thisHour, waiting } = yield* standing(input.grantId, input.credentialId, input.now);
-  return { policy, violation: violationOf(policy, facts, held, thisHour, input.now) ?? tooManyWaiting(waiting) };
+function* judge(
+  input: Judged,
+  facts: RequestFacts,
+): TransactionScript<{ policy: Policy; text: string | null; violation: PolicyViolation | null }> {
+  const { policy, text, held, thisHour, waiting } = yield* standing(input.grantId, input.credentialId, input.now);
+  return { policy, text, violation: violationOf(policy, facts, held, thisHour, input.now) ?? tooManyWaiting(waiting) };
 }
+
+/**
+ * The policy text of each (grant, credential) as this process last read it, when that policy has no rolling cap and no
+ * hourly count: then all it decides, but how many requests wait for the person, is the request itself (common beside an
+ * allowance, which is the cap). Such a request is judged by that text before its transaction, which requires the text
+ * unchanged and the waiting requests below the limit: the database judges both, and on PostgreSQL the whole transaction
+ * is one round trip. A policy changed meanwhile, or too many waiting, goes the full way, which reads everything again.
+ */
+const policiesWithoutCounts = new LRUCache<string, string>({ max: 10_000 });
+
+const countsNothing = (policy: Policy) =>
+  policy.requests_per_hour === undefined &&
+  policy.native?.per_day === undefined &&
+  policy.native?.per_week === undefined &&
+  !(policy.tokens ?? []).some((rule) => rule.per_day !== undefined);
+
+/** The policy this process judged by is not the one stored, or too many requests wait: judged the full way instead. */
+class JudgedAgain extends Error {}
+
+const POLICY_UNCHANGED = `SELECT 1 AS "unchanged" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ? AND "policy" = ?`;
+/** Fewer than `limit` of the (grant, credential)'s requests wait for the person (policyAndWaiting's count). */
+const waitingBelow = (limit: number) =>
+  `SELECT 1 AS "below" WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ?
+    AND "status" = 'pending' AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending") < ${Math.trunc(limit)}`;
 
 /**
  * Throws the rule `intent` breaks, before anything is prepared for it: a transaction is judged before the chain
@@ -589,13 +617,34 @@ export async function checkPolicy(input: Judged & { intent: Intent }): Promise<v
  */
 async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, create: (hold: Hold) => TransactionScript<T>): Promise<T> {
   const facts = factsOf(input.payload, allowanceFramework);
-  return runTransaction(function* () {
+  const key = `${input.grantId}:${input.credentialId}`;
+  function* locked(): TransactionScript<void> {
     // SQLite: the transaction holds the single write lock from its start, so no other writer slips in between the
     // check and the insert.
-    if (usesPostgres())
-      yield* unanswered(`SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(?))`, `${input.grantId}:${input.credentialId}`);
+    if (usesPostgres()) yield* unanswered(`SELECT pg_advisory_xact_lock(${POLICY_LOCK}, hashtext(?))`, key);
     yield* grantStaysLive(input.grantId);
-    const { policy, violation } = yield* judge(input, facts);
+  }
+  const known = policiesWithoutCounts.get(key);
+  const policy = known === undefined ? undefined : parsePolicy(known);
+  if (known !== undefined && policy && !violationOf(policy, facts, [], 0, input.now)) {
+    try {
+      return await runTransaction(function* () {
+        yield* locked();
+        const judgedAgain = () => new JudgedAgain();
+        yield* required(judgedAgain, POLICY_UNCHANGED, input.grantId, input.credentialId, known);
+        const limit = config().pendingRequestsPerCredential;
+        yield* required(judgedAgain, waitingBelow(limit), input.grantId, input.credentialId, input.now);
+        return yield* create(holdOf(policy, facts));
+      });
+    } catch (error) {
+      if (!(error instanceof JudgedAgain)) throw error;
+      policiesWithoutCounts.delete(key);
+    }
+  }
+  return runTransaction(function* () {
+    yield* locked();
+    const { policy, text, violation } = yield* judge(input, facts);
+    if (text !== null && countsNothing(policy)) policiesWithoutCounts.set(key, text);
     if (violation) throw violation;
     return yield* create(holdOf(policy, facts));
   });
