@@ -491,12 +491,15 @@ function policyAndWaiting(limit: number): string {
     policyAndWaitingSql = {
       limit,
       sql: `SELECT (SELECT "policy" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ?) AS "policy",
-  (SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending'
-    AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending") AS "waiting"`,
+  ${waitingUpTo(limit)} AS "waiting"`,
     };
   return policyAndWaitingSql.sql;
 }
 let policyAndWaitingSql: { limit: number; sql: string } | undefined;
+/** How many of the (grant, credential)'s requests wait for the person, counted up to `limit` (grant, credential, now). */
+const waitingUpTo = (limit: number) =>
+  `(SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "status" = 'pending'
+    AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending")`;
 /** How many of the (grant, credential)'s requests were created in the last hour: read only for a per-hour cap. */
 const THIS_HOUR = `SELECT COUNT(*) AS "count" FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ? AND "createdAt" >= ?`;
 /**
@@ -582,7 +585,7 @@ function* judge(
  * unchanged and the waiting requests below the limit: the database judges both, and on PostgreSQL the whole transaction
  * is one round trip. A policy changed meanwhile, or too many waiting, goes the full way, which reads everything again.
  */
-const policiesWithoutCounts = new LRUCache<string, string>({ max: 10_000 });
+const policiesWithoutCounts = new LRUCache<string, { text: string; policy: Policy }>({ max: 10_000 });
 
 const countsNothing = (policy: Policy) =>
   policy.requests_per_hour === undefined &&
@@ -595,9 +598,7 @@ class JudgedAgain extends Error {}
 
 const POLICY_UNCHANGED = `SELECT 1 AS "unchanged" FROM "GrantCredential" WHERE "grantId" = ? AND "credentialId" = ? AND "policy" = ?`;
 /** Fewer than `limit` of the (grant, credential)'s requests wait for the person (policyAndWaiting's count). */
-const waitingBelow = (limit: number) =>
-  `SELECT 1 AS "below" WHERE (SELECT COUNT(*) FROM (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "credentialId" = ?
-    AND "status" = 'pending' AND "expiresAt" > ? LIMIT ${Math.trunc(limit)}) AS "pending") < ${Math.trunc(limit)}`;
+const waitingBelow = (limit: number) => `SELECT 1 AS "below" WHERE ${waitingUpTo(limit)} < ${Math.trunc(limit)}`;
 
 /**
  * Throws the rule `intent` breaks, before anything is prepared for it: a transaction is judged before the chain
@@ -625,16 +626,15 @@ async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, crea
     yield* grantStaysLive(input.grantId);
   }
   const known = policiesWithoutCounts.get(key);
-  const policy = known === undefined ? undefined : parsePolicy(known);
-  if (known !== undefined && policy && !violationOf(policy, facts, [], 0, input.now)) {
+  if (known && !violationOf(known.policy, facts, [], 0, input.now)) {
     try {
       return await runTransaction(function* () {
         yield* locked();
         const judgedAgain = () => new JudgedAgain();
-        yield* required(judgedAgain, POLICY_UNCHANGED, input.grantId, input.credentialId, known);
+        yield* required(judgedAgain, POLICY_UNCHANGED, input.grantId, input.credentialId, known.text);
         const limit = config().pendingRequestsPerCredential;
         yield* required(judgedAgain, waitingBelow(limit), input.grantId, input.credentialId, input.now);
-        return yield* create(holdOf(policy, facts));
+        return yield* create(holdOf(known.policy, facts));
       });
     } catch (error) {
       if (!(error instanceof JudgedAgain)) throw error;
@@ -644,7 +644,7 @@ async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, crea
   return runTransaction(function* () {
     yield* locked();
     const { policy, text, violation } = yield* judge(input, facts);
-    if (text !== null && countsNothing(policy)) policiesWithoutCounts.set(key, text);
+    if (text !== null && countsNothing(policy)) policiesWithoutCounts.set(key, { text, policy });
     if (violation) throw violation;
     return yield* create(holdOf(policy, facts));
   });
