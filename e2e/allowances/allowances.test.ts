@@ -9,6 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import {
   agentHolding,
   assertConcurrentAgentPaymentsNearTheCap,
+  assertAgentsOfSeveralPeoplePayTogether,
   assertConcurrentSpendsNearTheCap,
   spendRefusal,
   startAllowanceWorld,
@@ -164,6 +165,10 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
 
   it("lands exactly as many of 50 concurrent agent payments as fit, their leases taken with their requests (SQLite)", async () => {
     await assertConcurrentAgentPaymentsNearTheCap(world);
+  });
+
+  it("pays the agents of several people at once, each payment taking the relayer's turn when it is free (SQLite)", async () => {
+    await assertAgentsOfSeveralPeoplePayTogether(world);
   });
 
   it("settles a spend that an earlier process sent but never saw mined, before the next one is checked", async () => {

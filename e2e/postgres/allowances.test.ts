@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   assertConcurrentAgentPaymentsNearTheCap,
+  assertAgentsOfSeveralPeoplePayTogether,
   assertConcurrentSpendsNearTheCap,
   startAllowanceWorld,
   type AllowanceWorld,
@@ -23,6 +24,10 @@ describe("allowances on PostgreSQL", { timeout: 300_000 }, () => {
 
   it("lands exactly as many of 50 concurrent agent payments as fit, their leases taken with their requests", async () => {
     await assertConcurrentAgentPaymentsNearTheCap(world);
+  });
+
+  it("pays the agents of several people at once, each payment taking the relayer's turn when it is free", async () => {
+    await assertAgentsOfSeveralPeoplePayTogether(world);
   });
 
   it("two instances resending at once send a stored revocation that did not land once, and audit it once", async () => {

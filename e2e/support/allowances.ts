@@ -348,9 +348,11 @@ export async function assertConcurrentAgentPaymentsNearTheCap(world: AllowanceWo
       systemClock,
     );
   const leaseOf = () => db().lease.findUnique({ where: { key: `allowance:${id}` } });
-  // a call of the shop's, which no allowance pays: refused before its turn, with the lease its reservation took
+  const relayerLease = () => db().lease.findUnique({ where: { key: `relayer:${world.chain.chainId}:${world.relayer}` } });
+  // a call of the shop's, which no allowance pays: refused before its turn, with the leases its reservation took
   await assert.rejects(pay("0xdeadbeef"), (error: unknown) => error instanceof RequestError && error.code === "allowance_refused");
   assert.equal(await leaseOf(), null, "the refused payment left the lease free");
+  assert.equal(await relayerLease(), null, "the refused payment left the relayer's lease free");
   const nonceBefore = await world.relayerNonce();
   const results = await Promise.allSettled(Array.from({ length: 50 }, () => pay()));
   const paid = results.flatMap((result) => (result.status === "fulfilled" && "request_id" in result.value ? [result.value] : []));
@@ -369,6 +371,46 @@ export async function assertConcurrentAgentPaymentsNearTheCap(world: AllowanceWo
   assert.ok(receipts.every((receipt) => receipt.status === "success"));
   assert.equal(await world.balance(shop), parseEther("0.0099"));
   assert.equal(await leaseOf(), null, "the last payment's receipt freed the lease");
+  assert.equal(await relayerLease(), null, "the last send freed the relayer's lease");
+}
+
+/**
+ * Agents of three people paying at once, four payments each (payFromAllowance: each payment's transaction takes the
+ * relayer's lease with its allowance's when both are free, and the others wait for it): all twelve land, one relayer
+ * nonce each, and no lease is left held.
+ */
+export async function assertAgentsOfSeveralPeoplePayTogether(world: AllowanceWorld): Promise<void> {
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { systemClock } = await import("@/lib/clock");
+  const { db } = await import("@/lib/db");
+  const shop = world.recipient();
+  const payers = [];
+  for (const name of ["A", "B", "C"]) {
+    const person = await world.newPerson("1");
+    const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", `Agent ${name}`);
+    await signAllowanceFor(world.chain, person, { userId, credentialId, grantId }, { recipients: [shop], transactions: 100 });
+    payers.push({ agent, credentialId });
+  }
+  const nonceBefore = await world.relayerNonce();
+  const balanceBefore = await world.balance(shop);
+  const payments = payers.flatMap(({ agent, credentialId }) =>
+    Array.from({ length: 4 }, () =>
+      payFromAllowance(
+        agent,
+        credentialId,
+        { chainId: world.chain.chainId, to: shop, value: parseEther("0.0002").toString(), data: "0x" },
+        systemClock,
+      ),
+    ),
+  );
+  const paid = await Promise.all(payments);
+  assert.deepEqual(
+    paid.map((view) => ("status" in view ? view.status : view)),
+    Array.from({ length: 12 }, () => "completed"),
+  );
+  assert.equal((await world.relayerNonce()) - nonceBefore, 12);
+  assert.equal((await world.balance(shop)) - balanceBefore, parseEther("0.0024"));
+  assert.deepEqual(await db().lease.findMany(), [], "no lease is left held");
 }
 
 /**

@@ -97,7 +97,8 @@ export async function payFromAllowance(
   if (overMost) return refused(overMost);
   // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
   // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
-  // takes the payment's turn at the allowance when its lease is free (no wait), which the receipt's transaction ends.
+  // takes the payment's turn at the allowance when its lease is free (no wait), which the receipt's transaction ends,
+  // and the relayer's with it when that is free too.
   let turn: (() => SpendTurn | null) | undefined;
   const reserved = await createWithinPolicy(
     agent,
@@ -112,7 +113,7 @@ export async function payFromAllowance(
       decidedAt: now,
     },
     function* () {
-      turn = yield* spendTurnIn(allowance.id);
+      turn = yield* spendTurnIn(allowance);
     },
   );
   // The request as paid: completed once mined, or submitted (held against the caps, settled by its receipt on a later

@@ -57,21 +57,30 @@ export function* leaseInTransaction(key: string, busy: () => Error): Transaction
 /** A lease taken in a transaction (leaseTakenIn), for withLease's `taken`. */
 export type HeldLease = { key: string; holder: string };
 
+/** A lease asked for in a transaction: `held()`, once it has committed, is the lease, or null when another holds it. */
+export type LeaseTaking = { asked: HeldLease; held: () => HeldLease | null };
+
+/** Gives back, in the same transaction, the lease just taken unless the holder also took the lease `alongside`. */
+const ONLY_ALONGSIDE = `DELETE FROM "Lease" WHERE "key" = ? AND "holder" = ?
+  AND NOT EXISTS (SELECT 1 FROM "Lease" WHERE "key" = ? AND "holder" = ?)`;
+
 /**
  * In the caller's transaction, without waiting for an answer: takes the lease `key` when it is free or its holder's
- * time has passed. Once the transaction has committed, the answer is the lease, held from then on (withLease's
- * `taken`, or freeLease), or null when another holds it. A transaction that is rolled back takes nothing.
+ * time has passed, and only `alongside` another lease taken earlier in the transaction when one is given (a holder of
+ * the second never waits for the first: leases are waited for in one order). Once the transaction has committed, the
+ * lease is held from then on (withLease's `taken`, or freeLease), or not taken. One rolled back takes nothing.
  */
-export function* leaseTakenIn(key: string): TransactionScript<() => HeldLease | null> {
-  const holder = randomId("ls_");
+export function* leaseTakenIn(key: string, alongside?: HeldLease): TransactionScript<LeaseTaking> {
+  const asked = { key, holder: randomId("ls_") };
   const now = new Date();
-  const taken = yield* changesLater(TAKE, key, holder, new Date(now.getTime() + HOLD_MS), now);
-  return () => (taken() > 0 ? { key, holder } : null);
+  const taken = yield* changesLater(TAKE, key, asked.holder, new Date(now.getTime() + HOLD_MS), now);
+  const givenBack = alongside ? yield* changesLater(ONLY_ALONGSIDE, key, asked.holder, alongside.key, alongside.holder) : () => 0;
+  return { asked, held: () => (taken() > 0 && givenBack() === 0 ? asked : null) };
 }
 
-/** Frees a lease taken in a transaction that no work will hold. */
-export async function freeLease(lease: HeldLease): Promise<void> {
-  await queryPastOrm(FREE, [lease.key, lease.holder]);
+/** Frees leases taken in a transaction that no work will hold. */
+export async function freeLease(...leases: HeldLease[]): Promise<void> {
+  await Promise.all(leases.map((lease) => queryPastOrm(FREE, [lease.key, lease.holder])));
 }
 
 /** Each key's last queued turn in this process. */
@@ -79,8 +88,13 @@ const turns = new Map<string, Promise<unknown>>();
 
 /** Runs `work` after every earlier caller of `key` in this process has finished. */
 function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
-  const run = (turns.get(key) ?? Promise.resolve()).catch(() => {}).then(work);
-  const settled = run.catch(() => {});
+  return queued(key, (turns.get(key) ?? Promise.resolve()).catch(() => {}).then(work));
+}
+
+/** Makes the next caller of `key` in this process wait for `run` (and for whatever it already waited for). */
+function queued<T>(key: string, run: Promise<T>): Promise<T> {
+  const before = turns.get(key);
+  const settled = Promise.allSettled([before, run]);
   turns.set(key, settled);
   void settled.then(() => turns.get(key) === settled && turns.delete(key));
   return run;
@@ -103,7 +117,8 @@ export function withLease<T>(
   options: { holdMs?: number; waitMs?: number; taken?: HeldLease | null } = {},
 ): Promise<T> {
   const holdMs = options.holdMs ?? HOLD_MS;
-  if (options.taken) return holding(options.taken, work, holdMs);
+  // Held already: it runs at once, and this process's next callers queue behind it as behind any other holder.
+  if (options.taken) return queued(key, holding(options.taken, work, holdMs));
   const deadline = Date.now() + (options.waitMs ?? 120_000);
   return inTurn(key, async () => holding(await taken(key, holdMs, deadline), work, holdMs));
 }

@@ -21,8 +21,8 @@ import { runTransaction, unansweredAll, writeTogether, type Query, type Transact
 import { keccak256 } from "@/lib/wallet/keccak";
 import { asRevert } from "@/lib/wallet/reverts";
 import { chainById, onChain } from "@/lib/wallet/chains";
-import { withLease } from "./lease";
-import { BUDGET_WINDOW_MS, gasSpentFor, receiptRow, relayedRow, type RelayFor } from "./relayer-ledger";
+import { leaseTakenIn, withLease, type HeldLease } from "./lease";
+import { BUDGET_WINDOW_MS, gasSpentFor, gasSpentIn, receiptRow, relayedRow, type GasSpent, type RelayFor } from "./relayer-ledger";
 import { relayerAccount, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
@@ -44,6 +44,28 @@ export function relayerOn(chainId: number) {
   const relayer = relayerAccount(chainId);
   if (!relayer) throw new NoRelayerError(chainId);
   return relayer;
+}
+
+/** The lease under which one instance at a time chooses the relayer's next nonce on the chain. */
+const relayerLease = (chainId: number, relayer: Address) => `relayer:${chainId}:${relayer}`;
+
+/** The relayer's turn taken in a payment's own transaction (relayerTurnIn): its lease, and the person's gas spent. */
+export type RelayerTurn = { lease: HeldLease; spent: GasSpent };
+
+/**
+ * In the caller's transaction, alongside the allowance's lease it takes there: the chain's relayer's lease when it is
+ * free, and what the relayer spent for the person in the budget's window (no relay for them can be sent meanwhile: it
+ * would need the lease). Once committed: the turn for relay's `turn`, or null (no relayer, or its lease held).
+ */
+export function* relayerTurnIn(chainId: number, userId: string, alongside: HeldLease): TransactionScript<() => RelayerTurn | null> {
+  const relayer = relayerAccount(chainId);
+  if (!relayer) return () => null;
+  const lease = yield* leaseTakenIn(relayerLease(chainId, relayer.address), alongside);
+  const spent = yield* gasSpentIn(userId, chainId, new Date(Date.now() - BUDGET_WINDOW_MS));
+  return () => {
+    const held = lease.held();
+    return held && { lease: held, spent: spent() };
+  };
 }
 
 /** The person's relays of the last 24 hours used their gas budget: nothing was sent. */
@@ -106,6 +128,7 @@ async function checkAffordable(
   relayer: Address,
   relayFor: RelayFor,
   cost: { gas: bigint; maxFeePerGas: bigint; balance: bigint },
+  spentBefore: GasSpent | undefined,
 ) {
   const limits = relayLimits();
   const reserve = limits.reserveGas * cost.maxFeePerGas;
@@ -120,7 +143,7 @@ async function checkAffordable(
   if (relayFor.purpose === "revocation") return;
   if (cost.balance < cost.gas * cost.maxFeePerGas + reserve) throw new RelayerLowError(chainId);
   if (!relayFor.userId) return;
-  const spent = await gasSpentFor(relayFor.userId, chainId, new Date(Date.now() - BUDGET_WINDOW_MS));
+  const spent = spentBefore ?? (await gasSpentFor(relayFor.userId, chainId, new Date(Date.now() - BUDGET_WINDOW_MS)));
   if (spent.gas + cost.gas > limits.gasBudget) {
     throw new RelayBudgetError(chainId, new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS));
   }
@@ -171,72 +194,77 @@ export function notFound(error: unknown): null {
  * process stops right after sending.
  * `receipt()` waits for it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and
  * records its cost; the send asks for it at once, which a node that mines at once already has. A transaction with an
- * authorization list is not rehearsed (its caller checks the authorization's nonce).
+ * authorization list is not rehearsed (its caller checks the authorization's nonce). `turn`: the relayer's lease and
+ * the person's gas spent, taken in the caller's transaction (relayerTurnIn), which relay holds and frees from then on.
  */
 export async function relay(
   chainId: number,
   call: { to: Address; data: Hex; gas?: bigint; authorizationList?: SignedAuthorizationList },
   relayFor: RelayFor,
-  options: { recordWith?: (hash: Hex) => Query[]; checks?: (client: PublicClient) => Promise<void> } = {},
+  options: { recordWith?: (hash: Hex) => Query[]; checks?: (client: PublicClient) => Promise<void>; turn?: RelayerTurn | null } = {},
 ): Promise<Relayed> {
   const relayer = relayerOn(chainId);
-  const { hash, mined } = await withLease(`relayer:${chainId}:${relayer.address}`, () =>
-    onChain(chainId, async (client) => {
-      const fieldsWith = (fees: Fees) => ({
-        from: relayer.address,
-        to: call.to,
-        data: call.data,
-        maxFeePerGas: numberToHex(fees.maxFeePerGas),
-        maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
-      });
-      const rehearsing = !call.authorizationList;
-      const earlier = rehearsedFees.get(chainId);
-      // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
-      // the fees the last transaction carried.
-      const [checked, nonce, fresh, balance, rehearsal] = await Promise.allSettled([
-        options.checks?.(client),
-        client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-        feesNow(client),
-        client.getBalance({ address: relayer.address }),
-        rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
-      ]);
-      settledValue(checked);
-      const now = settledValue(fresh);
-      let fees: Fees = now;
-      let gas: bigint;
-      if (!rehearsing) gas = call.gas ?? 100_000n;
-      else if (stillGood(earlier, now)) {
-        fees = earlier;
-        gas = settledValue(rehearsal)!;
-      } else {
-        gas = await rehearse(client, fieldsWith(now), call.gas);
-        rehearsedFees.set(chainId, now);
-      }
-      await checkAffordable(chainId, relayer.address, relayFor, { gas, maxFeePerGas: fees.maxFeePerGas, balance: settledValue(balance) });
-      const common = {
-        chainId,
-        nonce: settledValue(nonce),
-        to: call.to,
-        data: call.data,
-        gas,
-        maxFeePerGas: fees.maxFeePerGas,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-      };
-      const signed = call.authorizationList
-        ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
-        : await relayer.signTransaction({ ...common, type: "eip1559" });
-      const hash = keccak256(signed);
-      const ledger = relayedRow({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
-      await writeTogether([ledger, ...(options.recordWith?.(hash) ?? [])]);
-      // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
-      const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
-      const mined = client
-        .request({ method: "eth_getTransactionReceipt", params: [hash] })
-        .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
-        .catch(() => null);
-      await sending;
-      return { hash, mined };
-    }),
+  const { hash, mined } = await withLease(
+    relayerLease(chainId, relayer.address),
+    () =>
+      onChain(chainId, async (client) => {
+        const fieldsWith = (fees: Fees) => ({
+          from: relayer.address,
+          to: call.to,
+          data: call.data,
+          maxFeePerGas: numberToHex(fees.maxFeePerGas),
+          maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
+        });
+        const rehearsing = !call.authorizationList;
+        const earlier = rehearsedFees.get(chainId);
+        // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
+        // the fees the last transaction carried.
+        const [checked, nonce, fresh, balance, rehearsal] = await Promise.allSettled([
+          options.checks?.(client),
+          client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
+          feesNow(client),
+          client.getBalance({ address: relayer.address }),
+          rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
+        ]);
+        settledValue(checked);
+        const now = settledValue(fresh);
+        let fees: Fees = now;
+        let gas: bigint;
+        if (!rehearsing) gas = call.gas ?? 100_000n;
+        else if (stillGood(earlier, now)) {
+          fees = earlier;
+          gas = settledValue(rehearsal)!;
+        } else {
+          gas = await rehearse(client, fieldsWith(now), call.gas);
+          rehearsedFees.set(chainId, now);
+        }
+        const cost = { gas, maxFeePerGas: fees.maxFeePerGas, balance: settledValue(balance) };
+        await checkAffordable(chainId, relayer.address, relayFor, cost, options.turn?.spent);
+        const common = {
+          chainId,
+          nonce: settledValue(nonce),
+          to: call.to,
+          data: call.data,
+          gas,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        };
+        const signed = call.authorizationList
+          ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
+          : await relayer.signTransaction({ ...common, type: "eip1559" });
+        const hash = keccak256(signed);
+        const ledger = relayedRow({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
+        await writeTogether([ledger, ...(options.recordWith?.(hash) ?? [])]);
+        // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
+        const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
+        const mined = client
+          .request({ method: "eth_getTransactionReceipt", params: [hash] })
+          .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
+          .catch(() => null);
+        await sending;
+        return { hash, mined };
+      }),
+    { taken: options.turn?.lease },
   );
   return {
     hash,

@@ -3,7 +3,7 @@
 // ALLOWANCE_GAS_BUDGET on every instance, and the operator can read what each person cost.
 import type { Address, Hex, TransactionReceipt } from "viem";
 import { db, queryPastOrm } from "@/lib/db";
-import { writing, type Query } from "@/lib/db/transaction-script";
+import { rowsLater, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
 export type RelayPurpose = "authorization" | "payment" | "revocation";
 
@@ -40,14 +40,28 @@ export function receiptRow(receipt: Pick<TransactionReceipt, "transactionHash" |
 const GAS_SPENT = `SELECT COALESCE(SUM(COALESCE("gasUsed", "gasLimit")), 0) AS "gas", MIN("createdAt") AS "oldest"
   FROM "RelayedTransaction" WHERE "userId" = ? AND "chainId" = ? AND "createdAt" > ?`;
 
+/** Gas a relayer spent for a person in the window, and when the oldest of it leaves the window. */
+export type GasSpent = { gas: bigint; oldest: Date | null };
+type GasSpentRow = { gas: number | string; oldest: Date | string | null };
+
+// SQLite gives the sum as a number and the time as the text stored; PostgreSQL a numeric string and a Date.
+const gasSpentOf = (row: GasSpentRow | undefined): GasSpent => ({
+  gas: BigInt(row?.gas ?? 0),
+  oldest: row?.oldest ? new Date(row.oldest) : null,
+});
+
 /**
  * Gas the relayer of `chainId` spent for the person since `since` (a transaction not mined yet counts its limit), and
  * when the oldest of it leaves the window.
  */
-export async function gasSpentFor(userId: string, chainId: number, since: Date): Promise<{ gas: bigint; oldest: Date | null }> {
-  const [row] = await queryPastOrm<{ gas: number | string; oldest: Date | string | null }>(GAS_SPENT, [userId, chainId, since]);
-  // SQLite gives the sum as a number and the time as the text stored; PostgreSQL a numeric string and a Date.
-  return { gas: BigInt(row?.gas ?? 0), oldest: row?.oldest ? new Date(row.oldest) : null };
+export async function gasSpentFor(userId: string, chainId: number, since: Date): Promise<GasSpent> {
+  return gasSpentOf((await queryPastOrm<GasSpentRow>(GAS_SPENT, [userId, chainId, since]))[0]);
+}
+
+/** gasSpentFor in the caller's transaction, without waiting for the answer: it is there once the transaction has run. */
+export function* gasSpentIn(userId: string, chainId: number, since: Date): TransactionScript<() => GasSpent> {
+  const rows = yield* rowsLater<GasSpentRow>(GAS_SPENT, userId, chainId, since);
+  return () => gasSpentOf(rows()[0]);
 }
 
 export type PersonSpending = {
