@@ -200,6 +200,64 @@ export async function assertTransferCounted(world: X402World, requirement: (paye
 }
 
 /**
+ * The grant's allowances as the process remembers them give way to what changed since, on the very next payment (on
+ * each database): an allowance paused by another instance pays neither an x402 payment (refused: the resource takes
+ * no payment by one tap) nor a transfer (it goes to the person), and a newer allowance given to the grant pays both in
+ * place of the one remembered.
+ */
+export async function assertRememberedAllowancesFollowChanges(world: X402World, requirement: (payee: Address) => Promise<string>) {
+  const { payX402 } = await import("@/lib/x402/pay");
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { systemClock } = await import("@/lib/clock");
+  const { db } = await import("@/lib/db");
+  const payee = world.recipient();
+  const first = await world.agentWithAllowance({ payees: [payee], perPeriod: 100_000n });
+  const { agent, credentialId } = first;
+  const required = await requirement(payee);
+  const transfer = () =>
+    payFromAllowance(
+      agent,
+      credentialId,
+      {
+        chainId: world.chain.chainId,
+        to: world.token,
+        value: "0",
+        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 1_000n] }),
+      },
+      systemClock,
+    );
+  /** Which allowance paid the transfer, or the person's pending request it became. */
+  const transferredFrom = async () => {
+    const paid = await transfer();
+    if ("toPerson" in paid) return "the person";
+    const spend = await db().allowanceSpend.findFirstOrThrow({ where: { txHash: paid.tx_hash! } });
+    return spend.allowanceId;
+  };
+  /** Which allowance paid the x402 payment, or the refusal (the resource takes nothing the person could pay by one tap). */
+  const paidFrom = async () => {
+    const paid = await payX402(agent, credentialId, required).catch((error: unknown) => (error as { code: string }).code);
+    return typeof paid === "string" ? paid : "allowance_id" in paid ? paid.allowance_id : "the person";
+  };
+  assert.equal(await paidFrom(), first.allowanceId);
+  assert.equal(await transferredFrom(), first.allowanceId);
+  // paused by another instance (a reverted relay there), after this process read it
+  await db().allowance.update({ where: { id: first.allowanceId }, data: { status: "suspended", attention: "relay_reverted" } });
+  assert.equal(await paidFrom(), "payment_not_payable");
+  assert.equal(await transferredFrom(), "the person");
+  await db().allowance.update({ where: { id: first.allowanceId }, data: { status: "active", attention: null } });
+  assert.equal(await paidFrom(), first.allowanceId);
+  // a second allowance for the same grant and wallet, given on another instance: the newest pays
+  const { id: second } = await signAllowanceFor(
+    world.chain,
+    first.personKey,
+    { userId: agent.userId, credentialId, grantId: agent.grantId },
+    { recipients: [payee], native: undefined, tokens: [{ address: world.token, perPeriod: 100_000n }], transactions: 20 },
+  );
+  assert.equal(await paidFrom(), second);
+  assert.equal(await transferredFrom(), second);
+}
+
+/**
  * A policy without rolling caps is judged by the text the process last read, before the payment's transaction, which
  * requires that text unchanged: the person's new policy applies to the very next payment (on each database).
  */

@@ -8,6 +8,7 @@ import {
   assertConcurrentPaymentsWithinTheCap,
   assertHoldsSummedExactly,
   assertChangedPolicyApplies,
+  assertRememberedAllowancesFollowChanges,
   assertTransferCounted,
   startX402World,
   type X402World,
@@ -48,6 +49,10 @@ describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 },
 
   it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
     await assertTransferCounted(world, requirement);
+  });
+
+  it("pays from the allowances the process remembers only while they stand: a paused one pays nothing, a newer one pays", async () => {
+    await assertRememberedAllowancesFollowChanges(world, requirement);
   });
 
   it("applies the person's changed policy to the very next payment", async () => {

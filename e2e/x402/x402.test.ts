@@ -14,6 +14,7 @@ import {
   assertConcurrentPaymentsWithinTheCap,
   assertHoldsSummedExactly,
   assertChangedPolicyApplies,
+  assertRememberedAllowancesFollowChanges,
   assertTransferCounted,
   startX402World,
   type X402World,
@@ -181,6 +182,10 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
 
   it("a payment after a transfer from the same allowance counts what the transfer spent on chain", async () => {
     await assertTransferCounted(world, async (payee) => requirementOf(await resourceFor(payee)));
+  });
+
+  it("pays from the allowances the process remembers only while they stand: a paused one pays nothing, a newer one pays", async () => {
+    await assertRememberedAllowancesFollowChanges(world, async (payee) => requirementOf(await resourceFor(payee)));
   });
 
   it("applies the person's changed policy to the very next payment", async () => {

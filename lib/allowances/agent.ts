@@ -13,7 +13,9 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
 import { RequestError, toView, type RequestRow } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
-import { allowancePaused, frameworkFor, liveAllowance, storedDelegation, type Allowance } from "./allowances";
+import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from "./allowances";
+import { AllowancesChanged, liveAllowances } from "./live";
+import { AppError } from "@/lib/http/errors";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
 import {
@@ -64,6 +66,8 @@ async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<
 /**
  * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; or says why
  * the payment goes to the person instead (no live allowance, a paused one, or above it and the person chose `ask`).
+ * The allowance is the one this process remembers (lib/allowances/live.ts) unless `fresh`: a payment from a remembered
+ * one that would be refused or sent to the person before it is reserved is asked again from a fresh read.
  */
 export async function payFromAllowance(
   agent: AgentContext,
@@ -71,9 +75,14 @@ export async function payFromAllowance(
   payment: AskedTransaction,
   clock: Clock,
   called?: CallEvent,
+  fresh = false,
 ): ReturnType<Payer> {
   const now = clock();
-  const allowance = await liveAllowance(agent.grantId, credentialId, payment.chainId, now);
+  const live = await liveAllowances(agent.grantId, credentialId, now, { fresh });
+  // A remembered read that would refuse is asked again of the database (lib/allowances/live.ts).
+  const again = () => payFromAllowance(agent, credentialId, payment, clock, called, true);
+  const allowance = live.allowances.find((candidate) => candidate.chainId === payment.chainId);
+  if (!allowance && live.remembered) return again();
   if (!allowance) {
     const paused = await allowancePaused(agent.grantId, credentialId, payment.chainId);
     const why = paused ? "This wallet's allowance is paused until you review it on Clients." : "No live allowance covers this wallet here.";
@@ -94,13 +103,13 @@ export async function payFromAllowance(
     throw new RequestError("allowance_refused", words, 409);
   };
   const overMost = await abovePerPayment(allowance, asked);
-  if (overMost) return refused(overMost);
+  if (overMost) return live.remembered ? again() : refused(overMost);
   // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
   // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
   // takes the payment's turn at the allowance when its lease is free (no wait), which the receipt's transaction ends,
   // and the relayer's with it when that is free too.
   let turn: (() => SpendTurn | null) | undefined;
-  const reserved = await createWithinPolicy(
+  const reserving = createWithinPolicy(
     agent,
     credentialId,
     payload,
@@ -113,9 +122,15 @@ export async function payFromAllowance(
       decidedAt: now,
     },
     function* () {
+      yield* live.unchanged(allowance.id);
       turn = yield* spendTurnIn(allowance);
     },
   );
+  const reserved = await reserving.catch((error: unknown) => {
+    if (error instanceof AllowancesChanged || (live.remembered && error instanceof AppError)) return null;
+    throw error;
+  });
+  if (!reserved) return again();
   // The request as paid: completed once mined, or submitted (held against the caps, settled by its receipt on a later
   // read) when the chain had not shown it mined within a minute; recorded with its audit events and the call's.
   let paid: RequestRow | undefined;

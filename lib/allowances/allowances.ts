@@ -396,17 +396,19 @@ export async function findAllowance(id: string): Promise<Allowance> {
   return allowanceOf(stored, delegations);
 }
 
-// The grant's newest live allowance for a credential on a chain, and its delegations, read side by side (the second
-// names the first by the same condition): every transfer looks for it. The time is compared as SQLite stores it;
-// PostgreSQL reads the same text as the UTC timestamp it names.
-const LIVE = `"grantId" = ? AND "credentialId" = ? AND "chainId" = ? AND "status" = 'active' AND "expiresAt" > ?`;
-/** The grant's newest live allowance for a credential on a chain, a row per delegation, each delegation's columns renamed. */
-const LIVE_ALLOWANCE = new PreparedSelect<StoredAllowance & DelegationColumns>(
-  "live_allowance",
-  `SELECT a.*, d."hash" AS "delegationHash", d."token" AS "delegationToken", d."signed" AS "delegationSigned",
+/**
+ * The grant's live allowances for a credential, newest first, a row per delegation (each delegation's columns renamed),
+ * with how many allowances the grant was ever given for it (`made`; one row of nulls beside it when none is live). The
+ * time is compared as SQLite stores it; PostgreSQL reads the same text as the UTC timestamp it names.
+ */
+const LIVE_ALLOWANCES = new PreparedSelect<Partial<StoredAllowance & DelegationColumns> & { made: number | string }>(
+  "live_allowances",
+  `SELECT m."made", a.*, d."hash" AS "delegationHash", d."token" AS "delegationToken", d."signed" AS "delegationSigned",
     d."perPaymentMax" AS "delegationPerPaymentMax"
-  FROM "Allowance" a JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
-  WHERE a."id" = (SELECT "id" FROM "Allowance" WHERE ${LIVE} ORDER BY "createdAt" DESC LIMIT 1)`,
+  FROM (SELECT COUNT(*) AS "made" FROM "Allowance" WHERE "grantId" = ? AND "credentialId" = ?) m
+  LEFT JOIN "Allowance" a ON a."grantId" = ? AND a."credentialId" = ? AND a."status" = 'active' AND a."expiresAt" > ?
+  LEFT JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
+  ORDER BY a."createdAt" DESC, a."id"`,
 );
 type DelegationColumns = {
   delegationHash: string;
@@ -415,19 +417,29 @@ type DelegationColumns = {
   delegationPerPaymentMax: string | null;
 };
 
-/** The grant's live allowance for `credentialId` on `chainId` (its newest), or null: one statement. */
-export async function liveAllowance(grantId: string, credentialId: string, chainId: number, now: Date): Promise<Allowance | null> {
-  const rows = await selectRows(LIVE_ALLOWANCE, grantId, credentialId, chainId, sqliteDateTime(now));
-  if (!rows.length) return null;
-  const { delegationHash: _hash, delegationToken: _token, delegationSigned: _signed, delegationPerPaymentMax: _most, ...stored } = rows[0];
-  const delegations = rows.map((row) => ({
-    hash: row.delegationHash,
-    allowanceId: row.id,
-    token: row.delegationToken,
-    signed: row.delegationSigned,
-    perPaymentMax: row.delegationPerPaymentMax,
-  }));
-  return allowanceOf(stored, delegations);
+/** The grant's live allowances for `credentialId` (newest first), and how many it was ever given for it: one statement. */
+export async function readLiveAllowances(
+  grantId: string,
+  credentialId: string,
+  now: Date,
+): Promise<{ made: number; allowances: Allowance[] }> {
+  const rows = await selectRows(LIVE_ALLOWANCES, grantId, credentialId, grantId, credentialId, sqliteDateTime(now));
+  const allowances = new Map<string, Allowance>();
+  for (const row of rows) {
+    if (!row.id) continue;
+    const { made: _made, delegationHash, delegationToken, delegationSigned, delegationPerPaymentMax, ...stored } = row;
+    const allowance = allowances.get(row.id) ?? allowanceOf(stored as StoredAllowance, []);
+    allowances.set(row.id, allowance);
+    if (!delegationHash || !delegationSigned) continue;
+    allowance.delegations.push({
+      hash: delegationHash,
+      allowanceId: row.id,
+      token: delegationToken ?? null,
+      signed: delegationSigned,
+      perPaymentMax: delegationPerPaymentMax ?? null,
+    });
+  }
+  return { made: Number(rows[0]?.made ?? 0), allowances: [...allowances.values()] };
 }
 
 const ALLOWANCE_STATUS = new PreparedSelect<AllowanceStatus>(

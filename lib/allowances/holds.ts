@@ -60,13 +60,16 @@ const PAYMENT_STATUS = `UPDATE "X402Payment" SET "status" = ? WHERE "id" = ?`;
 const STATE_TTL_MS = 30_000;
 const knownStates = new LRUCache<string, { version: number; state: DelegationState; readAt: number }>({ max: 10_000 });
 
-/** What the chain said of a delegation at the allowance's `version`, while that answer stands. */
-export function keptState(chainId: number, hash: string, version: number, now: Date): DelegationState | undefined {
+/**
+ * What the chain said of a delegation, and the allowance's `version` it was asked at, while that answer stands: it
+ * stands for the allowance only while the allowance is still at that version (holdAtOnce requires it).
+ */
+export function keptState(chainId: number, hash: string, now: Date): { state: DelegationState; version: number } | undefined {
   const known = knownStates.get(`${chainId}:${hash}`);
-  if (!known || known.version !== version) return undefined;
+  if (!known) return undefined;
   // an age below zero: the clock went back since, and the age is unknown
   const age = now.getTime() - known.readAt;
-  return now.getTime() < known.state.resetsAt * 1000 && age >= 0 && age < STATE_TTL_MS ? known.state : undefined;
+  return now.getTime() < known.state.resetsAt * 1000 && age >= 0 && age < STATE_TTL_MS ? known : undefined;
 }
 
 /** A delegation's state: as known at `version` when it still stands, else read from the chain (and kept at `version`). */
@@ -77,8 +80,8 @@ async function stateAt(
   version: number | undefined,
   now: Date,
 ): Promise<DelegationState> {
-  const known = version === undefined ? undefined : keptState(chainId, row.hash, version, now);
-  if (known) return known;
+  const known = version === undefined ? undefined : keptState(chainId, row.hash, now);
+  if (known && known.version === version) return known.state;
   const state = await delegationState(chainId, framework, row);
   if (version !== undefined) knownStates.set(`${chainId}:${row.hash}`, { version, state, readAt: now.getTime() });
   return state;

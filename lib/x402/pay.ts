@@ -11,12 +11,11 @@ import { auditedIn, type AuditInput, type CallEvent } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import { randomId } from "@/lib/crypto";
-import { selectRows } from "@/lib/db";
-import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
 import type { TransactionScript } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
 import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type DelegationState } from "@/lib/allowances/allowances";
 import { decidedUnderLease, hold, holdAtOnce, keptState, leftFor, type NewHold } from "@/lib/allowances/holds";
+import { AllowancesChanged, liveAllowances, type LiveAllowances } from "@/lib/allowances/live";
 import { withLease } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
 import { settleInFlight, type AllowanceRefusal } from "@/lib/allowances/spend";
@@ -63,24 +62,14 @@ function grantedForPayments(agent: AgentContext, credentialId: string) {
   return entry;
 }
 
-/** A live allowance's delegation, as every payment reads it with what its allowance says now. */
-type LiveDelegation = {
-  allowanceId: string;
-  chainId: number;
-  hash: string;
-  signed: string;
-  perPaymentMax: string | null;
-  stateVersion: number;
-  expiresAt: Date | string;
-};
+/** A live allowance's delegation, as a payment chooses among them. */
+type LiveDelegation = { allowanceId: string; chainId: number; hash: string; signed: string; perPaymentMax: string | null; expiresAt: Date };
 
-/** The delegations of the grant's live allowances for a credential, newest allowance first: read on every payment. */
-const LIVE_DELEGATIONS = new PreparedSelect<LiveDelegation>(
-  "x402_live_delegations",
-  `SELECT a."id" AS "allowanceId", a."chainId", d."hash", d."signed", d."perPaymentMax", a."stateVersion", a."expiresAt"
-  FROM "Allowance" a JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
-  WHERE a."grantId" = ? AND a."credentialId" = ? AND a."status" = 'active' AND a."expiresAt" > ? ORDER BY a."createdAt" DESC`,
-);
+/** Each delegation of the grant's live allowances, newest allowance first. */
+const delegationsOf = (live: LiveAllowances): LiveDelegation[] =>
+  live.allowances.flatMap(({ id, chainId, expiresAt, delegations }) =>
+    delegations.map(({ hash, signed, perPaymentMax }) => ({ allowanceId: id, chainId, hash, signed, perPaymentMax, expiresAt })),
+  );
 
 /** What the grant's live allowances for this credential can pay, per chain and token. */
 function payablesOf(live: LiveDelegation[]): Payable[] {
@@ -110,7 +99,14 @@ async function overCap(
 }
 
 /** Who pays: the agent, with the credential, and the call's own audit event when it is recorded with the payment's. */
-type Payer = { agent: AgentContext; credential: { id: string; name: string }; clock: Clock; called?: CallEvent };
+type Payer = {
+  agent: AgentContext;
+  credential: { id: string; name: string };
+  clock: Clock;
+  called?: CallEvent;
+  /** in the payment's transaction: the allowances it was chosen among unchanged since they were read (live.ts) */
+  unchanged: () => TransactionScript<void>;
+};
 
 /**
  * Signs the chosen payment, its amount held and counted against the policy. Decided at once, in the policy's
@@ -126,11 +122,11 @@ async function signWithinAllowance(payer: Payer, required: PaymentRequired, choi
 
 async function signedAtOnce(payer: Payer, required: PaymentRequired, choice: Choice, paying: LiveDelegation): Promise<PaidX402 | null> {
   const now = payer.clock();
-  const state = keptState(choice.chainId, paying.hash, paying.stateVersion, now);
-  if (!state) return null;
-  const from = { allowanceId: paying.allowanceId, state, expiresAt: storedTime(paying.expiresAt) };
+  const kept = keptState(choice.chainId, paying.hash, now);
+  if (!kept) return null;
+  const from = { allowanceId: paying.allowanceId, state: kept.state, expiresAt: paying.expiresAt };
   try {
-    return await holdAndSign(payer, required, choice, from, now, (held) => holdAtOnce(held, state, paying.stateVersion));
+    return await holdAndSign(payer, required, choice, from, now, (held) => holdAtOnce(held, kept.state, kept.version));
   } catch (error) {
     if (decidedUnderLease(error) || error instanceof PolicyViolation) return null;
     throw error;
@@ -181,7 +177,7 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
  * answered only once its hold has committed; one refused there leaves nothing behind but the discarded signature.
  */
 async function holdAndSign(
-  { agent, credential, clock, called }: Payer,
+  { agent, credential, clock, called, unchanged }: Payer,
   required: PaymentRequired,
   choice: Choice,
   from: { allowanceId: string; state: DelegationState; expiresAt: Date },
@@ -253,6 +249,7 @@ async function holdAndSign(
       completedAt: now,
     },
     function* (requestId) {
+      yield* unchanged();
       yield* held({
         id: paymentId,
         allowanceId: from.allowanceId,
@@ -343,8 +340,24 @@ export async function payX402(
   const entry = grantedForPayments(agent, credentialId);
   const required = parsePaymentRequired(given);
   if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock);
-  const live = await selectRows(LIVE_DELEGATIONS, agent.grantId, credentialId, sqliteDateTime(clock()));
-  const payable = payablesOf(live);
+  const payer = { agent, credential: { id: credentialId, name: entry.name }, clock, called };
+  return withinAllowance(payer, required, await liveAllowances(agent.grantId, credentialId, clock()));
+}
+
+/**
+ * The payment from the grant's live allowances, or the person's one tap for it. A payment chosen from a remembered read
+ * of them that is refused, or sent to the person, is asked again from a fresh one (lib/allowances/live.ts), as one
+ * whose chosen allowance changed before its transaction is.
+ */
+async function withinAllowance(
+  payer: Omit<Payer, "unchanged">,
+  required: PaymentRequired,
+  live: LiveAllowances,
+): Promise<PaidX402 | ToolOutput<"pay_x402">> {
+  const { agent, credential, clock } = payer;
+  const again = async () => withinAllowance(payer, required, await liveAllowances(agent.grantId, credential.id, clock(), { fresh: true }));
+  const delegations = delegationsOf(live);
+  const payable = payablesOf(delegations);
   let choice: Choice;
   try {
     choice = chooseOffer(
@@ -354,19 +367,16 @@ export async function payX402(
     );
   } catch (error) {
     if (!(error instanceof X402NotPayableError)) throw error;
-    return toPerson(agent, credentialId, required, error, (asked) => notCovered(agent, credentialId, payable, asked, error), clock);
+    if (live.remembered) return again();
+    return toPerson(agent, credential.id, required, error, (asked) => notCovered(agent, credential.id, payable, asked, error), clock);
   }
   try {
-    const paying = live.find((row) => row.hash === choice.delegationHash)!;
-    return await signWithinAllowance(
-      { agent, credential: { id: credentialId, name: entry.name }, clock, called },
-      required,
-      choice,
-      paying,
-    );
+    const paying = delegations.find((row) => row.hash === choice.delegationHash)!;
+    return await signWithinAllowance({ ...payer, unchanged: () => live.unchanged(paying.allowanceId) }, required, choice, paying);
   } catch (error) {
+    if (error instanceof AllowancesChanged || (live.remembered && error instanceof AppError)) return again();
     if (!(error instanceof X402AllowanceRefusal) || error.forPerson === null) throw error;
     const words = error.forPerson;
-    return toPerson(agent, credentialId, required, error, async () => words, clock);
+    return toPerson(agent, credential.id, required, error, async () => words, clock);
   }
 }
