@@ -291,157 +291,156 @@ export async function spendFromAllowance(
     return turn;
   };
 
-  try {
-    return await withLease(
-      `allowance:${allowanceId}`,
-      async (lease) => {
-        const turn = context.turn;
-        stillActive(turn ? turn.status : await allowanceStatus(allowanceId));
-        const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
-        if (!candidates.length)
-          throw refuse(
-            "not_covered",
-            moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
-          );
-        // The delegation that may pay this recipient: the leaf and the redemption are made before the chain is asked, so
-        // that the relayer's rehearsal goes out with the checks below.
-        const paying = candidates.find((row) => pays(storedDelegation(framework, row).meaning, moved.recipient));
-        if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-        const root = storedDelegation(framework, paying).delegation;
-        const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
-        const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer, execution);
-        const data = redeemCall([leaf, root], execution);
-        // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
-        // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
-        const [inFlight, held] = await Promise.all([
-          turn?.inFlight ?? selectRows(SENT_SPENDS, allowanceId),
-          turn ? turn.held() : heldPayments(allowanceId, new Date()),
+  return withLease(
+    `allowance:${allowanceId}`,
+    async (lease) => {
+      const turn = context.turn;
+      stillActive(turn ? turn.status : await allowanceStatus(allowanceId));
+      const candidates = allowance.delegations.filter((row) => (row.token ?? null) === moved.token);
+      if (!candidates.length)
+        throw refuse(
+          "not_covered",
+          moved.token ? `This allowance does not cover the token ${moved.token}.` : "This allowance does not cover the chain's coin.",
+        );
+      // The delegation that may pay this recipient: the leaf and the redemption are made before the chain is asked, so
+      // that the relayer's rehearsal goes out with the checks below.
+      const paying = candidates.find((row) => pays(storedDelegation(framework, row).meaning, moved.recipient));
+      if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+      const root = storedDelegation(framework, paying).delegation;
+      const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
+      const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer, execution);
+      const data = redeemCall([leaf, root], execution);
+      // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
+      // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
+      const [inFlight, held] = await Promise.all([
+        turn?.inFlight ?? selectRows(SENT_SPENDS, allowanceId),
+        turn ? turn.held() : heldPayments(allowanceId, new Date()),
+      ]);
+      let left: AllowanceRefusal["left"];
+      const checks = async () => {
+        const [deleGator, settling, leftNow] = await Promise.allSettled([
+          runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
+          settleSent(allowanceId, allowance.chainId, inFlight),
+          // x402 payments signed and not yet redeemed hold their amounts
+          leftFor(allowance, framework, moved, new Date(), { held }),
         ]);
-        let left: AllowanceRefusal["left"];
-        const checks = async () => {
-          const [deleGator, settling, leftNow] = await Promise.allSettled([
-            runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
-            settleSent(allowanceId, allowance.chainId, inFlight),
-            // x402 payments signed and not yet redeemed hold their amounts
-            leftFor(allowance, framework, moved, new Date(), { held }),
-          ]);
-          // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
-          if (!settledValue(deleGator)) {
-            await holdForPerson(allowanceId, "code_changed");
-            throw refuse("suspended", heldWords("code_changed"));
-          }
-          // Read again when earlier spends were still being settled: one may have been mined in between.
-          const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
-          if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-          const { state, available } = found;
-          left = {
-            available: available.toString(),
-            resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-            transfersLeft: found.callsLeft,
-            token: moved.token,
-            periodSeconds: state.meaning.periodSeconds,
-          };
-          if (left.transfersLeft < 1)
-            throw refuse(
-              "no_transfers_left",
-              "This allowance has no payments left: its number of payments is counted over its whole life.",
-              left,
-            );
-          if (moved.amount > available) {
-            throw refuse(
-              "over_cap",
-              `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
-              left,
-            );
-          }
-        };
-
-        const spendId = randomId("sp_");
-        let sent;
-        try {
-          sent = await relay(
-            allowance.chainId,
-            { to: framework.DelegationManager, data },
-            { purpose: "payment", userId: allowance.userId, allowanceId },
-            {
-              checks,
-              turn: handedOver(),
-              recordWith: (hash) => [
-                writing(
-                  SPEND_SENT,
-                  spendId,
-                  allowanceId,
-                  paying.hash,
-                  moved.recipient,
-                  moved.token,
-                  moved.amount.toString(),
-                  hash,
-                  new Date(),
-                ),
-                writing(STATE_MOVED, allowanceId),
-              ],
-            },
-          );
-        } catch (error) {
-          if (error instanceof WouldRevertError)
-            throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
-          // The relayer will not pay for it now; the person still may, with their own gas.
-          if (error instanceof RelayBudgetError || error instanceof RelayerLowError) throw refuse("relay_unavailable", error.message, left);
-          throw error;
+        // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
+        if (!settledValue(deleGator)) {
+          await holdForPerson(allowanceId, "code_changed");
+          throw refuse("suspended", heldWords("code_changed"));
         }
-        const result = {
-          spendId,
-          txHash: sent.hash,
-          delegationHash: paying.hash as Hex,
-          amount: moved.amount.toString(),
+        // Read again when earlier spends were still being settled: one may have been mined in between.
+        const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
+        if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
+        const { state, available } = found;
+        left = {
+          available: available.toString(),
+          resetsAt: new Date(state.resetsAt * 1000).toISOString(),
+          transfersLeft: found.callsLeft,
           token: moved.token,
-          recipient: moved.recipient,
+          periodSeconds: state.meaning.periodSeconds,
         };
-        const paid = { ...result, outcome: "landed" as const };
-        const spent = (landed: boolean): AuditInput => ({
-          type: "allowance.spent",
-          userId: allowance.userId,
-          clientId: context.clientId ?? null,
-          credentialId: allowance.credentialId,
-          data: {
-            allowanceId,
-            txHash: sent.hash,
-            outcome: landed ? "landed" : "reverted",
-            recipient: moved.recipient,
-            amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
-          },
-        });
-        // The receipt, the spend's outcome, the caller's record of a landed payment and the audit events of both: one commit.
-        let audited: (() => Promise<void>) | undefined;
-        let receipt;
-        try {
-          receipt = await sent.receipt(function* (mined) {
-            const landed = mined.status === "success";
-            const record = landed ? context.landed?.(paid) : undefined;
-            yield* unansweredAll([...spendStatus(allowanceId, spendId, landed ? "landed" : "failed"), ...(record?.writes ?? [])]);
-            audited = yield* auditedIn([spent(landed), ...(record?.events ?? [])]);
-            // the allowance's next spend may start once this commits; after a revert, only once the allowance is suspended
-            if (landed) yield* lease.release();
-          });
-        } catch (error) {
-          // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
-          if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
-          throw error;
-        }
-        await audited!();
-        if (receipt.status !== "success") {
-          await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
-          throw new AppError(
-            "payment_reverted",
-            `The payment's transaction ${sent.hash} reverted on chain; nothing was paid. ${heldWords("relay_reverted")}`,
-            502,
+        if (left.transfersLeft < 1)
+          throw refuse(
+            "no_transfers_left",
+            "This allowance has no payments left: its number of payments is counted over its whole life.",
+            left,
+          );
+        if (moved.amount > available) {
+          throw refuse(
+            "over_cap",
+            `This payment is above what is left of the allowance this period (${available} base units, until ${left.resetsAt}).`,
+            left,
           );
         }
-        return paid;
-      },
-      { taken: context.turn?.lease },
-    );
-  } finally {
+      };
+
+      const spendId = randomId("sp_");
+      let sent;
+      try {
+        sent = await relay(
+          allowance.chainId,
+          { to: framework.DelegationManager, data },
+          { purpose: "payment", userId: allowance.userId, allowanceId },
+          {
+            checks,
+            turn: handedOver(),
+            recordWith: (hash) => [
+              writing(
+                SPEND_SENT,
+                spendId,
+                allowanceId,
+                paying.hash,
+                moved.recipient,
+                moved.token,
+                moved.amount.toString(),
+                hash,
+                new Date(),
+              ),
+              writing(STATE_MOVED, allowanceId),
+            ],
+          },
+        );
+      } catch (error) {
+        if (error instanceof WouldRevertError)
+          throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
+        // The relayer will not pay for it now; the person still may, with their own gas.
+        if (error instanceof RelayBudgetError || error instanceof RelayerLowError) throw refuse("relay_unavailable", error.message, left);
+        throw error;
+      }
+      const result = {
+        spendId,
+        txHash: sent.hash,
+        delegationHash: paying.hash as Hex,
+        amount: moved.amount.toString(),
+        token: moved.token,
+        recipient: moved.recipient,
+      };
+      const paid = { ...result, outcome: "landed" as const };
+      const spent = (landed: boolean): AuditInput => ({
+        type: "allowance.spent",
+        userId: allowance.userId,
+        clientId: context.clientId ?? null,
+        credentialId: allowance.credentialId,
+        data: {
+          allowanceId,
+          txHash: sent.hash,
+          outcome: landed ? "landed" : "reverted",
+          recipient: moved.recipient,
+          amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
+        },
+      });
+      // The receipt, the spend's outcome, the caller's record of a landed payment and the audit events of both: one commit.
+      let audited: (() => Promise<void>) | undefined;
+      let receipt;
+      try {
+        receipt = await sent.receipt(function* (mined) {
+          const landed = mined.status === "success";
+          const record = landed ? context.landed?.(paid) : undefined;
+          yield* unansweredAll([...spendStatus(allowanceId, spendId, landed ? "landed" : "failed"), ...(record?.writes ?? [])]);
+          audited = yield* auditedIn([spent(landed), ...(record?.events ?? [])]);
+          // the allowance's next spend may start once this commits; after a revert, only once the allowance is suspended
+          if (landed) yield* lease.release();
+        });
+      } catch (error) {
+        // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
+        if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
+        throw error;
+      }
+      await audited!();
+      if (receipt.status !== "success") {
+        await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
+        throw new AppError(
+          "payment_reverted",
+          `The payment's transaction ${sent.hash} reverted on chain; nothing was paid. ${heldWords("relay_reverted")}`,
+          502,
+        );
+      }
+      return paid;
+    },
+    { taken: context.turn?.lease },
+  ).finally(async () => {
+    // a refusal before the send: the relayer's turn goes with the allowance's lease
     if (relayerTurn) await freeLease(relayerTurn.lease);
-  }
+  });
 }
