@@ -335,10 +335,22 @@ const WARM_UP_SPENDS = 20;
 /** The most payments an allowance allows (lib/allowances/caveats.ts): enough for the warm-up and the measured ones. */
 const ALLOWANCE_TRANSACTIONS = 10_000;
 
-/** `count` calls one after another, each timed from its request to its answer, which `paid` recognizes. */
-async function inTurn(app: RunningApp, scenario: string, scale: number, call: () => Promise<Response>, paid: RegExp): Promise<Result> {
+/**
+ * Payments one after another, each timed from its request to its answer, which `paid` recognizes: the warm-up's by one
+ * agent, the measured ones by another (`agent()` makes one, its allowance new, and gives its call), so that what the
+ * warm-up leaves behind (an x402 payment's held amount, which each later payment of the allowance counts) is not measured.
+ */
+async function inTurn(
+  app: RunningApp,
+  scenario: string,
+  scale: number,
+  agent: () => Promise<() => Promise<Response>>,
+  paid: RegExp,
+): Promise<Result> {
   const warmUntil = performance.now() + WARM_UP_SECONDS * 1000;
-  for (let index = 0; index < WARM_UP_SPENDS || performance.now() < warmUntil; index++) await call();
+  const warming = await agent();
+  for (let index = 0; index < WARM_UP_SPENDS || performance.now() < warmUntil; index++) await warming();
+  const call = await agent();
   let peak = rssMb(app.pid);
   const cpuBefore = cpuMs(app.pid);
   const started = performance.now();
@@ -389,16 +401,23 @@ async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Para
  */
 async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
   const shop = privateKeyToAccount(generatePrivateKey()).address;
-  const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
-    recipients: [shop],
-    native: parseEther("1"),
-    transactions: ALLOWANCE_TRANSACTIONS,
-    overLimit: "refuse",
-  });
-  // 0.001 ETH: above the smallest payment an allowance relays
-  const body = toolCall("send_transaction", { credential_id: credentialId, chain_id: chain.chainId, to: shop, value: "1000000000000000" });
-  const call = () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
-  return inTurn(app, ALLOWANCE_SPEND, scale, call, /"tx_hash":"0x[0-9a-f]{64}"/);
+  const agent = async () => {
+    const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
+      recipients: [shop],
+      native: parseEther("1"),
+      transactions: ALLOWANCE_TRANSACTIONS,
+      overLimit: "refuse",
+    });
+    // 0.001 ETH: above the smallest payment an allowance relays
+    const body = toolCall("send_transaction", {
+      credential_id: credentialId,
+      chain_id: chain.chainId,
+      to: shop,
+      value: "1000000000000000",
+    });
+    return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+  };
+  return inTurn(app, ALLOWANCE_SPEND, scale, agent, /"tx_hash":"0x[0-9a-f]{64}"/);
 }
 
 /**
@@ -410,13 +429,6 @@ async function x402Payments(app: RunningApp, chain: LocalChain, scale: number, h
   const merchant = privateKeyToAccount(generatePrivateKey()).address;
   const facilitator = privateKeyToAccount(generatePrivateKey()).address;
   const token = await deployErc20(chain, { name: "USD Coin", symbol: "USDC", supply: 10n ** 12n, holder: merchant });
-  const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
-    recipients: [merchant],
-    native: undefined,
-    tokens: [{ address: token, perPeriod: 10n ** 12n }],
-    transactions: ALLOWANCE_TRANSACTIONS,
-    overLimit: "refuse",
-  });
   const required = {
     x402Version: 2,
     resource: { url: "https://api.example.test/report", description: "Today's market report" },
@@ -432,12 +444,21 @@ async function x402Payments(app: RunningApp, chain: LocalChain, scale: number, h
       },
     ],
   };
-  const body = toolCall("pay_x402", {
-    credential_id: credentialId,
-    payment_required: Buffer.from(JSON.stringify(required)).toString("base64"),
-  });
-  const call = () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
-  return inTurn(app, X402_PAYMENT, scale, call, /"header":"PAYMENT-SIGNATURE"/);
+  const agent = async () => {
+    const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
+      recipients: [merchant],
+      native: undefined,
+      tokens: [{ address: token, perPeriod: 10n ** 12n }],
+      transactions: ALLOWANCE_TRANSACTIONS,
+      overLimit: "refuse",
+    });
+    const body = toolCall("pay_x402", {
+      credential_id: credentialId,
+      payment_required: Buffer.from(JSON.stringify(required)).toString("base64"),
+    });
+    return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+  };
+  return inTurn(app, X402_PAYMENT, scale, agent, /"header":"PAYMENT-SIGNATURE"/);
 }
 
 const bursts: Burst[] = [];
