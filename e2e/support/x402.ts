@@ -160,6 +160,14 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
   }
 }
 
+/** The agent's send_transaction of `amount` of the world's token to `payee`, as its allowance pays it (payFromAllowance). */
+async function tokenTransfer(world: X402World, agent: AgentContext, credentialId: string, payee: Address, amount: bigint) {
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { systemClock } = await import("@/lib/clock");
+  const data = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, amount] });
+  return payFromAllowance(agent, credentialId, { chainId: world.chain.chainId, to: world.token, value: "0", data }, systemClock);
+}
+
 /**
  * The agent's transfer (send_transaction, its turn at the allowance read with its request) counts what signed payments
  * hold, and a payment after it counts what the transfer spent on chain: the transfer moves the allowance's version, so
@@ -167,25 +175,12 @@ export async function assertConcurrentPaymentsWithinTheCap(world: X402World, req
  */
 export async function assertTransferCounted(world: X402World, requirement: (payee: Address) => Promise<string>) {
   const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
-  const { payFromAllowance } = await import("@/lib/allowances/agent");
   const { RequestError } = await import("@/lib/wallet/request-lifecycle");
-  const { systemClock } = await import("@/lib/clock");
   const payee = world.recipient();
   const { agent, credentialId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
   const required = await requirement(payee);
   await payX402(agent, credentialId, required);
-  const transferOf = (amount: bigint) =>
-    payFromAllowance(
-      agent,
-      credentialId,
-      {
-        chainId: world.chain.chainId,
-        to: world.token,
-        value: "0",
-        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, amount] }),
-      },
-      systemClock,
-    );
+  const transferOf = (amount: bigint) => tokenTransfer(world, agent, credentialId, payee, amount);
   // 0.025 USDC a day, of which the signed payment holds 0.01: 0.02 does not fit, nothing is sent
   await assert.rejects(transferOf(20_000n), (error: unknown) => error instanceof RequestError && error.code === "allowance_refused");
   assert.equal(await world.tokenBalance(payee), 0n);
@@ -207,25 +202,12 @@ export async function assertTransferCounted(world: X402World, requirement: (paye
  */
 export async function assertRememberedAllowancesFollowChanges(world: X402World, requirement: (payee: Address) => Promise<string>) {
   const { payX402 } = await import("@/lib/x402/pay");
-  const { payFromAllowance } = await import("@/lib/allowances/agent");
-  const { systemClock } = await import("@/lib/clock");
   const { db } = await import("@/lib/db");
   const payee = world.recipient();
   const first = await world.agentWithAllowance({ payees: [payee], perPeriod: 100_000n });
   const { agent, credentialId } = first;
   const required = await requirement(payee);
-  const transfer = () =>
-    payFromAllowance(
-      agent,
-      credentialId,
-      {
-        chainId: world.chain.chainId,
-        to: world.token,
-        value: "0",
-        data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, 1_000n] }),
-      },
-      systemClock,
-    );
+  const transfer = () => tokenTransfer(world, agent, credentialId, payee, 1_000n);
   /** Which allowance paid the transfer, or the person's pending request it became. */
   const transferredFrom = async () => {
     const paid = await transfer();
