@@ -241,7 +241,8 @@ export async function assertRememberedAllowancesFollowChanges(world: X402World, 
 
 /**
  * A policy without rolling caps is judged by the text the process last read, before the payment's transaction, which
- * requires that text unchanged: the person's new policy applies to the very next payment (on each database).
+ * requires that text unchanged: the person's new policy applies to the very next payment (on each database), and its
+ * refusal is audited once.
  */
 export async function assertChangedPolicyApplies(world: X402World, requirement: (payee: Address) => Promise<string>) {
   const { payX402 } = await import("@/lib/x402/pay");
@@ -266,6 +267,8 @@ export async function assertChangedPolicyApplies(world: X402World, requirement: 
     return true;
   });
   assert.equal(await db().x402Payment.count({ where: { payee } }), 2, "nothing was held for the refused payment");
+  const refusals = await db().auditEvent.count({ where: { type: "policy.refused", clientId: agent.clientId } });
+  assert.equal(refusals, 1, "the refusal is audited once, though the payment chose from the allowances the process remembered");
 }
 
 /**

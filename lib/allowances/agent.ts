@@ -11,11 +11,10 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
-import { RequestError, toView, type RequestRow } from "@/lib/wallet/request-lifecycle";
+import { GrantRevokedError, RequestError, toView, type RequestRow } from "@/lib/wallet/request-lifecycle";
 import { chainById } from "@/lib/wallet/chains";
 import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from "./allowances";
 import { AllowancesChanged, liveAllowances } from "./live";
-import { AppError } from "@/lib/http/errors";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
 import {
@@ -67,7 +66,7 @@ async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<
  * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; or says why
  * the payment goes to the person instead (no live allowance, a paused one, or above it and the person chose `ask`).
  * The allowance is the one this process remembers (lib/allowances/live.ts) unless `fresh`: a payment from a remembered
- * one that would be refused or sent to the person before it is reserved is asked again from a fresh read.
+ * one that it would refuse or send to the person, or whose grant stopped, is asked again from a fresh read.
  */
 export async function payFromAllowance(
   agent: AgentContext,
@@ -79,7 +78,7 @@ export async function payFromAllowance(
 ): ReturnType<Payer> {
   const now = clock();
   const live = await liveAllowances(agent.grantId, credentialId, now, { fresh });
-  // A remembered read that would refuse is asked again of the database (lib/allowances/live.ts).
+  // What a remembered read would refuse is asked again of the database (lib/allowances/live.ts).
   const again = () => payFromAllowance(agent, credentialId, payment, clock, called, true);
   const allowance = live.allowances.find((candidate) => candidate.chainId === payment.chainId);
   if (!allowance && live.remembered) return again();
@@ -127,7 +126,8 @@ export async function payFromAllowance(
     },
   );
   const reserved = await reserving.catch((error: unknown) => {
-    if (error instanceof AllowancesChanged || (live.remembered && error instanceof AppError)) return null;
+    // a grant stopped since (with its allowances): said as a fresh read says it; a policy's refusal stands
+    if (error instanceof AllowancesChanged || (live.remembered && error instanceof GrantRevokedError)) return null;
     throw error;
   });
   if (!reserved) return again();

@@ -2,7 +2,8 @@
 // x402 payment one among all). They are read in one statement and remembered by the process, and each payment that
 // pays from a remembered allowance requires in its own transaction that nothing changed since the read (no allowance
 // made for the grant's credential, the chosen one still active), or it starts again from a fresh read. A remembered
-// read only ever says yes: a payment it would refuse, or send to the person, is asked again of the database first.
+// read only ever says yes: a payment it would refuse for the allowance's sake, or send to the person, is asked again
+// of the database first (a policy's refusal, which no allowance changes, stands).
 import { LRUCache } from "lru-cache";
 import { required, type TransactionScript } from "@/lib/db/transaction-script";
 import { readLiveAllowances, type Allowance } from "./allowances";

@@ -25,7 +25,7 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy, PolicyViolation } from "@/lib/wallet/policy";
 import { policyRefusal } from "@/lib/wallet/requests";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
-import { RequestError } from "@/lib/wallet/request-lifecycle";
+import { GrantRevokedError, RequestError } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
 import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
 import { paymentLeaf, signLeaf } from "./leaf";
@@ -344,6 +344,9 @@ export async function payX402(
   return withinAllowance(payer, required, await liveAllowances(agent.grantId, credentialId, clock()));
 }
 
+/** A refusal that a fresh read of the grant's allowances could decide otherwise (a policy's would not: it is not asked again). */
+const decidedByTheAllowance = (error: unknown) => error instanceof X402AllowanceRefusal || error instanceof GrantRevokedError;
+
 /**
  * The payment from the grant's live allowances, or the person's one tap for it. A payment chosen from a remembered read
  * of them that is refused, or sent to the person, is asked again from a fresh one (lib/allowances/live.ts), as one
@@ -374,7 +377,7 @@ async function withinAllowance(
     const paying = delegations.find((row) => row.hash === choice.delegationHash)!;
     return await signWithinAllowance({ ...payer, unchanged: () => live.unchanged(paying.allowanceId) }, required, choice, paying);
   } catch (error) {
-    if (error instanceof AllowancesChanged || (live.remembered && error instanceof AppError)) return again();
+    if (error instanceof AllowancesChanged || (live.remembered && decidedByTheAllowance(error))) return again();
     if (!(error instanceof X402AllowanceRefusal) || error.forPerson === null) throw error;
     const words = error.forPerson;
     return toPerson(agent, credential.id, required, error, async () => words, clock);
