@@ -61,7 +61,7 @@ export function* relayerTurnIn(chainId: number, userId: string, alongside: HeldL
   const relayer = relayerAccount(chainId);
   if (!relayer) return () => null;
   const lease = yield* leaseTakenIn(relayerLease(chainId, relayer.address), alongside);
-  const spent = yield* gasSpentIn(userId, chainId, new Date(Date.now() - BUDGET_WINDOW_MS));
+  const spent = yield* gasSpentIn(userId, chainId);
   return () => {
     const held = lease.held();
     return held && { lease: held, spent: spent() };
@@ -143,7 +143,7 @@ async function checkAffordable(
   if (relayFor.purpose === "revocation") return;
   if (cost.balance < cost.gas * cost.maxFeePerGas + reserve) throw new RelayerLowError(chainId);
   if (!relayFor.userId) return;
-  const spent = spentBefore ?? (await gasSpentFor(relayFor.userId, chainId, new Date(Date.now() - BUDGET_WINDOW_MS)));
+  const spent = spentBefore ?? (await gasSpentFor(relayFor.userId, chainId));
   if (spent.gas + cost.gas > limits.gasBudget) {
     throw new RelayBudgetError(chainId, new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS));
   }

@@ -50,17 +50,19 @@ const gasSpentOf = (row: GasSpentRow | undefined): GasSpent => ({
   oldest: row?.oldest ? new Date(row.oldest) : null,
 });
 
+const windowStart = () => new Date(Date.now() - BUDGET_WINDOW_MS);
+
 /**
- * Gas the relayer of `chainId` spent for the person since `since` (a transaction not mined yet counts its limit), and
- * when the oldest of it leaves the window.
+ * Gas the relayer of `chainId` spent for the person in the budget's window (a transaction not mined yet counts its
+ * limit), and when the oldest of it leaves the window.
  */
-export async function gasSpentFor(userId: string, chainId: number, since: Date): Promise<GasSpent> {
-  return gasSpentOf((await queryPastOrm<GasSpentRow>(GAS_SPENT, [userId, chainId, since]))[0]);
+export async function gasSpentFor(userId: string, chainId: number): Promise<GasSpent> {
+  return gasSpentOf((await queryPastOrm<GasSpentRow>(GAS_SPENT, [userId, chainId, windowStart()]))[0]);
 }
 
 /** gasSpentFor in the caller's transaction, without waiting for the answer: it is there once the transaction has run. */
-export function* gasSpentIn(userId: string, chainId: number, since: Date): TransactionScript<() => GasSpent> {
-  const rows = yield* rowsLater<GasSpentRow>(GAS_SPENT, userId, chainId, since);
+export function* gasSpentIn(userId: string, chainId: number): TransactionScript<() => GasSpent> {
+  const rows = yield* rowsLater<GasSpentRow>(GAS_SPENT, userId, chainId, windowStart());
   return () => gasSpentOf(rows()[0]);
 }
 
