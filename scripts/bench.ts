@@ -95,6 +95,12 @@ type Result = {
   peakRssMb: number;
   /** set when p50, p99 and max are the server's own times for the requests of the steady run before it */
   inServer?: boolean;
+  /**
+   * A payment's CPU in reads: what `/mcp list_credentials (JWT)` cost in the same stretch of the run (`readCpuUs`, the
+   * mean of its runs just before and just after the payments), for the issues' targets in reads.
+   */
+  inReads?: number;
+  readCpuUs?: number;
 };
 
 /** CPU time a process has used so far, all its threads (Linux: utime + stime in /proc/<pid>/stat). */
@@ -167,8 +173,8 @@ const MAX_CREATIONS_A_SECOND = 1_500;
 
 type Measured = Pick<Result, "rps" | "p50" | "p99" | "max" | "errors" | "cpuUsPerRequest">;
 
-/** As fast as the server answers, CONNECTIONS requests at a time (autocannon). */
-async function saturated(scenario: Scenario): Promise<Measured> {
+/** As fast as the server answers, CONNECTIONS requests at a time (autocannon); `warm`: after a warm-up of its own. */
+async function saturated(scenario: Scenario, warm = true): Promise<Measured> {
   const load = {
     url: scenario.url,
     method: scenario.method ?? "POST",
@@ -179,7 +185,7 @@ async function saturated(scenario: Scenario): Promise<Measured> {
   } as const;
   // Unmeasured: the first calls of a path load its modules and warm the JIT. Not for request sequences: their
   // state would be left with calls cut off at the end; those that spend what `prepare` made warm up on their own.
-  if (!scenario.requests || scenario.stateless) await autocannon({ ...load, duration: WARM_UP_SECONDS });
+  if (warm && (!scenario.requests || scenario.stateless)) await autocannon({ ...load, duration: WARM_UP_SECONDS });
   await scenario.prepare?.();
   if (scenario.warmUpAmount) await autocannon({ ...load, amount: scenario.warmUpAmount });
   const cpuBefore = cpuMs(scenario.pid);
@@ -320,17 +326,21 @@ const modernToolCall = (name: string) =>
     },
   });
 
+/** The read the payments' targets are counted in. */
+const READ = "/mcp list_credentials (JWT)";
 const ALLOWANCE_SPEND = "/mcp send_transaction from an allowance (to its tx hash)";
 const X402_PAYMENT = "/mcp pay_x402 within an allowance (to its header)";
 /** Payments of one allowance take turns (each under its lease), so they are timed one after another. */
 const ALLOWANCE_SPENDS = 200;
 
 /**
- * Unmeasured payments before the measured ones, for as long as the other scenarios warm up: V8 compiles a path's
- * functions only after it has run them a while. With twenty, the measured payments still paid for compiling theirs
- * (in the process, the first 150 payments after 30 cost a tenth to a fifth more than the 150 after 330).
+ * Unmeasured payments before the measured ones, and at least for as long as the other scenarios warm up. V8 optimizes
+ * a function once it has run a budget of its bytecodes, so a function a payment runs once needs hundreds of payments,
+ * where a read's path gets there within the thousands of calls of its eight seconds. After 220 payments the measured
+ * 200 transfers still had 99 functions compiled during them (390 ms of the compiler's CPU, 2 ms a payment); after
+ * 1,600, 47 (190 ms). A transfer takes about 40 ms (the chain mines each), so this warm-up takes 40 s.
  */
-const WARM_UP_SPENDS = 20;
+const WARM_UP_SPENDS = 1_000;
 
 /** The most payments an allowance allows (lib/allowances/caveats.ts): enough for the warm-up and the measured ones. */
 const ALLOWANCE_TRANSACTIONS = 10_000;
@@ -338,7 +348,9 @@ const ALLOWANCE_TRANSACTIONS = 10_000;
 /**
  * Payments one after another, each timed from its request to its answer, which `paid` recognizes: the warm-up's by one
  * agent, the measured ones by another (`agent()` makes one, its allowance new, and gives its call), so that what the
- * warm-up leaves behind (an x402 payment's held amount, which each later payment of the allowance counts) is not measured.
+ * warm-up leaves behind (an x402 payment's held amount, which each later payment of the allowance counts) is not
+ * measured. `read()` measures the yardstick, a read, just before the payments and just after: the machine's speed
+ * drifts by a fifth within minutes, more than between a read measured beside the payments and the payments.
  */
 async function inTurn(
   app: RunningApp,
@@ -346,12 +358,17 @@ async function inTurn(
   scale: number,
   agent: () => Promise<() => Promise<Response>>,
   paid: RegExp,
+  read: () => Promise<Measured>,
 ): Promise<Result> {
   const warmUntil = performance.now() + WARM_UP_SECONDS * 1000;
   const warming = await agent();
-  // Each answer read to its end, as the measured ones are: an unread body holds its connection, and the pool's
-  // connections then run out.
-  for (let index = 0; index < WARM_UP_SPENDS || performance.now() < warmUntil; index++) await (await warming()).text();
+  for (let index = 0; index < WARM_UP_SPENDS || performance.now() < warmUntil; index++) {
+    // Each answer read to its end, as the measured ones are: an unread body holds its connection until the server's
+    // cap on connections refuses new ones. A warm-up refused would warm the refusal's path instead: it stops the run.
+    const text = await (await warming()).text();
+    if (!paid.test(text)) throw new Error(`a warm-up payment (${scenario}) was not paid: ${text.slice(0, 300)}`);
+  }
+  const readBefore = await read();
   const call = await agent();
   let peak = rssMb(app.pid);
   const cpuBefore = cpuMs(app.pid);
@@ -367,14 +384,19 @@ async function inTurn(
   }
   const seconds = (performance.now() - started) / 1000;
   const cpu = cpuMs(app.pid) - cpuBefore;
+  const readAfter = await read();
+  const cpuUsPerRequest = Math.round((cpu * 1000) / ALLOWANCE_SPENDS);
+  const readCpuUs = Math.round((readBefore.cpuUsPerRequest + readAfter.cpuUsPerRequest) / 2);
   return {
     scenario,
     scale,
     rps: Math.round(ALLOWANCE_SPENDS / seconds),
     ...quantiles(latencies.sort((a, b) => a - b)),
     errors,
-    cpuUsPerRequest: Math.round((cpu * 1000) / ALLOWANCE_SPENDS),
+    cpuUsPerRequest,
     peakRssMb: Math.round(peak),
+    inReads: Math.round((cpuUsPerRequest / readCpuUs) * 100) / 100,
+    readCpuUs,
   };
 }
 
@@ -401,12 +423,18 @@ async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Para
  * local chain with the Delegation Framework: policy, the enforcers' view calls, the simulation, the relayer's
  * redemption and its receipt (hardhat mines each at once).
  */
-async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
+async function allowanceSpends(
+  app: RunningApp,
+  chain: LocalChain,
+  scale: number,
+  headers: Record<string, string>,
+  read: () => Promise<Measured>,
+): Promise<Result> {
   const shop = privateKeyToAccount(generatePrivateKey()).address;
   const agent = async () => {
     const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
       recipients: [shop],
-      native: parseEther("1"),
+      native: parseEther("2"),
       transactions: ALLOWANCE_TRANSACTIONS,
       overLimit: "refuse",
     });
@@ -419,7 +447,7 @@ async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number
     });
     return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
   };
-  return inTurn(app, ALLOWANCE_SPEND, scale, agent, /"tx_hash":"0x[0-9a-f]{64}"/);
+  return inTurn(app, ALLOWANCE_SPEND, scale, agent, /"tx_hash":"0x[0-9a-f]{64}"/, read);
 }
 
 /**
@@ -427,7 +455,13 @@ async function allowanceSpends(app: RunningApp, chain: LocalChain, scale: number
  * key signs a one-time leaf, nothing is sent on chain (no facilitator redeems them here, so every payment stays held
  * and each one counts all the holds before it).
  */
-async function x402Payments(app: RunningApp, chain: LocalChain, scale: number, headers: Record<string, string>): Promise<Result> {
+async function x402Payments(
+  app: RunningApp,
+  chain: LocalChain,
+  scale: number,
+  headers: Record<string, string>,
+  read: () => Promise<Measured>,
+): Promise<Result> {
   const merchant = privateKeyToAccount(generatePrivateKey()).address;
   const facilitator = privateKeyToAccount(generatePrivateKey()).address;
   const token = await deployErc20(chain, { name: "USD Coin", symbol: "USDC", supply: 10n ** 12n, holder: merchant });
@@ -460,7 +494,7 @@ async function x402Payments(app: RunningApp, chain: LocalChain, scale: number, h
     });
     return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
   };
-  return inTurn(app, X402_PAYMENT, scale, agent, /"header":"PAYMENT-SIGNATURE"/);
+  return inTurn(app, X402_PAYMENT, scale, agent, /"header":"PAYMENT-SIGNATURE"/, read);
 }
 
 const bursts: Burst[] = [];
@@ -663,7 +697,7 @@ async function run(scale: number): Promise<Result[]> {
       { name: "POST /mcp without token (401)", url: mcpUrl, body: mcpBody("tools/list"), pid: app.pid },
       { name: "/mcp tools/list", url: mcpUrl, headers: mcpHeaders(tokens.access_token), body: mcpBody("tools/list"), pid: app.pid },
       {
-        name: "/mcp list_credentials (JWT)",
+        name: READ,
         url: mcpUrl,
         headers: mcpHeaders(tokens.access_token),
         body: toolCall("list_credentials"),
@@ -811,11 +845,21 @@ async function run(scale: number): Promise<Result[]> {
       results.push(full);
       if (scenario.halfLoad) results.push(...(await measure(scenario, scale, Math.max(1, Math.round(full.rps / 2)))));
     }
+    // The yardstick the payments are counted in, measured beside them; warmed first when it did not run already.
+    let readWarm = chosen.some((scenario) => scenario.name === READ);
+    const read = async () => {
+      const measured = await saturated(
+        scenarios.find((scenario) => scenario.name === READ)!,
+        !readWarm,
+      );
+      readWarm = true;
+      return measured;
+    };
     if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) {
-      results.push(await allowanceSpends(app, chain, scale, mcpHeaders("")));
+      results.push(await allowanceSpends(app, chain, scale, mcpHeaders(""), read));
     }
     if (!wanted || wanted.some((part) => X402_PAYMENT.includes(part))) {
-      results.push(await x402Payments(app, chain, scale, mcpHeaders("")));
+      results.push(await x402Payments(app, chain, scale, mcpHeaders(""), read));
     }
     if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app, chain));
     return results;
@@ -858,6 +902,7 @@ function printed(scale: number, results: Result[]): Result[] {
         `${String(r.max).padStart(8)} ${String(r.errors).padStart(7)} ${(r.inServer ? "" : String(r.cpuUsPerRequest)).padStart(11)} ` +
         `${String(r.peakRssMb).padStart(12)}   ${ratio}`,
     );
+    if (r.inReads) console.log(`  ↳ ${r.inReads} reads (a read beside it: ${r.readCpuUs} µs)`);
   }
   console.log(
     `peak RSS of the server over the run: ${Math.max(...results.filter((r) => !r.scenario.startsWith("peer")).map((r) => r.peakRssMb))} MB`,
