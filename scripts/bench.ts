@@ -338,7 +338,7 @@ const ALLOWANCE_SPENDS = 200;
  * a function once it has run a budget of its bytecodes, so a function a payment runs once needs hundreds of payments,
  * where a read's path gets there within the thousands of calls of its eight seconds. After 220 payments the measured
  * 200 transfers still had 99 functions compiled during them (390 ms of the compiler's CPU, 2 ms a payment); after
- * 1,600, 47 (190 ms). A transfer takes about 40 ms (the chain mines each), so this warm-up takes 40 s.
+ * 1,500, 47 (190 ms). A transfer takes about 40 ms (the chain mines each), so this warm-up takes 40 s.
  */
 const WARM_UP_SPENDS = 1_000;
 
