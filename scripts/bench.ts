@@ -345,23 +345,34 @@ const WARM_UP_SPENDS = 1_000;
 /** The most payments an allowance allows (lib/allowances/caveats.ts): enough for the warm-up and the measured ones. */
 const ALLOWANCE_TRANSACTIONS = 10_000;
 
+/** What a payment scenario runs against: the app and its chain, the MCP headers, and the read it is counted in. */
+type PaymentBench = {
+  app: RunningApp;
+  chain: LocalChain;
+  scale: number;
+  headers: Record<string, string>;
+  read: () => Promise<Measured>;
+};
+
 /**
  * Payments one after another, each timed from its request to its answer, which `paid` recognizes: the warm-up's by one
- * agent, the measured ones by another (`agent()` makes one, its allowance new, and gives its call), so that what the
+ * agent, the measured ones by another (`agent()` makes one, its allowance new, and gives its token and call), so that what the
  * warm-up leaves behind (an x402 payment's held amount, which each later payment of the allowance counts) is not
  * measured. `read()` measures the yardstick, a read, just before the payments and just after: the machine's speed
  * drifts by a fifth within minutes, more than between a read measured beside the payments and the payments.
  */
 async function inTurn(
-  app: RunningApp,
+  { app, scale, headers, read }: PaymentBench,
   scenario: string,
-  scale: number,
-  agent: () => Promise<() => Promise<Response>>,
+  agent: () => Promise<{ accessToken: string; body: string }>,
   paid: RegExp,
-  read: () => Promise<Measured>,
 ): Promise<Result> {
+  const caller = async () => {
+    const { accessToken, body } = await agent();
+    return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+  };
   const warmUntil = performance.now() + WARM_UP_SECONDS * 1000;
-  const warming = await agent();
+  const warming = await caller();
   for (let index = 0; index < WARM_UP_SPENDS || performance.now() < warmUntil; index++) {
     // Each answer read to its end, as the measured ones are: an unread body holds its connection until the server's
     // cap on connections refuses new ones. A warm-up refused would warm the refusal's path instead: it stops the run.
@@ -369,7 +380,7 @@ async function inTurn(
     if (!paid.test(text)) throw new Error(`a warm-up payment (${scenario}) was not paid: ${text.slice(0, 300)}`);
   }
   const readBefore = await read();
-  const call = await agent();
+  const call = await caller();
   let peak = rssMb(app.pid);
   const cpuBefore = cpuMs(app.pid);
   const started = performance.now();
@@ -423,13 +434,8 @@ async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Para
  * local chain with the Delegation Framework: policy, the enforcers' view calls, the simulation, the relayer's
  * redemption and its receipt (hardhat mines each at once).
  */
-async function allowanceSpends(
-  app: RunningApp,
-  chain: LocalChain,
-  scale: number,
-  headers: Record<string, string>,
-  read: () => Promise<Measured>,
-): Promise<Result> {
+async function allowanceSpends(bench: PaymentBench): Promise<Result> {
+  const { app, chain } = bench;
   const shop = privateKeyToAccount(generatePrivateKey()).address;
   const agent = async () => {
     const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
@@ -445,9 +451,9 @@ async function allowanceSpends(
       to: shop,
       value: "1000000000000000",
     });
-    return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+    return { accessToken, body };
   };
-  return inTurn(app, ALLOWANCE_SPEND, scale, agent, /"tx_hash":"0x[0-9a-f]{64}"/, read);
+  return inTurn(bench, ALLOWANCE_SPEND, agent, /"tx_hash":"0x[0-9a-f]{64}"/);
 }
 
 /**
@@ -455,13 +461,8 @@ async function allowanceSpends(
  * key signs a one-time leaf, nothing is sent on chain (no facilitator redeems them here, so every payment stays held
  * and each one counts all the holds before it).
  */
-async function x402Payments(
-  app: RunningApp,
-  chain: LocalChain,
-  scale: number,
-  headers: Record<string, string>,
-  read: () => Promise<Measured>,
-): Promise<Result> {
+async function x402Payments(bench: PaymentBench): Promise<Result> {
+  const { app, chain } = bench;
   const merchant = privateKeyToAccount(generatePrivateKey()).address;
   const facilitator = privateKeyToAccount(generatePrivateKey()).address;
   const token = await deployErc20(chain, { name: "USD Coin", symbol: "USDC", supply: 10n ** 12n, holder: merchant });
@@ -492,9 +493,9 @@ async function x402Payments(
       credential_id: credentialId,
       payment_required: Buffer.from(JSON.stringify(required)).toString("base64"),
     });
-    return () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+    return { accessToken, body };
   };
-  return inTurn(app, X402_PAYMENT, scale, agent, /"header":"PAYMENT-SIGNATURE"/, read);
+  return inTurn(bench, X402_PAYMENT, agent, /"header":"PAYMENT-SIGNATURE"/);
 }
 
 const bursts: Burst[] = [];
@@ -855,12 +856,9 @@ async function run(scale: number): Promise<Result[]> {
       readWarm = true;
       return measured;
     };
-    if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) {
-      results.push(await allowanceSpends(app, chain, scale, mcpHeaders(""), read));
-    }
-    if (!wanted || wanted.some((part) => X402_PAYMENT.includes(part))) {
-      results.push(await x402Payments(app, chain, scale, mcpHeaders(""), read));
-    }
+    const payments: PaymentBench = { app, chain, scale, headers: mcpHeaders(""), read };
+    if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) results.push(await allowanceSpends(payments));
+    if (!wanted || wanted.some((part) => X402_PAYMENT.includes(part))) results.push(await x402Payments(payments));
     if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app, chain));
     return results;
   } finally {
