@@ -356,10 +356,11 @@ type PaymentBench = {
 
 /**
  * Payments one after another, each timed from its request to its answer, which `paid` recognizes: the warm-up's by one
- * agent, the measured ones by another (`agent()` makes one, its allowance new, and gives its token and call), so that what the
- * warm-up leaves behind (an x402 payment's held amount, which each later payment of the allowance counts) is not
- * measured. `read()` measures the yardstick, a read, just before the payments and just after: the machine's speed
- * drifts by a fifth within minutes, more than between a read measured beside the payments and the payments.
+ * agent, the measured ones by another (`agent()` makes one, its allowance new, and gives its token and the call's
+ * body), so that what the warm-up leaves behind (an x402 payment's held amount, which each later payment of the
+ * allowance counts) is not measured. `read()` measures the yardstick, a read, just before the payments and just after:
+ * the machine's speed drifts by a fifth within minutes, more than between a read measured beside the payments and the
+ * payments.
  */
 async function inTurn(
   { app, scale, headers, read }: PaymentBench,
