@@ -186,3 +186,141 @@ describe("a kept-alive connection the node drops", () => {
     }
   });
 });
+
+describe("a node that is busy or failing (HTTP 429, 5xx)", () => {
+  /**
+   * A node that answers its next requests with `busy`'s statuses in turn (with a Retry-After, a body), then properly:
+   * each call by method, a batch as an array. `got`: each request's methods, and when it arrived.
+   */
+  let node: http.Server;
+  let nodeUrl = "";
+  let busy: { status: number; retryAfter?: string; body?: string }[] = [];
+  let got: { methods: string[]; at: number }[] = [];
+  const HASH = `0x${"ab".repeat(32)}`;
+  const resultOf = (call: Call) =>
+    ({ eth_chainId: "0x7a69", eth_getBalance: "0x2a", eth_sendRawTransaction: HASH })[call.method as string] ?? null;
+
+  before(async () => {
+    node = http.createServer(async (request, response) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of request) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as Call | Call[];
+      const calls = [body].flat();
+      got.push({ methods: calls.map((call) => call.method), at: Date.now() });
+      const next = busy.shift();
+      if (next)
+        return response
+          .writeHead(next.status, { "Content-Type": "text/plain", ...(next.retryAfter && { "Retry-After": next.retryAfter }) })
+          .end(next.body ?? "Too busy");
+      const answers = calls.map((call) => ({ jsonrpc: "2.0", id: call.id, result: resultOf(call) }));
+      response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
+    });
+    await new Promise<void>((resolve) => node.listen(0, "127.0.0.1", resolve));
+    nodeUrl = `http://127.0.0.1:${(node.address() as AddressInfo).port}`;
+  });
+  after(() => {
+    node.closeAllConnections();
+    node.close();
+  });
+
+  /** A transport of its own (batching is a transport's state), and a call of it. */
+  const transportFor = (timeoutMs = 4_000) => {
+    const transport = jsonRpcTransport(nodeUrl, { timeoutMs })({});
+    return (method: string) => transport.request({ method, params: [] } as never) as Promise<unknown>;
+  };
+  const fresh = (statuses: typeof busy) => {
+    busy = statuses;
+    got = [];
+  };
+  const statusOf = (error: unknown) => (error instanceof HttpRequestError ? error.status : String(error));
+
+  it("asks a read again after a 429's Retry-After (seconds, or an HTTP date); past its timeout, fails at once with the 429", async () => {
+    const ask = transportFor();
+    fresh([{ status: 429, retryAfter: "1" }]);
+    assert.equal(await ask("eth_chainId"), "0x7a69");
+    assert.equal(got.length, 2);
+    assert.ok(got[1].at - got[0].at >= 990, `asked again after ${got[1].at - got[0].at} ms`);
+
+    // an HTTP date has whole seconds: at least 1.5 s from now
+    fresh([{ status: 429, retryAfter: new Date(Date.now() + 2_500).toUTCString() }]);
+    assert.equal(await ask("eth_chainId"), "0x7a69");
+    assert.ok(got[1].at - got[0].at >= 1_400, `asked again after ${got[1].at - got[0].at} ms`);
+
+    fresh([{ status: 429, retryAfter: "30" }]);
+    const started = Date.now();
+    assert.equal(statusOf(await ask("eth_chainId").catch((error: unknown) => error)), 429);
+    assert.ok(Date.now() - started < 1_000, "no wait past the timeout");
+    assert.equal(got.length, 1);
+  });
+
+  it("asks a read again after 503s with a growing wait, three times in all; then says the status", async () => {
+    const ask = transportFor();
+    fresh([{ status: 503 }, { status: 502, body: "<html>Bad Gateway</html>" }]);
+    assert.equal(await ask("eth_getBalance"), "0x2a");
+    assert.equal(got.length, 3);
+    assert.ok(got[1].at - got[0].at >= 240 && got[2].at - got[1].at >= 490, JSON.stringify(got));
+
+    fresh([{ status: 503 }, { status: 503 }, { status: 503 }, { status: 503 }]);
+    assert.equal(statusOf(await ask("eth_getBalance").catch((error: unknown) => error)), 503);
+    assert.equal(got.length, 3);
+  });
+
+  it("never sends a broadcast again: in a batch answered 429 it hears it; the batch's reads are asked again, batching on", async () => {
+    const ask = transportFor();
+    fresh([
+      { status: 429, retryAfter: "0", body: JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: 429, message: "rate limited" } }) },
+    ]);
+    const [sent, chainId] = await Promise.allSettled([ask("eth_sendRawTransaction"), ask("eth_chainId")]);
+    assert.equal(sent.status === "rejected" && statusOf(sent.reason), 429);
+    assert.deepEqual(chainId, { status: "fulfilled", value: "0x7a69" });
+    assert.deepEqual(
+      got.map((request) => request.methods),
+      [["eth_sendRawTransaction", "eth_chainId"], ["eth_chainId"]],
+    );
+    fresh([]);
+    await Promise.all([ask("eth_chainId"), ask("eth_getBalance")]);
+    assert.deepEqual(
+      got.map((request) => request.methods),
+      [["eth_chainId", "eth_getBalance"]],
+      "still one batch",
+    );
+    // alone, answered 503: not sent again either
+    fresh([{ status: 503 }]);
+    assert.equal(statusOf(await ask("eth_sendRawTransaction").catch((error: unknown) => error)), 503);
+    assert.equal(got.length, 1);
+  });
+
+  it("a node that does not batch (2xx, one answer for a batch): reads asked one at a time from then, a broadcast not again", async () => {
+    const ask = transportFor();
+    const refusal = JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batches are not supported" } });
+    fresh([{ status: 200, body: refusal }]);
+    const [sent, chainId] = await Promise.allSettled([ask("eth_sendRawTransaction"), ask("eth_chainId")]);
+    assert.ok(sent.status === "rejected" && sent.reason instanceof HttpRequestError, String(sent.status));
+    assert.match((sent.reason as HttpRequestError).details, /not sent again/);
+    assert.deepEqual(chainId, { status: "fulfilled", value: "0x7a69" });
+    assert.equal(got.flatMap((request) => request.methods).filter((method) => method === "eth_sendRawTransaction").length, 1);
+    fresh([]);
+    await Promise.all([ask("eth_chainId"), ask("eth_getBalance")]);
+    assert.deepEqual(
+      got.map((request) => request.methods.length),
+      [1, 1],
+    );
+  });
+
+  it("a batch refused whole with a 4xx is no proof the node does not batch: each call hears it, batching on", async () => {
+    const ask = transportFor();
+    fresh([{ status: 413, body: JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32600, message: "batch too large" } }) }]);
+    const answers = await Promise.allSettled([ask("eth_chainId"), ask("eth_getBalance")]);
+    assert.deepEqual(
+      answers.map((answer) => answer.status),
+      ["rejected", "rejected"],
+    );
+    assert.match(String((answers[0] as PromiseRejectedResult).reason.details), /batch too large/);
+    fresh([]);
+    await Promise.all([ask("eth_chainId"), ask("eth_getBalance")]);
+    assert.deepEqual(
+      got.map((request) => request.methods.length),
+      [2],
+    );
+  });
+});
