@@ -19,7 +19,7 @@ import { atUtc } from "@/lib/clock";
 import { AppError } from "@/lib/http/errors";
 import { runTransaction, unansweredAll, writeTogether, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
-import { asRevert } from "@/lib/wallet/reverts";
+import { alreadyKnown, asRevert, nodeWords, SendRefusedError } from "@/lib/wallet/reverts";
 import { chainById, onChain } from "@/lib/wallet/chains";
 import { leaseTakenIn, withLease, type HeldLease } from "./lease";
 import { BUDGET_WINDOW_MS, gasSpentFor, gasSpentIn, receiptRow, relayedRow, type GasSpent, type RelayFor } from "./relayer-ledger";
@@ -261,7 +261,15 @@ export async function relay(
           .request({ method: "eth_getTransactionReceipt", params: [hash] })
           .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
           .catch(() => null);
-        await sending;
+        await sending.catch(async (error: unknown) => {
+          // The node holds it already (these bytes reached it before): sent.
+          if (alreadyKnown(error)) return;
+          const words = nodeWords(error);
+          if (words) throw new SendRefusedError(chainId, words);
+          // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
+          if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
+          throw error;
+        });
         return { hash, mined };
       }),
     { taken: options.turn?.lease },
