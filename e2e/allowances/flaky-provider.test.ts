@@ -1,0 +1,3 @@
+import { flakyProviderSuite } from "../support/flaky-provider-suite";
+
+flakyProviderSuite("sqlite");

@@ -1,0 +1,65 @@
+// A real HTTP proxy in front of the local node that fails as hosted providers do: it answers a whole HTTP request with
+// a status of its own (429 with Retry-After, 503), before the node sees it or after the node has taken it, and can
+// change a call on its way (a node behind the provider's balancer that lags the others). It records every request it
+// gets, with when it came, so that a test counts the attempts and sees which calls went out together.
+import http from "node:http";
+import { freePort } from "./app";
+
+export type ProxiedCall = { jsonrpc?: string; id?: unknown; method?: string; params?: unknown[] };
+
+/** An HTTP answer of the proxy's own instead of the node's; `forwarded`: the node got the request (and acted) first. */
+export type Fault = { status: number; retryAfter?: string; forwarded?: boolean };
+
+export type FaultProxy = {
+  rpcUrl: string;
+  /** Each HTTP request the proxy got: its calls' methods (more than one: a batch), and when it came. */
+  seen: { methods: string[]; at: number }[];
+  /** What to answer a request with (its calls) instead of the node's answer; nothing: the node's answer. */
+  fault?: (calls: ProxiedCall[]) => Fault | void;
+  /** A call as the node gets it. */
+  rewrite?: (call: ProxiedCall) => ProxiedCall;
+  stop: () => Promise<void>;
+};
+
+/** A provider's 429 says why in a JSON-RPC error (one for the whole batch); its 5xx is a page of text. */
+const bodyOf = (status: number) =>
+  status === 429
+    ? JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: 429, message: "Too many requests, try again later" } })
+    : "Service Unavailable";
+
+export async function faultProxy(target: string): Promise<FaultProxy> {
+  const server = http.createServer(async (request, response) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString()) as ProxiedCall | ProxiedCall[];
+    const calls = [body].flat();
+    proxy.seen.push({ methods: calls.map((call) => call.method ?? "(none)"), at: Date.now() });
+    const fault = proxy.fault?.(calls);
+    const rewrite = proxy.rewrite;
+    const passed = rewrite ? (Array.isArray(body) ? body.map(rewrite) : rewrite(body)) : body;
+    const answer =
+      !fault || fault.forwarded
+        ? await fetch(target, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(passed) })
+        : null;
+    if (fault) {
+      const headers = { "Content-Type": fault.status === 429 ? "application/json" : "text/plain" };
+      response
+        .writeHead(fault.status, { ...headers, ...(fault.retryAfter && { "Retry-After": fault.retryAfter }) })
+        .end(bodyOf(fault.status));
+      return;
+    }
+    response.writeHead(answer!.status, { "Content-Type": "application/json" }).end(Buffer.from(await answer!.arrayBuffer()));
+  });
+  const port = await freePort();
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
+  const proxy: FaultProxy = {
+    rpcUrl: `http://127.0.0.1:${port}`,
+    seen: [],
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+  return proxy;
+}

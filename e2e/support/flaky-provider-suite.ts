@@ -1,0 +1,180 @@
+// An agent paying from an allowance through a provider that fails as hosted ones do (issue 55, "providers as they
+// are"), on SQLite (e2e/allowances/flaky-provider.test.ts) and on PostgreSQL (e2e/postgres/flaky-provider.test.ts): one
+// suite per test file, as a process holds one database client. A real hardhat node behind a real proxy (fault-proxy)
+// that answers 429 with Retry-After after the node took the broadcast, 429 and 503 on reads, and lags on the relayer's
+// pending nonce so that the node itself refuses the relayer's transaction as underpriced.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { chainDefinition } from "./chain";
+import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
+
+const PAYMENT = parseEther("0.001");
+
+export function flakyProviderSuite(database: "sqlite" | "postgres") {
+  describe(`payments from an allowance through a flaky provider (${database})`, { timeout: 300_000 }, () => {
+    let world: AllowanceWorld;
+    let proxy: FaultProxy;
+    let lib: {
+      agent: typeof import("@/lib/allowances/agent");
+      clock: typeof import("@/lib/clock");
+      db: typeof import("@/lib/db");
+      settings: typeof import("@/lib/allowances/settings");
+    };
+
+    before(async () => {
+      world = await startAllowanceWorld({
+        database,
+        rpcUrl: async (chain) => {
+          proxy = await faultProxy(chain.rpcUrl);
+          return proxy.rpcUrl;
+        },
+      });
+      lib = {
+        agent: await import("@/lib/allowances/agent"),
+        clock: await import("@/lib/clock"),
+        db: await import("@/lib/db"),
+        settings: await import("@/lib/allowances/settings"),
+      };
+    });
+    after(async () => {
+      await proxy?.stop();
+      await world?.stop();
+    });
+
+    /** An agent of a person of their own, with an allowance of 0.01 ETH a day to a shop: `pay` sends it 0.001 ETH. */
+    async function agentPayingShop() {
+      const person = await world.newPerson("1");
+      const shop = world.recipient();
+      const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
+      await signAllowanceFor(
+        world.chain,
+        person,
+        { userId, credentialId, grantId },
+        { recipients: [shop], transactions: 100, overLimit: "refuse" },
+      );
+      const pay = async () => {
+        const paid = await lib.agent.payFromAllowance(
+          agent,
+          credentialId,
+          { chainId: world.chain.chainId, to: shop, value: PAYMENT.toString(), data: "0x" },
+          lib.clock.systemClock,
+        );
+        assert.ok("request_id" in paid, JSON.stringify(paid));
+        return paid;
+      };
+      return { shop, pay, grantId };
+    }
+
+    /** The requests the proxy got from `from` on, as their methods. */
+    const methodsFrom = (from: number) => proxy.seen.slice(from).map((request) => request.methods);
+    const sends = (from: number) =>
+      methodsFrom(from)
+        .flat()
+        .filter((method) => method === "eth_sendRawTransaction").length;
+    const broadcast = (calls: ProxiedCall[]) => calls.some((call) => call.method === "eth_sendRawTransaction");
+
+    it("a 429 answering the batch that carried the broadcast, after the node took it: paid once, batching still on", async () => {
+      const { shop, pay } = await agentPayingShop();
+      const nonce = await world.relayerNonce();
+      const from = proxy.seen.length;
+      let answered429 = false;
+      proxy.fault = (calls) => {
+        if (answered429 || !broadcast(calls) || calls.length < 2) return;
+        answered429 = true;
+        return { status: 429, retryAfter: "1", forwarded: true };
+      };
+      const paid = await pay().finally(() => (proxy.fault = undefined));
+      assert.ok(answered429, "the broadcast went out in a batch, answered 429");
+      assert.equal(paid.status, "completed");
+      assert.equal(sends(from), 1, "the broadcast was sent once");
+      assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
+      assert.equal(await world.balance(shop), PAYMENT);
+      const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash as Hex });
+      assert.equal(receipt.status, "success");
+      // the next payment's calls still go out together
+      const next = proxy.seen.length;
+      assert.equal((await pay()).status, "completed");
+      assert.ok(
+        methodsFrom(next).some((methods) => methods.length > 1),
+        JSON.stringify(methodsFrom(next)),
+      );
+      assert.equal(await world.balance(shop), 2n * PAYMENT);
+    });
+
+    it("reads answered 429 are asked again after its Retry-After, the same batch, and the payment completes", async () => {
+      const { pay } = await agentPayingShop();
+      let limited: number | undefined;
+      proxy.fault = (calls) => {
+        if (limited !== undefined || calls.length < 2 || broadcast(calls)) return;
+        limited = proxy.seen.length - 1;
+        return { status: 429, retryAfter: "1" };
+      };
+      const paid = await pay().finally(() => (proxy.fault = undefined));
+      assert.equal(paid.status, "completed");
+      assert.ok(limited !== undefined, "a batch of reads was answered 429");
+      const first = proxy.seen[limited];
+      const again = proxy.seen.slice(limited + 1).find((request) => request.methods.join() === first.methods.join());
+      assert.ok(again, `the batch ${first.methods.join()} was asked again whole: ${JSON.stringify(methodsFrom(limited))}`);
+      assert.ok(again.at - first.at >= 990, `asked again after ${again.at - first.at} ms, not the 1 s Retry-After says`);
+    });
+
+    it("a payment whose reads are answered 503 twice is asked again with a growing wait, and completes", async () => {
+      const { pay } = await agentPayingShop();
+      let failing: string | undefined;
+      let failures = 0;
+      proxy.fault = (calls) => {
+        const methods = calls.map((call) => call.method).join();
+        if (broadcast(calls) || !calls.some((call) => call.method === "eth_getBalance")) return;
+        if (failing === undefined) failing = methods;
+        if (methods !== failing || failures >= 2) return;
+        failures++;
+        return { status: 503 };
+      };
+      const from = proxy.seen.length;
+      const paid = await pay().finally(() => (proxy.fault = undefined));
+      assert.equal(paid.status, "completed");
+      const attempts = proxy.seen.slice(from).filter((request) => request.methods.join() === failing);
+      assert.equal(attempts.length, 3, `${failing}: answered 503, 503, then by the node`);
+      assert.ok(attempts[1].at - attempts[0].at >= 240 && attempts[2].at - attempts[1].at >= 490, JSON.stringify(attempts));
+    });
+
+    it("the node's own words reach the agent when it refuses the relayer's transaction (replacement underpriced)", async () => {
+      const { pay, shop, grantId } = await agentPayingShop();
+      const relayer = world.relayer as Address;
+      const mine = (automine: boolean) => world.chain.client.request({ method: "evm_setAutomine" as never, params: [automine] as never });
+      await mine(false);
+      try {
+        // The relayer's next nonce taken by a transaction paying a higher tip, waiting in the node's pool; the provider's
+        // node lags and counts only the relayer's mined transactions, so the relayer signs that nonce again, for less.
+        const wallet = createWalletClient({
+          account: privateKeyToAccount(lib.settings.localRelayerKey()),
+          chain: chainDefinition(world.chain),
+          transport: http(world.chain.rpcUrl),
+        });
+        await wallet.sendTransaction({ to: relayer, value: 0n, maxFeePerGas: parseGwei("500"), maxPriorityFeePerGas: parseGwei("100") });
+        proxy.rewrite = (call) =>
+          call.method === "eth_getTransactionCount" && call.params?.[1] === "pending"
+            ? { ...call, params: [call.params[0], "latest"] }
+            : call;
+        const error = await pay().then(
+          () => assert.fail("the payment was not refused"),
+          (caught: unknown) => caught as Error,
+        );
+        assert.match(error.message, /Replacement transaction underpriced/);
+        assert.doesNotMatch(error.message, /Missing or invalid parameters|127\.0\.0\.1|http:/);
+        assert.match(error.message, /nothing was paid/);
+        const [request] = await lib.db.db().agentRequest.findMany({ where: { grantId } });
+        assert.equal(request.status, "failed");
+        assert.match(request.reason ?? "", /Replacement transaction underpriced/);
+      } finally {
+        proxy.rewrite = undefined;
+        await mine(true);
+        await world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
+      }
+      assert.equal(await world.balance(shop), 0n);
+    });
+  });
+}
