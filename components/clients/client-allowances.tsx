@@ -37,6 +37,10 @@ function LeftWords({ limit }: { limit: Limit }) {
  * A client's allowances: each in the consent card's words with its exact signed terms one tap away, what is left, its
  * expiry, every spend with its transaction; ended ones stay listed, with their payments, as history.
  */
+/** A revocation's answer; no transaction when every delegation was disabled on chain already. */
+const disabledWords = ({ txHash }: { txHash: string | null }) =>
+  txHash ? `Allowance disabled on chain (transaction ${txHash}).` : "Allowance disabled on chain.";
+
 export function ClientAllowances({ allowances }: { allowances: ClientAllowance[] }) {
   const { busy, error, status, run } = useAction();
 
@@ -49,17 +53,13 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
       if ("stored" in ceremony) {
         // signed with the allowance: the tap approves sending it, and unseals nothing
         const assertion = await startAuthentication({ optionsJSON: ceremony.options });
-        const { txHash } = await callApi<{ txHash: string }>(path, { assertion });
-        return `Allowance disabled on chain (transaction ${txHash}).`;
+        return disabledWords(await callApi<{ txHash: string | null }>(path, { assertion }));
       }
       const { signRevocations } = await import("./sign-revocations");
       const { assertion, signed } = await signRevocations(ceremony, [ceremony.revocation]);
-      const { txHash } = await callApi<{ txHash: string }>(path, {
-        assertion,
-        nonce: ceremony.revocation.nonce,
-        signature: signed[0].signature,
-      });
-      return `Allowance disabled on chain (transaction ${txHash}).`;
+      return disabledWords(
+        await callApi<{ txHash: string | null }>(path, { assertion, nonce: ceremony.revocation.nonce, signature: signed[0].signature }),
+      );
     });
 
   const resume = (allowance: ClientAllowance) =>
@@ -91,7 +91,12 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
               </p>
             )}
             {allowance.status === "revoking" && allowance.attention && (
-              <p className="error">Its revocation is not sent again: {allowance.attention}. Revoke it to try once more.</p>
+              <p className="error">
+                Its revocation is not sent again: {allowance.attention}.{" "}
+                {allowance.relayable
+                  ? "Revoke it to try once more."
+                  : "No payment is made from it; to disable it on chain, send its disabling from the wallet itself, with coin of its own."}
+              </p>
             )}
             {allowance.status === "revoking" &&
               !allowance.attention &&
@@ -165,7 +170,7 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                 Resume allowance
               </button>
             )}
-            {allowance.status !== "revoked" && allowance.status !== "expired" && (
+            {allowance.status !== "revoked" && allowance.status !== "expired" && allowance.relayable && (
               <button type="button" className="danger" disabled={busy} onClick={() => void revoke(allowance)}>
                 Revoke allowance
               </button>

@@ -285,6 +285,7 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     await assert.rejects(signRevocation(privateKeyToAccount(generatePrivateKey()), prepared), /not this wallet's/);
     const signature = await signRevocation(person, prepared);
     const { txHash } = await lib.revocation.revokeAllowances("u_test", [id, other.id], { nonce: prepared.nonce, signature });
+    assert.ok(txHash, "a transaction disabled them");
     assert.equal((await world.chain.client.getTransactionReceipt({ hash: txHash })).status, "success");
     const { DelegationManager } = await import("@metamask/delegation-abis");
     for (const hash of hashes) {

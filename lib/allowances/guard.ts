@@ -10,11 +10,13 @@ import { onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 
 /** Why an allowance waits for the person. */
-export type Attention = "code_changed" | "relay_reverted";
+export type Attention = "code_changed" | "relay_reverted" | "revocation_refused" | "revocation_reverted";
 
 export const ATTENTION_WORDS: Record<Attention, string> = {
   code_changed: "its wallet's address now runs other code than the DeleGator the allowance was made for",
   relay_reverted: "a transaction the relayer sent for it reverted on chain",
+  revocation_refused: "the chain would refuse the revocation signed with it (one of its delegations may be disabled already)",
+  revocation_reverted: "a revocation the relayer paid for was refused on chain, and the relayer pays for no other",
 };
 
 /** Code at an address that EIP-7702 delegated to `implementation`. */

@@ -11,7 +11,7 @@ import { guarded, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { recordAudit } from "@/lib/audit";
 import { AllowanceError, frameworkFor } from "./allowances";
 import { runsDeleGator } from "./guard";
-import { prepareRevocation, revokeAllowances, sendStoredRevocations } from "./revocation";
+import { assertRelayable, prepareRevocation, revokeAllowances, sendStoredRevocations } from "./revocation";
 import type { RevocationToSign } from "./revocation-operation";
 
 /** One revocation the browser signed: the allowances it disables, the EntryPoint nonce it was signed for. */
@@ -41,8 +41,13 @@ async function revocableAllowance(userId: string, allowanceId: string) {
   const allowance = await db().allowance.findFirst({ where: { id: allowanceId, userId } });
   if (!allowance) throw new NotFoundError("The allowance");
   if (allowance.status === "revoked") throw new AllowanceError("This allowance is already revoked.", 409);
+  assertRelayable(allowance);
   return allowance;
 }
+
+/** Whether the allowance is revoked by the revocation stored with it: not once the chain would refuse that one. */
+const sendsStored = (allowance: { revocationSignature: string | null; attention: string | null }) =>
+  allowance.revocationSignature !== null && allowance.attention !== "revocation_refused";
 
 /**
  * What "Revoke allowance" needs: with a stored revocation, a challenge any of the person's passkeys answers;
@@ -50,7 +55,7 @@ async function revocableAllowance(userId: string, allowanceId: string) {
  */
 export async function allowanceRevocationOptions(userId: string, allowanceId: string) {
   const allowance = await revocableAllowance(userId, allowanceId);
-  if (allowance.revocationSignature) {
+  if (sendsStored(allowance)) {
     return { options: await stepUpOptions(userId, "revoke-allowance", allowanceId, STORED_REVOCATION), stored: true };
   }
   const { allow, ...wallet } = await signingWallet(userId, allowance.credentialId);
@@ -67,9 +72,9 @@ export async function revokeAllowanceForUser(
   userId: string,
   allowanceId: string,
   input: { assertion: AuthenticationResponseJSON; nonce?: string; signature?: string },
-): Promise<{ txHash: string }> {
+): Promise<{ txHash: string | null }> {
   const allowance = await revocableAllowance(userId, allowanceId);
-  if (allowance.revocationSignature) {
+  if (sendsStored(allowance)) {
     await verifyStepUp(userId, "revoke-allowance", allowanceId, STORED_REVOCATION, input.assertion);
     // the person asks again: one held for their attention is sent again too
     await db().allowance.updateMany({
@@ -101,7 +106,8 @@ async function clientAllowancesToSign(userId: string, clientId: string) {
       grantId: { in: grants.map((grant) => grant.id) },
       status: { in: ["active", "suspended", "revoking"] },
       expiresAt: { gt: new Date() },
-      revocationSignature: null,
+      // those without a stored revocation the chain would take
+      OR: [{ revocationSignature: null }, { attention: "revocation_refused" }],
     },
     orderBy: { id: "asc" },
   });

@@ -68,13 +68,14 @@ export function* relayerTurnIn(chainId: number, userId: string, alongside: HeldL
   };
 }
 
-/** The person's relays of the last 24 hours used their gas budget: nothing was sent. */
+/** The person's relays of the last 24 hours used their gas budget (for payments, or for revocations): nothing was sent. */
 export class RelayBudgetError extends AppError {
-  constructor(chainId: number, freesAt: Date) {
+  constructor(chainId: number, freesAt: Date, revocations = false) {
+    const what = revocations ? ["revoking your allowances", "revocations"] : ["your allowances", "payments from allowances"];
     super(
       "relay_budget_used",
-      `The relayer has paid as much gas for your allowances on ${chainById(chainId).name} in the last 24 hours as it pays ` +
-        `for one person; payments from allowances resume ${atUtc(freesAt, new Date())}.`,
+      `The relayer has paid as much gas for ${what[0]} on ${chainById(chainId).name} in the last 24 hours as it pays ` +
+        `for one person; ${what[1]} resume ${atUtc(freesAt, new Date())}.`,
       429,
     );
   }
@@ -139,13 +140,13 @@ async function checkAffordable(
         "revocations at today's fees: payments from allowances stop below that. Refill it.",
     );
   }
-  // A revocation protects a person: it draws on the reserve, and no budget holds it back.
-  if (relayFor.purpose === "revocation") return;
-  if (cost.balance < cost.gas * cost.maxFeePerGas + reserve) throw new RelayerLowError(chainId);
+  // A revocation protects a person: it draws on the reserve, within a budget of its own that payments cannot use up.
+  const revocation = relayFor.purpose === "revocation";
+  if (!revocation && cost.balance < cost.gas * cost.maxFeePerGas + reserve) throw new RelayerLowError(chainId);
   if (!relayFor.userId) return;
-  const spent = spentBefore ?? (await gasSpentFor(relayFor.userId, chainId));
-  if (spent.gas + cost.gas > limits.gasBudget) {
-    throw new RelayBudgetError(chainId, new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS));
+  const spent = (!revocation && spentBefore) || (await gasSpentFor(relayFor.userId, chainId, revocation ? "revocations" : "payments"));
+  if (spent.gas + cost.gas > (revocation ? limits.revocationGasBudget : limits.gasBudget)) {
+    throw new RelayBudgetError(chainId, new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS), revocation);
   }
 }
 

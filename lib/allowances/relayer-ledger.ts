@@ -36,9 +36,16 @@ export function receiptRow(receipt: Pick<TransactionReceipt, "transactionHash" |
   );
 }
 
-/** Past the ORM (lib/db queryPastOrm): it runs on every payment, and through Prisma it cost several times the statement. */
-const GAS_SPENT = `SELECT COALESCE(SUM(COALESCE("gasUsed", "gasLimit")), 0) AS "gas", MIN("createdAt") AS "oldest"
-  FROM "RelayedTransaction" WHERE "userId" = ? AND "chainId" = ? AND "createdAt" > ?`;
+/**
+ * Past the ORM (lib/db queryPastOrm): it runs on every payment, and through Prisma it cost several times the statement.
+ * Revocations have a budget of their own (ALLOWANCE_REVOCATION_GAS_BUDGET): payments cannot use up what a person needs
+ * to stop them, and revocations cannot be sent without end.
+ */
+const gasSpentSql = (revocations: boolean) => `SELECT COALESCE(SUM(COALESCE("gasUsed", "gasLimit")), 0) AS "gas",
+  MIN("createdAt") AS "oldest" FROM "RelayedTransaction"
+  WHERE "userId" = ? AND "chainId" = ? AND "createdAt" > ? AND "purpose" ${revocations ? "=" : "<>"} 'revocation'`;
+const GAS_SPENT = gasSpentSql(false);
+const REVOCATION_GAS_SPENT = gasSpentSql(true);
 
 /** Gas a relayer spent for a person in the window, and when the oldest of it leaves the window. */
 export type GasSpent = { gas: bigint; oldest: Date | null };
@@ -54,10 +61,11 @@ const windowStart = () => new Date(Date.now() - BUDGET_WINDOW_MS);
 
 /**
  * Gas the relayer of `chainId` spent for the person in the budget's window (a transaction not mined yet counts its
- * limit), and when the oldest of it leaves the window.
+ * limit), and when the oldest of it leaves the window: on their revocations, or on all the rest.
  */
-export async function gasSpentFor(userId: string, chainId: number): Promise<GasSpent> {
-  return gasSpentOf((await queryPastOrm<GasSpentRow>(GAS_SPENT, [userId, chainId, windowStart()]))[0]);
+export async function gasSpentFor(userId: string, chainId: number, on: "revocations" | "payments" = "payments"): Promise<GasSpent> {
+  const sql = on === "revocations" ? REVOCATION_GAS_SPENT : GAS_SPENT;
+  return gasSpentOf((await queryPastOrm<GasSpentRow>(sql, [userId, chainId, windowStart()]))[0]);
 }
 
 /** gasSpentFor in the caller's transaction, without waiting for the answer: it is there once the transaction has run. */

@@ -38,6 +38,13 @@ const schema = z.object({
   ALLOWANCE_RELAYERS: jsonRecord(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "each relayer is a 32-byte private key in hex")).optional(),
   // Gas a chain's relayer pays for one person's allowances in 24 hours (lib/allowances/relay.ts).
   ALLOWANCE_GAS_BUDGET: z.coerce.number().int("must be whole gas units").min(100_000, "must be at least 100000 gas").default(4_000_000),
+  // Gas a relayer pays per person in 24 hours for revoking their allowances (apart from ALLOWANCE_GAS_BUDGET): revoking
+  // the largest allowance (12 delegations) uses about 900,000.
+  ALLOWANCE_REVOCATION_GAS_BUDGET: z.coerce
+    .number()
+    .int("must be whole gas units")
+    .min(100_000, "must be at least 100000 gas")
+    .default(6_000_000),
   // Gas, at the fees of the day, a relayer keeps for revocations: payments stop before its balance falls below it.
   ALLOWANCE_RELAYER_RESERVE_GAS: z.coerce.number().int("must be whole gas units").min(0, "must not be negative").default(4_000_000),
   // The smallest native payment an allowance relays, in wei: a payment worth less than its gas is not relayed.
@@ -66,6 +73,7 @@ function settings(): Settings {
   cached = {
     relayLimits: {
       gasBudget: BigInt(values.ALLOWANCE_GAS_BUDGET),
+      revocationGasBudget: BigInt(values.ALLOWANCE_REVOCATION_GAS_BUDGET),
       reserveGas: BigInt(values.ALLOWANCE_RELAYER_RESERVE_GAS),
       minimumNativePayment: values.ALLOWANCE_MINIMUM_PAYMENT_WEI,
     },
@@ -100,7 +108,7 @@ export function relayerAccount(chainId: number): LocalAccount | null {
 }
 
 /** What the relayers pay for, and keep back (docs/operations.md). */
-export type RelayLimits = { gasBudget: bigint; reserveGas: bigint; minimumNativePayment: bigint };
+export type RelayLimits = { gasBudget: bigint; revocationGasBudget: bigint; reserveGas: bigint; minimumNativePayment: bigint };
 
 export function relayLimits(): RelayLimits {
   return settings().relayLimits;

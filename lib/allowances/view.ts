@@ -24,6 +24,8 @@ export type AllowanceView = {
   revocationStored: boolean;
   /** why it waits for the person (suspended, or a revocation not sent again), in words; null when nothing does */
   attention: string | null;
+  /** false once a revocation the relayer paid for was refused on chain: the relayer relays no other */
+  relayable: boolean;
   /** for the person's page (`person` asked): the consent card's one line, and its caps a period ("0.05 ETH a day") */
   summary: string | null;
   caps: string | null;
@@ -118,6 +120,7 @@ export async function allowanceViews(
         expiresAt: allowance.expiresAt.toISOString(),
         revocationStored: allowance.revocationSignature !== null,
         attention: allowance.attention ? (ATTENTION_WORDS[allowance.attention as Attention] ?? allowance.attention) : null,
+        relayable: allowance.attention !== "revocation_reverted",
         summary: summary ? allowanceSummary(summary, person.nameOf, { now: live ? now : null }) : null,
         caps: summary ? allowanceCaps(summary) : null,
         limits,

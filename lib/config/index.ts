@@ -175,6 +175,10 @@ const envSchema = z
     RATE_LIMIT_MCP_PER_CLIENT: rateRule.prefault("1200/1m"),
     RATE_LIMIT_ACCOUNT_PER_IP: rateRule.prefault("60/1m"),
     RATE_LIMIT_APPROVALS_PER_PERSON: rateRule.prefault("30/1m"),
+    // Revocations a person asks the relayer to send, which it pays for (lib/allowances/revocation.ts).
+    RATE_LIMIT_REVOCATIONS_PER_PERSON: rateRule.prefault("30/1h"),
+    // Each lookup of a contract a form names costs the chain up to five reads (lib/wallet/token-metadata.ts).
+    RATE_LIMIT_TOKEN_LOOKUPS_PER_PERSON: rateRule.prefault("60/1m"),
     // Fetches of client metadata documents per host, whoever asks (lib/oauth/client-metadata-document.ts).
     RATE_LIMIT_CLIENT_METADATA_PER_HOST: rateRule.prefault("30/1m"),
     // Per-address limits count an IPv6 client by its network of this many bits: a host commonly holds a whole /64.
@@ -265,6 +269,8 @@ export type Config = {
     mcpPerClient: RateRule;
     accountPerIp: RateRule;
     approvalsPerPerson: RateRule;
+    revocationsPerPerson: RateRule;
+    tokenLookupsPerPerson: RateRule;
     clientMetadataPerHost: RateRule;
   };
   /** Per-address limits count an IPv6 address by its first this many bits (lib/limits/client-ip.ts); IPv4 by itself. */
@@ -339,6 +345,8 @@ export function parseConfig(env: Record<string, string | undefined>): Config {
       mcpPerClient: values.RATE_LIMIT_MCP_PER_CLIENT,
       accountPerIp: values.RATE_LIMIT_ACCOUNT_PER_IP,
       approvalsPerPerson: values.RATE_LIMIT_APPROVALS_PER_PERSON,
+      revocationsPerPerson: values.RATE_LIMIT_REVOCATIONS_PER_PERSON,
+      tokenLookupsPerPerson: values.RATE_LIMIT_TOKEN_LOOKUPS_PER_PERSON,
       clientMetadataPerHost: values.RATE_LIMIT_CLIENT_METADATA_PER_HOST,
     },
     rateLimitIpv6Prefix: values.RATE_LIMIT_IPV6_PREFIX,

@@ -28,6 +28,10 @@ const ROUTES = {
   approve: { ip: "accountPerIp", person: "approvalsPerPerson" },
   // A person typing a device's user code: counted apart from approvals, it keeps guessing codes slow.
   userCode: { ip: "accountPerIp", person: "approvalsPerPerson" },
+  // A contract a form names, looked up on the chain (GET /api/tokens).
+  tokens: { ip: "accountPerIp", person: "tokenLookupsPerPerson" },
+  // A revocation the person signed, which the relayer sends and pays for.
+  revocation: { person: "revocationsPerPerson" },
   clientMetadataFetch: { host: "clientMetadataPerHost" },
 } as const satisfies Record<string, Partial<Record<keyof Keys, keyof Rules>>>;
 

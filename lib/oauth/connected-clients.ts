@@ -189,11 +189,14 @@ export async function revokeClientForUser(
   input: { assertion?: AuthenticationResponseJSON; revocations: SignedRevocation[] },
 ) {
   // The revocations signed in this ceremony disable this client's allowances only: the body is the browser's to shape.
-  const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true } });
+  const grants = await db().grant.findMany({ where: { clientId, userId }, select: { id: true, status: true } });
   const own = await db().allowance.findMany({ where: { userId, grantId: { in: grants.map((grant) => grant.id) } }, select: { id: true } });
   const owned = new Set(own.map((allowance) => allowance.id));
   if (input.revocations.some((revocation) => revocation.allowanceIds.some((id) => !owned.has(id))))
     throw new AllowanceError("A revocation sent with this client's names an allowance that is not this client's.");
+  // Revoking a client relays its allowances' disabling once; afterwards each allowance is revoked on its own.
+  if (input.revocations.length && !grants.some((grant) => grant.status === "active"))
+    throw new AllowanceError("This client is already revoked: revoke its allowances one by one on Clients.", 409);
   await requireStepUp(userId, guarded.revokeClient(clientId), input.assertion);
   const stopped = await revokeForUser(userId, clientId);
   // one failure does not keep the others from being sent

@@ -47,7 +47,9 @@ function revertReason(data: Hex | null): string {
  */
 export function asRevert(error: unknown): unknown {
   const data = revertData(error);
-  if (data === null && !/revert|execution/i.test(String((error as Error).message))) return error;
+  const message = String((error as Error).message);
+  if (data === null && /out of gas/i.test(message)) return new WouldRevertError("it runs out of gas");
+  if (data === null && !/revert|execution/i.test(message)) return error;
   return new WouldRevertError(revertReason(data));
 }
 
