@@ -146,10 +146,7 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       // handleOps, which succeeds and is paid. Refused by the rehearsal instead, and held for the person.
       await assert.rejects(stopAndSendStored(stored.id), /would refuse the stored revocation \(AlreadyDisabled\); nothing was sent/);
       assert.equal(await world.relayerNonce(), nonce, "nothing sent");
-      assert.deepEqual(
-        [(await allowance(stored.id)).status, (await allowance(stored.id)).attention],
-        ["revoking", "revocation_refused"],
-      );
+      assert.deepEqual([(await allowance(stored.id)).status, (await allowance(stored.id)).attention], ["revoking", "revocation_refused"]);
       // The person signs the disabling of what is left, for both: one transaction each, every delegation disabled.
       const prepared = await lib.revocation.prepareRevocation(owner.userId, [signed.id]);
       assert.equal(prepared.delegations.length, signed.hashes.length - 1, "the disabled one is not asked for");
@@ -178,7 +175,9 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
           delegations,
           lib.operation.legacyRevocationCallGas,
         );
-        const signature = await owner.person.signTypedData(lib.operation.operationTypedData(world.framework, world.chain.chainId, operation));
+        const signature = await owner.person.signTypedData(
+          lib.operation.operationTypedData(world.framework, world.chain.chainId, operation),
+        );
         await lib.db.db().allowance.update({ where: { id }, data: { revocationSignature: signature } });
       }
       const nonce = await world.relayerNonce();
@@ -236,7 +235,10 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       assert.deepEqual([(await allowance(id)).status, (await allowance(id)).attention], ["revoking", "revocation_reverted"]);
       // Signing again, and its stored revocation, are refused before anything is sent.
       await assert.rejects(signAndRevoke(owner, [id]), /pays for no other/);
-      await assert.rejects(lib.revocation.revokeAllowances(owner.userId, [id], { nonce: "0", signature: `0x${"11".repeat(65)}` }), /pays for no other/);
+      await assert.rejects(
+        lib.revocation.revokeAllowances(owner.userId, [id], { nonce: "0", signature: `0x${"11".repeat(65)}` }),
+        /pays for no other/,
+      );
       await lib.revocation.sendStoredRevocations([id]);
       assert.equal(await world.relayerNonce(), nonce + 1, "nothing more");
     });
