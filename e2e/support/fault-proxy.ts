@@ -1,7 +1,8 @@
 // A real HTTP proxy in front of the local node that fails as hosted providers do: it answers a whole HTTP request with
-// a status of its own (429 with Retry-After, 503), before the node sees it or after the node has taken it, and can
-// change a call on its way (a node behind the provider's balancer that lags the others). It records every request it
-// gets, with when it came, so that a test counts the attempts and sees which calls went out together.
+// a status of its own (429 with Retry-After, 503), before the node sees it or after the node has taken it; it can
+// change a call on its way (a node behind the provider's balancer that lags the others), or act before passing a
+// request on (the same transaction reaching the node first by another way). It records every request it gets, with
+// when it came, so that a test counts the attempts and sees which calls went out together.
 import http from "node:http";
 import { freePort } from "./app";
 
@@ -18,6 +19,8 @@ export type FaultProxy = {
   fault?: (calls: ProxiedCall[]) => Fault | void;
   /** A call as the node gets it. */
   rewrite?: (call: ProxiedCall) => ProxiedCall;
+  /** What happens before a request answered by the node is passed on to it. */
+  before?: (calls: ProxiedCall[]) => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -35,6 +38,7 @@ export async function faultProxy(target: string): Promise<FaultProxy> {
     const calls = [body].flat();
     proxy.seen.push({ methods: calls.map((call) => call.method ?? "(none)"), at: Date.now() });
     const fault = proxy.fault?.(calls);
+    if (!fault) await proxy.before?.(calls);
     const rewrite = proxy.rewrite;
     const passed = rewrite ? (Array.isArray(body) ? body.map(rewrite) : rewrite(body)) : body;
     const answer =

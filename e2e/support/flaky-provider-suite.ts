@@ -1,8 +1,9 @@
 // An agent paying from an allowance through a provider that fails as hosted ones do (issue 55, "providers as they
 // are"), on SQLite (e2e/allowances/flaky-provider.test.ts) and on PostgreSQL (e2e/postgres/flaky-provider.test.ts): one
 // suite per test file, as a process holds one database client. A real hardhat node behind a real proxy (fault-proxy)
-// that answers 429 with Retry-After after the node took the broadcast, 429 and 503 on reads, and lags on the relayer's
-// pending nonce so that the node itself refuses the relayer's transaction as underpriced.
+// that answers 429 with Retry-After after the node took the broadcast, 429 and 503 on reads, passes on a broadcast the
+// node already holds, and lags on the relayer's pending nonce so that the node itself refuses the relayer's
+// transaction as underpriced.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
@@ -141,11 +142,43 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       assert.ok(attempts[1].at - attempts[0].at >= 240 && attempts[2].at - attempts[1].at >= 490, JSON.stringify(attempts));
     });
 
+    const automine = (on: boolean) => world.chain.client.request({ method: "evm_setAutomine" as never, params: [on] as never });
+    const mineBlock = () => world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
+
+    it("a node that already holds the relayer's transaction says so ('Known transaction'): it was sent, and is paid once", async () => {
+      const { pay, shop } = await agentPayingShop();
+      const nonce = await world.relayerNonce();
+      await automine(false);
+      let known = false;
+      let mined = false;
+      proxy.before = async (calls) => {
+        const broadcast = calls.find((call) => call.method === "eth_sendRawTransaction");
+        if (!known && broadcast) {
+          known = true;
+          // the same bytes reach the node first by another way (the provider's other node, an earlier try)
+          await world.chain.client.request({ method: "eth_sendRawTransaction", params: broadcast.params as [Hex] });
+        } else if (known && !mined) {
+          // the next block, once the node has answered the broadcast
+          mined = true;
+          await mineBlock();
+        }
+      };
+      try {
+        const paid = await pay();
+        assert.ok(known, "the node held the transaction when the relayer's broadcast reached it");
+        assert.equal(paid.status, "completed");
+      } finally {
+        proxy.before = undefined;
+        await automine(true);
+      }
+      assert.equal(await world.relayerNonce(), nonce + 1);
+      assert.equal(await world.balance(shop), PAYMENT);
+    });
+
     it("the node's own words reach the agent when it refuses the relayer's transaction (replacement underpriced)", async () => {
       const { pay, shop, grantId } = await agentPayingShop();
       const relayer = world.relayer as Address;
-      const mine = (automine: boolean) => world.chain.client.request({ method: "evm_setAutomine" as never, params: [automine] as never });
-      await mine(false);
+      await automine(false);
       try {
         // The relayer's next nonce taken by a transaction paying a higher tip, waiting in the node's pool; the provider's
         // node lags and counts only the relayer's mined transactions, so the relayer signs that nonce again, for less.
@@ -171,8 +204,8 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         assert.match(request.reason ?? "", /Replacement transaction underpriced/);
       } finally {
         proxy.rewrite = undefined;
-        await mine(true);
-        await world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
+        await automine(true);
+        await mineBlock();
       }
       assert.equal(await world.balance(shop), 0n);
     });
