@@ -7,7 +7,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { parseEther, type Address, type Hex } from "viem";
+import { parseEther, type Address } from "viem";
 import {
   assertConcurrentSpendsWithinTheBudget,
   signAllowanceFor,
@@ -235,7 +235,7 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     await lib.resend.resendDueRevocations();
     assert.equal(await world.relayerNonce(), nonce + 1, "one transaction: the honest account's revocation");
     assert.deepEqual(
-      await disabled(honest.hashes),
+      await world.disabledOnChain(honest.hashes),
       honest.hashes.map(() => true),
     );
     assert.equal((await allowance(honest.allowanceId)).status, "revoked");
@@ -262,20 +262,6 @@ describe("the relayer pays only for what it should", { timeout: 600_000 }, () =>
     await lib.resend.resendDueRevocations();
     assert.equal(await world.relayerNonce(), nonce, "the relayer sent nothing");
   });
-
-  async function disabled(hashes: Hex[]) {
-    const { DelegationManager } = await import("@metamask/delegation-abis");
-    return Promise.all(
-      hashes.map((hash) =>
-        world.chain.client.readContract({
-          address: world.framework.DelegationManager,
-          abi: DelegationManager,
-          functionName: "disabledDelegations",
-          args: [hash],
-        }),
-      ),
-    );
-  }
 
   it("a node that errs is no proof a payment is gone: the next spend is refused busy, and the payment stays held", async () => {
     const shop = world.recipient();

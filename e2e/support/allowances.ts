@@ -28,6 +28,15 @@ export function relayersSetting(chain: { chainId: number }): string {
 
 export type AllowanceWorld = Awaited<ReturnType<typeof startAllowanceWorld>>;
 
+/** Whether the DelegationManager at `manager` shows each delegation disabled. */
+function disabledOn(chain: LocalChain, manager: Address, hashes: Hex[]): Promise<boolean[]> {
+  return Promise.all(
+    hashes.map((hash) =>
+      chain.client.readContract({ address: manager, abi: DelegationManager, functionName: "disabledDelegations", args: [hash] }),
+    ),
+  );
+}
+
 /** Gas the suites' relayers may pay per person a day: the cap tests pay more than an operator's default allows. */
 const TEST_GAS_BUDGET = "1000000000";
 
@@ -87,6 +96,8 @@ export async function startAllowanceWorld(options: {
     allow,
     /** How many transactions the relayer has sent: unchanged means nothing was sent. */
     relayerNonce: () => chain.client.getTransactionCount({ address: relayer }),
+    /** Whether the DelegationManager shows each delegation disabled. */
+    disabledOnChain: (hashes: Hex[]) => disabledOn(chain, framework.DelegationManager, hashes),
     balance: (address: Address) => chain.client.getBalance({ address }),
     recipient: () => getAddress(privateKeyToAccount(generatePrivateKey()).address),
     increaseTime: async (seconds: number) => {
@@ -176,17 +187,7 @@ export async function startAllowanceApp(options: AllowanceAppOptions & { browser
       relayer,
       relayerNonce: () => chain.client.getTransactionCount({ address: relayer }),
       recipient: () => getAddress(privateKeyToAccount(generatePrivateKey()).address),
-      disabledOnChain: (hashes: Hex[]) =>
-        Promise.all(
-          hashes.map((hash) =>
-            chain.client.readContract({
-              address: environment.DelegationManager,
-              abi: DelegationManager,
-              functionName: "disabledDelegations",
-              args: [hash],
-            }),
-          ),
-        ),
+      disabledOnChain: (hashes: Hex[]) => disabledOn(chain, environment.DelegationManager, hashes),
       stop,
     };
   } catch (error) {

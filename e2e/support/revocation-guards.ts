@@ -79,17 +79,6 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       return lib.revocation.sendStoredRevocations([id]);
     }
 
-    const disabled = (hashes: Hex[]) =>
-      Promise.all(
-        hashes.map((hash) =>
-          world.chain.client.readContract({
-            address: world.framework.DelegationManager,
-            abi: DelegationManager,
-            functionName: "disabledDelegations",
-            args: [hash],
-          }),
-        ),
-      );
     const allowance = (id: string) => lib.db.db().allowance.findUniqueOrThrow({ where: { id } });
 
     /** The person disables one of their delegations themselves, from their own address, paying for it. */
@@ -124,7 +113,7 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
         assert.equal(await world.relayerNonce(), nonce + 2, "one transaction each");
         for (const { id, hashes } of [signedNow, stored]) {
           assert.deepEqual(
-            await disabled(hashes),
+            await world.disabledOnChain(hashes),
             hashes.map(() => true),
           );
           const row = await allowance(id);
@@ -154,7 +143,7 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       assert.equal(await world.relayerNonce(), nonce + 2);
       for (const { id, hashes } of [signed, stored]) {
         assert.deepEqual(
-          await disabled(hashes),
+          await world.disabledOnChain(hashes),
           hashes.map(() => true),
         );
         assert.equal((await allowance(id)).status, "revoked");
@@ -189,7 +178,7 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       assert.equal((await allowance(large.id)).attention, "revocation_refused");
       await signAndRevoke(owner, [large.id]);
       assert.deepEqual(
-        await disabled(large.hashes),
+        await world.disabledOnChain(large.hashes),
         large.hashes.map(() => true),
       );
     });
