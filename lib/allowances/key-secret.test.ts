@@ -42,6 +42,18 @@ describe("ALLOWANCE_KEY_SECRET", () => {
     ]);
   });
 
+  it("takes standard base64 too, as openssl rand -base64 32 prints it, read as the same secret in base64url", () => {
+    const bytes = Buffer.from("fb".repeat(8) + "ff".repeat(24), "hex");
+    const [standard, url] = [bytes.toString("base64"), bytes.toString("base64url")];
+    assert.match(standard, /[+/].*=$/);
+    assert.deepEqual(keySecretsFrom({ ALLOWANCE_KEY_SECRET: standard }), [{ kid: null, secret: url }]);
+    assert.deepEqual(keySecretsFrom({ ALLOWANCE_KEY_SECRET: `k1:${standard}` }), [{ kid: "k1", secret: url }]);
+    assert.match(
+      refusal(() => keySecretsFrom({ ALLOWANCE_KEY_SECRET: "A".repeat(42) + "*" }), []),
+      /openssl rand -base64 32/,
+    );
+  });
+
   it("unset on SQLite: null (generated into the data folder); unset on PostgreSQL: refused, saying why", () => {
     assert.equal(keySecretsFrom({}), null);
     assert.equal(keySecretsFrom({ DATABASE_URL: "file:/tmp/agent-wallet.db", ALLOWANCE_KEY_SECRET: "" }), null);

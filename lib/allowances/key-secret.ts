@@ -4,25 +4,29 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { config, ConfigError } from "@/lib/config";
 import { databaseUrl, isPostgres } from "@/lib/config/database";
-import { loadOrCreateJson } from "@/lib/config/secrets";
+import { base64urlSecret, loadOrCreateJson, SECRET_FORM } from "@/lib/config/secrets";
 
 /** One secret; `kid` null for a plain one, whose seals name no kid (every seal made before kids existed). */
 export type KeySecret = { kid: string | null; secret: string };
 
-const PLAIN = /^[A-Za-z0-9_-]{43,}$/; // base64url of at least 32 bytes
-const PAIR = /^([A-Za-z0-9_-]{1,64}):([A-Za-z0-9_-]{43,})$/;
+const PAIR = /^([A-Za-z0-9_-]{1,64}):(.+)$/;
 
-/** A plain secret, or `kid:secret` pairs separated by commas (like JWT_SIGNING_KEYS); null when it is neither. */
+/**
+ * A plain secret, or `kid:secret` pairs separated by commas (like JWT_SIGNING_KEYS), each secret as base64url (given
+ * as base64url or standard base64); null when it is neither.
+ */
 function parsed(value: string): KeySecret[] | null {
-  if (PLAIN.test(value)) return [{ kid: null, secret: value }];
+  const plain = base64urlSecret(value);
+  if (plain) return [{ kid: null, secret: plain }];
   const pairs = value
     .split(",")
     .map((pair) => pair.trim())
     .filter(Boolean)
     .map((pair) => PAIR.exec(pair));
   if (!pairs.length || pairs.some((pair) => !pair)) return null;
-  const secrets = pairs.map((pair) => ({ kid: pair![1], secret: pair![2] }));
-  return new Set(secrets.map((secret) => secret.kid)).size === secrets.length ? secrets : null;
+  const secrets = pairs.map((pair) => ({ kid: pair![1], secret: base64urlSecret(pair![2]) }));
+  if (secrets.some((secret) => !secret.secret)) return null;
+  return new Set(secrets.map((secret) => secret.kid)).size === secrets.length ? (secrets as KeySecret[]) : null;
 }
 
 /**
@@ -40,7 +44,7 @@ export function keySecretsFrom(env: Record<string, string | undefined>): KeySecr
     );
   }
   const secrets = parsed(value);
-  if (!secrets) throw invalid("must be a base64url secret of at least 32 bytes, or kid:secret pairs separated by commas, each kid once");
+  if (!secrets) throw invalid(`must be ${SECRET_FORM}, or kid:secret pairs separated by commas, each kid once`);
   return secrets;
 }
 

@@ -257,10 +257,21 @@ describe("parseConfig", () => {
       assert.equal(fs.existsSync(path.join(dir, "secrets.json")), false, "nothing generated when both are set");
     });
 
+    it("takes a secret in standard base64 (openssl rand -base64 32), read as base64url", () => {
+      const bytes = Buffer.from("fb".repeat(8) + "ff".repeat(24), "hex");
+      const settings = parseConfig({
+        DATA_DIR: tempDir(),
+        JWT_SIGNING_KEYS: `k1:${bytes.toString("base64")}`,
+        SESSION_SECRET: "s".repeat(32),
+      });
+      assert.deepEqual(settings.jwtKeys, [{ kid: "k1", secret: bytes.toString("base64url") }]);
+    });
+
     for (const [label, value] of [
       ["no kid", KEY],
       ["a short secret", `k1:${"A".repeat(42)}`],
-      ["a non-base64url secret", `k1:${"A".repeat(42)}+`],
+      ["a secret in neither base64 alphabet", `k1:${"A".repeat(42)}*`],
+      ["a secret mixing both alphabets", `k1:${"A".repeat(42)}+_`],
       ["an empty value", " , "],
       ["a kid with a colon", `a:b:${KEY}`],
     ] as const) {

@@ -1,7 +1,7 @@
 import ipaddr from "ipaddr.js";
 import { z } from "zod";
 import { databaseUrl, dataDir } from "./database";
-import { loadOrCreateSecrets } from "./secrets";
+import { base64urlSecret, loadOrCreateSecrets, SECRET_FORM } from "./secrets";
 import { isLoopbackHostname } from "@/lib/http/loopback";
 
 /** An EVM address, as any case; kept lowercase so that lookups do not depend on a checksum. */
@@ -68,13 +68,13 @@ const commaList = z.string().transform((value) =>
 const signingKeys = commaList.pipe(
   z
     .array(
-      z
-        .string()
-        .regex(/^[A-Za-z0-9_-]{1,64}:[A-Za-z0-9_-]{43,}$/, "each key must be kid:secret with a base64url secret of at least 32 bytes")
-        .transform((pair) => {
-          const [kid, secret] = pair.split(":");
-          return { kid, secret };
-        }),
+      z.string().transform((pair, context) => {
+        const [, kid, given] = /^([A-Za-z0-9_-]{1,64}):(.*)$/.exec(pair) ?? [];
+        const secret = given === undefined ? null : base64urlSecret(given);
+        if (secret) return { kid, secret };
+        context.addIssue({ code: "custom", message: `each key must be kid:secret with ${SECRET_FORM}` });
+        return z.NEVER;
+      }),
     )
     .min(1),
 );

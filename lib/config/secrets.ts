@@ -2,6 +2,19 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
+/**
+ * A secret of at least 32 bytes as base64url, from base64url or standard base64 (as `openssl rand -base64 32` prints
+ * it, padding and all); null when it is neither or shorter. The one form every consumer then reads.
+ */
+export function base64urlSecret(value: string): string | null {
+  if (!/^(?:[A-Za-z0-9_-]+|[A-Za-z0-9+/]+={0,2})$/.test(value)) return null;
+  const secret = value.replace(/=+$/, "").replaceAll("+", "-").replaceAll("/", "_");
+  return secret.length >= 43 ? secret : null;
+}
+
+/** What a refused secret's message says of the form. */
+export const SECRET_FORM = "a base64url or base64 secret of at least 32 bytes (openssl rand -base64 32)";
+
 export type Secrets = { jwtKeys: { kid: string; secret: string }[]; sessionSecret: string };
 
 const FILE = "secrets.json";
