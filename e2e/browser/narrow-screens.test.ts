@@ -1,4 +1,4 @@
-// Nothing scrolls sideways on a 375 px phone, on any screen of DESIGN.md §4, in the states where long words show up:
+// Nothing scrolls sideways on a 375 px phone, on any screen of docs/product.md §4, in the states where long words show up:
 // a wallet's name of 100 characters without a space, an allowance's review at consent, requests waiting and one just
 // sent (its transaction hash), typed data, an allowance on /clients with its payments and after "Revoke allowance"
 // (the transaction that disabled it), the audit log's rows, and the pages of errors. In Chromium with a virtual
