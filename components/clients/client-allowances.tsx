@@ -37,6 +37,17 @@ function LeftWords({ limit }: { limit: Limit }) {
  * A client's allowances: each in the consent card's words with its exact signed terms one tap away, what is left, its
  * expiry, every spend with its transaction; ended ones stay listed, with their payments, as history.
  */
+/**
+ * The allowance card's name, "Allowance of Main on Base": with "(2 of 3)" after it when the client has several of one
+ * wallet on one chain (a replaced one stays listed), so that every landmark on the page has a name of its own.
+ */
+function landmarkName(allowances: ClientAllowance[], index: number): string {
+  const name = (allowance: ClientAllowance) => `Allowance of ${allowance.walletName} on ${allowance.chainName}`;
+  const same = allowances.filter((allowance) => name(allowance) === name(allowances[index]));
+  const label = name(allowances[index]);
+  return same.length > 1 ? `${label} (${same.indexOf(allowances[index]) + 1} of ${same.length})` : label;
+}
+
 /** A revocation's answer; no transaction when every delegation was disabled on chain already. */
 const disabledWords = ({ txHash }: { txHash: string | null }) =>
   txHash ? `Allowance disabled on chain (transaction ${txHash}).` : "Allowance disabled on chain.";
@@ -74,8 +85,8 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
   return (
     <div className="stack">
       <Feedback error={error} status={status} />
-      {allowances.map((allowance) => {
-        const label = `Allowance of ${allowance.walletName} on ${allowance.chainName}`;
+      {allowances.map((allowance, index) => {
+        const label = landmarkName(allowances, index);
         return (
           <section key={allowance.id} className="card" aria-label={label}>
             <h3>

@@ -125,6 +125,16 @@ describe("an allowance on /clients, as a person reads it", { timeout: 300_000 },
     assert.equal(await row.getByText(/already has an allowance/).count(), 0);
     await fitsAt(page, 375, "clients-allowance-ended");
     await fitsAt(page, 1280, "clients-allowance-ended");
+
+    // A new allowance beside the ended one: two cards of one wallet and chain, each a landmark with a name of its own.
+    await grantAllowanceFor(world.chain, wallet, { userId, credentialId, grantId: grant.id }, { recipients: [shop] });
+    await page.goto(`${app.appUrl}/clients`);
+    const cards = row.getByRole("region", { name: /^Allowance of Shopping on Local dev chain/ });
+    await cards.nth(1).waitFor();
+    assert.deepEqual(await cards.evaluateAll((regions) => regions.map((region) => region.getAttribute("aria-label"))), [
+      "Allowance of Shopping on Local dev chain (1 of 2)",
+      "Allowance of Shopping on Local dev chain (2 of 2)",
+    ]);
   });
 
   it("at consent, the chosen approval mode reads whole on a phone, and what it means is said below it", async () => {
