@@ -12,6 +12,13 @@ export type LocalChain = {
   chainId: number;
   client: PublicClient;
   fund: (address: string, ether: string) => Promise<void>;
+  /**
+   * Mines as a real chain does from now on: a block every `ms` milliseconds, transactions waiting in the mempool until
+   * then (hardhat's interval mining); until it is called, each transaction is mined the instant it arrives.
+   */
+  mineEvery: (ms: number) => Promise<void>;
+  /** Holds every block while `work` runs (what is sent waits in the mempool), then mines one and goes on as before. */
+  holdingBlocks: <T>(work: () => Promise<T>) => Promise<T>;
   stop: () => Promise<void>;
 };
 
@@ -60,12 +67,31 @@ export async function startChain(options: { chainId?: number; port?: number } = 
   await ready;
   const rpcUrl = `http://127.0.0.1:${port}`;
   const client = createPublicClient({ transport: http(rpcUrl) });
+  const ask = (method: string, params: unknown[] = []) => client.request({ method: method as never, params: params as never });
+  /** The block interval once mineEvery was called; null while the node mines each transaction at once. */
+  let intervalMs: number | null = null;
+  const mining = (on: boolean) =>
+    intervalMs === null ? ask("evm_setAutomine", [on]) : ask("evm_setIntervalMining", [on ? intervalMs : 0]);
   return {
     rpcUrl,
     chainId,
     client,
     fund: async (address, ether) => {
-      await client.request({ method: "hardhat_setBalance" as never, params: [address, `0x${parseEther(ether).toString(16)}`] as never });
+      await ask("hardhat_setBalance", [address, `0x${parseEther(ether).toString(16)}`]);
+    },
+    mineEvery: async (ms) => {
+      await ask("evm_setAutomine", [false]);
+      await ask("evm_setIntervalMining", [ms]);
+      intervalMs = ms;
+    },
+    holdingBlocks: async (work) => {
+      await mining(false);
+      try {
+        return await work();
+      } finally {
+        await ask("evm_mine");
+        await mining(true);
+      }
     },
     stop: async () => {
       child.kill("SIGTERM");

@@ -18,8 +18,10 @@ import type { AllowanceSpec } from "@/lib/allowances/caveats";
 /** What this file's operator lets the relayer pay per person a day for revocations: two of the largest allowance's. */
 const REVOCATION_GAS_BUDGET = 3_000_000;
 
-export function revocationGuardSuite(database: "sqlite" | "postgres") {
-  describe(`the relayer pays only for revocations that land (${database})`, { timeout: 600_000 }, () => {
+/** `blockMs`: the chain mines a block that often, with a mempool, as a real chain (else each transaction at once). */
+export function revocationGuardSuite(database: "sqlite" | "postgres", options: { blockMs?: number } = {}) {
+  const blocks = options.blockMs ? `, ${options.blockMs / 1000}-second blocks` : "";
+  describe(`the relayer pays only for revocations that land (${database}${blocks})`, { timeout: 900_000 }, () => {
     let world: AllowanceWorld;
     let tokens: Address[];
     let people = 0;
@@ -45,6 +47,7 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       tokens = [];
       for (let index = 0; index < MAX_DELEGATIONS; index++)
         tokens.push(await deployErc20(world.chain, { name: `Token ${index}`, symbol: `T${index}`, supply: parseUnits("1", 24), holder }));
+      if (options.blockMs) await world.chain.mineEvery(options.blockMs);
     });
     after(() => world?.stop());
 
@@ -206,18 +209,13 @@ export function revocationGuardSuite(database: "sqlite" | "postgres") {
       const nonce = await world.relayerNonce();
       // The rehearsal passes; then, before the block, the person's own disabling of one delegation goes first (a
       // higher tip): the relayer's transaction lands, and its batch reverts inside handleOps.
-      await world.chain.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
       let revoking: Promise<unknown> | undefined;
-      try {
+      await world.chain.holdingBlocks(async () => {
         revoking = signAndRevoke(owner, [id]).catch((error: unknown) => error);
-        const relayer = world.relayer;
-        while ((await world.chain.client.getTransactionCount({ address: relayer, blockTag: "pending" })) === nonce)
+        while ((await world.chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" })) === nonce)
           await new Promise((resolve) => setTimeout(resolve, 50));
         await disableOwn(owner.person, id, hashes[0], { wait: false, tip: parseUnits("50", 9) });
-        await world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
-      } finally {
-        await world.chain.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
-      }
+      });
       const failed = await revoking;
       assert.match(String(failed), /did not disable the allowances; they stay stopped here, and the relayer pays for no other/);
       assert.equal(await world.relayerNonce(), nonce + 1, "paid once");
