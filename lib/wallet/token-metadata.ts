@@ -53,11 +53,13 @@ async function readToken(chainId: number, address: Address): Promise<TokenMetada
 }
 
 /**
- * Per chain and address, the most recently used 10,000 (agents choose the contracts, and memory must not grow with
- * them), each read shared by every page that asks while it runs. Unknown answers are not kept: the chain may have been
- * unreachable, or the contract not yet there.
+ * Per chain and address, the most recently used 10,000 (agents and forms choose the contracts, and memory must not
+ * grow with them), each read shared by every page that asks while it runs: an address asked again costs the chain
+ * nothing, whatever it answered. A contract that answered as no token is taken at its word for NO_TOKEN_MS only (one
+ * may be deployed there later); an answer the chain did not give (`unread`) is not kept.
  */
 const known = new LRUCache<string, Promise<TokenMetadata>>({ max: 10_000 });
+const NO_TOKEN_MS = 10 * 60_000;
 
 function sharedRead(key: string, chainId: number, address: Address): Promise<TokenMetadata> {
   const read = readToken(chainId, address);
@@ -65,7 +67,11 @@ function sharedRead(key: string, chainId: number, address: Address): Promise<Tok
   const forget = () => {
     if (known.peek(key) === read) known.delete(key);
   };
-  void read.then((metadata) => metadata.standard === "unknown" && forget(), forget);
+  void read.then((metadata) => {
+    if (metadata.standard !== "unknown" || known.peek(key) !== read) return;
+    if (metadata.unread) forget();
+    else known.set(key, read, { ttl: NO_TOKEN_MS });
+  }, forget);
   return read;
 }
 
