@@ -57,7 +57,7 @@ function answer(result: unknown): Response {
   return json(result ?? { ok: true }, { headers: NO_STORE });
 }
 
-type RouteOptions = { limit?: "approve" | "userCode" };
+type RouteOptions = { limit?: "approve" | "userCode" | "tokens" };
 
 /**
  * An /api route for the signed-in person: same-origin check, session, the route's rate limit (by address and
