@@ -3,14 +3,29 @@
 // previous one left it; the holder of `relayer:<chain>:<address>` is the only one choosing that relayer's nonce.
 // The holder renews its lease while its work runs, however long that is (a spend may wait minutes for the relayer's
 // lease and a receipt); a crashed holder stops renewing, and once `until` has passed another instance takes it over.
+// A holder that stalled that long has lost it: the transaction that records what it is about to send confirms the
+// lease is still its own (LeaseHolding.confirmed), so it never sends on a lease another holds.
 import { randomId } from "@/lib/crypto";
 import { queryPastOrm, usesPostgres } from "@/lib/db";
-import { changesLater, required, unanswered, type TransactionScript } from "@/lib/db/transaction-script";
+import { AppError } from "@/lib/http/errors";
+import { changesLater, required, requiring, unanswered, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
 class LeaseTimeoutError extends Error {
   constructor(key: string) {
     super(`waited too long for ${key.split(":")[0]} to be free`);
     this.name = "LeaseTimeoutError";
+  }
+}
+
+/** The holder's lease lapsed and another holder took it before the work sent anything: nothing was sent. */
+export class LeaseLostError extends AppError {
+  constructor(key: string) {
+    super(
+      "lease_lost",
+      `The ${key.split(":")[0]}'s lease lapsed before the transaction was sent and another instance took it over; nothing ` +
+        "was sent. Try again.",
+      503,
+    );
   }
 }
 
@@ -102,9 +117,11 @@ function queued<T>(key: string, run: Promise<T>): Promise<T> {
 
 /**
  * What the work holding a lease may do with it: `release()` frees it in the work's own last transaction, with its last
- * writes, which the work awaits before it returns (withLease then frees it no more).
+ * writes, which the work awaits before it returns (withLease then frees it no more). `confirmed()`, in the transaction
+ * that records what the work is about to send: the lease is still this holder's, renewed from then, or the transaction
+ * is refused with LeaseLostError.
  */
-export type LeaseHolding = { release: () => TransactionScript<void> };
+export type LeaseHolding = { release: () => TransactionScript<void>; confirmed: () => Query };
 
 /**
  * Runs `work` while holding the lease `key`, waiting up to `waitMs` for it, or holding the one the caller `taken` in a
@@ -123,11 +140,18 @@ export function withLease<T>(
   return inTurn(key, async () => holding(await taken(key, holdMs, deadline), work, holdMs));
 }
 
-/** Moves the lease's end `holdMs` on every third of it while the holder works; stop() ends the renewals. */
+/**
+ * Moves the lease's end `holdMs` on every third of it while the holder works; stop() ends the renewals. A renewal that
+ * finds the lease no longer the holder's (it lapsed and was taken over, or the work freed it) ends them: renewing
+ * cannot win it back, and the holder's next confirmation is refused.
+ */
 function renewing(key: string, holder: string, holdMs: number) {
   const timer = setInterval(() => {
-    void queryPastOrm(RENEW, [new Date(Date.now() + holdMs), key, holder]).catch((error: unknown) =>
-      console.error(`Renewing the lease ${key.split(":")[0]} failed: ${(error as Error).name}`),
+    void queryPastOrm(RENEW, [new Date(Date.now() + holdMs), key, holder]).then(
+      (rows) => {
+        if (!rows.length) clearInterval(timer);
+      },
+      (error: unknown) => console.error(`Renewing the lease ${key.split(":")[0]} failed: ${(error as Error).name}`),
     );
   }, holdMs / 3);
   timer.unref();
@@ -155,6 +179,7 @@ async function holding<T>(lease: HeldLease, work: (lease: LeaseHolding) => Promi
         released = true;
         return unanswered(FREE_IN_TRANSACTION, lease.key, lease.holder);
       },
+      confirmed: () => requiring(() => new LeaseLostError(lease.key), RENEW, new Date(Date.now() + holdMs), lease.key, lease.holder),
     });
     returned = true;
     return value;

@@ -192,7 +192,7 @@ export function notFound(error: unknown): null {
  * would revert throws WouldRevertError and nothing is sent. `checks` are the caller's own reads of the chain, made in
  * the same exchange as the relayer's (their refusal comes first, and nothing is sent). What `recordWith` says is
  * written with the ledger's row before the transaction leaves, so that the caller has recorded it even if this
- * process stops right after sending.
+ * process stops right after sending; a required row of it (`requiring`) refusing, nothing is sent.
  * `receipt()` waits for it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and
  * records its cost; the send asks for it at once, which a node that mines at once already has. A transaction with an
  * authorization list is not rehearsed (its caller checks the authorization's nonce). `turn`: the relayer's lease and
@@ -207,7 +207,7 @@ export async function relay(
   const relayer = relayerOn(chainId);
   const { hash, mined } = await withLease(
     relayerLease(chainId, relayer.address),
-    () =>
+    (lease) =>
       onChain(chainId, async (client) => {
         const fieldsWith = (fees: Fees) => ({
           from: relayer.address,
@@ -255,7 +255,9 @@ export async function relay(
           : await relayer.signTransaction({ ...common, type: "eip1559" });
         const hash = keccak256(signed);
         const ledger = relayedRow({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
-        await writeTogether([ledger, ...(options.recordWith?.(hash) ?? [])]);
+        // The relayer's lease confirmed last (leases are locked in the order allowance, then relayer): a holder that lost
+        // it sends nothing, since another may be choosing this nonce.
+        await writeTogether([ledger, ...(options.recordWith?.(hash) ?? []), lease.confirmed()]);
         // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
         const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
         const mined = client

@@ -377,6 +377,8 @@ export async function spendFromAllowance(
                 hash,
                 new Date(),
               ),
+              // Still this spend's turn: another holder since, and nothing is sent.
+              lease.confirmed(),
               writing(STATE_MOVED, allowanceId),
             ],
           },

@@ -85,16 +85,21 @@ export function* required(refusal: () => Error, sql: string, ...params: Paramete
   yield { sql, params, reads: true, waits: false, refusal };
 }
 
-/** A statement of `answersOf`: `reads`, it returns rows; otherwise its answer is how many rows it changed. */
-export type Query = { sql: string; params: Parameter[]; reads: boolean };
+/**
+ * A statement of `answersOf`: `reads`, it returns rows; otherwise its answer is how many rows it changed. `refusal`:
+ * it must return a row, as `required`'s does (`requiring`).
+ */
+export type Query = { sql: string; params: Parameter[]; reads: boolean; refusal?: () => Error };
 
-/** `queries`, each a statement whose answer the script does not wait for (unanswered). */
+/** `queries`, each a statement whose answer the script does not wait for (unanswered, or required). */
 export function* unansweredAll(queries: Query[]): Generator<Statement, void, unknown> {
-  for (const { sql, params } of queries) yield* unanswered(sql, ...params);
+  for (const { sql, params, refusal } of queries) yield* refusal ? required(refusal, sql, ...params) : unanswered(sql, ...params);
 }
 
 export const reading = (sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: true });
 export const writing = (sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: false });
+/** A statement that must return a row (a write with RETURNING, say), or the transaction is refused with `refusal()`. */
+export const requiring = (refusal: () => Error, sql: string, ...params: Parameter[]): Query => ({ sql, params, reads: true, refusal });
 
 /**
  * The answers of several statements sent in one round trip, in order. `last`: they end the script, and the
