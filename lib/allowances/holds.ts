@@ -8,7 +8,7 @@ import { LRUCache } from "lru-cache";
 import { getAddress, type Address, type Hex } from "viem";
 import { selectRows, usesPostgres } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
-import { required, rowsLater, unanswered, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
+import { required, rowsLater, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
@@ -49,6 +49,11 @@ const EXPIRED_HOLDS = new PreparedSelect<HeldPayment>(
  * allowance (a transfer sent or mined, a held payment found redeemed), under the allowance's lease.
  */
 export const STATE_MOVED = `UPDATE "Allowance" SET "stateVersion" = "stateVersion" + 1 WHERE "id" = ?`;
+/**
+ * STATE_MOVED by a payment about to be sent, which the allowance must still be `active` for (a row, required): a
+ * revocation committed before it refuses it, and one asked meanwhile waits for its row (on PostgreSQL) until it commits.
+ */
+export const STATE_MOVED_WHILE_ACTIVE = `${STATE_MOVED} AND "status" = 'active' RETURNING "id"`;
 const PAYMENT_STATUS = `UPDATE "X402Payment" SET "status" = ? WHERE "id" = ?`;
 
 // What the enforcers said of each delegation, at the allowance's stateVersion then: an x402 payment asks for them on
@@ -240,14 +245,25 @@ export type NewHold = {
   createdAt: Date;
 };
 
-const HOLD = `INSERT INTO "X402Payment"
+/**
+ * The hold, written only while its allowance is `active` (it returns a row then). On PostgreSQL the allowance's row is
+ * locked for share until the commit, so that a revocation asked meanwhile commits after the hold, never between its
+ * check and its commit.
+ */
+const holdWhileActive = () => `INSERT INTO "X402Payment"
   ("id", "allowanceId", "delegationHash", "leafHash", "token", "payee", "amount", "resource", "status", "expiresAt", "createdAt")
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'held', ?, ?)`;
+  SELECT ?, ?, ?, ?, ?, ?, ?, ?, 'held', ?, ?
+  WHERE EXISTS (SELECT 1 FROM "Allowance" WHERE "id" = ? AND "status" = 'active'${usesPostgres() ? " FOR SHARE" : ""})
+  RETURNING "id"`;
 
-/** Writes the payment's hold in the caller's transaction. */
-export function* hold(payment: NewHold): TransactionScript<void> {
+/**
+ * Writes the payment's hold in the caller's transaction, which is refused with `stopped()` when the allowance is no
+ * longer active (a revocation committed since the payment read it): nothing is held, and the signed payment is not given.
+ */
+export function* hold(payment: NewHold, stopped: () => Error): TransactionScript<void> {
   const { id, allowanceId, delegationHash, leafHash, token, payee, amount, resource, expiresAt, createdAt } = payment;
-  yield* unanswered(HOLD, id, allowanceId, delegationHash, leafHash, token, payee, amount.toString(), resource, expiresAt, createdAt);
+  const held = [id, allowanceId, delegationHash, leafHash, token, payee, amount.toString(), resource, expiresAt, createdAt];
+  yield* required(stopped, holdWhileActive(), ...held, allowanceId);
 }
 
 /** A payment the kept answer of the chain cannot decide: it is judged again under the allowance's lease. */
@@ -261,16 +277,17 @@ class NotDecidedAtOnce extends Error {
 export const decidedUnderLease = (error: unknown) => error instanceof NotDecidedAtOnce || sumOverflowed(error);
 
 /**
- * The allowance still active at the version the chain was asked at, and the delegation's live holds leaving room for
- * the payment by that answer (its amount, what the chain said is available and how many calls are left): a row, or
- * none. On SQLite every amount is compared as a 64-bit integer, so the holds must fit in 18 digits each (heldPayments).
+ * The allowance unexpired at the version the chain was asked at, and the delegation's live holds leaving room for the
+ * payment by that answer (its amount, what the chain said is available and how many calls are left): a row, or none
+ * (the hold itself requires the allowance active). On SQLite every amount is compared as a 64-bit integer, so the
+ * holds must fit in 18 digits each (heldPayments).
  */
 const roomAtVersion = () => `SELECT 1 FROM "Allowance" a, (
     SELECT COUNT(*) AS "payments", COUNT(CASE WHEN "expiresAt" < ? THEN 1 END) AS "expired",
       COALESCE(SUM(CAST("amount" AS NUMERIC)), 0) AS "amount", COALESCE(MAX(LENGTH("amount")), 0) AS "digits"
     FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "delegationHash" = ?
   ) h
-  WHERE a."id" = ? AND a."status" = 'active' AND a."stateVersion" = ? AND a."expiresAt" > ? AND h."expired" = 0
+  WHERE a."id" = ? AND a."stateVersion" = ? AND a."expiresAt" > ? AND h."expired" = 0
     AND h."payments" < ? AND h."amount" + CAST(? AS NUMERIC) <= CAST(? AS NUMERIC)${usesPostgres() ? "" : ` AND h."digits" <= 18`}`;
 
 /** Below this, SQLite compares an amount exactly (a 64-bit integer). */
@@ -303,6 +320,6 @@ export function* holdAtOnce(payment: NewHold, state: DelegationState, version: n
     payment.amount.toString(),
     state.available.toString(),
   );
-  yield* hold(payment);
+  yield* hold(payment, undecided);
   yield* giveBack();
 }

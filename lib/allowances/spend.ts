@@ -3,6 +3,8 @@
 // relayer, which rehearses it as it will be sent. Spends of one allowance take turns under a database lease, so each
 // is checked against the chain as the previous one left it: of many concurrent spends near the cap exactly as many
 // are sent as fit, and none that is sent reverts. One that reverts anyway suspends the allowance for the person.
+// The transaction that records a spend before its send requires the allowance still active and its lease still the
+// spend's: a revocation committed after the spend's checks, or a lease lost meanwhile, and nothing is sent.
 import {
   concat,
   decodeFunctionData,
@@ -21,7 +23,15 @@ import { auditedIn, type AuditInput } from "@/lib/audit";
 import { randomId } from "@/lib/crypto";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
-import { rowsLater, unansweredAll, writeTogether, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
+import {
+  requiring,
+  rowsLater,
+  unansweredAll,
+  writeTogether,
+  writing,
+  type Query,
+  type TransactionScript,
+} from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import {
@@ -38,7 +48,7 @@ import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, type Holds } from "./holds";
+import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Holds } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
 import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, relayerTurnIn, settledValue, type RelayerTurn } from "./relay";
 import { receiptRow } from "./relayer-ledger";
@@ -257,10 +267,11 @@ export async function spendFromAllowance(
   const allowanceId = allowance.id;
   const refuse = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) =>
     new AllowanceRefusal(reason, message, allowance.overLimit as OverLimit, left);
+  const revoked = () => refuse("not_active", "This allowance has been revoked.");
   // Refused at once, before any wait: a revocation that is not yet confirmed stops spends here.
   const stillActive = (state: { status: string; attention: string | null } | undefined) => {
     if (state?.status === "suspended") throw refuse("suspended", heldWords(state.attention));
-    if (state?.status !== "active") throw refuse("not_active", "This allowance has been revoked.");
+    if (state?.status !== "active") throw revoked();
   };
   const admitted = () => {
     stillActive(allowance);
@@ -377,9 +388,10 @@ export async function spendFromAllowance(
                 hash,
                 new Date(),
               ),
-              // Still this spend's turn: another holder since, and nothing is sent.
+              // Still this spend's turn, and the allowance still active: another holder or a revocation since, and nothing is
+              // sent. The lease first, as every transaction that takes it locks it before the allowance's row.
               lease.confirmed(),
-              writing(STATE_MOVED, allowanceId),
+              requiring(revoked, STATE_MOVED_WHILE_ACTIVE, allowanceId),
             ],
           },
         );

@@ -133,16 +133,18 @@ async function signedAtOnce(payer: Payer, required: PaymentRequired, choice: Cho
   }
 }
 
-/** Under the allowance's lease: checked against the chain and the holds as the previous payment left them. */
+/** The allowance stopped paying (revoked, paused or expired) before the payment was held: nothing was signed. */
+const noLongerLive = () =>
+  new X402AllowanceRefusal("This allowance is no longer live. Nothing was signed.", null, "This wallet's allowance stopped paying.");
+
+/**
+ * Under the allowance's lease: checked against the chain and the holds as the previous payment left them, and held
+ * only while the allowance is still active (a revocation committed since the read refuses it).
+ */
 async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Choice): Promise<PaidX402> {
   const now = payer.clock();
   const allowance = await findAllowance(choice.allowanceId);
-  if (allowance.status !== "active" || allowance.expiresAt <= now)
-    throw new X402AllowanceRefusal(
-      "This allowance is no longer live. Nothing was signed.",
-      null,
-      "This wallet's allowance stopped paying.",
-    );
+  if (allowance.status !== "active" || allowance.expiresAt <= now) throw noLongerLive();
   const framework = frameworkFor(allowance.chainId);
   // A transfer in flight moves what the chain holds once mined: settled first, then the chain is asked again.
   const settled = await settleInFlight(allowance.id, allowance.chainId);
@@ -163,12 +165,11 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
   if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, state.meaning.perPeriod, now, allowance.overLimit);
   // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there comes
   // before anything is signed.
-  return holdAndSign(payer, required, choice, { allowanceId: allowance.id, state, expiresAt: allowance.expiresAt }, now, hold).catch(
-    async (error: unknown) => {
-      if (error instanceof PolicyViolation) throw await policyRefusal(payer.agent, payer.credential, "x402", error, payer.clock);
-      throw error;
-    },
-  );
+  const from = { allowanceId: allowance.id, state, expiresAt: allowance.expiresAt };
+  return holdAndSign(payer, required, choice, from, now, (held) => hold(held, noLongerLive)).catch(async (error: unknown) => {
+    if (error instanceof PolicyViolation) throw await policyRefusal(payer.agent, payer.credential, "x402", error, payer.clock);
+    throw error;
+  });
 }
 
 /**
