@@ -38,8 +38,12 @@ export type X402World = AllowanceWorld & {
 
 type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint; overLimit?: "ask" | "refuse" };
 
-export async function startX402World(database: "sqlite" | "postgres"): Promise<X402World> {
-  const world = await startAllowanceWorld({ database });
+/** `rpcUrl`: where the app reaches the chain, when not at the node itself (startAllowanceWorld). */
+export async function startX402World(
+  database: "sqlite" | "postgres",
+  rpcUrl?: Parameters<typeof startAllowanceWorld>[0]["rpcUrl"],
+): Promise<X402World> {
+  const world = await startAllowanceWorld({ database, rpcUrl });
   const token = (await deployFiatToken(world.chain)).address;
   const facilitator = await startErc7710Facilitator(world.chain, world.framework.DelegationManager);
   const minter = await deployer(world.chain);
