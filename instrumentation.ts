@@ -5,4 +5,6 @@ export async function register() {
   startSweeping();
   const { startResendingRevocations } = await import("@/lib/allowances/resend");
   startResendingRevocations();
+  const { startReconcilingPayments } = await import("@/lib/allowances/reconcile");
+  startReconcilingPayments();
 }

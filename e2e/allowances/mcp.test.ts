@@ -4,15 +4,11 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Address } from "viem";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
-import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
-import { connectWithBearer } from "../support/mcp-client";
-import { obtainTokens } from "../support/oauth";
+import { agentOverMcp, signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { db } from "@/lib/db";
-import { randomId } from "@/lib/crypto";
 import type { AllowanceOutput, RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
@@ -34,26 +30,10 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
   });
 
   /** A person with 1 ETH whose credential a new agent holds in `allowance` mode. */
-  async function agentOf(): Promise<{ person: PrivateKeyAccount; userId: string; grantId: string; credentialId: string; client: Client }> {
-    const person = privateKeyToAccount(generatePrivateKey());
-    await chain.fund(person.address, "1");
-    let credentialId = "";
-    const flow = await obtainTokens(app, {
-      credentials: async (userId) => {
-        credentialId = (
-          await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address } })
-        ).id;
-        return [{ credentialId, mode: "approve" }];
-      },
-    });
-    // Consent does not offer the mode yet (its ceremony is the next step): set as the ceremony will.
-    await db().grantCredential.update({
-      where: { grantId_credentialId: { grantId: flow.grantId, credentialId } },
-      data: { mode: "allowance" },
-    });
-    const client = await connectWithBearer(app.baseUrl, flow.tokens.access_token);
-    clients.push(client);
-    return { person, userId: flow.user.id, grantId: flow.grantId, credentialId, client };
+  async function agentOf() {
+    const agent = await agentOverMcp({ chain, app });
+    clients.push(agent.client);
+    return agent;
   }
 
   const ownerOf = ({ userId, grantId, credentialId }: { userId: string; grantId: string; credentialId: string }) => ({
@@ -106,8 +86,15 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     );
     const fetched = (await agent.client.callTool({ name: "get_request", arguments: { request_id: requests[0].request_id } })) as ToolResult;
     assert.equal(view(fetched).tx_hash, requests[0].tx_hash);
-    const audited = await db().auditEvent.findMany({ where: { type: "request.transition", requestId: requests[0].request_id } });
-    assert.equal(audited.length, 1);
+    // submitted with its transaction before the broadcast, completed with its receipt: one event each
+    const audited = await db().auditEvent.findMany({
+      where: { type: "request.transition", requestId: requests[0].request_id },
+      orderBy: { seq: "asc" },
+    });
+    assert.deepEqual(
+      audited.map((event) => JSON.parse(event.data).to),
+      ["submitted", "completed"],
+    );
     // each payment's call is recorded once, naming the request it paid
     const calls = await db().auditEvent.findMany({
       where: { type: "mcp.tool_called", userId: agent.userId, data: { contains: '"send_transaction"' } },
@@ -119,9 +106,13 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     );
     const { summarizeEvent, namesFor } = await import("@/lib/audit/describe");
     const events = audited.map((event) => ({ ...event, data: JSON.parse(event.data) as Record<string, unknown> }));
-    assert.equal(
-      summarizeEvent(events[0], await namesFor(agent.userId, events, {})),
-      `Sent 0.004 ETH to ${shop} from the allowance, without a tap: included in a block`,
+    const names = await namesFor(agent.userId, events, {});
+    assert.deepEqual(
+      events.map((event) => summarizeEvent(event, names)),
+      [
+        `Sent 0.004 ETH to ${shop} from the allowance, without a tap: waiting for a block`,
+        `Sent 0.004 ETH to ${shop} from the allowance, without a tap: included in a block`,
+      ],
     );
 
     const left = await allowanceOf(agent);

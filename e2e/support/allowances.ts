@@ -13,6 +13,8 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import type { Browser } from "playwright-core";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
 import { launchBrowser } from "./browser";
+import { connectWithBearer } from "./mcp-client";
+import { obtainTokens } from "./oauth";
 import { importWallet, newPerson } from "./consent";
 import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingRpc } from "./chain";
 import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
@@ -132,10 +134,12 @@ export type AllowanceApp = {
 };
 
 /**
- * `rpc`: the app reaches the chain through a stallingRpc; `env`: settings of the app's own; `tokens`: contracts deployed
- * before the app starts, which CHAINS lists for the chain.
+ * `database`: the app's database; `rpc`: the app reaches the chain through a stallingRpc; `env`: settings of the app's
+ * own; `tokens`: contracts deployed before the app starts, which CHAINS lists for the chain.
  */
 type AllowanceAppOptions = {
+  /** the app's database: a SQLite file (the default) or a fresh PostgreSQL database */
+  database?: "sqlite" | "postgres";
   explorerUrl?: string;
   rpc?: boolean;
   env?: Record<string, string>;
@@ -165,6 +169,7 @@ export async function startAllowanceApp(options: AllowanceAppOptions & { browser
     const rpc = options.rpc ? await stallingRpc(chain) : undefined;
     if (rpc) stops.push(() => rpc.close());
     const app = await startApp({
+      database: options.database,
       env: {
         CHAINS: chainsSetting({ ...chain, rpcUrl: rpc?.url ?? chain.rpcUrl }, explorer),
         ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment),
@@ -194,6 +199,33 @@ export async function startAllowanceApp(options: AllowanceAppOptions & { browser
     await stop();
     throw error;
   }
+}
+
+/**
+ * A person with 1 ETH whose credential a new agent holds in `allowance` mode, signed in through the app's OAuth, with
+ * its MCP client (the caller closes it).
+ */
+export async function agentOverMcp({ chain, app }: { chain: LocalChain; app: RunningApp }) {
+  const { db } = await import("@/lib/db");
+  const { randomId } = await import("@/lib/crypto");
+  const person = privateKeyToAccount(generatePrivateKey());
+  await chain.fund(person.address, "1");
+  let credentialId = "";
+  const flow = await obtainTokens(app, {
+    credentials: async (userId) => {
+      credentialId = (
+        await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address } })
+      ).id;
+      return [{ credentialId, mode: "approve" }];
+    },
+  });
+  // Consent does not offer the mode yet (its ceremony is the next step): set as the ceremony will.
+  await db().grantCredential.update({
+    where: { grantId_credentialId: { grantId: flow.grantId, credentialId } },
+    data: { mode: "allowance" },
+  });
+  const client = await connectWithBearer(app.baseUrl, flow.tokens.access_token);
+  return { person, userId: flow.user.id, grantId: flow.grantId, credentialId, client };
 }
 
 /**

@@ -1,32 +1,25 @@
 // The agent's side of an allowance (MCP): send_transaction on an `allowance` credential pays from the grant's live
-// allowance with no tap and is recorded as a completed request; above what is left it goes to the person (`ask`) or
-// is refused in the person's units (`refuse`); get_allowance says what is left. The spending policy was checked first.
-import { formatUnits, getAddress } from "viem";
+// allowance with no tap and is recorded as a request submitted with its transaction before the broadcast, completed
+// by its receipt; above what is left it goes to the person (`ask`) or is refused in the person's units (`refuse`);
+// get_allowance says what is left. The spending policy was checked first.
+import { formatUnits, getAddress, type Hex } from "viem";
 import { recordAudit, type CallEvent } from "@/lib/audit";
 import { db } from "@/lib/db";
-import { writeTogether, writing } from "@/lib/db/transaction-script";
+import { writing } from "@/lib/db/transaction-script";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
-import { GrantRevokedError, RequestError, toView, type RequestRow } from "@/lib/wallet/request-lifecycle";
+import { GrantRevokedError, RequestError, toView, transitionEvent, type RequestRow } from "@/lib/wallet/request-lifecycle";
+import { SendRefusedError } from "@/lib/wallet/reverts";
 import { chainById } from "@/lib/wallet/chains";
 import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from "./allowances";
 import { AllowancesChanged, liveAllowances } from "./live";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
-import {
-  AllowanceRefusal,
-  paymentOf,
-  spendFromAllowance,
-  spendTurnIn,
-  type LandedRecord,
-  type Payment,
-  type SpendResult,
-  type SpendTurn,
-} from "./spend";
+import { AllowanceRefusal, paymentOf, spendFromAllowance, spendTurnIn, type Payment, type SpendRecord, type SpendTurn } from "./spend";
 import { allowanceViews, assetNames } from "./view";
 
 /** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
@@ -39,8 +32,10 @@ function askedOf(allowance: Allowance, payment: Payment): Asked | undefined {
   return cap && { amount: moved.amount, perPeriod: cap.perPeriod };
 }
 
-/** The paid request's outcome, past the ORM: through Prisma the update cost about 1.5 ms of CPU on every payment. */
-const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = ?, "txHash" = ?, "completedAt" = ? WHERE "id" = ?`;
+// The paid request's steps, past the ORM (through Prisma an update cost about 1.5 ms of CPU on every payment), each
+// from the one status it expects: submitted with its transaction before the broadcast, completed by its receipt.
+const REQUEST_SENT = `UPDATE "AgentRequest" SET "status" = 'submitted', "txHash" = ? WHERE "id" = ? AND "status" = 'approved'`;
+const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = 'completed', "completedAt" = ? WHERE "id" = ? AND "status" = 'submitted'`;
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
 
@@ -131,58 +126,66 @@ export async function payFromAllowance(
     throw error;
   });
   if (!reserved) return again();
-  // The request as paid: completed once mined, or submitted (held against the caps, settled by its receipt on a later
-  // read) when the chain had not shown it mined within a minute; recorded with its audit events and the call's.
-  let paid: RequestRow | undefined;
-  const recordOf = (spent: SpendResult): LandedRecord => {
-    const landed = spent.outcome === "landed";
-    const outcome = landed ? { status: "completed", completedAt: clock() } : { status: "submitted" };
-    const row = { ...reserved, txHash: spent.txHash, ...outcome };
-    paid = row;
-    return {
-      writes: [writing(REQUEST_PAID, row.status, row.txHash, row.completedAt, row.id)],
-      events: [
-        {
-          type: "request.transition",
-          userId: agent.userId,
-          clientId: agent.clientId,
-          credentialId,
-          requestId: row.id,
-          // the payment's facts, as a pending request's first event carries them, so the audit log can say it in words
-          data: {
-            kind: row.kind,
-            from: null,
-            to: row.status,
-            txHash: spent.txHash,
-            allowanceId: allowance.id,
-            chainId: payment.chainId,
-            recipient: getAddress(payment.to),
-            value: payment.value,
-            call: payment.data !== "0x",
-          },
+  // The request as sent: submitted with its transaction in the write that records the spend before the broadcast, with
+  // its audit event naming the payment; completed in the receipt's transaction, with its event and the call's. Not seen
+  // mined within a minute, or this process stopped, it stays submitted (held against the caps) until its receipt
+  // settles it (lib/allowances/reconcile.ts, or a later read).
+  let paid: RequestRow = reserved;
+  const sentOf = (txHash: Hex): SpendRecord => ({
+    writes: [writing(REQUEST_SENT, txHash, reserved.id)],
+    events: [
+      {
+        type: "request.transition",
+        userId: agent.userId,
+        clientId: agent.clientId,
+        credentialId,
+        requestId: reserved.id,
+        // the payment's facts, as a pending request's first event carries them, so the audit log can say it in words
+        data: {
+          kind: reserved.kind,
+          from: ["approved"],
+          to: "submitted",
+          txHash,
+          allowanceId: allowance.id,
+          chainId: payment.chainId,
+          recipient: getAddress(payment.to),
+          value: payment.value,
+          call: payment.data !== "0x",
         },
-        ...(called ? [called(row.id)] : []),
-      ],
+      },
+    ],
+  });
+  const landedOf = ({ txHash }: { txHash: Hex }): SpendRecord => {
+    paid = { ...reserved, txHash, status: "completed", completedAt: clock() };
+    return {
+      writes: [writing(REQUEST_PAID, paid.completedAt, paid.id)],
+      events: [transitionEvent(paid, ["submitted"], "completed", { txHash }), ...(called ? [called(paid.id)] : [])],
     };
   };
   let spent;
   try {
-    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, landed: recordOf, turn: turn?.() });
+    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, sent: sentOf, landed: landedOf, turn: turn?.() });
   } catch (error) {
     if (!(error instanceof AllowanceRefusal)) {
-      await db().agentRequest.update({ where: { id: reserved.id }, data: { status: "failed", reason: (error as Error).message } });
+      // Failed unless it may land: once recorded as sent (submitted), only the node's refusal says it never will; any
+      // other failure (the chain unreachable while waiting, a revert) leaves it for its receipt to settle.
+      const failing = error instanceof SendRefusedError ? ["approved", "submitted"] : ["approved"];
+      await db().agentRequest.updateMany({
+        where: { id: reserved.id, status: { in: failing } },
+        data: { status: "failed", reason: (error as Error).message },
+      });
       throw error;
     }
     // Refused before anything was sent: the hold goes, as if it had never been asked.
     await db().agentRequest.delete({ where: { id: reserved.id } });
     return refused(error);
   }
-  // Not seen mined within a minute: recorded as submitted, apart from the receipt that will settle it.
-  if (!paid) {
-    const { writes, events } = recordOf(spent);
-    await Promise.all([writeTogether(writes), ...events.map((event) => recordAudit(event, clock))]);
+  // Not seen mined within a minute: submitted since before the broadcast, its call recorded now.
+  if (spent.outcome !== "landed") {
+    paid = { ...reserved, txHash: spent.txHash, status: "submitted" };
+    if (called) await recordAudit(called(paid.id), clock);
   }
-  return toView(paid!);
+  return toView(paid);
 }
 
 /** get_allowance: the credential's allowances under this grant, what is left of each limit and when it resets. */

@@ -16,8 +16,9 @@ import {
   TransactionReceiptNotFoundError,
 } from "viem";
 import { atUtc } from "@/lib/clock";
+import { auditedIn, type AuditInput } from "@/lib/audit";
 import { AppError } from "@/lib/http/errors";
-import { runTransaction, unansweredAll, writeTogether, type Query, type TransactionScript } from "@/lib/db/transaction-script";
+import { runTransaction, unansweredAll, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
 import { alreadyKnown, asRevert, nodeWords, SendRefusedError } from "@/lib/wallet/reverts";
 import { chainById, onChain } from "@/lib/wallet/chains";
@@ -192,7 +193,8 @@ export function notFound(error: unknown): null {
  * would revert throws WouldRevertError and nothing is sent. `checks` are the caller's own reads of the chain, made in
  * the same exchange as the relayer's (their refusal comes first, and nothing is sent). What `recordWith` says is
  * written with the ledger's row before the transaction leaves, so that the caller has recorded it even if this
- * process stops right after sending; a required row of it (`requiring`) refusing, nothing is sent.
+ * process stops right after sending; a required row of it (`requiring`) refusing, nothing is sent. `auditWith`: the
+ * audit events of what `recordWith` records, appended in that same transaction.
  * `receipt()` waits for it to be mined (a WaitForTransactionReceiptTimeoutError after a minute: it may still land) and
  * records its cost; the send asks for it at once, which a node that mines at once already has. A transaction with an
  * authorization list is not rehearsed (its caller checks the authorization's nonce). `turn`: the relayer's lease and
@@ -202,7 +204,12 @@ export async function relay(
   chainId: number,
   call: { to: Address; data: Hex; gas?: bigint; authorizationList?: SignedAuthorizationList },
   relayFor: RelayFor,
-  options: { recordWith?: (hash: Hex) => Query[]; checks?: (client: PublicClient) => Promise<void>; turn?: RelayerTurn | null } = {},
+  options: {
+    recordWith?: (hash: Hex) => Query[];
+    auditWith?: (hash: Hex) => AuditInput[];
+    checks?: (client: PublicClient) => Promise<void>;
+    turn?: RelayerTurn | null;
+  } = {},
 ): Promise<Relayed> {
   const relayer = relayerOn(chainId);
   const { hash, mined } = await withLease(
@@ -257,22 +264,32 @@ export async function relay(
         const ledger = relayedRow({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
         // The relayer's lease confirmed last (leases are locked in the order allowance, then relayer): a holder that lost
         // it sends nothing, since another may be choosing this nonce.
-        await writeTogether([ledger, ...(options.recordWith?.(hash) ?? []), lease.confirmed()]);
+        const events = options.auditWith?.(hash) ?? [];
+        const audited = await runTransaction(function* () {
+          yield* unansweredAll([ledger, ...(options.recordWith?.(hash) ?? []), lease.confirmed()]);
+          return events.length ? yield* auditedIn(events) : async () => {};
+        });
         // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
         const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
         const mined = client
           .request({ method: "eth_getTransactionReceipt", params: [hash] })
           .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
           .catch(() => null);
-        await sending.catch(async (error: unknown) => {
-          // The node holds it already (these bytes reached it before): sent.
-          if (alreadyKnown(error)) return;
-          const words = nodeWords(error);
-          if (words) throw new SendRefusedError(chainId, words);
-          // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
-          if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
-          throw error;
-        });
+        try {
+          await sending.catch(async (error: unknown) => {
+            // The node holds it already (these bytes reached it before): sent.
+            if (alreadyKnown(error)) return;
+            const words = nodeWords(error);
+            if (words) throw new SendRefusedError(chainId, words);
+            // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
+            if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
+            throw error;
+          });
+        } finally {
+          // Appended apart only where the transaction could not (lib/audit auditedIn): after the send, off its path,
+          // and whatever the node answered, since the request is recorded as sent.
+          await audited();
+        }
         return { hash, mined };
       }),
     { taken: options.turn?.lease },

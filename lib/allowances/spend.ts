@@ -250,18 +250,25 @@ export function* spendTurnIn(allowance: Pick<Allowance, "id" | "chainId" | "user
   };
 }
 
-/** What the caller records of a landed payment: its writes and audit events, committed with the payment's receipt. */
-export type LandedRecord = { writes: Query[]; events: AuditInput[] };
+/** What the caller records of a payment sent or landed: its writes and audit events, committed with the spend's. */
+export type SpendRecord = { writes: Query[]; events: AuditInput[] };
 
 /**
  * Pays `payment` from the allowance (as its caller read it with its delegations, which never change, or its id), or
- * throws an AllowanceRefusal before anything is sent. `landed`: what the caller records of a landed payment, written
- * in the transaction that records its receipt, its events after the payment's own.
+ * throws an AllowanceRefusal before anything is sent. `sent`: what the caller records of the payment's transaction,
+ * written with the spend's row before it is broadcast (a process that stops after the send still knows it); `landed`:
+ * what it records of a landed payment, written in the transaction that records its receipt, its events after the
+ * payment's own.
  */
 export async function spendFromAllowance(
   given: Allowance | string,
   payment: Payment,
-  context: { clientId?: string; landed?: (paid: SpendResult) => LandedRecord; turn?: SpendTurn | null } = {},
+  context: {
+    clientId?: string;
+    sent?: (txHash: Hex) => SpendRecord;
+    landed?: (paid: SpendResult) => SpendRecord;
+    turn?: SpendTurn | null;
+  } = {},
 ): Promise<SpendResult> {
   const allowance = typeof given === "string" ? await findAllowance(given) : given;
   const allowanceId = allowance.id;
@@ -388,11 +395,13 @@ export async function spendFromAllowance(
                 hash,
                 new Date(),
               ),
+              ...(context.sent?.(hash).writes ?? []),
               // Still this spend's turn, and the allowance still active: another holder or a revocation since, and nothing is
               // sent. The lease first, as every transaction that takes it locks it before the allowance's row.
               lease.confirmed(),
               requiring(revoked, STATE_MOVED_WHILE_ACTIVE, allowanceId),
             ],
+            auditWith: (hash) => context.sent?.(hash).events ?? [],
           },
         );
       } catch (error) {

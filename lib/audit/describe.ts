@@ -23,6 +23,8 @@ type RequestFacts = {
   call?: boolean;
   txHash?: string;
   words?: string;
+  /** the allowance that paid it without a tap */
+  allowanceId?: string;
 };
 
 type Runs = {
@@ -53,6 +55,7 @@ function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
     if (typeof data.call === "boolean") facts.call = data.call;
     if (typeof data.txHash === "string") facts.txHash = data.txHash;
     if (typeof data.words === "string") facts.words = data.words;
+    if (typeof data.allowanceId === "string") facts.allowanceId = data.allowanceId;
     if (data.runs && typeof data.runs === "object") facts.runs = data.runs as Runs;
   }
   return facts;
@@ -312,9 +315,10 @@ function requestSentence(event: Described, names: Names): string | null {
     case "approved":
       return `${sending || facts.words ? `Approved by you with a passkey: ${ask}` : `${done} — ${BY_PASSKEY}`}${decisionWords(data)}`;
     case "submitted":
+      if (facts.allowanceId) return `${done} from the allowance, without a tap: waiting for a block`;
       return `${done} — ${BY_PASSKEY}`;
     case "completed":
-      if (data.allowanceId) return `${done} from the allowance, without a tap: included in a block`;
+      if (facts.allowanceId) return `${done} from the allowance, without a tap: included in a block`;
       return sending ? `${done}: included in a block` : `${done}: the agent has the signature`;
     case "failed":
       return `Failed to ${ask}${reason ? `: ${reason}` : ""}`;

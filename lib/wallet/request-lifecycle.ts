@@ -132,7 +132,7 @@ function transitionData(to: RequestStatus, data: TransitionData, now: Date) {
 }
 
 /** The audit event of a transition. */
-function transitionEvent(row: RequestRef, from: RequestStatus[], to: RequestStatus, data: TransitionData): AuditInput {
+export function transitionEvent(row: RequestRef, from: RequestStatus[], to: RequestStatus, data: TransitionData): AuditInput {
   return {
     type: "request.transition",
     userId: row.userId,
@@ -207,14 +207,25 @@ export async function currentRequest(row: RequestRow, clock: Clock = systemClock
 }
 
 /**
+ * A relayer's transaction (a payment from an allowance) whose receipt is not recorded yet: the process paying it records
+ * the request's outcome with its receipt, or the spend's settlement records the receipt first (lib/allowances), so that
+ * the request's move is made, and audited, once.
+ */
+const RELAYED_UNSETTLED = new PreparedSelect<{ hash: string }>(
+  "relayed_unsettled",
+  `SELECT "hash" FROM "RelayedTransaction" WHERE "hash" = ? AND "status" = 'sent'`,
+);
+
+/**
  * Settles a submitted transaction when the chain says how it ended: by its receipt, or failed once its nonce was
  * mined in another transaction (a replacement). Until then it stays submitted, counted against the caps, because
  * the node may still hold it; one the node does not know (it dropped it, or the broadcast never reached it) is
- * handed to it again. True when it settled.
+ * handed to it again. A relayer's transaction settles once its receipt is in the relayer's ledger. True when it settled.
  */
 async function settleSubmitted(row: RequestRow, chainId: number, hash: Hex, clock: Clock): Promise<boolean> {
   const receipt = await receiptOf(chainId, hash);
   if (receipt) {
+    if ((await selectRows(RELAYED_UNSETTLED, hash)).length) return false;
     await settleFromReceipt(row, receipt, clock);
     return true;
   }
