@@ -32,6 +32,8 @@ export type RunningApp = {
   allowanceKeySecret: string | undefined;
   /** everything the server printed, for diagnosing a failure */
   output: () => string;
+  /** Ends the server process at once (SIGKILL), as a crash does, leaving its database and data folder for a restart. */
+  kill: () => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -130,7 +132,8 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     ...options.env,
   };
   Object.assign(process.env, env);
-  migrateDatabase(databaseUrl);
+  // another instance's database is migrated already (and on SQLite this process may hold it open)
+  if (!shared) migrateDatabase(databaseUrl);
   const { config } = await import("@/lib/config");
   const settings = config();
   const server = options.nextStart
@@ -176,6 +179,11 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
     databaseUrl,
     allowanceKeySecret: env.ALLOWANCE_KEY_SECRET,
     output: () => output,
+    kill: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGKILL");
+      await exited;
+    },
     stop: async () => {
       if (child.exitCode === null) {
         child.kill("SIGTERM");

@@ -1,0 +1,131 @@
+// The app killed with payments from allowances in flight (issue 55, finding 2), on SQLite
+// (e2e/allowances/crashed-payments.test.ts) and PostgreSQL (e2e/postgres/crashed-payments.test.ts): four agents over MCP,
+// each paying from an allowance of its own (one allowance pays one at a time, its lease held until the receipt), on a
+// hardhat chain that mines nothing until told (the receipts held back). Once the relayer's four transactions wait in
+// the mempool the server is SIGKILLed, the block is mined, and the app starts again on the same database: every
+// request ends completed with its transaction, each of its moves audited once, every spend landed, nothing paid twice.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther, type Hex } from "viem";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { startApp, type RunningApp } from "./app";
+import { agentOverMcp, signAllowanceFor, startAllowanceApp, type AllowanceApp } from "./allowances";
+
+const PAYMENTS = 4;
+
+/** Asks until `check` holds, every half second, for up to `ms`; the last answer. */
+async function until<T>(ms: number, read: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (check(value) || Date.now() > deadline) return value;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
+  describe(`payments in flight when the app is killed (${database})`, { timeout: 300_000 }, () => {
+    let world: AllowanceApp;
+    let restarted: RunningApp | undefined;
+    const clients: Client[] = [];
+
+    before(async () => {
+      world = await startAllowanceApp({ database });
+    });
+    after(async () => {
+      // the killed server's clients have no one to close with
+      await Promise.allSettled(clients.map((client) => client.close()));
+      await world?.chain.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
+      await restarted?.stop();
+      await world?.stop();
+    });
+
+    it("settles each payment against the chain once the app starts again: completed, audited, paid once", async () => {
+      const { db } = await import("@/lib/db");
+      const { chain, app } = world;
+      const shop = world.recipient();
+      const agents: (Awaited<ReturnType<typeof agentOverMcp>> & { allowanceId: string })[] = [];
+      for (let made = 0; made < PAYMENTS; made++) {
+        const agent = await agentOverMcp(world);
+        clients.push(agent.client);
+        const { id } = await signAllowanceFor(
+          chain,
+          agent.person,
+          { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
+          { recipients: [shop], native: parseEther("0.01"), transactions: 5 },
+        );
+        agents.push({ ...agent, allowanceId: id });
+      }
+      const allowanceIds = agents.map((agent) => agent.allowanceId);
+      const versionsOf = async () =>
+        (await db().allowance.findMany({ where: { id: { in: allowanceIds } }, orderBy: { id: "asc" } })).map((row) => row.stateVersion);
+      const nonceBefore = await world.relayerNonce();
+
+      // The chain holds what it is sent in its mempool: each payment waits for a receipt that does not come.
+      await chain.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
+      const calls = agents.map((agent) =>
+        agent.client
+          .callTool({
+            name: "send_transaction",
+            arguments: { credential_id: agent.credentialId, chain_id: chain.chainId, to: shop, value: String(parseEther("0.001")) },
+          })
+          .catch((error: unknown) => error),
+      );
+      const pending = () => chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
+      assert.equal(await until(60_000, pending, (count) => count === nonceBefore + PAYMENTS), nonceBefore + PAYMENTS, app.output());
+      await app.kill();
+      await Promise.all(calls);
+      const versionsAtCrash = await versionsOf();
+      await chain.client.request({ method: "evm_mine" as never, params: [] as never });
+      assert.equal(await world.relayerNonce(), nonceBefore + PAYMENTS, "the four transactions were mined");
+
+      // The same deployment started again: same database, data folder and settings.
+      restarted = await startApp({ instanceOf: app });
+      const requests = () => db().agentRequest.findMany({ where: { grantId: { in: agents.map((agent) => agent.grantId) } } });
+      const settled = await until(120_000, requests, (rows) => rows.length === PAYMENTS && rows.every((row) => row.status === "completed"));
+      assert.deepEqual(
+        settled.map((row) => [row.status, /^0x[0-9a-f]{64}$/.test(row.txHash ?? "")]),
+        agents.map(() => ["completed", true]),
+        restarted.output(),
+      );
+
+      const { summarizeEvent, namesFor } = await import("@/lib/audit/describe");
+      for (const row of settled) {
+        const receipt = await chain.client.getTransactionReceipt({ hash: row.txHash as Hex });
+        assert.equal(receipt.status, "success");
+        // submitted before the broadcast, completed from the receipt after the restart: each move audited once
+        const events = (
+          await db().auditEvent.findMany({ where: { type: "request.transition", requestId: row.id }, orderBy: { seq: "asc" } })
+        ).map((event) => ({ ...event, data: JSON.parse(event.data) as Record<string, unknown> }));
+        assert.deepEqual(
+          events.map((event) => [event.data.from, event.data.to]),
+          [
+            [["approved"], "submitted"],
+            [["submitted"], "completed"],
+          ],
+        );
+        assert.equal(events[0].data.txHash, row.txHash);
+        const names = await namesFor(row.userId, events, {});
+        assert.equal(summarizeEvent(events[1], names), `Sent 0.001 ETH to ${shop} from the allowance, without a tap: included in a block`);
+      }
+      const spends = await until(
+        30_000,
+        () => db().allowanceSpend.findMany({ where: { allowanceId: { in: allowanceIds } } }),
+        (rows) => rows.every((row) => row.status === "landed"),
+      );
+      assert.deepEqual(
+        spends.map((spend) => spend.status),
+        agents.map(() => "landed"),
+      );
+      assert.deepEqual(spends.map((spend) => spend.txHash).sort(), settled.map((row) => row.txHash).sort());
+      // what the chain holds of each allowance changed: the next payment reads it again
+      const versionsNow = await versionsOf();
+      assert.ok(
+        versionsNow.every((version, index) => version > versionsAtCrash[index]),
+        `${versionsAtCrash} → ${versionsNow}`,
+      );
+      assert.equal(await world.relayerNonce(), nonceBefore + PAYMENTS, "nothing was sent again");
+      assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.001") * BigInt(PAYMENTS));
+    });
+  });
+}
