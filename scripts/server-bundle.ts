@@ -13,16 +13,16 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
  * limit V8 lets garbage pile up to 400–700 MB resident under load. Under one, it grows the old generation at most
  * halfway from what survived (about 63 MB) to the limit: at 160 MB a full collection came every 0.6 s at half
  * load, each 30–40 ms of marking on the event loop. 224 MB with 150 % growth: every 1.6–1.8 s, a lower p99 for
- * 263–291 MB resident at peak (docs/performance.md, "the heap's growth"). 192 MB, once the other rounds had made the
- * heap smaller: the bench's peak 20 MB lower (the burst's 237 MB where it was 248–257 on SQLite), the CPU a call and
- * the server's p99 at half load the same (docs/performance.md, "The last round").
+ * 263–291 MB resident at peak. 192 MB, once other changes had made the heap smaller: the bench's peak 20 MB lower
+ * (the burst's 237 MB where it was 248–257 on SQLite), the CPU a call and the server's p99 at half load the same
+ * (docs/performance.md, "The server's settings").
  */
 const DEFAULT_HEAP = ["--max-old-space-size=192", "--heap-growing-percent=150"];
 
 /**
  * The young generation's semi-spaces at 8 MB, unless NODE_OPTIONS sets a size: Node's 16 MB makes the young generation
- * 32 MB resident under load, for no throughput or tail a benchmark could tell from 8 (docs/performance.md, "The memory
- * round"); at 4 the CPU a call grew.
+ * 32 MB resident under load, for no throughput or tail a benchmark could tell from 8 (docs/performance.md, "The
+ * server's settings"); at 4 the CPU a call grew.
  */
 const DEFAULT_YOUNG_GENERATION = ["--max-semi-space-size=8"];
 
@@ -30,7 +30,7 @@ const DEFAULT_YOUNG_GENERATION = ["--max-semi-space-size=8"];
  * V8's worker threads (parallel scavenges, concurrent marking, background compiles), unless NODE_OPTIONS sets a number:
  * one a core beyond the event loop's, at most Node's default of four. With four on two cores, a full collection's
  * concurrent marking (120–190 ms of CPU) took the event loop's core in 30–35 ms stalls, the p99 at half load
- * (docs/performance.md, "V8's threads").
+ * (docs/performance.md, "The server's settings").
  */
 const DEFAULT_V8_WORKERS = [`--v8-pool-size=${Math.max(1, Math.min(4, os.availableParallelism() - 1))}`];
 
@@ -39,17 +39,17 @@ const DEFAULT_V8_WORKERS = [`--v8-pool-size=${Math.max(1, Math.min(4, os.availab
  * default budget before it tiers up to TurboFan. The one module the server runs is Prisma's query compiler, which the
  * pages use (the hot paths run past it): with the default budget, its functions' optimised code and TurboFan's zones
  * added 20–27 MB of resident memory within the first pages, and the burst's peak was that jump. The pages' times did
- * not change (docs/performance.md, "The round-trip round"). A flag V8 takes only on the command line, not in NODE_OPTIONS.
+ * not change (docs/performance.md, "The server's settings"). A flag V8 takes only on the command line, not in NODE_OPTIONS.
  */
 const DEFAULT_WASM_TIERING = ["--wasm-tiering-budget=100000000"];
 
 /**
  * The production server's environment beside the caller's, each value unless the operator set it. glibc's malloc keeps
  * at most two arenas: by default it opens up to eight a core as threads allocate (libuv's pool, V8's workers), and
- * under load their free space held 10–15 MB more resident memory (docs/performance.md, "The write round"). Its mmap
- * and trim thresholds stay at their default of 128 KiB: left free, glibc raises both each time a block it had mapped
- * is freed (up to 32 and 64 MB), after which such blocks (V8's compiler zones, Prisma's WebAssembly) come from the
- * heap and stay resident once freed (docs/performance.md, "The memory round").
+ * under load their free space held 10–15 MB more resident memory. Its mmap and trim thresholds stay at their default
+ * of 128 KiB: left free, glibc raises both each time a block it had mapped is freed (up to 32 and 64 MB), after which
+ * such blocks (V8's compiler zones, Prisma's WebAssembly) come from the heap and stay resident once freed
+ * (docs/performance.md, "The server's settings").
  */
 export function serverEnvironment(): Record<string, string> {
   return {

@@ -2,7 +2,7 @@
 // are byte for byte the same but for their source map comment (seven copies of one 513 KB chunk behind the API
 // routes). Its runtime loads a chunk by path and keeps the first factory of each module, so every later copy was read,
 // compiled and held in the heap with none of its code ever run: about 10 MB of script source under the benchmark's
-// load (docs/performance.md, "The memory round").
+// load (docs/performance.md, "The server's settings").
 import crypto from "node:crypto";
 import fs from "node:fs";
 import Module from "node:module";
