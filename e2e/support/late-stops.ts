@@ -5,11 +5,10 @@
 // lease lapsing and taken over by another instance. Each time the payment is refused and nothing reaches the chain.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseEther, type Address } from "viem";
+import { parseEther } from "viem";
 import { signAllowanceFor, spendRefusal } from "./allowances";
 import { countingProxy, type CountingProxy, type RpcCall } from "./rpc-counter";
 import { startX402World, type X402World } from "./x402";
-import { startPaidResource, type PaidResource } from "./x402-resource";
 
 export function lateStopSuite(database: "sqlite" | "postgres") {
   describe(`a payment stopped between its checks and its send (${database})`, { timeout: 300_000 }, () => {
@@ -17,7 +16,6 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
     let proxy: CountingProxy;
     /** Runs once, when the next call of its method reaches the node (held there until it is done). */
     let hook: { method: string; act: () => Promise<void> } | undefined;
-    const resources: PaidResource[] = [];
     let people = 0;
 
     before(async () => {
@@ -34,7 +32,6 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
       });
     });
     after(async () => {
-      for (const resource of resources) await resource.close();
       await proxy?.stop();
       await world?.stop();
     });
@@ -102,7 +99,7 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
       const { stopAllowancesIn } = await import("@/lib/allowances/stop");
       const payee = world.recipient();
       const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n });
-      const required = await requirement(payee);
+      const required = await world.reportRequirement(payee);
       // The allowance's first payment asks the chain what is left, under its lease, after reading the allowance.
       hook = {
         method: "eth_call",
@@ -155,22 +152,6 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
         await spend.spendFromAllowance(allowanceId, { to: shop, value: parseEther("0.001") });
         assert.equal(await world.balance(shop), parseEther("0.001"));
       });
-    }
-
-    /** A resource selling a report for 0.01 USDC to `payee`: the PAYMENT-REQUIRED its first answer carries. */
-    async function requirement(payee: Address) {
-      const resource = await startPaidResource({
-        facilitator: world.facilitator,
-        chainId: world.chain.chainId,
-        token: world.token,
-        payTo: payee,
-        amount: 10_000n,
-        description: "A paid report",
-      });
-      resources.push(resource);
-      const response = await fetch(resource.url);
-      assert.equal(response.status, 402);
-      return response.headers.get("payment-required")!;
     }
   });
 }

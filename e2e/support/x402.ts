@@ -8,6 +8,7 @@ import { agentHolding, startAllowanceWorld, signAllowanceFor, type AllowanceWorl
 import { deployer, mined } from "./contracts";
 import { deployFiatToken } from "./fiat-token";
 import { startErc7710Facilitator, type Erc7710Facilitator } from "./x402-facilitator";
+import { startPaidResource, type PaidResource } from "./x402-resource";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 
@@ -34,6 +35,8 @@ export type X402World = AllowanceWorld & {
    * delegate key signed from the allowance's first delegation, past every check of lib/x402: only the chain decides.
    */
   settleWithStolenKey: (allowanceId: string, payee: Address, amount: bigint) => Promise<SettleResponse>;
+  /** A resource of this world's selling a report for 0.01 USDC to `payee`: the PAYMENT-REQUIRED its first answer carries. */
+  reportRequirement: (payee: Address) => Promise<string>;
 };
 
 type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint; overLimit?: "ask" | "refuse" };
@@ -96,11 +99,32 @@ export async function startX402World(
     return facilitator.settle({ x402Version: 2, accepted: asked, payload }, asked);
   }
 
+  const resources: PaidResource[] = [];
+  async function reportRequirement(payee: Address) {
+    const resource = await startPaidResource({
+      facilitator,
+      chainId: world.chain.chainId,
+      token,
+      payTo: payee,
+      amount: 10_000n,
+      description: "A paid report",
+    });
+    resources.push(resource);
+    const response = await fetch(resource.url);
+    assert.equal(response.status, 402);
+    return response.headers.get("payment-required")!;
+  }
+
   return {
     ...world,
     token,
     facilitator,
     settleWithStolenKey,
+    reportRequirement,
+    stop: async () => {
+      for (const resource of resources) await resource.close();
+      await world.stop();
+    },
     tokenBalance: (address: Address) =>
       world.chain.client.readContract({
         address: token,

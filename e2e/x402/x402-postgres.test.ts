@@ -2,7 +2,6 @@
 // across connections, so never more is signed than its cap, and a transfer moves what an earlier payment read of the
 // chain (the SQLite run is x402.test.ts).
 import { after, before, describe, it } from "node:test";
-import assert from "node:assert/strict";
 import type { Address } from "viem";
 import {
   assertConcurrentPaymentsWithinTheCap,
@@ -13,35 +12,15 @@ import {
   startX402World,
   type X402World,
 } from "../support/x402";
-import { startPaidResource, type PaidResource } from "../support/x402-resource";
 
 describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 }, () => {
   let world: X402World;
-  const resources: PaidResource[] = [];
 
   before(async () => {
     world = await startX402World("postgres");
   });
-  after(async () => {
-    for (const resource of resources) await resource.close();
-    await world?.stop();
-  });
-
-  /** A resource selling a report for 0.01 USDC to `payee`: the PAYMENT-REQUIRED its first answer carries. */
-  async function requirement(payee: Address) {
-    const resource = await startPaidResource({
-      facilitator: world.facilitator,
-      chainId: world.chain.chainId,
-      token: world.token,
-      payTo: payee,
-      amount: 10_000n,
-      description: "A paid report",
-    });
-    resources.push(resource);
-    const response = await fetch(resource.url);
-    assert.equal(response.status, 402);
-    return response.headers.get("payment-required")!;
-  }
+  after(() => world?.stop());
+  const requirement = (payee: Address) => world.reportRequirement(payee);
 
   it("20 concurrent payments never sign more than the cap", async () => {
     await assertConcurrentPaymentsWithinTheCap(world, requirement);
