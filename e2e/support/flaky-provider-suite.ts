@@ -3,7 +3,8 @@
 // suite per test file, as a process holds one database client. A real hardhat node behind a real proxy (fault-proxy)
 // that answers 429 with Retry-After after the node took the broadcast, 429 and 503 on reads, passes on a broadcast the
 // node already holds, and lags on the relayer's pending nonce so that the node itself refuses the relayer's
-// transaction as underpriced.
+// transaction as underpriced. And a node that drops the relayer's transaction from its pool (issue 55, finding 3):
+// reconciliation broadcasts it again, or, once another transaction took its nonce, says so everywhere.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
@@ -23,6 +24,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       clock: typeof import("@/lib/clock");
       db: typeof import("@/lib/db");
       settings: typeof import("@/lib/allowances/settings");
+      reconcile: typeof import("@/lib/allowances/reconcile");
     };
 
     before(async () => {
@@ -38,6 +40,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         clock: await import("@/lib/clock"),
         db: await import("@/lib/db"),
         settings: await import("@/lib/allowances/settings"),
+        reconcile: await import("@/lib/allowances/reconcile"),
       };
     });
     after(async () => {
@@ -68,6 +71,14 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       };
       return { shop, pay, grantId };
     }
+
+    /** The relayer's key as a wallet that sends on the node itself. */
+    const relayerWallet = () =>
+      createWalletClient({
+        account: privateKeyToAccount(lib.settings.localRelayerKey()),
+        chain: chainDefinition(world.chain),
+        transport: http(world.chain.rpcUrl),
+      });
 
     /** The requests the proxy got from `from` on, as their methods. */
     const methodsFrom = (from: number) => proxy.seen.slice(from).map((request) => request.methods);
@@ -182,12 +193,12 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       try {
         // The relayer's next nonce taken by a transaction paying a higher tip, waiting in the node's pool; the provider's
         // node lags and counts only the relayer's mined transactions, so the relayer signs that nonce again, for less.
-        const wallet = createWalletClient({
-          account: privateKeyToAccount(lib.settings.localRelayerKey()),
-          chain: chainDefinition(world.chain),
-          transport: http(world.chain.rpcUrl),
+        await relayerWallet().sendTransaction({
+          to: relayer,
+          value: 0n,
+          maxFeePerGas: parseGwei("500"),
+          maxPriorityFeePerGas: parseGwei("100"),
         });
-        await wallet.sendTransaction({ to: relayer, value: 0n, maxFeePerGas: parseGwei("500"), maxPriorityFeePerGas: parseGwei("100") });
         proxy.rewrite = (call) =>
           call.method === "eth_getTransactionCount" && call.params?.[1] === "pending"
             ? { ...call, params: [call.params[0], "latest"] }
@@ -208,6 +219,96 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         await mineBlock();
       }
       assert.equal(await world.balance(shop), 0n);
+    });
+
+    /**
+     * Pays while the node mines nothing, and answers the payment's transaction once it waits in the node's pool, where
+     * the payment waits for its receipt: then the node drops it (hardhat_dropTransaction), as a busy node's pool does.
+     */
+    async function droppedWhilePaying(pay: () => Promise<{ status: string }>, grantId: string, nonce: number) {
+      const paying = pay();
+      const deadline = Date.now() + 30_000;
+      let hash: Hex | null = null;
+      while (!hash) {
+        assert.ok(Date.now() < deadline, "the payment's transaction reached the node's pool");
+        const [request] = await lib.db.db().agentRequest.findMany({ where: { grantId } });
+        const pooled = await world.chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
+        if (request?.txHash && pooled > nonce) hash = request.txHash as Hex;
+        else await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      // the payment's wait has looked the transaction up by then
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const dropped = await world.chain.client.request({ method: "hardhat_dropTransaction" as never, params: [hash] as never });
+      assert.equal(dropped, true);
+      return { paying, hash };
+    }
+
+    const spendOf = (txHash: Hex) => lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash } });
+    const requestOf = async (grantId: string) => (await lib.db.db().agentRequest.findMany({ where: { grantId } }))[0];
+
+    it("a broadcast the node dropped from its pool is broadcast again by reconciliation, and the payment lands once", async () => {
+      const { pay, shop, grantId } = await agentPayingShop();
+      const nonce = await world.relayerNonce();
+      const { paying, hash, reconciling } = await world.chain.holdingBlocks(async () => {
+        const dropping = await droppedWhilePaying(pay, grantId, nonce);
+        // Not awaited: after the relayer's transactions, the run waits its turn at the allowance behind the payment.
+        const reconciling = lib.reconcile.reconcilePayments();
+        // back in the pool before any block, from the bytes its ledger row kept
+        const deadline = Date.now() + 10_000;
+        let pooled = null;
+        while (!pooled && Date.now() < deadline) {
+          pooled = await world.chain.client.getTransaction({ hash: dropping.hash }).catch(() => null);
+          if (!pooled) await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        assert.equal(pooled?.blockNumber, null, "broadcast again, not mined yet");
+        return { ...dropping, reconciling };
+      });
+      const paid = await paying;
+      await reconciling;
+      assert.equal(paid.status, "completed");
+      assert.equal((await spendOf(hash)).status, "landed");
+      assert.equal((await world.chain.client.getTransactionReceipt({ hash })).status, "success");
+      assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
+      assert.equal(await world.balance(shop), PAYMENT, "paid once");
+    });
+
+    it("a dropped broadcast whose nonce another transaction took ends failed: spend, request (audited), nothing paid", async () => {
+      const { pay, shop, grantId } = await agentPayingShop();
+      const nonce = await world.relayerNonce();
+      const { paying, hash } = await world.chain.holdingBlocks(async () => {
+        const dropping = await droppedWhilePaying(pay, grantId, nonce);
+        // the relayer's nonce taken by another of its transactions, with a higher tip, mined once the blocks come
+        await relayerWallet().sendTransaction({
+          to: world.relayer,
+          value: 0n,
+          nonce,
+          maxFeePerGas: parseGwei("500"),
+          maxPriorityFeePerGas: parseGwei("100"),
+        });
+        return dropping;
+      });
+      // the payment's receipt never comes: the agent hears it is submitted, not that it was paid
+      assert.equal((await paying).status, "submitted");
+      await lib.reconcile.reconcilePayments();
+      const request = await requestOf(grantId);
+      assert.equal(request.status, "failed");
+      assert.equal(request.reason, "Its transaction was dropped and another took its place: nothing was paid");
+      assert.equal((await spendOf(hash)).status, "failed");
+      const ledger = await lib.db.db().relayedTransaction.findUniqueOrThrow({ where: { hash } });
+      assert.deepEqual([ledger.status, ledger.gasUsed, ledger.nonce], ["dropped", 0, nonce], "it cost nothing");
+      const moves = await lib.db.db().auditEvent.findMany({
+        where: { type: "request.transition", requestId: request.id },
+        orderBy: { seq: "asc" },
+      });
+      assert.deepEqual(
+        moves.map((event) => JSON.parse(event.data) as { from: string[]; to: string }).map((data) => [data.from, data.to]),
+        [
+          [["approved"], "submitted"],
+          [["submitted"], "failed"],
+        ],
+      );
+      assert.equal(await world.relayerNonce(), nonce + 1, "the other transaction took the nonce");
+      assert.equal(await world.balance(shop), 0n, "nothing paid");
     });
   });
 }

@@ -2,13 +2,19 @@
 // not mined them within the minute the agent waits — are settled against the chain when the server starts and every
 // 15 s after, on every instance: each allowance's spends still `sent`, under its lease (settleInFlight: landed or
 // failed, the allowance's state version moved, its receipt in the relayer's ledger), then each request those payments
-// made that still says `submitted`, from its receipt (currentRequest, audited). A transaction the node no longer knows
-// fails its spend and leaves its request submitted: the relayer keeps no signed bytes to broadcast again.
+// made that still says `submitted`, from its receipt or its ledger row (currentRequest, audited). Before them, every
+// relayer transaction the node no longer knows (dropped from its pool) is broadcast again from the signed bytes its
+// ledger row keeps while its nonce is free, with no lease: the same bytes change nothing a lease guards, and a payment
+// still waiting for its receipt holds its allowance's. One whose nonce another transaction took fails its spend
+// (settleInFlight), and its request in the same run.
+import type { Hex } from "viem";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { AppError } from "@/lib/http/errors";
 import { currentRequest, reloadRequest } from "@/lib/wallet/request-lifecycle";
+import { ChainError } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
+import { relayFate } from "./relay";
 import { settleInFlight } from "./spend";
 
 const EVERY_MS = 15_000;
@@ -23,7 +29,14 @@ const ALLOWANCES_IN_FLIGHT = new PreparedSelect<{ allowanceId: string; chainId: 
     WHERE s."status" = 'sent' LIMIT ${BATCH}`,
 );
 
-/** Submitted requests of relayer transactions whose receipt the ledger has: each settles from it now. */
+/** Relayer transactions not seen mined yet, the newest first: each one the node lost is handed to it again. */
+const RELAYED_IN_FLIGHT = new PreparedSelect<{ hash: string; chainId: number }>(
+  "relayed_in_flight",
+  `SELECT "hash", "chainId" FROM "RelayedTransaction" WHERE "status" = 'sent' AND "raw" IS NOT NULL
+    ORDER BY "createdAt" DESC LIMIT ${BATCH}`,
+);
+
+/** Submitted requests of relayer transactions whose receipt, or whose drop, the ledger has: each settles from it now. */
 const REQUESTS_RECEIVED = new PreparedSelect<{ id: string }>(
   "requests_received",
   `SELECT r."id" FROM "AgentRequest" r JOIN "RelayedTransaction" t ON t."hash" = r."txHash"
@@ -41,8 +54,17 @@ function logged(what: string) {
   };
 }
 
-/** Settles the spends still in flight, allowance by allowance, then the requests they paid. */
+/**
+ * Hands the node again what it lost of the relayers' transactions, settles the spends still in flight allowance by
+ * allowance, then the requests they paid.
+ */
 export async function reconcilePayments(): Promise<void> {
+  for (const { hash, chainId } of await selectRows(RELAYED_IN_FLIGHT)) {
+    // a node that does not answer, or refuses the bytes again, is asked again next run
+    await relayFate(chainId, hash as Hex).catch((error: unknown) => {
+      if (!(error instanceof ChainError)) logged("a relayer's transaction")(error);
+    });
+  }
   for (const { allowanceId, chainId } of await selectRows(ALLOWANCES_IN_FLIGHT)) {
     await withLease(`allowance:${allowanceId}`, () => settleInFlight(allowanceId, chainId), { waitMs: LEASE_WAIT_MS }).catch(
       logged("an allowance's payments"),

@@ -14,22 +14,35 @@ import {
   type TransactionReceipt,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
+  WaitForTransactionReceiptTimeoutError,
 } from "viem";
 import { atUtc } from "@/lib/clock";
 import { auditedIn, type AuditInput } from "@/lib/audit";
 import { AppError } from "@/lib/http/errors";
-import { runTransaction, unansweredAll, type Query, type TransactionScript } from "@/lib/db/transaction-script";
+import { runTransaction, unansweredAll, writeTogether, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
 import { alreadyKnown, asRevert, nodeWords, SendRefusedError } from "@/lib/wallet/reverts";
-import { chainById, onChain } from "@/lib/wallet/chains";
+import { ChainError, chainById, onChain } from "@/lib/wallet/chains";
 import { leaseTakenIn, withLease, type HeldLease } from "./lease";
-import { BUDGET_WINDOW_MS, gasSpentFor, gasSpentIn, receiptRow, relayedRow, type GasSpent, type RelayFor } from "./relayer-ledger";
+import {
+  BUDGET_WINDOW_MS,
+  droppedRow,
+  gasSpentFor,
+  gasSpentIn,
+  receiptRow,
+  relayedBytes,
+  relayedRow,
+  type GasSpent,
+  type RelayFor,
+} from "./relayer-ledger";
 import { relayerAccount, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
 const RECEIPT_TIMEOUT_MS = 60_000;
 /** viem's default is 4 s: a spend holds its allowance's lease until the receipt, so ask often. */
 const RECEIPT_POLL_MS = 250;
+/** Every this many asks for the receipt, whether the relayer's nonce was mined in another transaction is asked too. */
+const NONCE_ASKED_EVERY = 8;
 
 class NoRelayerError extends AppError {
   constructor(chainId: number) {
@@ -151,6 +164,62 @@ async function checkAffordable(
   }
 }
 
+/** The relayer's nonce of a transaction was mined in another one: this one is not mined, and never will be. */
+class NonceTakenError extends ChainError {
+  constructor(hash: Hex) {
+    super(`Another transaction took the nonce of ${hash}: it will never be mined.`);
+  }
+}
+
+/**
+ * The transaction's receipt, asked for until RECEIPT_TIMEOUT_MS; a NonceTakenError once its nonce was mined in another
+ * transaction (viem's waitForTransactionReceipt would answer with that one's receipt, and loses a transaction the node
+ * dropped and was handed again). A failed ask is asked again: only the time limit ends the wait.
+ */
+async function minedWithin(client: PublicClient, hash: Hex, relayer: Address, nonce: number): Promise<TransactionReceipt> {
+  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
+  for (let asked = 1; ; asked++) {
+    const taken =
+      asked % NONCE_ASKED_EVERY === 0 &&
+      (await client.getTransactionCount({ address: relayer, blockTag: "latest" }).catch(() => nonce)) > nonce;
+    // Asked after the count: had this transaction taken the nonce, its receipt would be there now.
+    const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
+    if (receipt) return receipt;
+    if (taken) throw new NonceTakenError(hash);
+    if (Date.now() > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash });
+    await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
+  }
+}
+
+/** A relayer's transaction as the chain has it: mined (its receipt), still able to land, or never to land. */
+export type RelayFate = TransactionReceipt | "pending" | "replaced";
+
+/**
+ * Where a relayer's transaction sent earlier stands. One the node no longer knows (dropped from its pool, lost on its
+ * way) is broadcast again from its stored bytes while the relayer's mined count has not passed its nonce; once it has
+ * with no receipt of this hash, another transaction took the nonce: `replaced`. So is one the node refused (the agent
+ * heard nothing was paid), and one stored before its bytes were kept, once the node forgot it. A node that does not
+ * answer, or refuses the bytes again, throws (a ChainError): no proof either way.
+ */
+export async function relayFate(chainId: number, hash: Hex): Promise<RelayFate> {
+  const receiptNow = () => onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
+  const [receipt, known] = await Promise.all([receiptNow(), onChain(chainId, (client) => client.getTransaction({ hash }).catch(notFound))]);
+  if (receipt) return receipt;
+  if (known) return "pending";
+  const stored = await relayedBytes(hash);
+  if (!stored?.raw || stored.nonce === null || stored.status !== "sent") return "replaced";
+  const { raw, nonce } = stored;
+  const mined = await onChain(chainId, (client) => client.getTransactionCount({ address: stored.relayer as Address, blockTag: "latest" }));
+  // The receipt asked after the count: had this transaction taken the nonce, it would be there now.
+  if (mined > nonce) return (await receiptNow()) ?? "replaced";
+  await onChain(chainId, (client) =>
+    client.request({ method: "eth_sendRawTransaction", params: [raw] }).catch((error: unknown) => {
+      if (!alreadyKnown(error)) throw error;
+    }),
+  );
+  return "pending";
+}
+
 /** A settled promise's value, or its error thrown. */
 export function settledValue<T>(result: PromiseSettledResult<T>): T {
   if (result.status === "rejected") throw result.reason;
@@ -183,7 +252,7 @@ function stillGood(earlier: Fees | undefined, now: Fees): earlier is Fees {
 }
 
 /** A viem lookup's "not found" as null; any other failure (the node erring, not answering) stays an error. */
-export function notFound(error: unknown): null {
+function notFound(error: unknown): null {
   if (error instanceof TransactionNotFoundError || error instanceof TransactionReceiptNotFoundError) return null;
   throw error;
 }
@@ -212,7 +281,7 @@ export async function relay(
   } = {},
 ): Promise<Relayed> {
   const relayer = relayerOn(chainId);
-  const { hash, mined } = await withLease(
+  const { hash, mined, nonce } = await withLease(
     relayerLease(chainId, relayer.address),
     (lease) =>
       onChain(chainId, async (client) => {
@@ -261,7 +330,15 @@ export async function relay(
           ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
           : await relayer.signTransaction({ ...common, type: "eip1559" });
         const hash = keccak256(signed);
-        const ledger = relayedRow({ hash, chainId, relayer: relayer.address, gasLimit: gas, for: relayFor });
+        const ledger = relayedRow({
+          hash,
+          chainId,
+          relayer: relayer.address,
+          nonce: common.nonce,
+          raw: signed,
+          gasLimit: gas,
+          for: relayFor,
+        });
         // The relayer's lease confirmed last (leases are locked in the order allowance, then relayer): a holder that lost
         // it sends nothing, since another may be choosing this nonce.
         const events = options.auditWith?.(hash) ?? [];
@@ -280,7 +357,11 @@ export async function relay(
             // The node holds it already (these bytes reached it before): sent.
             if (alreadyKnown(error)) return;
             const words = nodeWords(error);
-            if (words) throw new SendRefusedError(chainId, words);
+            if (words) {
+              // Refused, the agent hears nothing was paid: its stored bytes must never be broadcast again (relayFate).
+              await writeTogether([droppedRow(hash)]);
+              throw new SendRefusedError(chainId, words);
+            }
             // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
             if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
             throw error;
@@ -290,18 +371,14 @@ export async function relay(
           // and whatever the node answered, since the request is recorded as sent.
           await audited();
         }
-        return { hash, mined };
+        return { hash, mined, nonce: common.nonce };
       }),
     { taken: options.turn?.lease },
   );
   return {
     hash,
     receipt: async (recordWith) => {
-      const receipt =
-        (await mined) ??
-        (await onChain(chainId, (client) =>
-          client.waitForTransactionReceipt({ hash, timeout: RECEIPT_TIMEOUT_MS, pollingInterval: RECEIPT_POLL_MS }),
-        ));
+      const receipt = (await mined) ?? (await onChain(chainId, (client) => minedWithin(client, hash, relayer.address, nonce)));
       await runTransaction(function* () {
         yield* unansweredAll([receiptRow(receipt)]);
         if (recordWith) yield* recordWith(receipt);

@@ -2,7 +2,8 @@
 // limit, which counts until the receipt says what it used), so a person's relays of the last 24 hours can be held to
 // ALLOWANCE_GAS_BUDGET on every instance, and the operator can read what each person cost.
 import type { Address, Hex, TransactionReceipt } from "viem";
-import { db, queryPastOrm } from "@/lib/db";
+import { db, queryPastOrm, selectRows } from "@/lib/db";
+import { PreparedSelect } from "@/lib/db/prepared";
 import { rowsLater, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
 export type RelayPurpose = "authorization" | "payment" | "revocation";
@@ -15,14 +16,47 @@ export const BUDGET_WINDOW_MS = 24 * 3_600_000;
 // Past the ORM (lib/db/transaction-script.ts), as the reads below: every payment records its transaction and its
 // receipt, each in one transaction with what its caller records of them.
 const RECORD_RELAYED = `INSERT INTO "RelayedTransaction"
-  ("hash", "chainId", "relayer", "userId", "allowanceId", "purpose", "gasLimit", "status", "createdAt")
-  VALUES (?, ?, ?, ?, ?, ?, ?, 'sent', ?)`;
+  ("hash", "chainId", "relayer", "userId", "allowanceId", "purpose", "gasLimit", "nonce", "raw", "status", "createdAt")
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'sent', ?)`;
 const RECORD_RECEIPT = `UPDATE "RelayedTransaction" SET "gasUsed" = ?, "feePaid" = ?, "status" = ? WHERE "hash" = ?`;
+const RECORD_DROPPED = `UPDATE "RelayedTransaction" SET "gasUsed" = 0, "feePaid" = '0', "status" = 'dropped'
+  WHERE "hash" = ? AND "status" = 'sent'`;
 
-/** The ledger's row of a transaction about to be sent, with its gas limit. */
-export function relayedRow(sent: { hash: Hex; chainId: number; relayer: Address; gasLimit: bigint; for: RelayFor }): Query {
+/** A transaction about to be sent: its hash, nonce and signed bytes (kept to broadcast again), and its gas limit. */
+export type SignedRelay = { hash: Hex; chainId: number; relayer: Address; nonce: number; raw: Hex; gasLimit: bigint; for: RelayFor };
+
+/** The ledger's row of a transaction about to be sent. */
+export function relayedRow(sent: SignedRelay): Query {
   const { userId, allowanceId, purpose } = sent.for;
-  return writing(RECORD_RELAYED, sent.hash, sent.chainId, sent.relayer, userId, allowanceId, purpose, Number(sent.gasLimit), new Date());
+  const gasLimit = Number(sent.gasLimit);
+  return writing(
+    RECORD_RELAYED,
+    sent.hash,
+    sent.chainId,
+    sent.relayer,
+    userId,
+    allowanceId,
+    purpose,
+    gasLimit,
+    sent.nonce,
+    sent.raw,
+    new Date(),
+  );
+}
+
+/** A transaction whose nonce another took, none of it mined: it will never land, and cost nothing. */
+export function droppedRow(hash: Hex): Query {
+  return writing(RECORD_DROPPED, hash);
+}
+
+const RELAYED_BYTES = new PreparedSelect<{ relayer: string; nonce: number | null; raw: Hex | null; status: string }>(
+  "relayed_bytes",
+  `SELECT "relayer", "nonce", "raw", "status" FROM "RelayedTransaction" WHERE "hash" = ?`,
+);
+
+/** A relayed transaction's signed bytes and nonce as stored before its send (none on rows from before they were kept). */
+export async function relayedBytes(hash: Hex) {
+  return (await selectRows(RELAYED_BYTES, hash))[0];
 }
 
 /** What a mined transaction used and paid, as its ledger row's update; a receipt seen twice records the same. */

@@ -32,7 +32,7 @@ import {
   type Query,
   type TransactionScript,
 } from "@/lib/db/transaction-script";
-import { ChainError, onChain } from "@/lib/wallet/chains";
+import { ChainError } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import {
   allowanceStatus,
@@ -50,8 +50,8 @@ import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Holds } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
-import { notFound, relay, RelayBudgetError, RelayerLowError, relayerOn, relayerTurnIn, settledValue, type RelayerTurn } from "./relay";
-import { receiptRow } from "./relayer-ledger";
+import { relay, RelayBudgetError, relayFate, RelayerLowError, relayerOn, relayerTurnIn, settledValue, type RelayerTurn } from "./relay";
+import { droppedRow, receiptRow } from "./relayer-ledger";
 import { relayLimits } from "./settings";
 import { freeLease, leaseTakenIn, withLease, type HeldLease } from "./lease";
 
@@ -164,29 +164,29 @@ const spendStatus = (allowanceId: string, spendId: string, status: "landed" | "f
 
 /**
  * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
- * is left counts only mined payments, so a spend waits until none is in flight. A node that does not answer is no
- * proof that a payment is gone: the spend is refused (busy), never sent on a guess. Answers how many it settled.
+ * is left counts only mined payments, so a spend waits until none is in flight. One the node lost is broadcast again
+ * while its nonce is free (relayFate); one whose nonce another transaction took fails, its ledger row dropped, and its
+ * request follows (lib/wallet/request-lifecycle). A node that does not answer is no proof that a payment is gone: the
+ * spend is refused (busy), never sent on a guess. Answers how many it settled.
  */
 async function settleSent(allowanceId: string, chainId: number, sent: { id: string; txHash: string | null }[]): Promise<number> {
   for (const spend of sent) {
     const hash = spend.txHash as Hex;
+    let fate;
     try {
-      const receipt = await onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
-      if (receipt) {
-        await writeTogether([
-          receiptRow(receipt),
-          ...spendStatus(allowanceId, spend.id, receipt.status === "success" ? "landed" : "failed"),
-        ]);
-        if (receipt.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
-        continue;
-      }
-      // Neither mined nor known to the node any more: it will never land, and nothing of it was spent.
-      if (await onChain(chainId, (client) => client.getTransaction({ hash }).catch(notFound))) throw new PendingSpendError(hash);
+      fate = await relayFate(chainId, hash);
     } catch (error) {
       if (error instanceof ChainError) throw new PendingSpendError(hash);
       throw error;
     }
-    await writeTogether(spendStatus(allowanceId, spend.id, "failed"));
+    if (fate === "pending") throw new PendingSpendError(hash);
+    if (fate === "replaced") {
+      // It will never land, and nothing of it was spent.
+      await writeTogether([droppedRow(hash), ...spendStatus(allowanceId, spend.id, "failed")]);
+      continue;
+    }
+    await writeTogether([receiptRow(fate), ...spendStatus(allowanceId, spend.id, fate.status === "success" ? "landed" : "failed")]);
+    if (fate.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
   }
   return sent.length;
 }

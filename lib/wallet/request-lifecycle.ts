@@ -207,25 +207,32 @@ export async function currentRequest(row: RequestRow, clock: Clock = systemClock
 }
 
 /**
- * A relayer's transaction (a payment from an allowance) whose receipt is not recorded yet: the process paying it records
- * the request's outcome with its receipt, or the spend's settlement records the receipt first (lib/allowances), so that
- * the request's move is made, and audited, once.
+ * A relayer's transaction (a payment from an allowance) as its ledger has it: while `sent`, the process paying it
+ * records the request's outcome with its receipt, or the spend's settlement records the receipt first
+ * (lib/allowances), so that the request's move is made, and audited, once; `dropped`, another transaction took its
+ * nonce and it will never land.
  */
-const RELAYED_UNSETTLED = new PreparedSelect<{ hash: string }>(
-  "relayed_unsettled",
-  `SELECT "hash" FROM "RelayedTransaction" WHERE "hash" = ? AND "status" = 'sent'`,
+const RELAYED_STATUS = new PreparedSelect<{ status: string }>(
+  "relayed_status",
+  `SELECT "status" FROM "RelayedTransaction" WHERE "hash" = ?`,
 );
 
 /**
  * Settles a submitted transaction when the chain says how it ended: by its receipt, or failed once its nonce was
  * mined in another transaction (a replacement). Until then it stays submitted, counted against the caps, because
  * the node may still hold it; one the node does not know (it dropped it, or the broadcast never reached it) is
- * handed to it again. A relayer's transaction settles once its receipt is in the relayer's ledger. True when it settled.
+ * handed to it again. A relayer's transaction settles once its receipt is in the relayer's ledger, or failed once the
+ * ledger says it was dropped. True when it settled.
  */
 async function settleSubmitted(row: RequestRow, chainId: number, hash: Hex, clock: Clock): Promise<boolean> {
-  const receipt = await receiptOf(chainId, hash);
+  const [receipt, [relayed]] = await Promise.all([receiptOf(chainId, hash), selectRows(RELAYED_STATUS, hash)]);
+  if (relayed?.status === "dropped" && !receipt) {
+    const reason = "Its transaction was dropped and another took its place: nothing was paid";
+    await transitionRequest(row, ["submitted"], "failed", { reason }, clock);
+    return true;
+  }
   if (receipt) {
-    if ((await selectRows(RELAYED_UNSETTLED, hash)).length) return false;
+    if (relayed?.status === "sent") return false;
     await settleFromReceipt(row, receipt, clock);
     return true;
   }
