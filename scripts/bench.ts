@@ -17,7 +17,7 @@ import { freePort, startApp, type RunningApp } from "../e2e/support/app";
 import { parseEther } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
-import { deployFramework, frameworksSetting } from "../e2e/support/delegation-framework";
+import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
 import { relayersSetting, signAllowanceFor } from "../e2e/support/allowances";
 import { keyHolder } from "../e2e/support/key-holder";
 import { deployer, deployErc20 } from "../e2e/support/contracts";

@@ -1,7 +1,7 @@
-// npm run dev:chain: the local test chain alone (scripts/test-chain.ts: hardhat, chain 31337, on 127.0.0.1:8545 unless
+// npm run dev:chain: the local test chain alone (test-chain/index.ts: hardhat, chain 31337, on 127.0.0.1:8545 unless
 // --port N), for an app started some other way (`npm run build` and server.ts, `next dev`). `npm start` with no CHAINS
 // runs one itself. It prints the settings that point the app at it; stop it with Ctrl-C.
-import { startTestChain } from "./test-chain";
+import { startTestChain } from "../test-chain";
 
 const port = Number(process.argv[process.argv.indexOf("--port") + 1] || 8545) || 8545;
 const chain = await startTestChain({ port });

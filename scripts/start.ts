@@ -1,5 +1,5 @@
 // npm start: validate the configuration, prepare the database and secrets, build when no build exists, start the local
-// test chain when no CHAINS is configured (scripts/test-chain.ts), then serve the app. Each slow step says what it
+// test chain when no CHAINS is configured (test-chain/index.ts), then serve the app. Each slow step says what it
 // does and, once done, how long it took.
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -8,7 +8,7 @@ import { keySecretsFrom } from "@/lib/allowances/key-secret";
 import { ConfigError, parseConfig } from "@/lib/config";
 import { migrateDatabase } from "@/lib/db/migrate";
 import { serverArguments, serverEnvironment } from "./server-bundle";
-import type { TestChain } from "./test-chain";
+import type { TestChain } from "../test-chain";
 
 const began = Date.now();
 
@@ -56,7 +56,7 @@ if (!process.env.CHAINS) {
   console.log("No CHAINS configured: starting a local test chain (hardhat) with the Delegation Framework, test USDC and test prices…");
   const starting = Date.now();
   try {
-    testChain = await (await import("./test-chain")).startTestChain();
+    testChain = await (await import("../test-chain")).startTestChain();
   } catch (error) {
     fail(`The local test chain did not start: ${(error as Error).message}\nSet CHAINS to use another chain (docs/operations.md).`);
   }

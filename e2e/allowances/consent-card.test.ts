@@ -12,7 +12,7 @@ import type { RunningApp } from "../support/app";
 import { startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { agentAsks, newPerson, redirected } from "../support/consent";
 import { deployErc20, deployer, mined } from "../support/contracts";
-import { deployFiatToken } from "../support/fiat-token";
+import { deployFiatToken } from "@/test-chain/fiat-token";
 import { fillAllowanceFields, reviewCard, reviewedWords } from "../support/allowance-picker";
 import { overflow, screenshot, widestElement } from "../support/screens";
 import { db } from "@/lib/db";

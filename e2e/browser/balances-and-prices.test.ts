@@ -15,7 +15,7 @@ import { moneyText, readableDecimal } from "@/lib/prices/format";
 import type { PreparedTransaction } from "@/lib/wallet/request-payload";
 import { deployer, deployErc20 } from "../support/contracts";
 import { agentAsks } from "../support/consent";
-import { deployPriceFeed, sendToken, setRound } from "../support/price-feeds";
+import { deployPriceFeed, sendToken, setRound } from "@/test-chain/price-feeds";
 import { signingAgent } from "../support/signing-agent";
 
 const SCREENSHOTS = path.resolve("test-results", "screenshots");

@@ -15,7 +15,7 @@ import {
 } from "@metamask/delegation-core";
 import { concat, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "../support/delegation-framework";
+import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "@/test-chain/delegation-framework";
 import { checkScreen } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
 import { db } from "@/lib/db";

@@ -11,7 +11,7 @@ import { startApp, type RunningApp } from "../support/app";
 import { chainsSetting, startChain, type LocalChain } from "../support/chain";
 import { deployErc20 } from "../support/contracts";
 import { cliEnv, runCli } from "../support/cli";
-import { deployPriceFeed, setRound } from "../support/price-feeds";
+import { deployPriceFeed, setRound } from "@/test-chain/price-feeds";
 import { createUser } from "../support/oauth";
 import { db } from "@/lib/db";
 import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";

@@ -13,7 +13,7 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "../support/app";
 import { grantAllowanceFor, relayersSetting } from "../support/allowances";
 import { chainsSetting, startChain, type LocalChain } from "../support/chain";
-import { deployFramework, frameworksSetting } from "../support/delegation-framework";
+import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
 import { db } from "@/lib/db";

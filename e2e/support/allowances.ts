@@ -17,7 +17,7 @@ import { connectWithBearer } from "./mcp-client";
 import { obtainTokens } from "./oauth";
 import { importWallet, newPerson } from "./consent";
 import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingRpc } from "./chain";
-import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "./delegation-framework";
+import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "@/test-chain/delegation-framework";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
 import { localRelayerKey } from "@/lib/allowances/settings";

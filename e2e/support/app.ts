@@ -7,7 +7,6 @@ import { createRequire } from "node:module";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
-import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { isPostgres } from "@/lib/config/database";
@@ -15,6 +14,9 @@ import { migrateDatabase } from "@/lib/db/migrate";
 import { serverArguments, serverEnvironment } from "@/scripts/server-bundle";
 import pg from "pg";
 import { LOCAL_POSTGRES_URL } from "@/scripts/postgres-server.mjs";
+import { freePort } from "@/test-chain/node";
+
+export { freePort } from "@/test-chain/node";
 
 export type RunningApp = {
   /** where this instance answers */
@@ -36,17 +38,6 @@ export type RunningApp = {
   kill: () => Promise<void>;
   stop: () => Promise<void>;
 };
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The PostgreSQL server the `database: "postgres"` option uses: TEST_POSTGRES_URL, which npm test sets to the local

@@ -1,36 +1,16 @@
 // Real token contracts on the local chain: OpenZeppelin's compiled presets (an installed dev dependency, so
 // nothing is downloaded), deployed with viem from one of the node's funded accounts.
 import { createRequire } from "node:module";
-import { createWalletClient, getAddress, http, type Abi, type Address, type Hex } from "viem";
-import { chainDefinition, type LocalChain } from "./chain";
+import type { Address } from "viem";
+import { deploy, deployer, mined, type Artifact } from "@/test-chain/contracts";
+import type { LocalChain } from "@/test-chain/node";
 
-type Artifact = { abi: Abi; bytecode: Hex };
+export { deploy, deployer, mined } from "@/test-chain/contracts";
 
 const require = createRequire(import.meta.url);
 const erc20Preset = require("@openzeppelin/contracts/build/contracts/ERC20PresetFixedSupply.json") as Artifact;
 const erc721Preset = require("@openzeppelin/contracts/build/contracts/ERC721PresetMinterPauserAutoId.json") as Artifact;
 const erc1155Preset = require("@openzeppelin/contracts/build/contracts/ERC1155PresetMinterPauser.json") as Artifact;
-
-/** A wallet client for the node's first funded account (hardhat unlocks it: the node signs). */
-export async function deployer(chain: LocalChain) {
-  const [account] = await createWalletClient({ transport: http(chain.rpcUrl) }).getAddresses();
-  const definition = chainDefinition(chain);
-  return createWalletClient({ account, chain: definition, transport: http(chain.rpcUrl) });
-}
-
-export async function mined(chain: LocalChain, hash: Hex): Promise<Address | null | undefined> {
-  const receipt = await chain.client.waitForTransactionReceipt({ hash });
-  if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`);
-  return receipt.contractAddress;
-}
-
-/** `contract` deployed by the node's first account with `args`: its address. */
-export async function deploy(chain: LocalChain, contract: Artifact, args: unknown[]): Promise<Address> {
-  const wallet = await deployer(chain);
-  const address = await mined(chain, await wallet.deployContract({ abi: contract.abi, bytecode: contract.bytecode, args }));
-  if (!address) throw new Error("the deployment created no contract");
-  return getAddress(address);
-}
 
 /** An ERC-20 (18 decimals) whose whole supply belongs to `holder`. */
 export function deployErc20(chain: LocalChain, token: { name: string; symbol: string; supply: bigint; holder: Address }) {

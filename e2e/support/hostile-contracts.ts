@@ -5,7 +5,7 @@ import { getAddress, parseAbi, type Address, type Hex } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
 import type { LocalChain } from "./chain";
 import { deployer, mined } from "./contracts";
-import { compileSolidity, type Compiled } from "./solidity";
+import { compileSolidity, type Compiled } from "@/test-chain/solidity";
 
 const SOURCE = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;

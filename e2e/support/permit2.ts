@@ -12,7 +12,7 @@ import { encodeAbiParameters, keccak256, parseAbi, toHex, type Address, type Hex
 import { PERMIT2_ADDRESS, x402ExactPermit2ProxyAddress } from "@x402/evm";
 import type { LocalChain } from "./chain";
 import { deploy } from "./contracts";
-import { compileSolidity } from "./solidity";
+import { compileSolidity } from "@/test-chain/solidity";
 
 const require = createRequire(import.meta.url);
 const permit2Root = path.join(path.dirname(require.resolve("@uniswap/v4-periphery/package.json")), "lib/permit2");

@@ -6,7 +6,7 @@ import { encodeFunctionData, erc20Abi, getAddress, parseAbi, type Address } from
 import type { PrivateKeyAccount } from "viem/accounts";
 import { agentHolding, startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
 import { deployer, mined } from "./contracts";
-import { deployFiatToken } from "./fiat-token";
+import { deployFiatToken } from "@/test-chain/fiat-token";
 import { startErc7710Facilitator, type Erc7710Facilitator } from "./x402-facilitator";
 import { startPaidResource, type PaidResource } from "./x402-resource";
 import type { AgentContext } from "@/lib/wallet/agent-context";

@@ -9,7 +9,7 @@ import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
 import { deployer, mined } from "../support/contracts";
-import { deployFiatToken } from "../support/fiat-token";
+import { deployFiatToken } from "@/test-chain/fiat-token";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
 import { startErc7710Facilitator, type Erc7710Facilitator } from "../support/x402-facilitator";

@@ -13,7 +13,7 @@ import { encodeFunctionData, erc20Abi, parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import { deployer, mined } from "../support/contracts";
-import { deployFiatToken } from "../support/fiat-token";
+import { deployFiatToken } from "@/test-chain/fiat-token";
 import { deployPermit2 } from "../support/permit2";
 import { checkScreen, overflow, VIEWPORTS } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";

@@ -28,7 +28,7 @@ const chainFeeds = z.object({ native: evmAddress.optional(), tokens: z.record(ev
 type ChainFeeds = z.infer<typeof chainFeeds>;
 
 /**
- * The local test chain `npm start` runs beside the app when no CHAINS is configured (scripts/test-chain.ts): which
+ * The local test chain `npm start` runs beside the app when no CHAINS is configured (test-chain/index.ts): which
  * chain it is, the node's unlocked account that gives test funds, and its test USDC.
  */
 const testChain = z.object({ chainId: z.number().int().positive(), faucet: evmAddress, usdc: evmAddress }).strict();

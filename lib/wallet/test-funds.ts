@@ -1,4 +1,4 @@
-// Test funds on the app's own local test chain (npm start with no CHAINS, scripts/test-chain.ts): the node's faucet
+// Test funds on the app's own local test chain (npm start with no CHAINS, test-chain/index.ts): the node's faucet
 // account sends test ETH and mints test USDC. The node signs for that account itself (hardhat unlocks it), so the app
 // holds no key; on any other chain there is no faucet, and the request is refused.
 import { z } from "zod";

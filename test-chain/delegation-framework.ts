@@ -3,7 +3,7 @@
 // ALLOWANCE_FRAMEWORKS, as an operator's local chain does (`npm run dev:chain`).
 import { createPublicClient, createWalletClient, http } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
-import { chainDefinition, type LocalChain } from "./chain";
+import { chainDefinition, type LocalChain } from "./node";
 
 // The kit sends usage telemetry unless told not to; this must be set before its first call.
 process.env.DO_NOT_TRACK = "1";

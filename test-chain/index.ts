@@ -4,10 +4,10 @@
 // (docs/decisions/0023-npm-start-brings-a-test-chain.md). It keeps no state: each start is a fresh chain.
 import type { Address } from "viem";
 import { localRelayerKey } from "@/lib/allowances/settings";
-import { startChain, type LocalChain } from "../e2e/support/chain";
-import { deployFramework, frameworksSetting } from "../e2e/support/delegation-framework";
-import { deployFiatToken } from "../e2e/support/fiat-token";
-import { deployPriceFeed } from "../e2e/support/price-feeds";
+import { startChain, type LocalChain } from "./node";
+import { deployFramework, frameworksSetting } from "./delegation-framework";
+import { deployFiatToken } from "./fiat-token";
+import { deployPriceFeed } from "./price-feeds";
 
 /** Test prices, in USD with Chainlink's 8 decimals: round numbers, so that nobody takes them for a market's. */
 const TEST_PRICES = { ether: 2000_00000000n, usdc: 1_00000000n };

@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
 import { getAddress, parseAbi, type Address } from "viem";
-import type { LocalChain } from "./chain";
+import type { LocalChain } from "./node";
 import { deployer, mined } from "./contracts";
 import { compileSolidity, type Compiled } from "./solidity";
 

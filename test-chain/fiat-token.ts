@@ -3,7 +3,7 @@
 // Deployed unproxied and initialized V1 → V2 → V2_1 → V2_2, as Circle's own deployment does behind its proxy.
 import { createRequire } from "node:module";
 import { getAddress, maxUint256, type Abi, type Address, type Hex } from "viem";
-import type { LocalChain } from "./chain";
+import type { LocalChain } from "./node";
 import { deployer, mined } from "./contracts";
 
 type Artifact = { abi: Abi; bytecode: Hex; linkReferences: Record<string, Record<string, { start: number; length: number }[]>> };

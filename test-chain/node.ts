@@ -1,0 +1,114 @@
+// The local EVM node the product runs when no chain is configured (npm start, npm run dev:chain: test-chain/index.ts)
+// and the tests start: hardhat's, on loopback, keeping no state.
+import { spawn } from "node:child_process";
+import net from "node:net";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { createPublicClient, defineChain, http, parseEther, type PublicClient } from "viem";
+
+/** A port free on loopback now, for a server about to listen on it. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export type LocalChain = {
+  rpcUrl: string;
+  chainId: number;
+  client: PublicClient;
+  fund: (address: string, ether: string) => Promise<void>;
+  /**
+   * Mines as a real chain does from now on: a block every `ms` milliseconds, transactions waiting in the mempool until
+   * then (hardhat's interval mining); until it is called, each transaction is mined the instant it arrives.
+   */
+  mineEvery: (ms: number) => Promise<void>;
+  /** Holds every block while `work` runs (what is sent waits in the mempool), then mines one and goes on as before. */
+  holdingBlocks: <T>(work: () => Promise<T>) => Promise<T>;
+  stop: () => Promise<void>;
+};
+
+/**
+ * A hardhat node on a free port (or `port`); `chainId` gives it another id than 31337 (a second chain). It keeps no
+ * state: stopped, its chain is gone.
+ */
+export async function startChain(options: { chainId?: number; port?: number } = {}): Promise<LocalChain> {
+  const chainId = options.chainId ?? 31337;
+  const port = options.port ?? (await freePort());
+  const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
+  const child = spawn(
+    process.execPath,
+    [hardhat, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", path.resolve("test-chain/hardhat.config.cjs")],
+    {
+      env: { ...process.env, HARDHAT_DISABLE_TELEMETRY_PROMPT: "true", HARDHAT_CHAIN_ID: String(chainId) },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let output = "";
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`hardhat node did not start:\n${output}`)), 60_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes("Started HTTP")) {
+        clearTimeout(timer);
+        // The node logs every call from now on: read and dropped, so a node running for days holds no log.
+        child.stdout.off("data", onData).resume();
+        child.stderr.off("data", onData).resume();
+        resolve();
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("exit", () => reject(new Error(`hardhat node exited:\n${output}`)));
+  });
+  await ready;
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const client = createPublicClient({ transport: http(rpcUrl) });
+  const ask = (method: string, params: unknown[] = []) => client.request({ method: method as never, params: params as never });
+  /** The block interval once mineEvery was called; null while the node mines each transaction at once. */
+  let intervalMs: number | null = null;
+  const mining = (on: boolean) =>
+    intervalMs === null ? ask("evm_setAutomine", [on]) : ask("evm_setIntervalMining", [on ? intervalMs : 0]);
+  return {
+    rpcUrl,
+    chainId,
+    client,
+    fund: async (address, ether) => {
+      await ask("hardhat_setBalance", [address, `0x${parseEther(ether).toString(16)}`]);
+    },
+    mineEvery: async (ms) => {
+      await ask("evm_setAutomine", [false]);
+      await ask("evm_setIntervalMining", [ms]);
+      intervalMs = ms;
+    },
+    holdingBlocks: async (work) => {
+      await mining(false);
+      try {
+        return await work();
+      } finally {
+        await ask("evm_mine");
+        await mining(true);
+      }
+    },
+    stop: async () => {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      if (child.exitCode === null) child.kill("SIGKILL");
+    },
+  };
+}
+
+/** The node's chain as viem defines one, for wallet clients that sign and send on it. */
+export function chainDefinition(chain: { rpcUrl: string; chainId: number }) {
+  return defineChain({
+    id: chain.chainId,
+    name: "Local dev chain",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [chain.rpcUrl] } },
+  });
+}
