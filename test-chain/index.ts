@@ -39,8 +39,10 @@ export async function startTestChain(options: { port?: number } = {}): Promise<T
       CHAINS: JSON.stringify([{ id: chain.chainId, name: "Local test chain", rpcUrl: chain.rpcUrl, symbol: "ETH", tokens: [usdc] }]),
       TEST_CHAIN: JSON.stringify({ chainId: chain.chainId, faucet, usdc }),
       ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, framework),
-      // npm start runs in production, where no chain has a relayer unless configured: hardhat's account 19 pays here.
+      // npm start runs in production, where no chain has a relayer unless configured: hardhat's account 19 pays here,
+      // and 18 for revocations, which so never wait behind a payment's nonce.
       ALLOWANCE_RELAYERS: JSON.stringify({ [chain.chainId]: localRelayerKey() }),
+      ALLOWANCE_REVOCATION_RELAYERS: JSON.stringify({ [chain.chainId]: localRelayerKey("revocations") }),
       PRICE_FEEDS: JSON.stringify({ [chain.chainId]: feeds }),
       PRICE_MAX_AGE_SECONDS: String(TEST_PRICE_MAX_AGE_SECONDS),
     };

@@ -72,6 +72,9 @@ export function* leaseInTransaction(key: string, busy: () => Error): Transaction
 /** A lease taken in a transaction (leaseTakenIn), for withLease's `taken`. */
 export type HeldLease = { key: string; holder: string };
 
+/** The lease under which one instance at a time chooses a relayer's next nonce on the chain, or replaces one it sent. */
+export const relayerLease = (chainId: number, relayer: string) => `relayer:${chainId}:${relayer}`;
+
 /** A lease asked for in a transaction: `held()`, once it has committed, is the lease, or null when another holds it. */
 export type LeaseTaking = { asked: HeldLease; held: () => HeldLease | null };
 

@@ -5,8 +5,9 @@
 // made that still says `submitted`, from its receipt or its ledger row (currentRequest, audited). Before them, every
 // relayer transaction the node no longer knows (dropped from its pool) is broadcast again from the signed bytes its
 // ledger row keeps while its nonce is free, with no lease: the same bytes change nothing a lease guards, and a payment
-// still waiting for its receipt holds its allowance's. One whose nonce another transaction took fails its spend
-// (settleInFlight), and its request in the same run.
+// still waiting for its receipt holds its allowance's; one the node holds but fees left behind is replaced at a higher
+// fee (lib/allowances/replacement.ts). One whose nonce another transaction took fails its spend (settleInFlight), and
+// its request in the same run.
 import type { Hex } from "viem";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
@@ -15,6 +16,7 @@ import { currentRequest, reloadRequest } from "@/lib/wallet/request-lifecycle";
 import { ChainError } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
 import { relayFate } from "./relay";
+import { replaceIfUnderpriced } from "./replacement";
 import { settleInFlight } from "./spend";
 
 const EVERY_MS = 15_000;
@@ -61,9 +63,11 @@ function logged(what: string) {
 export async function reconcilePayments(): Promise<void> {
   for (const { hash, chainId } of await selectRows(RELAYED_IN_FLIGHT)) {
     // a node that does not answer, or refuses the bytes again, is asked again next run
-    await relayFate(chainId, hash as Hex).catch((error: unknown) => {
-      if (!(error instanceof ChainError)) logged("a relayer's transaction")(error);
-    });
+    await relayFate(chainId, hash as Hex)
+      .then((fate) => (fate === "pending" ? replaceIfUnderpriced(chainId, hash as Hex) : null))
+      .catch((error: unknown) => {
+        if (!(error instanceof ChainError)) logged("a relayer's transaction")(error);
+      });
   }
   for (const { allowanceId, chainId } of await selectRows(ALLOWANCES_IN_FLIGHT)) {
     await withLease(`allowance:${allowanceId}`, () => settleInFlight(allowanceId, chainId), { waitMs: LEASE_WAIT_MS }).catch(

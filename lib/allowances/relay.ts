@@ -7,6 +7,7 @@ import {
   formatEther,
   formatTransactionReceipt,
   numberToHex,
+  serializeTransaction,
   type Address,
   type Hex,
   type PublicClient,
@@ -23,25 +24,33 @@ import { runTransaction, unansweredAll, writeTogether, type Query, type Transact
 import { keccak256 } from "@/lib/wallet/keccak";
 import { alreadyKnown, asRevert, nodeWords, SendRefusedError } from "@/lib/wallet/reverts";
 import { ChainError, chainById, onChain } from "@/lib/wallet/chains";
-import { leaseTakenIn, withLease, type HeldLease } from "./lease";
+import { feesNow, feesWithinMost, l1FeeOf, type Fees } from "./fees";
+import { leaseTakenIn, relayerLease, withLease, type HeldLease } from "./lease";
 import {
   BUDGET_WINDOW_MS,
   droppedRow,
   gasSpentFor,
   gasSpentIn,
-  receiptRow,
+  lineageOf,
+  nonceAfterWaiting,
+  nonceAfterWaitingIn,
+  receiptRows,
   relayedBytes,
   relayedRow,
   type GasSpent,
   type RelayFor,
 } from "./relayer-ledger";
-import { relayerAccount, relayLimits } from "./settings";
+import { replaceIfUnderpriced } from "./replacement";
+import { feeBudget, relayerAccount, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
 const RECEIPT_TIMEOUT_MS = 60_000;
 /** viem's default is 4 s: a spend holds its allowance's lease until the receipt, so ask often. */
 const RECEIPT_POLL_MS = 250;
-/** Every this many asks for the receipt, whether the relayer's nonce was mined in another transaction is asked too. */
+/**
+ * Every this many asks for the receipt, whether the relayer's nonce was mined in another transaction is asked too,
+ * and whether fees rose past what it offers (it is replaced then: lib/allowances/replacement.ts).
+ */
 const NONCE_ASKED_EVERY = 8;
 
 class NoRelayerError extends AppError {
@@ -54,17 +63,18 @@ class NoRelayerError extends AppError {
   }
 }
 
-export function relayerOn(chainId: number) {
-  const relayer = relayerAccount(chainId);
+/** The chain's relayer of payments and authorizations, or of revocations (a key of their own where one is configured). */
+export function relayerOn(chainId: number, purpose: "payments" | "revocations" = "payments") {
+  const relayer = relayerAccount(chainId, purpose);
   if (!relayer) throw new NoRelayerError(chainId);
   return relayer;
 }
 
-/** The lease under which one instance at a time chooses the relayer's next nonce on the chain. */
-const relayerLease = (chainId: number, relayer: Address) => `relayer:${chainId}:${relayer}`;
-
-/** The relayer's turn taken in a payment's own transaction (relayerTurnIn): its lease, and the person's gas spent. */
-export type RelayerTurn = { lease: HeldLease; spent: GasSpent };
+/**
+ * The relayer's turn taken in a payment's own transaction (relayerTurnIn): its lease, the person's gas spent, and the
+ * nonce after its last transaction the ledger has waiting.
+ */
+export type RelayerTurn = { lease: HeldLease; spent: GasSpent; nonceAfterWaiting: number | null };
 
 /**
  * In the caller's transaction, alongside the allowance's lease it takes there: the chain's relayer's lease when it is
@@ -76,19 +86,21 @@ export function* relayerTurnIn(chainId: number, userId: string, alongside: HeldL
   if (!relayer) return () => null;
   const lease = yield* leaseTakenIn(relayerLease(chainId, relayer.address), alongside);
   const spent = yield* gasSpentIn(userId, chainId);
+  const waiting = yield* nonceAfterWaitingIn(chainId, relayer.address);
   return () => {
     const held = lease.held();
-    return held && { lease: held, spent: spent() };
+    return held && { lease: held, spent: spent(), nonceAfterWaiting: waiting() };
   };
 }
 
-/** The person's relays of the last 24 hours used their gas budget (for payments, or for revocations): nothing was sent. */
+/** The person's relays of the last 24 hours used their budget (for payments, or for revocations): nothing was sent. */
 export class RelayBudgetError extends AppError {
-  constructor(chainId: number, freesAt: Date, revocations = false) {
+  constructor(chainId: number, freesAt: Date, revocations = false, unit: "gas" | "coin" = "gas") {
     const what = revocations ? ["revoking your allowances", "revocations"] : ["your allowances", "payments from allowances"];
+    const paid = unit === "gas" ? "gas" : `in fees (${chainById(chainId).symbol})`;
     super(
       "relay_budget_used",
-      `The relayer has paid as much gas for ${what[0]} on ${chainById(chainId).name} in the last 24 hours as it pays ` +
+      `The relayer has paid as much ${paid} for ${what[0]} on ${chainById(chainId).name} in the last 24 hours as it pays ` +
         `for one person; ${what[1]} resume ${atUtc(freesAt, new Date())}.`,
       429,
     );
@@ -118,21 +130,6 @@ async function rehearse(client: PublicClient, fields: Record<string, unknown>, g
   }
 }
 
-/**
- * The fees viem's estimateFeesPerGas would set (the latest base fee × 1.2, plus the node's priority fee), from the
- * block's header read raw, in the same exchange with the node as the relayer's nonce and balance: viem reads the
- * block and then the priority fee, and formats the whole block on the way.
- */
-export async function feesNow(client: PublicClient): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
-  const [block, priority] = await Promise.all([
-    client.request({ method: "eth_getBlockByNumber", params: ["latest", false] }),
-    client.request({ method: "eth_maxPriorityFeePerGas" }).catch(() => null),
-  ]);
-  if (!block?.baseFeePerGas || priority === null) return client.estimateFeesPerGas();
-  const maxPriorityFeePerGas = BigInt(priority);
-  return { maxFeePerGas: (BigInt(block.baseFeePerGas) * 12n) / 10n + maxPriorityFeePerGas, maxPriorityFeePerGas };
-}
-
 /** When each chain's relayer was last said to be low, so that the log says it every few minutes, not every send. */
 const warned = new Map<number, number>();
 const WARN_EVERY_MS = 10 * 60_000;
@@ -142,11 +139,12 @@ async function checkAffordable(
   chainId: number,
   relayer: Address,
   relayFor: RelayFor,
-  cost: { gas: bigint; maxFeePerGas: bigint; balance: bigint },
+  cost: { gas: bigint; maxFeePerGas: bigint; l1Fee: bigint | null; balance: bigint },
   spentBefore: GasSpent | undefined,
 ) {
   const limits = relayLimits();
   const reserve = limits.reserveGas * cost.maxFeePerGas;
+  const coin = cost.gas * cost.maxFeePerGas + (cost.l1Fee ?? 0n);
   if (cost.balance < 3n * reserve && Date.now() - (warned.get(chainId) ?? 0) > WARN_EVERY_MS) {
     warned.set(chainId, Date.now());
     console.warn(
@@ -156,12 +154,15 @@ async function checkAffordable(
   }
   // A revocation protects a person: it draws on the reserve, within a budget of its own that payments cannot use up.
   const revocation = relayFor.purpose === "revocation";
-  if (!revocation && cost.balance < cost.gas * cost.maxFeePerGas + reserve) throw new RelayerLowError(chainId);
+  if (!revocation && cost.balance < coin + reserve) throw new RelayerLowError(chainId);
   if (!relayFor.userId) return;
   const spent = (!revocation && spentBefore) || (await gasSpentFor(relayFor.userId, chainId, revocation ? "revocations" : "payments"));
-  if (spent.gas + cost.gas > (revocation ? limits.revocationGasBudget : limits.gasBudget)) {
-    throw new RelayBudgetError(chainId, new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS), revocation);
-  }
+  const freesAt = () => new Date((spent.oldest ?? new Date()).getTime() + BUDGET_WINDOW_MS);
+  if (spent.gas + cost.gas > (revocation ? limits.revocationGasBudget : limits.gasBudget))
+    throw new RelayBudgetError(chainId, freesAt(), revocation);
+  // The coin budget counts what the relayer pays, L1 data fees included; a revocation is held to its gas budget alone.
+  const coinBudget = revocation ? null : feeBudget(chainId);
+  if (coinBudget !== null && spent.coin + coin > coinBudget) throw new RelayBudgetError(chainId, freesAt(), false, "coin");
 }
 
 /** The relayer's nonce of a transaction was mined in another one: this one is not mined, and never will be. */
@@ -172,46 +173,97 @@ class NonceTakenError extends ChainError {
 }
 
 /**
- * The transaction's receipt, asked for until RECEIPT_TIMEOUT_MS; a NonceTakenError once its nonce was mined in another
- * transaction (viem's waitForTransactionReceipt would answer with that one's receipt, and loses a transaction the node
- * dropped and was handed again). A failed ask is asked again: only the time limit ends the wait.
+ * A mined relayer transaction, and what the ledger records with its receipt: its lineage (when one of its nonce was
+ * replaced), and the L1 data fee estimated at its send.
  */
-async function minedWithin(client: PublicClient, hash: Hex, relayer: Address, nonce: number): Promise<TransactionReceipt> {
+export type MinedRelay = TransactionReceipt & { lineage: Hex | null; estimatedL1Fee: bigint | null };
+
+/** The ledger's rows of a mined relayer transaction (relayer-ledger receiptRows). */
+export const minedRows = (mined: MinedRelay) => receiptRows(mined, mined);
+
+type Member = { hash: Hex; status: string; l1Fee: string | null };
+
+/** The lineage's first mined transaction, found among the receipts asked for each member, as a MinedRelay; else null. */
+function minedOf(members: Member[], receipts: (TransactionReceipt | null)[], lineage: Hex): MinedRelay | null {
+  const index = receipts.findIndex(Boolean);
+  if (index < 0) return null;
+  const { l1Fee } = members[index];
+  return { ...receipts[index]!, lineage: members.length > 1 ? lineage : null, estimatedL1Fee: l1Fee === null ? null : BigInt(l1Fee) };
+}
+
+/** The transactions of `hash`'s nonce the ledger has (it and its replacements), and the one of them still waiting. */
+async function lineageAround(hash: Hex) {
+  const row = await relayedBytes(hash);
+  const lineage = row?.lineage ?? hash;
+  const members: Member[] = row?.lineage
+    ? await lineageOf(row.lineage)
+    : [{ hash, status: row?.status ?? "sent", l1Fee: row?.l1Fee ?? null }];
+  return { row, lineage, members, head: members.find((member) => member.status === "sent")?.hash ?? hash };
+}
+
+const receiptsOf = (client: PublicClient, members: Member[]) =>
+  Promise.all(members.map((member) => client.getTransactionReceipt({ hash: member.hash }).catch(notFound)));
+
+/**
+ * The receipt of the transaction `hash`, or of one that replaced it at a higher fee, asked for until
+ * RECEIPT_TIMEOUT_MS; a NonceTakenError once its nonce was mined in another transaction (viem's
+ * waitForTransactionReceipt would answer with that one's receipt, and loses a transaction the node dropped and was
+ * handed again). Every few asks, one waiting underpriced is replaced (`replaced` hears of it). A failed ask is asked
+ * again: only the time limit ends the wait.
+ */
+async function minedWithin(
+  client: PublicClient,
+  chainId: number,
+  sent: { hash: Hex; relayer: Address; nonce: number; l1Fee: bigint | null },
+  replaced: (hash: Hex) => void,
+): Promise<MinedRelay> {
   const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
+  let members: Member[] = [{ hash: sent.hash, status: "sent", l1Fee: sent.l1Fee?.toString() ?? null }];
   for (let asked = 1; ; asked++) {
+    const looking = asked % NONCE_ASKED_EVERY === 0;
+    if (looking) {
+      const head = members.find((member) => member.status === "sent")?.hash;
+      const replacement = head && (await replaceIfUnderpriced(chainId, head).catch(() => null));
+      if (replacement) replaced(replacement);
+      members = await lineageOf(sent.hash).catch(() => members);
+    }
     const taken =
-      asked % NONCE_ASKED_EVERY === 0 &&
-      (await client.getTransactionCount({ address: relayer, blockTag: "latest" }).catch(() => nonce)) > nonce;
-    // Asked after the count: had this transaction taken the nonce, its receipt would be there now.
-    const receipt = await client.getTransactionReceipt({ hash }).catch(() => null);
-    if (receipt) return receipt;
-    if (taken) throw new NonceTakenError(hash);
-    if (Date.now() > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash });
+      looking && (await client.getTransactionCount({ address: sent.relayer, blockTag: "latest" }).catch(() => sent.nonce)) > sent.nonce;
+    // Asked after the count: had this lineage taken the nonce, its receipt would be there now.
+    const mined = minedOf(members, await receiptsOf(client, members).catch(() => []), sent.hash);
+    if (mined) return mined;
+    if (taken) throw new NonceTakenError(sent.hash);
+    if (Date.now() > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash: sent.hash });
     await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
   }
 }
 
-/** A relayer's transaction as the chain has it: mined (its receipt), still able to land, or never to land. */
-export type RelayFate = TransactionReceipt | "pending" | "replaced";
+/** A relayer's transaction as the chain has it: mined (it or a replacement), still able to land, or never to land. */
+export type RelayFate = MinedRelay | "pending" | "replaced";
 
 /**
- * Where a relayer's transaction sent earlier stands. One the node no longer knows (dropped from its pool, lost on its
- * way) is broadcast again from its stored bytes while the relayer's mined count has not passed its nonce; once it has
- * with no receipt of this hash, another transaction took the nonce: `replaced`. So is one the node refused (the agent
- * heard nothing was paid), and one stored before its bytes were kept, once the node forgot it. A node that does not
- * answer, or refuses the bytes again, throws (a ChainError): no proof either way.
+ * Where a relayer's transaction sent earlier stands, with the replacements of its nonce. One the node no longer knows
+ * (dropped from its pool, lost on its way) is broadcast again from its stored bytes while the relayer's mined count
+ * has not passed its nonce; once it has with no receipt of its lineage, another transaction took the nonce:
+ * `replaced`. So is one the node refused (the agent heard nothing was paid), and one stored before its bytes were
+ * kept, once the node forgot it. A node that does not answer, or refuses the bytes again, throws (a ChainError): no
+ * proof either way.
  */
 export async function relayFate(chainId: number, hash: Hex): Promise<RelayFate> {
-  const receiptNow = () => onChain(chainId, (client) => client.getTransactionReceipt({ hash }).catch(notFound));
-  const [receipt, known] = await Promise.all([receiptNow(), onChain(chainId, (client) => client.getTransaction({ hash }).catch(notFound))]);
-  if (receipt) return receipt;
+  const { row, lineage, members, head } = await lineageAround(hash);
+  const minedNow = async () => minedOf(members, await onChain(chainId, (client) => receiptsOf(client, members)), lineage);
+  const [mined, known] = await Promise.all([
+    minedNow(),
+    onChain(chainId, (client) => client.getTransaction({ hash: head }).catch(notFound)),
+  ]);
+  if (mined) return mined;
   if (known) return "pending";
-  const stored = await relayedBytes(hash);
+  const stored = head === hash ? row : await relayedBytes(head);
   if (!stored?.raw || stored.nonce === null || stored.status !== "sent") return "replaced";
   const { raw, nonce } = stored;
-  const mined = await onChain(chainId, (client) => client.getTransactionCount({ address: stored.relayer as Address, blockTag: "latest" }));
-  // The receipt asked after the count: had this transaction taken the nonce, it would be there now.
-  if (mined > nonce) return (await receiptNow()) ?? "replaced";
+  const count = await onChain(chainId, (client) => client.getTransactionCount({ address: stored.relayer, blockTag: "latest" }));
+  // The receipts asked after the count: had this lineage taken the nonce, one would be there now.
+  if (count > nonce) return (await minedNow()) ?? "replaced";
   await onChain(chainId, (client) =>
     client.request({ method: "eth_sendRawTransaction", params: [raw] }).catch((error: unknown) => {
       if (!alreadyKnown(error)) throw error;
@@ -226,13 +278,15 @@ export function settledValue<T>(result: PromiseSettledResult<T>): T {
   return result.value;
 }
 
-/** A sent transaction: `receipt()` waits for it, and records with it what `recordWith` writes (in one transaction). */
+/**
+ * A sent transaction: `hash` is the one of its nonce that may land (a replacement at a higher fee takes the first's
+ * place); `receipt()` waits for it, and records with it what `recordWith` writes (in one transaction). The receipt's
+ * hash is the one mined.
+ */
 export type Relayed = {
-  hash: Hex;
+  readonly hash: Hex;
   receipt: (recordWith?: (receipt: TransactionReceipt) => TransactionScript<void>) => Promise<TransactionReceipt>;
 };
-
-type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
 /**
  * The fee fields each chain's last transaction was rehearsed and sent with. The next one is rehearsed with them in
@@ -280,8 +334,8 @@ export async function relay(
     turn?: RelayerTurn | null;
   } = {},
 ): Promise<Relayed> {
-  const relayer = relayerOn(chainId);
-  const { hash, mined, nonce } = await withLease(
+  const relayer = relayerOn(chainId, relayFor.purpose === "revocation" ? "revocations" : "payments");
+  const { hash, mined, nonce, l1Fee } = await withLease(
     relayerLease(chainId, relayer.address),
     (lease) =>
       onChain(chainId, async (client) => {
@@ -296,47 +350,56 @@ export async function relay(
         const earlier = rehearsedFees.get(chainId);
         // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
         // the fees the last transaction carried.
-        const [checked, nonce, fresh, balance, rehearsal] = await Promise.allSettled([
+        // The ledger's waiting transactions count too: a node's pool may not count one it holds that fees left behind.
+        const [checked, pendingCount, waitingAfter, fresh, balance, rehearsal] = await Promise.allSettled([
           options.checks?.(client),
           client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
+          options.turn ? options.turn.nonceAfterWaiting : nonceAfterWaiting(chainId, relayer.address),
           feesNow(client),
           client.getBalance({ address: relayer.address }),
           rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
         ]);
         settledValue(checked);
         const now = settledValue(fresh);
-        let fees: Fees = now;
+        let rehearsed: Fees = now;
         let gas: bigint;
         if (!rehearsing) gas = call.gas ?? 100_000n;
         else if (stillGood(earlier, now)) {
-          fees = earlier;
+          rehearsed = earlier;
           gas = settledValue(rehearsal)!;
         } else {
           gas = await rehearse(client, fieldsWith(now), call.gas);
           rehearsedFees.set(chainId, now);
         }
-        const cost = { gas, maxFeePerGas: fees.maxFeePerGas, balance: settledValue(balance) };
-        await checkAffordable(chainId, relayer.address, relayFor, cost, options.turn?.spent);
+        // Signed under the operator's most: the rehearsal's fees only change what a call that reads them does.
+        const fees = feesWithinMost(chainId, { ...rehearsed, baseFeePerGas: now.baseFeePerGas }, relayFor.purpose);
+        const nonce = Math.max(settledValue(pendingCount), settledValue(waitingAfter) ?? 0);
         const common = {
           chainId,
-          nonce: settledValue(nonce),
+          nonce,
           to: call.to,
           data: call.data,
           gas,
           maxFeePerGas: fees.maxFeePerGas,
           maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
         };
-        const signed = call.authorizationList
-          ? await relayer.signTransaction({ ...common, type: "eip7702", authorizationList: call.authorizationList })
-          : await relayer.signTransaction({ ...common, type: "eip1559" });
+        const unsigned = call.authorizationList
+          ? ({ ...common, type: "eip7702", authorizationList: call.authorizationList } as const)
+          : ({ ...common, type: "eip1559" } as const);
+        const l1Fee = await l1FeeOf(client, chainId, serializeTransaction(unsigned));
+        const cost = { gas, maxFeePerGas: fees.maxFeePerGas, l1Fee, balance: settledValue(balance) };
+        await checkAffordable(chainId, relayer.address, relayFor, cost, options.turn?.spent);
+        const signed = await relayer.signTransaction(unsigned);
         const hash = keccak256(signed);
         const ledger = relayedRow({
           hash,
           chainId,
           relayer: relayer.address,
-          nonce: common.nonce,
+          nonce,
           raw: signed,
           gasLimit: gas,
+          cost: gas * fees.maxFeePerGas + (l1Fee ?? 0n),
+          l1Fee,
           for: relayFor,
         });
         // The relayer's lease confirmed last (leases are locked in the order allowance, then relayer): a holder that lost
@@ -371,16 +434,25 @@ export async function relay(
           // and whatever the node answered, since the request is recorded as sent.
           await audited();
         }
-        return { hash, mined, nonce: common.nonce };
+        return { hash, mined, nonce, l1Fee };
       }),
     { taken: options.turn?.lease },
   );
+  let waiting = hash;
   return {
-    hash,
+    get hash() {
+      return waiting;
+    },
     receipt: async (recordWith) => {
-      const receipt = (await mined) ?? (await onChain(chainId, (client) => minedWithin(client, hash, relayer.address, nonce)));
+      const atOnce = await mined;
+      const receipt: MinedRelay = atOnce
+        ? { ...atOnce, lineage: null, estimatedL1Fee: l1Fee }
+        : await onChain(chainId, (client) =>
+            minedWithin(client, chainId, { hash, relayer: relayer.address, nonce, l1Fee }, (replacement) => (waiting = replacement)),
+          );
+      waiting = receipt.transactionHash;
       await runTransaction(function* () {
-        yield* unansweredAll([receiptRow(receipt)]);
+        yield* unansweredAll(minedRows(receipt));
         if (recordWith) yield* recordWith(receipt);
       });
       return receipt;

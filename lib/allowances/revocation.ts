@@ -170,7 +170,7 @@ export async function revokeAllowances(
   if (signerOf(operationTypedData(framework, chainId, unsigned), signed.signature) !== account)
     throw new AllowanceError("This revocation is not the wallet's signature over disabling exactly these allowances.");
   await db().allowance.updateMany({ where: { id: { in: ids }, status: { not: "revoked" } }, data: { status: "revoking" } });
-  const relayer = relayerOn(chainId).address;
+  const relayer = relayerOn(chainId, "revocations").address;
   // Waits for spends in flight, so that what they sent is settled before the revocation goes out.
   return holdingAll(ids, async () => {
     const { allowances, rows, delegator } = await revocable(userId, ids);
@@ -311,7 +311,7 @@ async function sendStored(id: string): Promise<void> {
     const delegator = getAddress(allowance.delegator);
     const delegations = allowance.delegations.map((row) => parseStoredDelegation(row.signed));
     const operation = storedOperation(framework, chainId, delegator, delegations, allowance.revocationSignature as Hex);
-    const relayer = relayerOn(chainId).address;
+    const relayer = relayerOn(chainId, "revocations").address;
     let sent;
     try {
       sent = await relay(

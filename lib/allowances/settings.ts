@@ -16,9 +16,13 @@ process.env.DO_NOT_TRACK = "1";
 const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
 const LOCAL_CHAIN_ID = 31337;
 
-/** The private key of hardhat's account 19: public, so only for local chains (the tests, `npm run dev:chain`). */
-export function localRelayerKey(): `0x${string}` {
-  return toHex(mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: 19 }).getHdKey().privateKey!);
+/**
+ * The private key of hardhat's account 19 (18 for revocations): public, so only for local chains (the tests, `npm run
+ * dev:chain`).
+ */
+export function localRelayerKey(purpose: "payments" | "revocations" = "payments"): `0x${string}` {
+  const addressIndex = purpose === "payments" ? 19 : 18;
+  return toHex(mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex }).getHdKey().privateKey!);
 }
 
 const jsonRecord = <T extends z.ZodType>(value: T) =>
@@ -34,8 +38,21 @@ const jsonRecord = <T extends z.ZodType>(value: T) =>
     })
     .pipe(z.record(z.string().regex(/^\d+$/, "keys must be chain ids"), value));
 
+const relayerKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "each relayer is a 32-byte private key in hex");
+const weiAmount = z
+  .string()
+  .regex(/^\d{1,30}$/, "each is a whole number of wei, in a string")
+  .transform(BigInt);
+
 const schema = z.object({
-  ALLOWANCE_RELAYERS: jsonRecord(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "each relayer is a 32-byte private key in hex")).optional(),
+  ALLOWANCE_RELAYERS: jsonRecord(relayerKey).optional(),
+  // A second key per chain that sends nothing but revocations: its nonces never wait behind a payment's.
+  ALLOWANCE_REVOCATION_RELAYERS: jsonRecord(relayerKey).optional(),
+  // The most a relayer pays per gas on each chain, in wei: no payment is sent while the base fee is above it, and a
+  // transaction waiting in the mempool is replaced at a higher fee up to it (lib/allowances/fee-bump.ts).
+  ALLOWANCE_MAX_FEE_PER_GAS: jsonRecord(weiAmount).optional(),
+  // The coin a chain's relayer pays for one person's allowances in 24 hours, in wei, L1 data fees included.
+  ALLOWANCE_FEE_BUDGET: jsonRecord(weiAmount).optional(),
   // Gas a chain's relayer pays for one person's allowances in 24 hours (lib/allowances/relay.ts).
   ALLOWANCE_GAS_BUDGET: z.coerce.number().int("must be whole gas units").min(100_000, "must be at least 100000 gas").default(4_000_000),
   // Gas a relayer pays per person in 24 hours for revoking their allowances (apart from ALLOWANCE_GAS_BUDGET): revoking
@@ -58,6 +75,9 @@ const schema = z.object({
 type Settings = {
   relayLimits: RelayLimits;
   relayers: Record<string, `0x${string}`>;
+  revocationRelayers: Record<string, `0x${string}`>;
+  maxFeePerGas: Record<string, bigint>;
+  feeBudget: Record<string, bigint>;
 };
 
 let cached: Settings | undefined;
@@ -78,6 +98,9 @@ function settings(): Settings {
       minimumNativePayment: values.ALLOWANCE_MINIMUM_PAYMENT_WEI,
     },
     relayers: (values.ALLOWANCE_RELAYERS ?? {}) as Record<string, `0x${string}`>,
+    revocationRelayers: (values.ALLOWANCE_REVOCATION_RELAYERS ?? {}) as Record<string, `0x${string}`>,
+    maxFeePerGas: values.ALLOWANCE_MAX_FEE_PER_GAS ?? {},
+    feeBudget: values.ALLOWANCE_FEE_BUDGET ?? {},
   };
   return cached;
 }
@@ -98,13 +121,27 @@ function accountOf(key: `0x${string}`): LocalAccount {
   return account;
 }
 
-/** The key that pays gas for spends and revocations on `chainId`, or null when the operator configured none. */
-export function relayerAccount(chainId: number): LocalAccount | null {
-  const key = settings().relayers[String(chainId)];
+/**
+ * The key that pays gas on `chainId`, or null when the operator configured none: for payments and authorizations, or
+ * for revocations, which have a key of their own where one is configured (else they share the payments' key).
+ */
+export function relayerAccount(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount | null {
+  const own = purpose === "revocations" ? settings().revocationRelayers[String(chainId)] : undefined;
+  const key = own ?? settings().relayers[String(chainId)];
   if (key) return accountOf(key);
-  // Anyone holds hardhat's key: in production (the default, as in lib/config) a chain's relayer is configured.
+  // Anyone holds hardhat's keys: in production (the default, as in lib/config) a chain's relayer is configured.
   const production = (process.env.NODE_ENV ?? "production") === "production";
-  return chainId === LOCAL_CHAIN_ID && !production ? accountOf(localRelayerKey()) : null;
+  return chainId === LOCAL_CHAIN_ID && !production ? accountOf(localRelayerKey(purpose)) : null;
+}
+
+/** The most the operator lets a relayer pay per gas on `chainId` (ALLOWANCE_MAX_FEE_PER_GAS), or null for no set most. */
+export function maxFeePerGas(chainId: number): bigint | null {
+  return settings().maxFeePerGas[String(chainId)] ?? null;
+}
+
+/** The coin a relayer pays per person in 24 hours on `chainId` (ALLOWANCE_FEE_BUDGET), or null for none set. */
+export function feeBudget(chainId: number): bigint | null {
+  return settings().feeBudget[String(chainId)] ?? null;
 }
 
 /** What the relayers pay for, and keep back (docs/operations.md). */

@@ -50,8 +50,19 @@ import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Holds } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
-import { relay, RelayBudgetError, relayFate, RelayerLowError, relayerOn, relayerTurnIn, settledValue, type RelayerTurn } from "./relay";
-import { droppedRow, receiptRow } from "./relayer-ledger";
+import {
+  minedRows,
+  relay,
+  RelayBudgetError,
+  relayFate,
+  RelayerLowError,
+  relayerOn,
+  relayerTurnIn,
+  settledValue,
+  type RelayerTurn,
+} from "./relay";
+import { FeesTooHighError } from "./fees";
+import { droppedRow } from "./relayer-ledger";
 import { relayLimits } from "./settings";
 import { freeLease, leaseTakenIn, withLease, type HeldLease } from "./lease";
 
@@ -185,8 +196,8 @@ async function settleSent(allowanceId: string, chainId: number, sent: { id: stri
       await writeTogether([droppedRow(hash), ...spendStatus(allowanceId, spend.id, "failed")]);
       continue;
     }
-    await writeTogether([receiptRow(fate), ...spendStatus(allowanceId, spend.id, fate.status === "success" ? "landed" : "failed")]);
-    if (fate.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: hash });
+    await writeTogether([...minedRows(fate), ...spendStatus(allowanceId, spend.id, fate.status === "success" ? "landed" : "failed")]);
+    if (fate.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: fate.transactionHash });
   }
   return sent.length;
 }
@@ -408,18 +419,19 @@ export async function spendFromAllowance(
         if (error instanceof WouldRevertError)
           throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
         // The relayer will not pay for it now; the person still may, with their own gas.
-        if (error instanceof RelayBudgetError || error instanceof RelayerLowError) throw refuse("relay_unavailable", error.message, left);
+        if (error instanceof RelayBudgetError || error instanceof RelayerLowError || error instanceof FeesTooHighError)
+          throw refuse("relay_unavailable", error.message, left);
         throw error;
       }
-      const result = {
+      // The transaction named is the one of its nonce that may land, or landed (sent.hash: a replacement takes its place).
+      const result = () => ({
         spendId,
         txHash: sent.hash,
         delegationHash: paying.hash as Hex,
         amount: moved.amount.toString(),
         token: moved.token,
         recipient: moved.recipient,
-      };
-      const paid = { ...result, outcome: "landed" as const };
+      });
       const spent = (landed: boolean): AuditInput => ({
         type: "allowance.spent",
         userId: allowance.userId,
@@ -439,7 +451,7 @@ export async function spendFromAllowance(
       try {
         receipt = await sent.receipt(function* (mined) {
           const landed = mined.status === "success";
-          const record = landed ? context.landed?.(paid) : undefined;
+          const record = landed ? context.landed?.({ ...result(), outcome: "landed" }) : undefined;
           yield* unansweredAll([...spendStatus(allowanceId, spendId, landed ? "landed" : "failed"), ...(record?.writes ?? [])]);
           audited = yield* auditedIn([spent(landed), ...(record?.events ?? [])]);
           // the allowance's next spend may start once this commits; after a revert, only once the allowance is suspended
@@ -447,7 +459,7 @@ export async function spendFromAllowance(
         });
       } catch (error) {
         // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
-        if (error instanceof ChainError) return { ...result, outcome: "pending" as const };
+        if (error instanceof ChainError) return { ...result(), outcome: "pending" as const };
         throw error;
       }
       await audited!();
@@ -459,7 +471,7 @@ export async function spendFromAllowance(
           502,
         );
       }
-      return paid;
+      return { ...result(), outcome: "landed" as const };
     },
     { taken: context.turn?.lease },
   ).finally(async () => {

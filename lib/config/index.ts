@@ -20,6 +20,11 @@ export const chainSchema = z.object({
   explorerUrl: z.url({ protocol: /^https?$/ }).optional(),
   /** ERC-20s every wallet lists on this chain beside its coin, before any request names them. */
   tokens: z.array(evmAddress).optional(),
+  /**
+   * The chain charges a data fee for posting each transaction to L1 beside its gas, as OP-stack chains (Base, Optimism)
+   * do: the relayer reads it from the chain's GasPriceOracle and counts it in the person's budget.
+   */
+  l1Fees: z.literal("op-stack").optional(),
 });
 export type Chain = z.infer<typeof chainSchema>;
 

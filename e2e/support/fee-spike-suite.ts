@@ -1,0 +1,247 @@
+// Payments from an allowance through a fee spike, on a chain that mines a block every 2 seconds with a mempool (issue
+// 55, finding 4), on SQLite (e2e/allowances/fee-spike.test.ts) and on PostgreSQL (e2e/postgres/fee-spike.test.ts): one
+// suite per test file, as a process holds one database client. The base fee is held by the test (hardhat's
+// hardhat_setNextBlockBaseFeePerGas before every block): 1 gwei, then 50 or 150 times that. The operator lets the
+// relayer pay at most 100 gwei per gas, and revocations have a relayer of their own.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { parseEther, parseGwei, type Hex } from "viem";
+import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { localRelayerKey } from "@/lib/allowances/settings";
+
+const PAYMENT = parseEther("0.001");
+const MOST = parseGwei("100");
+const CALM = parseGwei("1");
+
+export function feeSpikeSuite(database: "sqlite" | "postgres") {
+  describe(`payments from an allowance through a fee spike (${database}, 2-second blocks)`, { timeout: 600_000 }, () => {
+    let world: AllowanceWorld;
+    let lib: {
+      agent: typeof import("@/lib/allowances/agent");
+      clock: typeof import("@/lib/clock");
+      db: typeof import("@/lib/db");
+      ledger: typeof import("@/lib/allowances/relayer-ledger");
+      reconcile: typeof import("@/lib/allowances/reconcile");
+      requests: typeof import("@/lib/wallet/request-lifecycle");
+      revocation: typeof import("@/lib/allowances/revocation");
+      operation: typeof import("@/lib/allowances/revocation-operation");
+    };
+    let baseFee = CALM;
+    let watching: ReturnType<typeof setInterval> | undefined;
+
+    const ask = (method: string, params: unknown[] = []) =>
+      world.chain.client.request({ method: method as never, params: params as never });
+    const setNextBaseFee = (fee: bigint) => ask("hardhat_setNextBlockBaseFeePerGas", [`0x${fee.toString(16)}`]);
+
+    /** Holds the base fee at `fee` from the next block on, as a spike (or its end) holds it block after block. */
+    async function holdBaseFee(fee: bigint) {
+      baseFee = fee;
+      await setNextBaseFee(fee);
+    }
+
+    before(async () => {
+      world = await startAllowanceWorld({
+        database,
+        env: {
+          ALLOWANCE_MAX_FEE_PER_GAS: JSON.stringify({ 31337: MOST.toString() }),
+          ALLOWANCE_REVOCATION_RELAYERS: JSON.stringify({ 31337: localRelayerKey("revocations") }),
+        },
+      });
+      lib = {
+        agent: await import("@/lib/allowances/agent"),
+        clock: await import("@/lib/clock"),
+        db: await import("@/lib/db"),
+        ledger: await import("@/lib/allowances/relayer-ledger"),
+        reconcile: await import("@/lib/allowances/reconcile"),
+        requests: await import("@/lib/wallet/request-lifecycle"),
+        revocation: await import("@/lib/allowances/revocation"),
+        operation: await import("@/lib/allowances/revocation-operation"),
+      };
+      await holdBaseFee(CALM);
+      await world.chain.mineEvery(2000);
+      // Before every block, the base fee the test holds: a block of no transactions would lower it.
+      let seen = await world.chain.client.getBlockNumber();
+      watching = setInterval(() => {
+        void world.chain.client.getBlockNumber().then(
+          async (number) => {
+            if (number === seen) return;
+            seen = number;
+            await setNextBaseFee(baseFee);
+          },
+          () => {},
+        );
+      }, 100);
+    });
+    after(async () => {
+      clearInterval(watching);
+      await world?.stop();
+    });
+
+    /** An agent of a person of their own, with an allowance to a shop: `pay` sends it 0.001 ETH. */
+    async function agentPayingShop() {
+      const person = await world.newPerson("1");
+      const shop = world.recipient();
+      const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
+      const allowance = await signAllowanceFor(
+        world.chain,
+        person,
+        { userId, credentialId, grantId },
+        { recipients: [shop], transactions: 100, overLimit: "refuse" },
+      );
+      const pay = () =>
+        lib.agent.payFromAllowance(
+          agent,
+          credentialId,
+          { chainId: world.chain.chainId, to: shop, value: PAYMENT.toString(), data: "0x" },
+          lib.clock.systemClock,
+        );
+      return { person, shop, pay, userId, grantId, credentialId, allowance };
+    }
+
+    const pendingNonce = () => world.chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
+    async function until(condition: () => Promise<boolean>, what: string, ms = 30_000) {
+      const deadline = Date.now() + ms;
+      while (!(await condition())) {
+        if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+
+    /** Starts `pay` at calm fees, and the spike at `fee` once its transaction waits in the mempool, before any block mines it. */
+    async function payingIntoSpike(pay: () => Promise<unknown>, fee: bigint) {
+      const nonce = await world.relayerNonce();
+      let paying!: Promise<unknown>;
+      await world.chain.holdingBlocks(async () => {
+        paying = pay();
+        paying.catch(() => {});
+        await until(async () => (await pendingNonce()) > nonce, "the payment waits in the mempool");
+        await holdBaseFee(fee);
+      });
+      return { nonce, paying };
+    }
+
+    /** The relayer's ledger rows of its transactions at `nonce`: the first of the nonce and its replacements. */
+    const rowsAt = (nonce: number) =>
+      lib.db.db().relayedTransaction.findMany({ where: { relayer: world.relayer, nonce }, orderBy: { createdAt: "asc" } });
+
+    it("a payment that fees left behind is replaced at a higher fee and lands during the spike: only what landed is paid", async () => {
+      const { pay, shop, userId } = await agentPayingShop();
+      const before = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+      const { nonce, paying } = await payingIntoSpike(pay, parseGwei("50"));
+      const paid = (await paying) as { status: string; tx_hash: Hex; request_id: string };
+      await holdBaseFee(CALM);
+      assert.equal(paid.status, "completed");
+      const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash });
+      assert.equal(receipt.status, "success");
+      assert.ok(receipt.effectiveGasPrice >= parseGwei("50"), "mined at the spike's fees");
+      assert.equal(await world.relayerNonce(), nonce + 1);
+      assert.equal(await world.balance(shop), PAYMENT);
+      const rows = await rowsAt(nonce);
+      assert.ok(rows.length >= 2, `replaced at a higher fee: ${rows.length} transaction(s) of the nonce`);
+      assert.deepEqual(
+        rows.map((row) => [row.hash === paid.tx_hash ? "mined" : "other", row.status, row.lineage]),
+        rows.map((row) => [row.hash === paid.tx_hash ? "mined" : "other", row.hash === paid.tx_hash ? "landed" : "replaced", rows[0].hash]),
+        "one lineage: the mined one landed, the others replaced (never refused)",
+      );
+      assert.ok(rows.every((row) => row.hash === paid.tx_hash || (row.cost === 0n && row.gasUsed === 0)));
+      // what names the payment names the mined transaction
+      const spend = await lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash: paid.tx_hash } });
+      assert.equal(spend.status, "landed");
+      const request = await lib.db.db().agentRequest.findUniqueOrThrow({ where: { id: paid.request_id } });
+      assert.equal(request.txHash, paid.tx_hash);
+      const completed = await lib.db.db().auditEvent.findMany({ where: { requestId: paid.request_id } });
+      assert.ok(
+        completed.some((event) => event.data.includes(paid.tx_hash) && event.data.includes('"completed"')),
+        "the audit log names the mined transaction",
+      );
+      // the person's budget counts the coin the mined one cost, and nothing of the replaced
+      const spent = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice);
+      assert.equal(spent.gas - before.gas, receipt.gasUsed);
+    });
+
+    it("while the base fee is above the operator's most, a payment is refused saying so, nothing sent and nothing counted", async () => {
+      const { pay, userId } = await agentPayingShop();
+      await holdBaseFee(parseGwei("150"));
+      try {
+        await until(async () => (await world.chain.client.getBlock()).baseFeePerGas! >= parseGwei("150"), "the spike");
+        const nonce = await pendingNonce();
+        const rows = await lib.db.db().relayedTransaction.count();
+        const before = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+        await assert.rejects(pay(), (error: Error) => {
+          assert.match(error.message, /above the most the relayer pays \(100 gwei per gas; the base fee is 150 gwei/);
+          return true;
+        });
+        assert.equal(await pendingNonce(), nonce, "nothing sent");
+        assert.equal(await lib.db.db().relayedTransaction.count(), rows, "nothing in the ledger");
+        assert.deepEqual(await lib.ledger.gasSpentFor(userId, world.chain.chainId), before, "nothing counted");
+      } finally {
+        await holdBaseFee(CALM);
+      }
+    });
+
+    it("a spike above the most, longer than the agent waits: submitted, replaced once at the most, landed and settled after", async () => {
+      const { pay, shop, userId } = await agentPayingShop();
+      const before = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+      const started = Date.now();
+      const { nonce, paying } = await payingIntoSpike(pay, parseGwei("150"));
+      let paid: { status: string; tx_hash: Hex; request_id: string };
+      try {
+        paid = (await paying) as typeof paid;
+        assert.equal(paid.status, "submitted", "not mined within the minute the agent waits");
+        assert.equal(await world.relayerNonce(), nonce, "nothing mined during the spike");
+        const rows = await rowsAt(nonce);
+        assert.deepEqual(
+          rows.map((row) => row.status),
+          ["replaced", "sent"],
+          "replaced once, at the most; no send the node refused",
+        );
+        const waiting = rows[1];
+        assert.equal(paid.tx_hash, waiting.hash, "the agent hears of the transaction that may land");
+        assert.equal(waiting.cost, BigInt(waiting.gasLimit) * MOST, "the budget holds its gas limit at the most");
+        // the spike lasts 75 s in all
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, 75_000 - (Date.now() - started))));
+      } finally {
+        await holdBaseFee(CALM);
+      }
+      await until(async () => (await world.relayerNonce()) > nonce, "mined once the spike ends");
+      await lib.reconcile.reconcilePayments();
+      const request = await lib.requests.currentRequest(await lib.requests.reloadRequest(paid.request_id));
+      assert.equal(request.status, "completed");
+      const receipt = await world.chain.client.getTransactionReceipt({ hash: request.txHash as Hex });
+      assert.equal(receipt.status, "success");
+      assert.equal(request.txHash, paid.tx_hash);
+      assert.equal(await world.balance(shop), PAYMENT);
+      const spend = await lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash: receipt.transactionHash } });
+      assert.equal(spend.status, "landed");
+      const spent = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice, "the budget counts what it paid");
+    });
+
+    it("a revocation is not held behind a payment that waits: it has a relayer of its own, and pays past the most", async () => {
+      const { pay, person, userId, credentialId } = await agentPayingShop();
+      const other = await signAllowanceFor(world.chain, person, { userId, credentialId }, { recipients: [world.recipient()] });
+      // A payment left behind by a spike above the operator's most: it waits, and any payment after it would too.
+      const { nonce, paying } = await payingIntoSpike(pay, parseGwei("150"));
+      try {
+        const prepared = await lib.revocation.prepareRevocation(userId, [other.id]);
+        const signature = await lib.operation.signRevocation(person, prepared);
+        const { txHash } = await lib.revocation.revokeAllowances(userId, [other.id], { nonce: prepared.nonce, signature });
+        assert.ok(txHash);
+        const revoked = await world.chain.client.getTransactionReceipt({ hash: txHash });
+        assert.equal(revoked.status, "success");
+        assert.ok(revoked.effectiveGasPrice > MOST, "a revocation pays the day's fees, past the most payments are held to");
+        assert.deepEqual(
+          await world.disabledOnChain(other.hashes),
+          other.hashes.map(() => true),
+        );
+        assert.equal(await world.relayerNonce(), nonce, "the payment still waits");
+      } finally {
+        // The spike ends: the payment is mined.
+        await holdBaseFee(CALM);
+      }
+      const paid = (await paying) as { status: string };
+      assert.equal(paid.status, "completed");
+    });
+  });
+}

@@ -1,0 +1,121 @@
+// What a relayer offers to pay per gas: the fees of the day, held under the operator's most (ALLOWANCE_MAX_FEE_PER_GAS),
+// raised when a transaction waits underpriced by at least what a node takes as a replacement, and the L1 data fee an
+// OP-stack chain charges beside gas. Pure but for the reads of the chain they name.
+import { encodeFunctionData, parseAbi, type Hex, type PublicClient } from "viem";
+import { AppError } from "@/lib/http/errors";
+import { chainById } from "@/lib/wallet/chains";
+import type { RelayPurpose } from "./relayer-ledger";
+import { maxFeePerGas } from "./settings";
+
+export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
+
+/**
+ * The fees viem's estimateFeesPerGas would set (the latest base fee × 1.2, plus the node's priority fee), and that base
+ * fee, from the block's header read raw, in the same exchange with the node as the relayer's nonce and balance: viem
+ * reads the block and then the priority fee, and formats the whole block on the way.
+ */
+export async function feesNow(client: PublicClient): Promise<Fees & { baseFeePerGas: bigint }> {
+  const [block, priority] = await Promise.all([
+    client.request({ method: "eth_getBlockByNumber", params: ["latest", false] }),
+    client.request({ method: "eth_maxPriorityFeePerGas" }).catch(() => null),
+  ]);
+  if (!block?.baseFeePerGas || priority === null) {
+    const estimated = await client.estimateFeesPerGas();
+    return { ...estimated, baseFeePerGas: ((estimated.maxFeePerGas - estimated.maxPriorityFeePerGas) * 10n) / 12n };
+  }
+  const baseFeePerGas = BigInt(block.baseFeePerGas);
+  const maxPriorityFeePerGas = BigInt(priority);
+  return { maxFeePerGas: (baseFeePerGas * 12n) / 10n + maxPriorityFeePerGas, maxPriorityFeePerGas, baseFeePerGas };
+}
+
+/** Network fees above the operator's most: a payment is not sent until they fall. */
+export class FeesTooHighError extends AppError {
+  constructor(chainId: number, most: bigint, baseFee: bigint) {
+    super(
+      "allowance_unavailable",
+      `Network fees on ${chainById(chainId).name} are above the most the relayer pays (${gwei(most)} gwei per gas; the base fee ` +
+        `is ${gwei(baseFee)} gwei now): nothing was sent. Try again when they fall.`,
+      503,
+    );
+  }
+}
+
+/** Wei per gas in gwei, to two decimals at most. */
+function gwei(wei: bigint): string {
+  const hundredths = (wei + 5_000_000n) / 10_000_000n;
+  const fraction = (hundredths % 100n).toString().padStart(2, "0").replace(/0+$/, "");
+  return `${hundredths / 100n}${fraction ? `.${fraction}` : ""}`;
+}
+
+/**
+ * The most a relayer pays per gas for `purpose` on the chain: the operator's, but for a revocation, which stops the
+ * person's money moving and is held to a gas budget of its own: it pays the day's fees.
+ */
+const mostFor = (chainId: number, purpose: RelayPurpose) => (purpose === "revocation" ? null : maxFeePerGas(chainId));
+
+/**
+ * The fees a transaction is signed with: those of the day, held under the operator's most on the chain. A payment is
+ * refused while the base fee alone is above it (FeesTooHighError); an authorization is signed at the most and waits in
+ * the mempool until the base fee falls to it; a revocation pays the day's fees.
+ */
+export function feesWithinMost(chainId: number, now: Fees & { baseFeePerGas: bigint }, purpose: RelayPurpose): Fees {
+  const most = mostFor(chainId, purpose);
+  if (most === null || now.maxFeePerGas <= most) return { maxFeePerGas: now.maxFeePerGas, maxPriorityFeePerGas: now.maxPriorityFeePerGas };
+  if (purpose === "payment" && now.baseFeePerGas > most) throw new FeesTooHighError(chainId, most, now.baseFeePerGas);
+  return { maxFeePerGas: most, maxPriorityFeePerGas: now.maxPriorityFeePerGas < most ? now.maxPriorityFeePerGas : most };
+}
+
+/**
+ * What nodes take as a replacement of a waiting transaction: both fees at least this many hundredths of the old
+ * (geth's and hardhat's price bump is 10 %; Erigon's and Nethermind's no more). Asked 12.5 %, so that a node that
+ * rounds differently takes it too.
+ */
+const REPLACEMENT_BUMP = 1125n;
+const NODES_MINIMUM_BUMP = 1100n;
+/** Where the operator set no most: a replacement pays at most this many times what its nonce's first transaction offered. */
+const DEFAULT_MOST_TIMES_FIRST = 10n;
+
+const timesPerMille = (value: bigint, perMille: bigint) => (value * perMille + 999n) / 1000n;
+const larger = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/**
+ * Fees a waiting transaction is replaced with, or null when it needs none or none can be sent. It needs one when it
+ * cannot be mined at today's fees: its max fee below the base fee with its tip, or its tip below the node's. The
+ * replacement offers today's fees or 12.5 % above the old, whichever is more, up to the operator's most (or ten times
+ * its nonce's first offer where there is none, as for a revocation); none where the most does not leave the node's
+ * minimum bump.
+ */
+export function replacementFees(
+  chainId: number,
+  purpose: RelayPurpose,
+  waiting: Fees,
+  now: Fees & { baseFeePerGas: bigint },
+  first: Fees,
+): Fees | null {
+  const minable =
+    waiting.maxFeePerGas >= now.baseFeePerGas + waiting.maxPriorityFeePerGas && waiting.maxPriorityFeePerGas >= now.maxPriorityFeePerGas;
+  if (minable) return null;
+  const most = mostFor(chainId, purpose) ?? first.maxFeePerGas * DEFAULT_MOST_TIMES_FIRST;
+  let maxFee = larger(now.maxFeePerGas, timesPerMille(waiting.maxFeePerGas, REPLACEMENT_BUMP));
+  if (maxFee > most) maxFee = most;
+  let tip = larger(now.maxPriorityFeePerGas, timesPerMille(waiting.maxPriorityFeePerGas, REPLACEMENT_BUMP));
+  if (tip > maxFee) tip = maxFee;
+  const bumpsEnough =
+    maxFee >= timesPerMille(waiting.maxFeePerGas, NODES_MINIMUM_BUMP) &&
+    tip >= timesPerMille(waiting.maxPriorityFeePerGas, NODES_MINIMUM_BUMP);
+  return bumpsEnough ? { maxFeePerGas: maxFee, maxPriorityFeePerGas: tip } : null;
+}
+
+/** The OP stack's GasPriceOracle predeploy: what posting a transaction's data to L1 costs, beside its gas. */
+const GAS_PRICE_ORACLE = "0x420000000000000000000000000000000000000F";
+const GAS_PRICE_ORACLE_ABI = parseAbi(["function getL1Fee(bytes _data) view returns (uint256)"]);
+
+/**
+ * The L1 data fee the chain charges for the transaction whose unsigned bytes are `unsigned`, from its GasPriceOracle;
+ * null on a chain that charges none (CHAINS' `l1Fees`).
+ */
+export async function l1FeeOf(client: PublicClient, chainId: number, unsigned: Hex): Promise<bigint | null> {
+  if (chainById(chainId).l1Fees !== "op-stack") return null;
+  const data = encodeFunctionData({ abi: GAS_PRICE_ORACLE_ABI, functionName: "getL1Fee", args: [unsigned] });
+  return BigInt(await client.request({ method: "eth_call", params: [{ to: GAS_PRICE_ORACLE, data }, "latest"] }));
+}

@@ -1,0 +1,121 @@
+// A relayer's transaction that waits in the mempool because fees rose past what it offers is replaced: the same nonce,
+// call and gas, signed again at today's fees or 12.5 % above its own, up to the operator's most (lib/allowances/fees.ts).
+// The replacement is recorded before it is broadcast — its row in the ledger (the lineage of the first transaction of
+// its nonce), the other's marked replaced, what named the other (a request, a spend, a revocation) naming it — so a
+// process that stops right after still knows what may land; whichever of the lineage is mined, the others are marked
+// replaced at no cost and everything names the mined one (relayer-ledger receiptRows). The person's coin budget counts
+// only the one that may land, at its max fee, and a replacement that would take it over the budget is not sent.
+import { parseTransaction, type Address, type Hex, type TransactionSerializable } from "viem";
+import { AppError } from "@/lib/http/errors";
+import { runTransaction, unansweredAll, writeTogether } from "@/lib/db/transaction-script";
+import { keccak256 } from "@/lib/wallet/keccak";
+import { alreadyKnown, nodeWords } from "@/lib/wallet/reverts";
+import { onChain } from "@/lib/wallet/chains";
+import { feesNow, replacementFees, type Fees } from "./fees";
+import { relayerLease, withLease } from "./lease";
+import { gasSpentFor, refusedReplacementRows, relayedBytes, replacementRows, type RelayedRow } from "./relayer-ledger";
+import { feeBudget, relayerAccount } from "./settings";
+
+/** The transaction was mined, dropped or replaced meanwhile: nothing to replace. */
+class NoLongerWaitingError extends AppError {
+  constructor() {
+    super("relay_settled", "The transaction no longer waits to be mined.", 409);
+  }
+}
+
+/** How long a replacement waits for the relayer's lease: another instance replacing or sending goes first. */
+const LEASE_WAIT_MS = 2_000;
+
+/** The relayer key of the stored row's address, of payments or revocations; null when the operator no longer has it. */
+function signerOf(row: RelayedRow) {
+  for (const purpose of ["payments", "revocations"] as const) {
+    const account = relayerAccount(row.chainId, purpose);
+    if (account?.address.toLowerCase() === row.relayer.toLowerCase()) return account;
+  }
+  return null;
+}
+
+const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }): Fees => ({
+  maxFeePerGas: transaction.maxFeePerGas ?? 0n,
+  maxPriorityFeePerGas: transaction.maxPriorityFeePerGas ?? 0n,
+});
+
+/**
+ * Replaces the relayer's transaction `hash` when it waits underpriced; answers the replacement's hash, or null when it
+ * was not replaced: priced to be mined, no longer waiting, past the operator's most, over the person's coin budget, or
+ * refused by the node (it waits on as it was). A node that does not answer throws (a ChainError).
+ */
+export async function replaceIfUnderpriced(chainId: number, hash: Hex): Promise<Hex | null> {
+  const row = await relayedBytes(hash);
+  const account = row && signerOf(row);
+  if (!row?.raw || row.status !== "sent" || row.nonce === null || !account) return null;
+  const lineage = row.lineage ?? hash;
+  const waiting = parseTransaction(row.raw);
+  const first = lineage === hash ? waiting : parseTransaction((await relayedBytes(lineage))?.raw ?? row.raw);
+  const now = await onChain(chainId, feesNow);
+  const fees = replacementFees(chainId, row.purpose, feesOf(waiting), now, feesOf(first));
+  if (!fees) return null;
+  const gas = waiting.gas ?? 0n;
+  const l1Fee = row.l1Fee === null ? null : BigInt(row.l1Fee);
+  const cost = gas * fees.maxFeePerGas + (l1Fee ?? 0n);
+  const budget = row.purpose === "revocation" ? null : feeBudget(chainId);
+  if (budget !== null && row.userId) {
+    const spent = await gasSpentFor(row.userId, chainId);
+    if (spent.coin - BigInt(row.cost ?? 0) + cost > budget) return null;
+  }
+  const unsigned = {
+    ...(waiting as TransactionSerializable),
+    ...fees,
+    r: undefined,
+    s: undefined,
+    v: undefined,
+    yParity: undefined,
+  } as TransactionSerializable;
+  const signed = await account.signTransaction(unsigned as Parameters<typeof account.signTransaction>[0]);
+  const replacement = keccak256(signed);
+  const sent = {
+    hash: replacement,
+    chainId,
+    relayer: account.address as Address,
+    nonce: row.nonce,
+    raw: signed,
+    gasLimit: gas,
+    cost,
+    l1Fee,
+    lineage,
+    for: { purpose: row.purpose, userId: row.userId, allowanceId: row.allowanceId },
+  };
+  const recorded = await withLease(
+    relayerLease(chainId, account.address),
+    async (lease) => {
+      try {
+        await runTransaction(function* () {
+          yield* unansweredAll([...replacementRows(sent, hash, () => new NoLongerWaitingError()), lease.confirmed()]);
+        });
+        return true;
+      } catch (error) {
+        if (error instanceof NoLongerWaitingError) return false;
+        throw error;
+      }
+    },
+    { waitMs: LEASE_WAIT_MS },
+  );
+  if (!recorded) return null;
+  const answer = await onChain(chainId, (client) =>
+    client.request({ method: "eth_sendRawTransaction", params: [signed] }).then(
+      () => "taken" as const,
+      (error: unknown) => {
+        if (alreadyKnown(error)) return "taken" as const;
+        if (nodeWords(error)) return "refused" as const;
+        // No answer: it may have taken it. Recorded as the one waiting, it is broadcast again if the node lost it.
+        throw error;
+      },
+    ),
+  );
+  // The node refused it (too small a bump for it, the nonce mined meanwhile): the other waits on as it was.
+  if (answer === "refused") {
+    await writeTogether(refusedReplacementRows(replacement, hash, lineage, BigInt(row.cost ?? 0)));
+    return null;
+  }
+  return replacement;
+}
