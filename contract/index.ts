@@ -38,6 +38,19 @@ const waitSeconds = z
   .optional()
   .describe(`How long to wait for the person's decision before returning (0–${MAX_WAIT_SECONDS} s; default 0)`);
 const credentialId = z.string().min(1).max(100).describe("A credential id from list_credentials");
+const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(IDEMPOTENCY_KEY_MAX_LENGTH)
+  .regex(/^[\x20-\x7e]+$/, "idempotency_key must be printable ASCII")
+  .optional()
+  .describe(
+    `Makes a retry safe: 1–${IDEMPOTENCY_KEY_MAX_LENGTH} printable ASCII characters (a UUID, say), new for each logical ` +
+      "payment or signature. Called again by this client with the same key and the same arguments (wait_seconds aside), " +
+      "the tool answers the first call's request or payment, never a second one, also while the first is still running; " +
+      "with other arguments it is refused (idempotency_key_reused) and nothing changes. Kept as long as its request",
+  );
 const chainId = z.number().int().positive().describe("An EVM chain id, e.g. 31337 for the local dev chain");
 
 // ---------- inputs ----------
@@ -58,6 +71,7 @@ const signMessageInput = z.object({
   credential_id: credentialId,
   message: z.string().min(1).max(10_000).describe("The text to sign (EIP-191 personal_sign)"),
   wait_seconds: waitSeconds,
+  idempotency_key: idempotencyKey,
 });
 const typedDataSchema = z.object({
   domain: z.record(z.string(), z.unknown()),
@@ -69,6 +83,7 @@ const signTypedDataInput = z.object({
   credential_id: credentialId,
   typed_data: typedDataSchema.describe("EIP-712 typed data: domain, types, primaryType, message"),
   wait_seconds: waitSeconds,
+  idempotency_key: idempotencyKey,
 });
 const sendTransactionInput = z.object({
   credential_id: credentialId,
@@ -84,6 +99,7 @@ const sendTransactionInput = z.object({
     .max(2 + 2 * 64 * 1024)
     .optional(),
   wait_seconds: waitSeconds,
+  idempotency_key: idempotencyKey,
 });
 const getRequestInput = z.object({ request_id: z.string().min(1).max(100), wait_seconds: waitSeconds });
 const listRequestsInput = z.object({
@@ -320,6 +336,7 @@ const payX402Input = z.object({
   payment_required: z
     .union([z.string().min(1).max(65_536), z.record(z.string(), z.unknown())])
     .describe("The resource's x402 requirement as it gave it: the PAYMENT-REQUIRED header's value (V2), or the 402 body (V1) as JSON"),
+  idempotency_key: idempotencyKey,
 });
 
 /**

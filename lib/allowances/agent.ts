@@ -3,12 +3,13 @@
 // by its receipt; above what is left it goes to the person (`ask`) or is refused in the person's units (`refuse`);
 // get_allowance says what is left. The spending policy was checked first.
 import { formatUnits, getAddress, type Hex } from "viem";
-import { recordAudit, type CallEvent } from "@/lib/audit";
+import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
 import { writing } from "@/lib/db/transaction-script";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
+import type { AgentCall } from "@/lib/wallet/idempotency";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
@@ -61,20 +62,23 @@ async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<
  * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; or says why
  * the payment goes to the person instead (no live allowance, a paused one, or above it and the person chose `ask`).
  * The allowance is the one this process remembers (lib/allowances/live.ts) unless `fresh`: a payment from a remembered
- * one that it would refuse or send to the person, or whose grant stopped, is asked again from a fresh read.
+ * one that it would refuse or send to the person, or whose grant stopped, is asked again from a fresh read. The call's
+ * idempotency key is stored with the payment's request, before anything is sent: a concurrent call with the key that
+ * stored it first leaves this one nothing to send (IdempotencyKeyTaken).
  */
 export async function payFromAllowance(
   agent: AgentContext,
   credentialId: string,
   payment: AskedTransaction,
   clock: Clock,
-  called?: CallEvent,
+  call: AgentCall = {},
   fresh = false,
 ): ReturnType<Payer> {
+  const { called, idempotency } = call;
   const now = clock();
   const live = await liveAllowances(agent.grantId, credentialId, now, { fresh });
   // What a remembered read would refuse is asked again of the database (lib/allowances/live.ts).
-  const again = () => payFromAllowance(agent, credentialId, payment, clock, called, true);
+  const again = () => payFromAllowance(agent, credentialId, payment, clock, call, true);
   const allowance = live.allowances.find((candidate) => candidate.chainId === payment.chainId);
   if (!allowance && live.remembered) return again();
   if (!allowance) {
@@ -114,6 +118,7 @@ export async function payFromAllowance(
       reason: `Paid from the allowance ${allowance.id} on ${chainById(allowance.chainId).name}, without a tap`,
       expiresAt: now,
       decidedAt: now,
+      idempotency,
     },
     function* () {
       yield* live.unchanged(allowance.id);

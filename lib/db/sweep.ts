@@ -15,7 +15,10 @@ export const RETENTION = {
   authorizationRequest: DAY,
   authorizationCode: DAY,
   refreshToken: DAY,
-  /** Decided requests stay listable by agents and people this long after they were created. */
+  /**
+   * Decided requests stay listable by agents and people this long after they were created; so does the idempotency key
+   * each was created with (a column of its own, lib/wallet/idempotency.ts): until then a retry with it is answered.
+   */
   agentRequest: 90 * DAY,
   /** Rate-limit counters are useless once their window is over. */
   rateLimit: 0,

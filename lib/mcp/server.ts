@@ -8,7 +8,9 @@ import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/prices/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
 import { allowanceForAgent, payFromAllowance } from "@/lib/allowances/agent";
-import { payX402, X402AllowanceRefusal } from "@/lib/x402/pay";
+import { earlierPayment, payX402, X402AllowanceRefusal } from "@/lib/x402/pay";
+import { idempotencyOf, IdempotencyKeyReused, once, type AgentCall } from "@/lib/wallet/idempotency";
+import type { RequestRow } from "@/lib/wallet/request-lifecycle";
 import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
 import {
@@ -120,6 +122,13 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
 type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
 
 /**
+ * One tools/call: its audit event (for a payment that records it with its own), its idempotency key, and `once`, which
+ * answers a retry with that key from the key's request instead of running it again (lib/wallet/idempotency.ts).
+ */
+type ToolCall = Required<Pick<AgentCall, "called">> &
+  AgentCall & { once: <T>(create: () => Promise<T>, replay: (row: RequestRow) => Promise<T>) => Promise<T> };
+
+/**
  * A server for one request of that era, whose tools see exactly the caller's grant. It registers only the tools
  * the request calls: tools/list is answered from the definitions, and registering every tool for every call was a
  * tenth of a read call's allocations (docs/performance.md).
@@ -133,7 +142,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
 
   function tool<N extends ToolName>(
     name: N,
-    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext, called: CallEvent) => Promise<ToolOutcome>,
+    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext, call: ToolCall) => Promise<ToolOutcome>,
   ) {
     if (!calledTools.has(name)) return;
     const spec = TOOLS[name];
@@ -149,14 +158,26 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
           recorded = true;
           return { ...audited, requestId, data: { tool: name, outcome: "ok" } };
         };
+        // answered from an earlier call with the same idempotency key
+        let replayed = false;
+        const idempotency = idempotencyOf(name, input as Record<string, unknown>);
+        const call: ToolCall = {
+          called,
+          idempotency,
+          once: (create, replay) =>
+            once(agent, idempotency, create, (row) => {
+              replayed = true;
+              return replay(row);
+            }),
+        };
         try {
-          const result = await run(input, ctx, called);
+          const result = await run(input, ctx, call);
           const prompt = result instanceof ApprovalPrompt;
           if (!recorded)
             await audit(spec.sensitive, {
               ...audited,
               requestId: (prompt ? result.requestId : result.request_id) as string | undefined,
-              data: { tool: name, outcome: prompt ? "input_required" : "ok" },
+              data: { tool: name, outcome: prompt ? "input_required" : replayed ? "replayed" : "ok" },
             });
           return prompt ? result.result : ok(result);
         } catch (error) {
@@ -169,7 +190,9 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
               ? { structuredContent: { error: error.code, rule: error.rule, allowance: error.allowance } }
               : error instanceof X402AllowanceRefusal
                 ? { structuredContent: { error: error.code, left: error.left } }
-                : {};
+                : error instanceof IdempotencyKeyReused
+                  ? { structuredContent: { error: error.code, request_id: error.requestId } }
+                  : {};
           return { isError: true, content: [{ type: "text", text: message }], ...structured } satisfies CallToolResult;
         }
       }) as never,
@@ -185,20 +208,30 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   }
 
   /**
+   * A request a retry with its idempotency key is answered with, as it stands now; one still being paid from an
+   * allowance (or sent) once it settled, waiting at most as long as the first call waits for its receipt.
+   */
+  async function earlierRequest(row: RequestRow, ctx: ServerContext): Promise<RequestView> {
+    const view = await getRequest(agent, row.id);
+    if (isTaskCall(ctx) || (view.status !== "approved" && view.status !== "submitted")) return view;
+    return waitForDecision(agent, row.id, MAX_WAIT_SECONDS, { signal: hangUpSignal(ctx) });
+  }
+
+  /**
    * A sensitive tool: re-entered with its approval state, it reports on that request; a client that can open
    * a URL is asked to send the person to the approval page; any other client gets the pending request, and
    * so does a call answered as a task (the task then follows the request). A request already completed (paid
-   * from an allowance) is answered as it is.
+   * from an allowance) is answered as it is. A retry with the first call's idempotency key gets that call's request,
+   * as a first call gets its own.
    */
-  async function sensitive(
-    name: "sign_message" | "sign_typed_data" | "send_transaction",
-    create: () => Promise<RequestView>,
-    seconds: number | undefined,
-    ctx: ServerContext,
-  ): Promise<ToolOutcome> {
+  async function sensitive(asked: Parameters<typeof createRequest>[1], call: ToolCall, ctx: ServerContext): Promise<ToolOutcome> {
+    const seconds = asked.wait_seconds;
     const hold = (view: RequestView) => waited(view, seconds ?? APPROVAL_ROUND_SECONDS, ctx);
-    if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, name, ctx, hold);
-    const view = await create();
+    if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, asked.kind, ctx, hold);
+    // only a transaction may be paid from an allowance (with the call's event recorded with the payment's)
+    const paying = asked.kind === "send_transaction" && { payer: payFromAllowance, called: call.called };
+    const create = () => createRequest(agent, asked, { ...paying, idempotency: call.idempotency });
+    const view = await call.once(create, (row) => earlierRequest(row, ctx));
     // a payment from an allowance is already completed: nobody needs asking
     if (isTaskCall(ctx) || view.status !== "pending") return view;
     return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
@@ -206,26 +239,20 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
 
   tool("list_credentials", async () => listGrantedCredentials(agent));
   tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id, input.tokens));
-  tool("sign_message", (input, ctx) =>
-    sensitive("sign_message", () => createRequest(agent, { kind: "sign_message", ...input }), input.wait_seconds, ctx),
-  );
-  tool("sign_typed_data", (input, ctx) =>
-    sensitive("sign_typed_data", () => createRequest(agent, { kind: "sign_typed_data", ...input }), input.wait_seconds, ctx),
-  );
-  tool("send_transaction", (input, ctx, called) =>
-    sensitive(
-      "send_transaction",
-      () => createRequest(agent, { kind: "send_transaction", ...input }, { payer: payFromAllowance, called }),
-      input.wait_seconds,
-      ctx,
-    ),
-  );
+  tool("sign_message", (input, ctx, call) => sensitive({ kind: "sign_message", ...input }, call, ctx));
+  tool("sign_typed_data", (input, ctx, call) => sensitive({ kind: "sign_typed_data", ...input }, call, ctx));
+  tool("send_transaction", (input, ctx, call) => sensitive({ kind: "send_transaction", ...input }, call, ctx));
   tool("get_request", async (input, ctx) => waited(await getRequest(agent, input.request_id), input.wait_seconds, ctx));
   tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => policyView(agent, input.credential_id));
   tool("get_allowance", (input) => allowanceForAgent(agent, input.credential_id));
-  tool("pay_x402", (input, _ctx, called) => payX402(agent, input.credential_id, input.payment_required, systemClock, called));
+  tool("pay_x402", (input, _ctx, call) =>
+    call.once(
+      () => payX402(agent, input.credential_id, input.payment_required, systemClock, call),
+      (row) => earlierPayment(agent, row),
+    ),
+  );
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
   registerTasks(server, agent, era);
 

@@ -25,6 +25,7 @@ import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
 import { keccak256 } from "./keccak";
 import { grantStaysLive, insertRequest, RequestError } from "./request-lifecycle";
+import type { KeyedRequest } from "./idempotency";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -654,16 +655,26 @@ async function withinPolicy<T>(input: Judged & { payload: RequestPayload }, crea
  * Creates the agent's request for `payload` under the policy's lock, holding its amounts against the rolling caps;
  * refused when the grant is no longer live (a revocation that won the race leaves no request behind it). `also`: the
  * caller's own statements for the request (by its id), run in the same transaction once the policy allows it (they may
- * refuse it too).
+ * refuse it too). `idempotency`: the tool call's key, stored with the request (a key the grant's request of that tool
+ * holds already refuses it: IdempotencyKeyTaken), and the tool's answer for the request's id when a retry is answered
+ * with it rather than with the request's view.
  */
 export function createWithinPolicy(
   agent: AgentContext,
   credentialId: string,
   payload: RequestPayload,
   now: Date,
-  fields: { status: "pending" | "approved" | "completed"; expiresAt: Date; reason?: string; decidedAt?: Date; completedAt?: Date },
+  fields: {
+    status: "pending" | "approved" | "completed";
+    expiresAt: Date;
+    reason?: string;
+    decidedAt?: Date;
+    completedAt?: Date;
+    idempotency?: KeyedRequest;
+  },
   also?: (requestId: string) => TransactionScript<void>,
 ) {
+  const keyed = fields.idempotency;
   return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
     const id = randomId("rq_");
     if (also) yield* also(id);
@@ -683,6 +694,10 @@ export function createWithinPolicy(
       completedAt: fields.completedAt ?? null,
       status: fields.status,
       expiresAt: fields.expiresAt,
+      idempotencyTool: keyed?.tool ?? null,
+      idempotencyKey: keyed?.key ?? null,
+      idempotencyHash: keyed?.hash ?? null,
+      toolAnswer: keyed?.answer ? JSON.stringify(keyed.answer(id)) : null,
     });
   });
 }

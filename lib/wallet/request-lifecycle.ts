@@ -29,7 +29,7 @@ export class RequestError extends AppError {}
 export type RequestRow = Awaited<ReturnType<ReturnType<typeof db>["agentRequest"]["findUniqueOrThrow"]>>;
 type RequestRef = Pick<RequestRow, "id" | "userId" | "clientId" | "credentialId" | "kind">;
 
-function approvalUrl(requestId: string): string {
+export function approvalUrl(requestId: string): string {
   return `${config().appUrl}/approvals/${requestId}`;
 }
 
@@ -78,6 +78,17 @@ function requestRow({ createdAt, expiresAt, nonceUntil, decidedAt, completedAt, 
     decidedAt: at(decidedAt),
     completedAt: at(completedAt),
   };
+}
+
+const REQUEST_BY_KEY = new PreparedSelect<StoredRequest>(
+  "request_by_idempotency_key",
+  `SELECT * FROM "AgentRequest" WHERE "grantId" = ? AND "idempotencyTool" = ? AND "idempotencyKey" = ?`,
+);
+
+/** The grant's request that a call of `tool` with idempotency key `key` created; null when none holds it. */
+export async function requestByKey(grantId: string, tool: string, key: string): Promise<RequestRow | null> {
+  const [stored] = await selectRows(REQUEST_BY_KEY, grantId, tool, key);
+  return stored ? requestRow(stored) : null;
 }
 
 /** A request, read past the ORM (a prepared statement), as the ORM reads it; null when there is none. */
@@ -350,13 +361,29 @@ const REQUEST_COLUMNS = [
   "reason",
   "decidedAt",
   "completedAt",
+  "idempotencyTool",
+  "idempotencyKey",
+  "idempotencyHash",
+  "toolAnswer",
 ] as const;
 const INSERT_REQUEST = `INSERT INTO "AgentRequest" (${REQUEST_COLUMNS.map((column) => `"${column}"`).join(", ")})
   VALUES (${REQUEST_COLUMNS.map(() => "?").join(", ")})`;
+/** A request with an idempotency key: none when another request of the grant holds the key for that tool already. */
+const INSERT_KEYED_REQUEST = `${INSERT_REQUEST}
+  ON CONFLICT ("grantId", "idempotencyTool", "idempotencyKey") DO NOTHING RETURNING "id"`;
 
-/** Stores a new request, its transaction's last statement; returns its row as the ORM would read it. */
+/** The insert found the idempotency key taken: a call with it created its request first (lib/wallet/idempotency.ts). */
+export class IdempotencyKeyTaken extends Error {}
+
+/**
+ * Stores a new request, its transaction's last statement; returns its row as the ORM would read it. A request with an
+ * idempotency key whose key another request of the grant holds for the tool is refused (IdempotencyKeyTaken) and the
+ * transaction rolled back: the unique index decides between concurrent calls, on either database.
+ */
 export function* insertRequest(request: Pick<RequestRow, (typeof REQUEST_COLUMNS)[number]>): TransactionScript<RequestRow> {
-  yield* lastChangesOf(INSERT_REQUEST, ...REQUEST_COLUMNS.map((column) => request[column]));
+  const values = REQUEST_COLUMNS.map((column) => request[column]);
+  if (request.idempotencyKey === null) yield* lastChangesOf(INSERT_REQUEST, ...values);
+  else yield* required(() => new IdempotencyKeyTaken(), INSERT_KEYED_REQUEST, ...values);
   return {
     ...request,
     result: null,

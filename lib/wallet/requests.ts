@@ -9,6 +9,7 @@ import { addSeconds, systemClock, type Clock } from "@/lib/clock";
 import { NotFoundError } from "@/lib/http/errors";
 import { isFinalStatus, type RequestView, type ToolInput } from "@/contract";
 import type { AgentContext } from "./agent-context";
+import type { AgentCall, KeyedRequest } from "./idempotency";
 import { allowanceFramework, chainById, onChain } from "./chains";
 import { auditedRuns, type AuditedRuns } from "./deleGator-calls";
 import { frameworkContracts } from "./delegation-framework";
@@ -93,7 +94,7 @@ export type Payer = (
   credentialId: string,
   transaction: AskedTransaction,
   clock: Clock,
-  called?: CallEvent,
+  call?: AgentCall,
 ) => Promise<RequestView | { toPerson: string }>;
 
 /**
@@ -132,7 +133,8 @@ function runsOf(chainId: number, data: Hex): { runs?: AuditedRuns } {
  * is first offered to `payer`, within the spending policy, and goes to the person only when it does not pay it (the
  * payer records `called`, the tool call's audit event, with its own when it pays). Typed data that authorizes an x402
  * payment (lib/x402/one-tap.ts) carries `x402`: what it pays for, and the payment its signature completes; and
- * `reason`, why the credential's allowance did not pay it.
+ * `reason`, why the credential's allowance did not pay it. `idempotency`: the call's key, stored with whichever request
+ * it creates (a key taken already refuses it: lib/wallet/idempotency.ts).
  */
 export async function createRequest(
   agent: AgentContext,
@@ -140,7 +142,7 @@ export async function createRequest(
     | ({ kind: "sign_message" } & ToolInput<"sign_message">)
     | ({ kind: "sign_typed_data" } & ToolInput<"sign_typed_data">)
     | ({ kind: "send_transaction" } & ToolInput<"send_transaction">),
-  options: { payer?: Payer; called?: CallEvent; x402?: X402Context; reason?: string } = {},
+  options: { payer?: Payer; called?: CallEvent; idempotency?: KeyedRequest; x402?: X402Context; reason?: string } = {},
   clock: Clock = systemClock,
 ): Promise<RequestView> {
   const typedData = input.kind === "sign_typed_data" ? typedDataOf(input.typed_data) : null;
@@ -166,7 +168,10 @@ export async function createRequest(
       const mode = agent.credentials.find((entry) => entry.credentialId === credential.id)?.mode;
       // The payer judges the policy itself, under its lock, before it sends anything.
       if (mode === "allowance" && options.payer) {
-        const paid = await options.payer(agent, credential.id, transaction, clock, options.called);
+        const paid = await options.payer(agent, credential.id, transaction, clock, {
+          called: options.called,
+          idempotency: options.idempotency,
+        });
         if (!("toPerson" in paid)) return paid;
         reason = paid.toPerson;
       }
@@ -177,6 +182,7 @@ export async function createRequest(
       status: "pending",
       expiresAt: addSeconds(now, REQUEST_TTL_SECONDS),
       ...(reason ? { reason } : {}),
+      idempotency: options.idempotency,
     });
   } catch (error) {
     if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, input.kind, error, clock);

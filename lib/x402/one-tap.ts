@@ -14,7 +14,8 @@ import { config } from "@/lib/config";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { onChain } from "@/lib/wallet/chains";
 import { PERMIT2, x402Permit2TypedData } from "@/lib/wallet/permits";
-import { REQUEST_TTL_SECONDS } from "@/lib/wallet/request-lifecycle";
+import type { Idempotency } from "@/lib/wallet/idempotency";
+import { approvalUrl, REQUEST_TTL_SECONDS } from "@/lib/wallet/request-lifecycle";
 import { createRequest } from "@/lib/wallet/requests";
 import { paymentTerms, unsignedPayment, type AuthorizationPayload, type Permit2Payload } from "./answer";
 import { cheapest, exactOfferChain } from "./choose";
@@ -125,6 +126,7 @@ function toSign(
  * A pending request for the person to approve the cheapest entry payable by one signature (or `asked.choice`, with
  * why the credential's allowance did not pay it), or a refusal saying why each entry cannot be paid (before anything
  * is created). The answer names the request; its `header` and `value` come with get_request once the person approved.
+ * With an idempotency key the answer is stored with the request, for a retry.
  */
 export async function payWithOneTap(
   agent: AgentContext,
@@ -132,6 +134,7 @@ export async function payWithOneTap(
   required: PaymentRequired,
   clock: Clock = systemClock,
   asked?: { choice: Authorizable; reason: string },
+  idempotency?: Idempotency,
 ): Promise<ToolOutput<"pay_x402">> {
   const from = payerOf(agent, credentialId);
   const choice = asked?.choice ?? (await oneTapChoice(required, from));
@@ -139,19 +142,25 @@ export async function payWithOneTap(
   // now, since the passkey approves exactly the typed data shown.
   const validBefore = Math.floor(clock().getTime() / 1000) + REQUEST_TTL_SECONDS + choice.offer.maxTimeoutSeconds;
   const { typedData, payload } = toSign(choice, from, validBefore);
+  const terms = await paymentTerms(required, choice, validBefore);
+  const answer = (requestId: string): ToolOutput<"pay_x402"> => ({
+    header: null,
+    value: null,
+    payment_id: requestId,
+    request_id: requestId,
+    approval_url: approvalUrl(requestId),
+    ...terms,
+    allowance_id: null,
+  });
   const view = await createRequest(
     agent,
     { kind: "sign_typed_data", credential_id: credentialId, typed_data: typedData },
-    { x402: unsignedPayment(required, choice.offer, payload), ...(asked && { reason: asked.reason }) },
+    {
+      x402: unsignedPayment(required, choice.offer, payload),
+      ...(asked && { reason: asked.reason }),
+      ...(idempotency && { idempotency: { ...idempotency, answer } }),
+    },
     clock,
   );
-  return {
-    header: null,
-    value: null,
-    payment_id: view.request_id,
-    request_id: view.request_id,
-    approval_url: view.approval_url,
-    ...(await paymentTerms(required, choice, validBefore)),
-    allowance_id: null,
-  };
+  return answer(view.request_id);
 }

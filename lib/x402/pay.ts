@@ -22,10 +22,11 @@ import { settleInFlight, type AllowanceRefusal } from "@/lib/allowances/spend";
 import { assetNames } from "@/lib/allowances/view";
 import type { ToolOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
+import type { AgentCall, Idempotency } from "@/lib/wallet/idempotency";
 import { createWithinPolicy, PolicyViolation } from "@/lib/wallet/policy";
-import { policyRefusal } from "@/lib/wallet/requests";
+import { getRequest, policyRefusal } from "@/lib/wallet/requests";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
-import { GrantRevokedError, RequestError } from "@/lib/wallet/request-lifecycle";
+import { GrantRevokedError, RequestError, type RequestRow } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
 import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
 import { paymentLeaf, signLeaf } from "./leaf";
@@ -98,12 +99,16 @@ async function overCap(
   throw new X402AllowanceRefusal(`${words} Nothing was signed.`, shown, overLimit === "ask" ? words : null);
 }
 
-/** Who pays: the agent, with the credential, and the call's own audit event when it is recorded with the payment's. */
+/**
+ * Who pays: the agent, with the credential, the call's own audit event when it is recorded with the payment's, and its
+ * idempotency key, stored with the payment's request.
+ */
 type Payer = {
   agent: AgentContext;
   credential: { id: string; name: string };
   clock: Clock;
   called?: CallEvent;
+  idempotency?: Idempotency;
   /** in the payment's transaction: the allowances it was chosen among unchanged since they were read (live.ts) */
   unchanged: () => TransactionScript<void>;
 };
@@ -175,10 +180,12 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
 /**
  * Signs the payment's leaf, then creates its request within the policy, with its hold (`held`: the script that writes
  * it) and its audit events (the call's with them) in the policy's transaction: one commit. The signed payment is
- * answered only once its hold has committed; one refused there leaves nothing behind but the discarded signature.
+ * answered only once its hold has committed; one refused there leaves nothing behind but the discarded signature. With
+ * an idempotency key the answer is stored with the request, for a retry: a key taken already by a concurrent call
+ * refuses the transaction, hold and all.
  */
 async function holdAndSign(
-  { agent, credential, clock, called, unchanged }: Payer,
+  { agent, credential, clock, called, idempotency, unchanged }: Payer,
   required: PaymentRequired,
   choice: Choice,
   from: { allowanceId: string; state: DelegationState; expiresAt: Date },
@@ -248,6 +255,7 @@ async function holdAndSign(
       expiresAt: now,
       decidedAt: now,
       completedAt: now,
+      ...(idempotency && { idempotency: { ...idempotency, answer: () => paid } }),
     },
     function* (requestId) {
       yield* unchanged();
@@ -308,13 +316,12 @@ async function notCovered(
  * person's payment comes from the wallet, not from the allowance, and what its payments hold does not bear on it.
  */
 async function toPerson(
-  agent: AgentContext,
-  credentialId: string,
+  { agent, credential, clock, idempotency }: Omit<Payer, "unchanged">,
   required: PaymentRequired,
   refused: AppError,
   why: (asked: Authorizable) => Promise<string>,
-  clock: Clock,
 ): Promise<ToolOutput<"pay_x402">> {
+  const credentialId = credential.id;
   let asked: Authorizable;
   try {
     asked = await oneTapChoice(required, payerOf(agent, credentialId));
@@ -322,26 +329,27 @@ async function toPerson(
     if (error instanceof X402NotPayableError) throw refused;
     throw error;
   }
-  return payWithOneTap(agent, credentialId, required, clock, { choice: asked, reason: `${await why(asked)} ${PERSON_PAYS}` });
+  return payWithOneTap(agent, credentialId, required, clock, { choice: asked, reason: `${await why(asked)} ${PERSON_PAYS}` }, idempotency);
 }
 
 /**
  * pay_x402: the payment value for `given` (a PAYMENT-REQUIRED header value or a V1 402 body), or why not. Within an
  * allowance it is signed at once; an `approve` credential's payment, and an `allowance` credential's that its
  * allowance does not pay (not covered, stopped, or above it when the person chose `ask`), wait for the person's one
- * tap (one-tap.ts). `called`: the tool call's audit event, recorded with the payment's when it is signed at once.
+ * tap (one-tap.ts). `called`: the tool call's audit event, recorded with the payment's when it is signed at once;
+ * `idempotency`: its key, stored with the payment's request, whichever way it is paid.
  */
 export async function payX402(
   agent: AgentContext,
   credentialId: string,
   given: unknown,
   clock: Clock = systemClock,
-  called?: CallEvent,
+  { called, idempotency }: AgentCall = {},
 ): Promise<PaidX402 | ToolOutput<"pay_x402">> {
   const entry = grantedForPayments(agent, credentialId);
   const required = parsePaymentRequired(given);
-  if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock);
-  const payer = { agent, credential: { id: credentialId, name: entry.name }, clock, called };
+  if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock, undefined, idempotency);
+  const payer = { agent, credential: { id: credentialId, name: entry.name }, clock, called, idempotency };
   return withinAllowance(payer, required, await liveAllowances(agent.grantId, credentialId, clock()));
 }
 
@@ -372,7 +380,7 @@ async function withinAllowance(
   } catch (error) {
     if (!(error instanceof X402NotPayableError)) throw error;
     if (live.remembered) return again();
-    return toPerson(agent, credential.id, required, error, (asked) => notCovered(agent, credential.id, payable, asked, error), clock);
+    return toPerson(payer, required, error, (asked) => notCovered(agent, credential.id, payable, asked, error));
   }
   try {
     const paying = delegations.find((row) => row.hash === choice.delegationHash)!;
@@ -381,6 +389,18 @@ async function withinAllowance(
     if (error instanceof AllowancesChanged || (live.remembered && decidedByTheAllowance(error))) return again();
     if (!(error instanceof X402AllowanceRefusal) || error.forPerson === null) throw error;
     const words = error.forPerson;
-    return toPerson(agent, credential.id, required, error, async () => words, clock);
+    return toPerson(payer, required, error, async () => words);
   }
+}
+
+/**
+ * What a retry of pay_x402 with the first call's idempotency key answers: that call's answer, the same payment; for a
+ * payment the person approves, with its header and value once they approved it (as get_request answers them).
+ */
+export async function earlierPayment(agent: AgentContext, row: RequestRow): Promise<ToolOutput<"pay_x402">> {
+  if (row.toolAnswer === null) throw new Error(`Request ${row.id} holds no pay_x402 answer`);
+  const answer = JSON.parse(row.toolAnswer) as ToolOutput<"pay_x402">;
+  if (answer.header !== null) return answer;
+  const { payment } = await getRequest(agent, row.id);
+  return payment ? { ...answer, header: payment.header, value: payment.value } : answer;
 }
