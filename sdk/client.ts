@@ -20,6 +20,7 @@ import {
 import {
   AuthenticationError,
   InvalidInputError,
+  NetworkError,
   OAuthError,
   ServerError,
   SignInRequiredError,
@@ -77,6 +78,22 @@ export type ApiKeyClientOptions = CommonOptions & {
 export type AgentWalletClientOptions = OAuthClientOptions | ApiKeyClientOptions;
 
 export type CallOptions = { signal?: AbortSignal };
+
+/** How often a call with an idempotency key is sent in all when its answer is lost (a network error, a 429 or a 5xx). */
+const KEYED_CALL_ATTEMPTS = 3;
+/** The pause before each of those retries, in milliseconds. */
+const KEYED_CALL_BACKOFF_MS = [500, 2_000];
+
+/** Whether a tool takes an idempotency key: those that pay or ask for a signature. */
+function takesIdempotencyKey(name: ToolName): boolean {
+  return "idempotency_key" in TOOLS[name].input.shape;
+}
+
+/** An error after which a call may have run or not: sent again only with its idempotency key. */
+function answerLost(error: unknown): boolean {
+  if (error instanceof NetworkError) return true;
+  return error instanceof ServerError && error.rpcCode === undefined && (error.status === 429 || (error.status ?? 0) >= 500);
+}
 
 export type WaitOptions = {
   /** give up after this many milliseconds (default 10 minutes, a request's own lifetime) */
@@ -167,6 +184,10 @@ export class AgentWalletClient {
   getBalance(input: ToolInput<"get_balance">, options?: CallOptions): Promise<ToolOutput<"get_balance">> {
     return this.callTool("get_balance", input, options);
   }
+  // The tools that pay or ask for a signature take `idempotency_key`; left out, callTool makes a new one for the call,
+  // with which it sends the call again when its answer is lost. Give your own to make your own retries safe (after a
+  // crash, say): the same key and arguments answer the first call's request or payment, never a second one.
+
   /** Asks the person to sign an EIP-191 message: returns the request (pending unless `wait_seconds` saw it decided). */
   signMessage(input: ToolInput<"sign_message">, options?: CallOptions): Promise<ToolOutput<"sign_message">> {
     return this.callTool("sign_message", input, options);
@@ -229,7 +250,11 @@ export class AgentWalletClient {
     }
   }
 
-  /** Any tool by name, typed from the shared schemas; the input is validated before it is sent. */
+  /**
+   * Any tool by name, typed from the shared schemas; the input is validated before it is sent. A tool that pays or asks
+   * for a signature is sent with an idempotency key (the input's, else a new one), and sent again with it, up to three
+   * times in all, when its answer is lost: the service answers a retry with the first call's result.
+   */
   async callTool<T extends ToolName>(name: T, input: ToolInput<T>, options: CallOptions = {}): Promise<ToolOutput<T>> {
     const tool = TOOLS[name];
     if (!tool) throw new InvalidInputError(String(name), `Unknown tool ${String(name)}`);
@@ -238,12 +263,21 @@ export class AgentWalletClient {
       const issue = parsed.error.issues[0];
       throw new InvalidInputError(name, `${name}: ${issue.path.length ? `${issue.path.join(".")}: ` : ""}${issue.message}`);
     }
-    const waitSeconds = (parsed.data as { wait_seconds?: number }).wait_seconds ?? 0;
-    const result = await this.rpc(
-      "tools/call",
-      { name, arguments: parsed.data },
-      { signal: options.signal, timeoutMs: (waitSeconds + 30) * 1000 },
-    );
+    const args = parsed.data as Record<string, unknown>;
+    const keyed = takesIdempotencyKey(name);
+    if (keyed) args.idempotency_key ??= globalThis.crypto.randomUUID();
+    const waitSeconds = (args as { wait_seconds?: number }).wait_seconds ?? 0;
+    const send = () => this.rpc("tools/call", { name, arguments: args }, { signal: options.signal, timeoutMs: (waitSeconds + 30) * 1000 });
+    let result: unknown;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        result = await send();
+        break;
+      } catch (error) {
+        if (!keyed || attempt >= KEYED_CALL_ATTEMPTS || options.signal?.aborted || !answerLost(error)) throw error;
+        await sleep(KEYED_CALL_BACKOFF_MS[attempt - 1], options.signal);
+      }
+    }
     const call = result as { isError?: boolean; content?: { type: string; text?: string }[]; structuredContent?: unknown };
     const text = (call.content ?? [])
       .filter((part) => part.type === "text" && typeof part.text === "string")

@@ -8,9 +8,11 @@ import {
   codeChallengeS256,
   generateCodeVerifier,
   InvalidInputError,
+  NetworkError,
   OAuthError,
   parseBearerChallenge,
   parseCallback,
+  ServerError,
   SignInRequiredError,
   ToolError,
   wellKnownUrl,
@@ -236,5 +238,74 @@ describe("the client's refresh", () => {
     assert.equal(balance.wei, OLD_BALANCE.wei);
     assert.equal(balance.fiat, undefined);
     assert.equal(balance.tokens[0].fiat, undefined);
+  });
+});
+
+describe("idempotency keys (issue 55)", () => {
+  const view = {
+    request_id: "rq_1",
+    kind: "send_transaction",
+    status: "completed",
+    credential_id: "c1",
+    chain_id: 31337,
+    approval_url: "https://w.test/approvals/rq_1",
+    created_at: "2026-01-01T00:00:00.000Z",
+    expires_at: "2026-01-01T00:10:00.000Z",
+    signature: null,
+    tx_hash: "0x" + "a".repeat(64),
+    reason: null,
+  };
+  /** /mcp answering each tools/call with the next of `answers` (a lost answer, or a tool's result), recording its arguments. */
+  function scripted(answers: ("lost" | 503 | "refused" | "ok")[]) {
+    const calls: Record<string, unknown>[] = [];
+    const fetch = (async (_input: string | URL | Request, init?: RequestInit) => {
+      const body = JSON.parse(String(init?.body));
+      const json = (value: unknown, status = 200) =>
+        new Response(JSON.stringify(value), { status, headers: { "Content-Type": "application/json" } });
+      if (body.id === undefined) return new Response(null, { status: 202 });
+      if (body.method === "initialize")
+        return json({ jsonrpc: "2.0", id: body.id, result: { protocolVersion: "2025-06-18", capabilities: {} } });
+      calls.push(body.params.arguments);
+      const answer = answers.shift() ?? "ok";
+      if (answer === "lost") throw new TypeError("fetch failed");
+      if (answer === 503) return new Response("busy", { status: 503 });
+      if (answer === "refused")
+        return json({ jsonrpc: "2.0", id: body.id, result: { isError: true, content: [{ type: "text", text: "no" }] } });
+      return json({ jsonrpc: "2.0", id: body.id, result: { content: [{ type: "text", text: "{}" }], structuredContent: view } });
+    }) as typeof globalThis.fetch;
+    const client = new AgentWalletClient({ baseUrl: "https://w.test", mcpUrl: "https://w.test/mcp", apiKey: "svc_live_x", fetch });
+    return { client, calls };
+  }
+  const transfer = { credential_id: "c1", chain_id: 31337, to: "0x" + "3".repeat(40), value: "1" };
+
+  it("a payment gets a key of its own and is sent again with it when its answer is lost, up to three times", async () => {
+    const { client, calls } = scripted([503, "lost", "ok"]);
+    assert.equal((await client.sendTransaction(transfer)).request_id, "rq_1");
+    assert.equal(calls.length, 3);
+    const keys = new Set(calls.map((call) => call.idempotency_key));
+    assert.equal(keys.size, 1, "one key for the three sends");
+    assert.match(String([...keys][0]), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+
+    const lost = scripted(["lost", "lost", "lost"]);
+    await assert.rejects(lost.client.sendTransaction(transfer), NetworkError);
+    assert.equal(lost.calls.length, 3);
+  });
+
+  it("the caller's own key is sent as given; a refusal is not sent again, nor is a call that takes no key", async () => {
+    const own = scripted(["ok"]);
+    await own.client.sendTransaction({ ...transfer, idempotency_key: "order-42" });
+    assert.deepEqual(own.calls[0], { ...transfer, idempotency_key: "order-42" });
+    await assert.rejects(own.client.sendTransaction({ ...transfer, idempotency_key: "" }), InvalidInputError);
+    await assert.rejects(own.client.sendTransaction({ ...transfer, idempotency_key: "new\nline" }), InvalidInputError);
+
+    const refused = scripted(["refused"]);
+    await assert.rejects(refused.client.payX402({ credential_id: "c1", payment_required: "x" }), ToolError);
+    assert.equal(refused.calls.length, 1);
+    assert.equal(typeof refused.calls[0].idempotency_key, "string");
+
+    const read = scripted([503]);
+    await assert.rejects(read.client.getRequest({ request_id: "rq_1" }), ServerError);
+    assert.equal(read.calls.length, 1);
+    assert.equal(read.calls[0].idempotency_key, undefined);
   });
 });

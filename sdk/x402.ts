@@ -14,6 +14,12 @@ type PaymentOptions = {
   onPayment?: (payment: ToolOutput<"pay_x402">) => void;
   /** how long to wait for the person's approval of a one-tap payment (waitForRequest's options) */
   approval?: WaitOptions;
+  /**
+   * pay_x402's idempotency key, for a caller that may run the same payment again (after a crash, say): the same key
+   * and requirement answer the first payment, never a second one. Default: a new key for each payment, which the
+   * SDK's own retries of pay_x402 reuse. One key is one payment: a second, other requirement with it is refused.
+   */
+  idempotencyKey?: string;
 };
 
 export type PayingFetchOptions = PaymentOptions & { fetch?: FetchLike };
@@ -26,7 +32,11 @@ async function paymentFor(
   options: PaymentOptions,
   required: string | Record<string, unknown>,
 ): Promise<Payment> {
-  const paid = await wallet.payX402({ credential_id: options.credentialId, payment_required: required });
+  const paid = await wallet.payX402({
+    credential_id: options.credentialId,
+    payment_required: required,
+    ...(options.idempotencyKey !== undefined && { idempotency_key: options.idempotencyKey }),
+  });
   options.onPayment?.(paid);
   if (paid.header !== null && paid.value !== null) return { header: paid.header, value: paid.value };
   const view = await wallet.waitForRequest(paid.request_id!, options.approval);
