@@ -44,6 +44,16 @@ const WAIT_OPTIONS: Record<string, OptionSpec> = {
 
 export const DEFAULT_WAIT_SECONDS = 600;
 
+const IDEMPOTENCY_OPTIONS: Record<string, OptionSpec> = {
+  "idempotency-key": {
+    type: "string",
+    value: "key",
+    description:
+      "Makes running it again safe: the same key and arguments get the first run's request or payment, never a second " +
+      "(default: a new key each run)",
+  },
+};
+
 // `as const`: the command names become a type, so cli/main.ts must have a module for every command.
 export const COMMANDS = [
   {
@@ -86,13 +96,13 @@ export const COMMANDS = [
     name: "sign-message",
     args: ["<credential>", "<message>"],
     summary: "Ask for an EIP-191 signature of a message; waits for your approval",
-    options: { ...WAIT_OPTIONS },
+    options: { ...WAIT_OPTIONS, ...IDEMPOTENCY_OPTIONS },
   },
   {
     name: "sign-typed-data",
     args: ["<credential>", "<json-file|->"],
     summary: "Ask for an EIP-712 signature of typed data read from a file or stdin (-)",
-    options: { ...WAIT_OPTIONS },
+    options: { ...WAIT_OPTIONS, ...IDEMPOTENCY_OPTIONS },
   },
   {
     name: "send",
@@ -104,6 +114,7 @@ export const COMMANDS = [
       value: { type: "string", value: "amount", description: "Wei (e.g. 1000) or with a unit (e.g. 0.01eth, 20gwei); required" },
       data: { type: "string", value: "hex", description: "Call data, 0x-prefixed" },
       ...WAIT_OPTIONS,
+      ...IDEMPOTENCY_OPTIONS,
     },
   },
   {
@@ -113,7 +124,7 @@ export const COMMANDS = [
     details:
       "The credential must be granted in allowance mode with an allowance covering the token and the payee. What was\n" +
       "paid, to whom, is written to stderr; with --json, the status, the payment and the body on stdout.",
-    options: {},
+    options: { ...IDEMPOTENCY_OPTIONS },
   },
   { name: "request get", args: ["<id>"], summary: "Show a request", options: {} },
   {

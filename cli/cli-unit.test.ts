@@ -105,6 +105,16 @@ describe("the command line", () => {
     assert.throws(() => parseCommandLine(["credentials", "--chain", "1"]), /Unknown option '--chain'/);
     assert.throws(() => secondsOption({ wait: "soon" }, "wait", 600), /whole number of seconds/);
   });
+  it("the commands that pay or ask for a signature take --idempotency-key; the others do not", () => {
+    for (const argv of [
+      ["send", "Main", "--to", "0x1", "--value", "1"],
+      ["pay", "Main", "https://api.test/report"],
+      ["sign-message", "Main", "hi"],
+      ["sign-typed-data", "Main", "-"],
+    ])
+      assert.equal(parseCommandLine([...argv, "--idempotency-key", "order-42"]).values["idempotency-key"], "order-42");
+    assert.throws(() => parseCommandLine(["balance", "Main", "--idempotency-key", "k"]), /Unknown option '--idempotency-key'/);
+  });
   it("--help for the program and for every command, with the exit codes", () => {
     assert.equal(parseCommandLine(["--help"]).help, true);
     assert.equal(parseCommandLine(["send", "-h"]).command?.name, "send");

@@ -3,7 +3,7 @@
 // again; prints the response's body, and what was paid on stderr.
 import { payingFetch, type ToolOutput } from "../../sdk";
 import { EXIT } from "../exit-codes";
-import { CliToolError, connectWithCredential, print, type Context } from "./shared";
+import { CliToolError, connectWithCredential, idempotencyKeyOf, print, type Context } from "./shared";
 
 export async function run(ctx: Context): Promise<number> {
   const url = ctx.parsed.positionals[1];
@@ -12,6 +12,8 @@ export async function run(ctx: Context): Promise<number> {
   let paid: ToolOutput<"pay_x402"> | null = null;
   const paying = payingFetch(client, {
     credentialId: credential.id,
+    // one run pays once: the SDK's retries of pay_x402, and the command run again with --idempotency-key, reuse it
+    idempotencyKey: idempotencyKeyOf(ctx),
     onPayment: (payment) => {
       paid = payment;
       // an approve credential's payment waits for the person's passkey: say where

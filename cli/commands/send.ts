@@ -9,10 +9,10 @@ export async function run(ctx: Context): Promise<number> {
   const to = requiredOption(ctx, "to");
   const value = parseAmount(requiredOption(ctx, "value"));
   const data = ctx.parsed.values.data as string | undefined;
-  return sensitive(ctx, async (client, credentialId, listed) => {
+  return sensitive(ctx, async (client, credentialId, listed, idempotencyKey) => {
     const chainId = named ?? (await onlyChain(ctx, client, credentialId, listed));
     return client.sendTransaction(
-      { credential_id: credentialId, chain_id: chainId, to, value, ...(data ? { data } : {}) },
+      { credential_id: credentialId, chain_id: chainId, to, value, ...(data ? { data } : {}), idempotency_key: idempotencyKey },
       { signal: ctx.signal },
     );
   });

@@ -1,5 +1,6 @@
 // What the command modules share: the context a command runs in, printing (human or --json),
 // finding the service and the client (login session or personal key), and waiting for a request.
+import { randomUUID } from "node:crypto";
 import { AgentWalletClient, API_KEY_PREFIX, FINAL_STATUSES, WaitTimeoutError, type RequestView } from "../../sdk";
 import { DEFAULT_WAIT_SECONDS, didYouMean, secondsOption, UsageError, type Command, type ParsedCommandLine } from "../args";
 import { loadSession, saveSession, withSessionLock, type StoredSession } from "../config";
@@ -248,7 +249,16 @@ export async function settle(ctx: Context, client: AgentWalletClient, view: Requ
 
 /** What list_credentials answered: the grant's credentials, and the service's chains (from servers that list them). */
 type Listed = Pick<Awaited<ReturnType<AgentWalletClient["listCredentials"]>>, "credentials" | "chains">;
-type CreateRequest = (client: AgentWalletClient, credentialId: string, listed: Listed) => Promise<RequestView>;
+type CreateRequest = (client: AgentWalletClient, credentialId: string, listed: Listed, idempotencyKey: string) => Promise<RequestView>;
+
+/**
+ * --idempotency-key, else a new key for this run: the tool's retries (the SDK's, or the same command run again with
+ * it) answer the first call's request or payment instead of making another.
+ */
+export function idempotencyKeyOf(ctx: Context): string {
+  const given = ctx.parsed.values["idempotency-key"];
+  return typeof given === "string" ? given : randomUUID();
+}
 
 /**
  * A sensitive tool on the credential named by the first argument: create the request (the tool returns at once),
@@ -259,14 +269,15 @@ export async function sensitive(ctx: Context, create: CreateRequest): Promise<nu
   const noWait = ctx.parsed.values["no-wait"] === true;
   if (noWait && ctx.parsed.values.wait !== undefined) throw new UsageError("Use either --wait or --no-wait", ctx.command);
   const seconds = secondsOption(ctx.parsed.values, "wait", DEFAULT_WAIT_SECONDS, ctx.command);
+  const key = idempotencyKeyOf(ctx);
   let request;
   try {
-    request = await create(client, credential.id, listed);
+    request = await create(client, credential.id, listed, key);
   } catch (error) {
     if (!ctx.signal.aborted) throw error;
     throw new InterruptedError(
       "Interrupted before the service answered: the request may exist. " +
-        "Check with `agent-wallet requests --status pending` before asking again",
+        `To get it without asking twice, run the same command with --idempotency-key ${JSON.stringify(key)}`,
     );
   }
   if (!noWait) return settle(ctx, client, request, seconds);

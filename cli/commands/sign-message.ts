@@ -3,5 +3,7 @@ import { sensitive, type Context } from "./shared";
 
 export async function run(ctx: Context): Promise<number> {
   const message = ctx.parsed.positionals[1];
-  return sensitive(ctx, (client, credentialId) => client.signMessage({ credential_id: credentialId, message }, { signal: ctx.signal }));
+  return sensitive(ctx, (client, credentialId, _listed, idempotencyKey) =>
+    client.signMessage({ credential_id: credentialId, message, idempotency_key: idempotencyKey }, { signal: ctx.signal }),
+  );
 }

@@ -7,8 +7,11 @@ export async function run(ctx: Context): Promise<number> {
   // Read first: a missing or malformed file is a usage error, whatever the sign-in state.
   const typedData = await readTypedData(ctx, ctx.parsed.positionals[1]);
   // The SDK validates the typed data against the tool's schema before sending it.
-  return sensitive(ctx, (client, credentialId) =>
-    client.signTypedData({ credential_id: credentialId, typed_data: typedData as never }, { signal: ctx.signal }),
+  return sensitive(ctx, (client, credentialId, _listed, idempotencyKey) =>
+    client.signTypedData(
+      { credential_id: credentialId, typed_data: typedData as never, idempotency_key: idempotencyKey },
+      { signal: ctx.signal },
+    ),
   );
 }
 
