@@ -50,6 +50,8 @@ export async function startAllowanceWorld(options: {
   database: "sqlite" | "postgres";
   rpcUrl?: (chain: LocalChain) => Promise<string>;
   env?: Record<string, string>;
+  /** The chain charges an L1 data fee as OP-stack chains do (CHAINS' `l1Fees`). */
+  l1Fees?: "op-stack";
 }) {
   const chain: LocalChain = await startChain();
   const environment: FrameworkEnvironment = await deployFramework(chain);
@@ -61,7 +63,7 @@ export async function startAllowanceWorld(options: {
     DATABASE_URL: databaseUrl,
     APP_URL: "http://localhost:3999",
     BASE_URL: "http://localhost:3999",
-    CHAINS: chainsSetting({ ...chain, rpcUrl: options.rpcUrl ? await options.rpcUrl(chain) : chain.rpcUrl }),
+    CHAINS: chainsSetting({ ...chain, rpcUrl: options.rpcUrl ? await options.rpcUrl(chain) : chain.rpcUrl }, { l1Fees: options.l1Fees }),
     ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, environment),
     ALLOWANCE_RELAYERS: relayersSetting(chain),
     ALLOWANCE_GAS_BUDGET: TEST_GAS_BUDGET,

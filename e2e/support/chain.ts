@@ -15,7 +15,7 @@ export async function fundedWallet(chain: LocalChain) {
 }
 
 /** The CHAINS setting that points the app at this node (with a block explorer's address when given). */
-export function chainsSetting(chain: LocalChain, options: { explorerUrl?: string; tokens?: string[] } = {}): string {
+export function chainsSetting(chain: LocalChain, options: { explorerUrl?: string; tokens?: string[]; l1Fees?: "op-stack" } = {}): string {
   return JSON.stringify([{ id: chain.chainId, name: "Local dev chain", rpcUrl: chain.rpcUrl, symbol: "ETH", ...options }]);
 }
 

@@ -2,16 +2,31 @@
 // 55, finding 4), on SQLite (e2e/allowances/fee-spike.test.ts) and on PostgreSQL (e2e/postgres/fee-spike.test.ts): one
 // suite per test file, as a process holds one database client. The base fee is held by the test (hardhat's
 // hardhat_setNextBlockBaseFeePerGas before every block): 1 gwei, then 50 or 150 times that. The operator lets the
-// relayer pay at most 100 gwei per gas, and revocations have a relayer of their own.
+// relayer pay at most 100 gwei per gas, and revocations have a relayer of their own. The chain charges an L1 data fee
+// as OP-stack chains do, from a stand-in of their GasPriceOracle: 1 gwei per byte of its call.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseEther, parseGwei, type Hex } from "viem";
+import { encodeFunctionData, parseAbi, parseEther, parseGwei, parseTransaction, serializeTransaction, type Hex } from "viem";
 import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
 import { localRelayerKey } from "@/lib/allowances/settings";
 
 const PAYMENT = parseEther("0.001");
 const MOST = parseGwei("100");
 const CALM = parseGwei("1");
+/** The OP stack's GasPriceOracle predeploy, and a stand-in's code: getL1Fee answers 1 gwei per byte of its calldata. */
+const GAS_PRICE_ORACLE = "0x420000000000000000000000000000000000000F";
+const ORACLE_STAND_IN = "0x3664003b9aca00025f5260205ff3";
+
+/** The L1 data fee the stand-in charges for a relayer transaction's signed bytes: its unsigned bytes, weighed. */
+function standInL1Fee(raw: Hex): bigint {
+  const { r: _r, s: _s, v: _v, yParity: _yParity, ...unsigned } = parseTransaction(raw);
+  const call = encodeFunctionData({
+    abi: parseAbi(["function getL1Fee(bytes) view returns (uint256)"]),
+    functionName: "getL1Fee",
+    args: [serializeTransaction(unsigned)],
+  });
+  return BigInt((call.length - 2) / 2) * parseGwei("1");
+}
 
 export function feeSpikeSuite(database: "sqlite" | "postgres") {
   describe(`payments from an allowance through a fee spike (${database}, 2-second blocks)`, { timeout: 600_000 }, () => {
@@ -46,7 +61,9 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
           ALLOWANCE_MAX_FEE_PER_GAS: JSON.stringify({ 31337: MOST.toString() }),
           ALLOWANCE_REVOCATION_RELAYERS: JSON.stringify({ 31337: localRelayerKey("revocations") }),
         },
+        l1Fees: "op-stack",
       });
+      await world.chain.client.request({ method: "hardhat_setCode" as never, params: [GAS_PRICE_ORACLE, ORACLE_STAND_IN] as never });
       lib = {
         agent: await import("@/lib/allowances/agent"),
         clock: await import("@/lib/clock"),
@@ -109,6 +126,8 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
 
     /** Starts `pay` at calm fees, and the spike at `fee` once its transaction waits in the mempool, before any block mines it. */
     async function payingIntoSpike(pay: () => Promise<unknown>, fee: bigint) {
+      // the allowance's own set-up mined first: the transaction that waits is the payment's
+      await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
       const nonce = await world.relayerNonce();
       let paying!: Promise<unknown>;
       await world.chain.holdingBlocks(async () => {
@@ -133,7 +152,12 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       assert.equal(paid.status, "completed");
       const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash });
       assert.equal(receipt.status, "success");
-      assert.ok(receipt.effectiveGasPrice >= parseGwei("50"), "mined at the spike's fees");
+      const block = await world.chain.client.getBlock({ blockNumber: receipt.blockNumber });
+      const ledger = (await rowsAt(nonce)).map((row) => `${row.hash.slice(0, 10)} ${row.status}`).join(", ");
+      assert.ok(
+        receipt.effectiveGasPrice >= parseGwei("50"),
+        `mined at the spike's fees: paid ${receipt.effectiveGasPrice} a gas in a block of base fee ${block.baseFeePerGas}; ${ledger}`,
+      );
       assert.equal(await world.relayerNonce(), nonce + 1);
       assert.equal(await world.balance(shop), PAYMENT);
       const rows = await rowsAt(nonce);
@@ -154,9 +178,13 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
         completed.some((event) => event.data.includes(paid.tx_hash) && event.data.includes('"completed"')),
         "the audit log names the mined transaction",
       );
-      // the person's budget counts the coin the mined one cost, and nothing of the replaced
+      // the person's budget counts the coin the mined one cost with its L1 data fee, and nothing of the replaced
+      const mined = rows.find((row) => row.hash === paid.tx_hash)!;
+      const l1Fee = standInL1Fee(mined.raw as Hex);
+      assert.equal(mined.l1Fee, l1Fee.toString(), "the L1 data fee the chain's oracle charges");
+      assert.equal(mined.feePaid, (receipt.gasUsed * receipt.effectiveGasPrice + l1Fee).toString());
       const spent = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
-      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice);
+      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice + l1Fee);
       assert.equal(spent.gas - before.gas, receipt.gasUsed);
     });
 
@@ -198,7 +226,11 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
         );
         const waiting = rows[1];
         assert.equal(paid.tx_hash, waiting.hash, "the agent hears of the transaction that may land");
-        assert.equal(waiting.cost, BigInt(waiting.gasLimit) * MOST, "the budget holds its gas limit at the most");
+        assert.equal(
+          waiting.cost,
+          BigInt(waiting.gasLimit) * MOST + standInL1Fee(waiting.raw as Hex),
+          "the budget holds its gas limit at the most, and its L1 data fee",
+        );
         // the spike lasts 75 s in all
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, 75_000 - (Date.now() - started))));
       } finally {
@@ -215,7 +247,8 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       const spend = await lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash: receipt.transactionHash } });
       assert.equal(spend.status, "landed");
       const spent = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
-      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice, "the budget counts what it paid");
+      const l1Fee = standInL1Fee((await rowsAt(nonce)).find((row) => row.hash === receipt.transactionHash)!.raw as Hex);
+      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice + l1Fee, "the budget counts what it paid");
     });
 
     it("a revocation is not held behind a payment that waits: it has a relayer of its own, and pays past the most", async () => {

@@ -5,13 +5,13 @@
 // process that stops right after still knows what may land; whichever of the lineage is mined, the others are marked
 // replaced at no cost and everything names the mined one (relayer-ledger receiptRows). The person's coin budget counts
 // only the one that may land, at its max fee, and a replacement that would take it over the budget is not sent.
-import { parseTransaction, type Address, type Hex, type TransactionSerializable } from "viem";
+import { parseTransaction, serializeTransaction, type Address, type Hex, type TransactionSerializable } from "viem";
 import { AppError } from "@/lib/http/errors";
 import { runTransaction, unansweredAll, writeTogether } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
 import { alreadyKnown, nodeWords } from "@/lib/wallet/reverts";
 import { onChain } from "@/lib/wallet/chains";
-import { feesNow, replacementFees, type Fees } from "./fees";
+import { feesNow, l1FeeOf, replacementFees, type Fees } from "./fees";
 import { relayerLease, withLease } from "./lease";
 import { gasSpentFor, refusedReplacementRows, relayedBytes, replacementRows, type RelayedRow } from "./relayer-ledger";
 import { feeBudget, relayerAccount } from "./settings";
@@ -56,21 +56,15 @@ export async function replaceIfUnderpriced(chainId: number, hash: Hex): Promise<
   const fees = replacementFees(chainId, row.purpose, feesOf(waiting), now, feesOf(first));
   if (!fees) return null;
   const gas = waiting.gas ?? 0n;
-  const l1Fee = row.l1Fee === null ? null : BigInt(row.l1Fee);
+  const unsigned = { ...waiting, ...fees, r: undefined, s: undefined, v: undefined, yParity: undefined } as TransactionSerializable;
+  // its bytes weigh a little more than the other's on an L1: weighed again
+  const l1Fee = await onChain(chainId, (client) => l1FeeOf(client, chainId, serializeTransaction(unsigned)));
   const cost = gas * fees.maxFeePerGas + (l1Fee ?? 0n);
   const budget = row.purpose === "revocation" ? null : feeBudget(chainId);
   if (budget !== null && row.userId) {
     const spent = await gasSpentFor(row.userId, chainId);
     if (spent.coin - BigInt(row.cost ?? 0) + cost > budget) return null;
   }
-  const unsigned = {
-    ...(waiting as TransactionSerializable),
-    ...fees,
-    r: undefined,
-    s: undefined,
-    v: undefined,
-    yParity: undefined,
-  } as TransactionSerializable;
   const signed = await account.signTransaction(unsigned as Parameters<typeof account.signTransaction>[0]);
   const replacement = keccak256(signed);
   const sent = {
