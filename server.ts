@@ -69,7 +69,8 @@ const server = http.createServer(
 );
 server.keepAliveTimeout = limits.keepAliveTimeoutMs;
 server.maxConnections = limits.maxConnections;
-server.listen(port, () => console.log(`Agent Wallet listening on port ${port}`));
+// The Node it runs on, said once: npm start runs it on Node 24 even where the machine's Node is older (scripts/node24.mjs).
+server.listen(port, () => console.log(`Agent Wallet listening on port ${port}, on Node ${process.versions.node}`));
 
 /** Stop taking requests, let those under way end, finish what must not be lost (audit events), then exit. */
 async function stop(): Promise<void> {

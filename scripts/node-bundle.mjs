@@ -16,7 +16,7 @@ export function bundleForNode(entry, outfile) {
     packages: "external",
     platform: "node",
     format: "esm",
-    target: "node20",
+    target: "node24",
     outfile,
     write: false,
     logLevel: "error",

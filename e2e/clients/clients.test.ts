@@ -13,7 +13,6 @@ import type { Page } from "playwright-core";
 import { freePort } from "../support/app";
 import { appAndBrowser } from "../support/browser";
 import { chooseAndApprove, newPerson } from "../support/consent";
-import { node22 } from "../support/node22";
 
 const require = createRequire(import.meta.url);
 const MCP_REMOTE = require.resolve("mcp-remote/dist/proxy.js");
@@ -211,7 +210,7 @@ describe("the client guides (docs/clients.md), with the real client packages", {
     const inspect = (bearer: string, ...args: string[]) =>
       new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
         const child = spawn(
-          node22(),
+          process.execPath,
           [
             INSPECTOR,
             "--cli",

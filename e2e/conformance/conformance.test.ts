@@ -1,6 +1,6 @@
 // The official MCP conformance suite (@modelcontextprotocol/conformance) against the started app: its
 // server scenarios on /mcp with a bearer, and its authorization-server scenarios on the OAuth endpoints.
-// The suite needs Node 22 (tools/node22); the app stays on Node 20. Each applicable scenario is named
+// It runs on the tests' own Node (24: it needs 22 or later). Each applicable scenario is named
 // below, and each of its checks must pass: a scenario that is skipped, missing or silent fails the test.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -12,7 +12,6 @@ import path from "node:path";
 import { createRequire } from "node:module";
 import { freePort, startApp, type RunningApp } from "../support/app";
 import { approve, createUser, createWatchCredential, obtainTokens, register } from "../support/oauth";
-import { node22 } from "../support/node22";
 
 const require = createRequire(import.meta.url);
 const SUITE = require.resolve("@modelcontextprotocol/conformance/dist/index.js");
@@ -131,10 +130,10 @@ const ALLOWED_WARNINGS = new Set<string>();
 type Check = { id: string; status: string; errorMessage?: string };
 type Run = { code: number | null; output: string; checks: Check[] };
 
-/** Runs the suite's CLI with Node 22; `onOutput` sees its output as it comes. */
+/** Runs the suite's CLI; `onOutput` sees its output as it comes. */
 function runSuite(args: string[], onOutput?: (output: string) => void): Promise<Run> {
   const outputDir = fs.mkdtempSync(path.join(os.tmpdir(), "aw-conformance-"));
-  const child = spawn(node22(), [SUITE, ...args, "--output-dir", outputDir], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [SUITE, ...args, "--output-dir", outputDir], { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const collect = (chunk: Buffer) => {
     output += chunk;

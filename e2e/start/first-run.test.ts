@@ -3,6 +3,7 @@
 // in one tap, connect a real MCP client, offer allowances, and stop its chain with it; a restart is a fresh chain.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -73,6 +74,21 @@ describe("npm start with nothing configured but PORT", { timeout: 300_000 }, () 
     assert.match(output, /balances reset when the app restarts/);
     assert.match(output, /^Started in [\d.]+ s\.$/m);
     assert.equal(output.match(READY)![1], url, "the address to open names PORT");
+  });
+
+  it("serves on Node 24 or later: on a machine whose Node is older, from tools/node24, saying so in one line", () => {
+    const output = started.output();
+    const served = /^Agent Wallet listening on port \d+, on Node ((\d+)\.\d+\.\d+)$/m.exec(output);
+    assert.ok(served, `the server says which Node it runs on:\n${output}`);
+    assert.ok(Number(served[2]) >= 24, `served on Node ${served[1]}`);
+    // `npm` runs on the Node on PATH: the machine's, which the tests themselves need not run on.
+    const machine = spawnSync("node", ["-p", "process.versions.node"], { encoding: "utf8" }).stdout.trim();
+    const notices = output.match(/^Node .* running on Node .*$/gm) ?? [];
+    if (Number(machine.split(".")[0]) < 24) {
+      assert.equal(notices.length, 1, notices.join("\n"));
+      const said = `Node ${machine} is (past its end of life|older than Node 24): running on Node ${served[1]} from tools/node24`;
+      assert.match(notices[0], new RegExp(`^${said.replaceAll(".", "\\.")}$`));
+    } else assert.deepEqual(notices, [], "a maintained Node runs it itself, and nothing is said");
   });
 
   it("OAuth discovery names the real port: issuer, endpoints and the /mcp resource", async () => {
