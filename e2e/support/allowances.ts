@@ -227,7 +227,7 @@ export async function agentOverMcp({ chain, app }: { chain: LocalChain; app: Run
     data: { mode: "allowance" },
   });
   const client = await connectWithBearer(app.baseUrl, flow.tokens.access_token);
-  return { person, userId: flow.user.id, grantId: flow.grantId, credentialId, client };
+  return { person, userId: flow.user.id, grantId: flow.grantId, credentialId, client, accessToken: flow.tokens.access_token };
 }
 
 /**
@@ -530,4 +530,24 @@ export async function agentHolding(address: Address, mode: "approve" | "allowanc
     credentials: [{ credentialId: credential.id, mode, name: "Main", kind: "evm", address }],
   };
   return { agent, userId, grantId: grant.id, credentialId: credential.id };
+}
+
+/**
+ * A new person's wallet `address` ("Main") granted in `allowance` mode to a personal API key named `keyName`, made in
+ * the database as the Clients screen leaves it (only the key's hash is stored): the key, and the ids its allowance names.
+ */
+export async function apiKeyHolding(address: Address, keyName: string) {
+  const { db } = await import("@/lib/db");
+  const { randomBase62, randomId, sha256Hex } = await import("@/lib/crypto");
+  const { API_KEY_PREFIX } = await import("@/contract");
+  const userId = randomId("u_");
+  await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
+  const apiKey = `${API_KEY_PREFIX}${randomBase62(43)}`;
+  const client = await db().client.create({
+    data: { id: randomId("k_"), kind: "api_key", name: keyName, userId, keyHash: sha256Hex(apiKey), keyHint: apiKey.slice(-4) },
+  });
+  const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
+  const credential = await db().credential.create({ data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address } });
+  await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "allowance" } });
+  return { apiKey, userId, grantId: grant.id, credentialId: credential.id };
 }

@@ -2,6 +2,7 @@
 // settled by the erc7710 facilitator of x402-facilitator.ts (or, `transfer: "eip3009"` or `"permit2"`, with
 // `@x402/evm`'s own server scheme, settled by its facilitator: x402-eip3009.ts): GET /report answers 402 with a
 // PAYMENT-REQUIRED header until it is retried with a PAYMENT-SIGNATURE the facilitator verifies and settles.
+import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import express from "express";
@@ -87,4 +88,12 @@ export async function startPaidResource(options: Sale): Promise<PaidResource> {
     response.json({ report: "paid content" });
   });
   return listen(app, "/report");
+}
+
+/** A paid resource started for `sale`, and the PAYMENT-REQUIRED its first, unpaid answer (a 402) carries. */
+export async function startPaidResourceAsking(sale: Sale): Promise<{ resource: PaidResource; required: string }> {
+  const resource = await startPaidResource(sale);
+  const unpaid = await fetch(resource.url);
+  assert.equal(unpaid.status, 402);
+  return { resource, required: unpaid.headers.get("payment-required")! };
 }

@@ -4,11 +4,18 @@
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, getAddress, parseAbi, type Address } from "viem";
 import type { PrivateKeyAccount } from "viem/accounts";
-import { agentHolding, startAllowanceWorld, signAllowanceFor, type AllowanceWorld } from "./allowances";
+import {
+  agentHolding,
+  startAllowanceApp,
+  startAllowanceWorld,
+  signAllowanceFor,
+  type AllowanceApp,
+  type AllowanceWorld,
+} from "./allowances";
 import { deployer, mined } from "./contracts";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { startErc7710Facilitator, type Erc7710Facilitator } from "./x402-facilitator";
-import { startPaidResource, type PaidResource } from "./x402-resource";
+import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 
@@ -101,7 +108,7 @@ export async function startX402World(
 
   const resources: PaidResource[] = [];
   async function reportRequirement(payee: Address) {
-    const resource = await startPaidResource({
+    const { resource, required } = await startPaidResourceAsking({
       facilitator,
       chainId: world.chain.chainId,
       token,
@@ -110,9 +117,7 @@ export async function startX402World(
       description: "A paid report",
     });
     resources.push(resource);
-    const response = await fetch(resource.url);
-    assert.equal(response.status, 402);
-    return response.headers.get("payment-required")!;
+    return required;
   }
 
   return {
@@ -344,4 +349,22 @@ export async function assertHoldsSummedExactly(world: X402World) {
   const { totals, rows } = await sums();
   assert.deepEqual(totals, { "0xsmall": [12_500n, 2], "0xbig": [11n * big, 11], "0xhuge": [10n ** 30n + 6n, 2] });
   assert.equal(rows, 1);
+}
+
+/**
+ * The started app on a chain with Circle's USDC and the erc7710 facilitator (the world of the suites that pay x402 over
+ * MCP); `resources` and `clients` are closed with it.
+ */
+export async function startX402App(database: "sqlite" | "postgres" = "sqlite") {
+  const world: AllowanceApp = await startAllowanceApp({ database });
+  const token = (await deployFiatToken(world.chain)).address;
+  const facilitator = await startErc7710Facilitator(world.chain, world.environment.DelegationManager);
+  const resources: PaidResource[] = [];
+  const clients: { close: () => Promise<void> }[] = [];
+  const stop = async () => {
+    for (const client of clients) await client.close();
+    for (const resource of resources) await resource.close();
+    await world.stop();
+  };
+  return { ...world, token, facilitator, resources, clients, stop };
 }

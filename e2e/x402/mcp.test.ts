@@ -7,16 +7,15 @@ import assert from "node:assert/strict";
 import { parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { signAllowanceFor, startAllowanceApp, type AllowanceApp } from "../support/allowances";
+import { apiKeyHolding, signAllowanceFor } from "../support/allowances";
 import { deployer, mined } from "../support/contracts";
-import { deployFiatToken } from "@/test-chain/fiat-token";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
-import { startErc7710Facilitator, type Erc7710Facilitator } from "../support/x402-facilitator";
+import { startX402App } from "../support/x402";
+import type { Erc7710Facilitator } from "../support/x402-facilitator";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import { db } from "@/lib/db";
-import { randomId, sha256Hex } from "@/lib/crypto";
-import { API_KEY_PREFIX } from "@/contract";
+import { randomId } from "@/lib/crypto";
 import { cliEnv, runCli } from "../support/cli";
 import type { ToolOutput } from "@/contract";
 import { AgentWalletClient, callPaidTool, payingFetch } from "agent-wallet/sdk";
@@ -27,22 +26,16 @@ type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknow
 const PRICE = 10_000n;
 
 describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
-  let world: AllowanceApp;
+  let world: Awaited<ReturnType<typeof startX402App>>;
   let token: Address;
   let facilitator: Erc7710Facilitator;
-  const clients: { close: () => Promise<void> }[] = [];
-  const resources: PaidResource[] = [];
+  let clients: { close: () => Promise<void> }[];
+  let resources: PaidResource[];
 
   before(async () => {
-    world = await startAllowanceApp();
-    token = (await deployFiatToken(world.chain)).address;
-    facilitator = await startErc7710Facilitator(world.chain, world.environment.DelegationManager);
+    ({ token, facilitator, clients, resources } = world = await startX402App());
   });
-  after(async () => {
-    for (const client of clients) await client.close();
-    for (const resource of resources) await resource.close();
-    await world?.stop();
-  });
+  after(() => world?.stop());
 
   const balanceOf = (address: Address) =>
     world.chain.client.readContract({
@@ -174,27 +167,17 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       world.chain,
       await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
     );
-    const userId = randomId("u_");
-    await db().user.create({ data: { id: userId, email: `${userId}@example.test` } });
-    // a personal key as the Clients screen issues it: only its hash is stored
-    const key = `${API_KEY_PREFIX}${randomId().replace(/[^A-Za-z0-9]/g, "")}${"x".repeat(43)}`.slice(0, API_KEY_PREFIX.length + 43);
-    const client = await db().client.create({
-      data: { id: randomId("k_"), kind: "api_key", name: "Paying script", userId, keyHash: sha256Hex(key), keyHint: key.slice(-4) },
-    });
-    const grant = await db().grant.create({ data: { id: randomId("gr_"), userId, clientId: client.id, scope: "mcp" } });
-    const credential = await db().credential.create({
-      data: { id: randomId("cr_"), userId, name: "Main", kind: "evm", address: person.address },
-    });
-    await db().grantCredential.create({ data: { grantId: grant.id, credentialId: credential.id, mode: "allowance" } });
+    const { apiKey, ...owner } = await apiKeyHolding(person.address, "Paying script");
     const shop = world.recipient();
-    await signAllowanceFor(
-      world.chain,
-      person,
-      { userId, grantId: grant.id, credentialId: credential.id },
-      { recipients: [shop], native: undefined, tokens: [{ address: token, perPeriod: 15_000n }], transactions: 5, overLimit: "refuse" },
-    );
+    await signAllowanceFor(world.chain, person, owner, {
+      recipients: [shop],
+      native: undefined,
+      tokens: [{ address: token, perPeriod: 15_000n }],
+      transactions: 5,
+      overLimit: "refuse",
+    });
     const { resource } = await paidResource(shop);
-    const { env } = cliEnv({ AGENT_WALLET_API_KEY: key, AGENT_WALLET_URL: world.app.baseUrl });
+    const { env } = cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl });
     const result = await runCli(["pay", "Main", resource.url], env);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { report: "paid content" });
