@@ -310,13 +310,19 @@ export function idempotencySuite(database: "sqlite" | "postgres") {
       const transfer = { chainId: world.chain.chainId, to: shop, value: String(parseEther("0.001")), data: "0x" as const };
       const once = idempotency("send_transaction");
       await settledOf(
-        [0, 1, 2].map(() => payFromAllowance(person.agent, person.credentialId, transfer, systemClock, { idempotency: once })),
+        Array.from({ length: 6 }, () => 0).map(() =>
+          payFromAllowance(person.agent, person.credentialId, transfer, systemClock, { idempotency: once }),
+        ),
       );
       assert.equal(await world.relayerNonce(), sent + 1, "one transaction");
       assert.equal(await balance(shop), parseEther("0.001"));
 
       const payment = idempotency("pay_x402");
-      await settledOf([0, 1, 2].map(() => payX402(person.agent, person.credentialId, required, systemClock, { idempotency: payment })));
+      await settledOf(
+        Array.from({ length: 6 }, () => 0).map(() =>
+          payX402(person.agent, person.credentialId, required, systemClock, { idempotency: payment }),
+        ),
+      );
       assert.equal((await db().x402Payment.findMany({ where: { payee: shop } })).length, 1, "one payment held");
       assert.equal(await db().agentRequest.count({ where: { grantId: person.grantId } }), 2);
     });

@@ -24,7 +24,7 @@ import { payeeOf, recognisePermit } from "./permits";
 import type { AgentContext } from "./agent-context";
 import { payloadDigest, type PreparedTransaction, type RequestPayload } from "./request-payload";
 import { keccak256 } from "./keccak";
-import { grantStaysLive, insertRequest, RequestError } from "./request-lifecycle";
+import { grantStaysLive, insertRequest, keyStaysFree, RequestError } from "./request-lifecycle";
 import type { KeyedRequest } from "./idempotency";
 
 const HOUR = 3_600_000;
@@ -677,6 +677,7 @@ export function createWithinPolicy(
   const keyed = fields.idempotency;
   return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
     const id = randomId("rq_");
+    if (keyed) yield* keyStaysFree(agent.grantId, keyed.tool, keyed.key);
     if (also) yield* also(id);
     return yield* insertRequest({
       id,

@@ -375,6 +375,19 @@ const INSERT_KEYED_REQUEST = `${INSERT_REQUEST}
 /** The insert found the idempotency key taken: a call with it created its request first (lib/wallet/idempotency.ts). */
 export class IdempotencyKeyTaken extends Error {}
 
+const KEY_FREE = `SELECT 1 AS "free" WHERE NOT EXISTS
+  (SELECT 1 FROM "AgentRequest" WHERE "grantId" = ? AND "idempotencyTool" = ? AND "idempotencyKey" = ?)`;
+
+/**
+ * Refuses (IdempotencyKeyTaken) when a request of the grant holds the key for the tool already, before the transaction
+ * locks anything for the request: a plain read waits for no one, where on PostgreSQL the insert's unique check waits
+ * for a transaction updating the row that holds the key — the winning call's send, which itself waits for the
+ * allowance's row that a losing call's transaction holds for share (a deadlock that failed the winner's payment).
+ */
+export function* keyStaysFree(grantId: string, tool: string, key: string): TransactionScript<void> {
+  yield* required(() => new IdempotencyKeyTaken(), KEY_FREE, grantId, tool, key);
+}
+
 /**
  * Stores a new request, its transaction's last statement; returns its row as the ORM would read it. A request with an
  * idempotency key whose key another request of the grant holds for the tool is refused (IdempotencyKeyTaken) and the
