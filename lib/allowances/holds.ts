@@ -199,36 +199,50 @@ async function heldAgainst(
 export type Left = { state: DelegationState; available: bigint; callsLeft: number };
 
 /**
+ * What the allowance's transfers sent and not yet mined hold against each delegation, read under its lease before the
+ * chain (lib/allowances/spend.ts inFlightOf): `every`, each asked of the chain first; `settled`, how many it found
+ * decided and settled (the allowance's version moved).
+ */
+export type InFlight = (every: boolean) => Promise<{ settled: number; inFlight: Map<string, Held> }>;
+
+/**
  * What is left of the allowance's delegation for `payment`'s token that may pay its recipient (null: none may), with
- * the holds counted (`held`: as the caller read them, heldPayments). Holds are read before the chain, and the holds
- * the chain is asked about before what is left: a payment redeemed in between counts twice (an early refusal), never
- * not at all. When the payment does not fit, the holds the chain has settled are released and both read again.
- * `version`: the allowance's stateVersion as read under its lease, when what the chain said at it may stand in for
- * asking again (an x402 payment; a transfer asks the chain with its own send).
+ * the holds and the transfers in flight counted (`held`: as the caller read them, heldPayments). Both are read before
+ * the chain, and the holds and transfers the chain is asked about before what is left: a payment redeemed or mined in
+ * between counts twice (an early refusal), never not at all. When the payment does not fit, the holds and transfers
+ * the chain has settled are released and all read again. `version`: the allowance's stateVersion as read under its
+ * lease, when what the chain said at it may stand in for asking again (an x402 payment; a transfer asks the chain with
+ * its own send).
  */
 export async function leftFor(
   allowance: Allowance,
   framework: Framework,
   payment: { token: Address | null; recipient: Address; amount: bigint },
   now: Date,
-  known: { held?: Holds; version?: number } = {},
+  known: { held?: Holds; version?: number; inFlight?: InFlight } = {},
 ): Promise<Left | null> {
   const rows = allowance.delegations.filter((row) => (row.token ? getAddress(row.token) : null) === payment.token);
-  const read = async (given: Holds, version: number | undefined): Promise<Left | null> => {
-    const { holding, moved } = await heldAgainst(allowance, given, framework, now);
-    const states = await Promise.all(rows.map((row) => stateAt(allowance.chainId, framework, row, moved ? undefined : version, now)));
+  const read = async (given: Holds, version: number | undefined, every: boolean): Promise<Left | null> => {
+    const [{ holding, moved }, sent] = await Promise.all([
+      heldAgainst(allowance, given, framework, now),
+      known.inFlight?.(every) ?? { settled: 0, inFlight: new Map<string, Held>() },
+    ]);
+    const stale = moved || sent.settled > 0;
+    const states = await Promise.all(rows.map((row) => stateAt(allowance.chainId, framework, row, stale ? undefined : version, now)));
     const state = states.find((candidate) => pays(candidate.meaning, payment.recipient));
     if (!state) return null;
-    const hold = holding.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const signed = holding.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const sending = sent.inFlight.get(state.hash) ?? { amount: 0n, payments: 0 };
+    const hold = { amount: signed.amount + sending.amount, payments: signed.payments + sending.payments };
     return {
       state,
       available: state.available > hold.amount ? state.available - hold.amount : 0n,
       callsLeft: Math.max(state.callsLeft - hold.payments, 0),
     };
   };
-  const first = await read(known.held ?? (await heldPayments(allowance.id, now)), known.version);
+  const first = await read(known.held ?? (await heldPayments(allowance.id, now)), known.version, false);
   if (!first || (first.callsLeft >= 1 && payment.amount <= first.available)) return first;
-  return read(await heldPayments(allowance.id, now, { every: true }), undefined);
+  return read(await heldPayments(allowance.id, now, { every: true }), undefined, true);
 }
 
 /** An x402 payment's hold, written with its request (lib/x402). */
@@ -277,10 +291,10 @@ class NotDecidedAtOnce extends Error {
 export const decidedUnderLease = (error: unknown) => error instanceof NotDecidedAtOnce || sumOverflowed(error);
 
 /**
- * The allowance unexpired at the version the chain was asked at, and the delegation's live holds leaving room for the
- * payment by that answer (its amount, what the chain said is available and how many calls are left): a row, or none
- * (the hold itself requires the allowance active). On SQLite every amount is compared as a 64-bit integer, so the
- * holds must fit in 18 digits each (heldPayments).
+ * The allowance unexpired at the version the chain was asked at, no transfer of it in flight (what the chain said does
+ * not count one), and the delegation's live holds leaving room for the payment by that answer (its amount, what the
+ * chain said is available and how many calls are left): a row, or none (the hold itself requires the allowance active).
+ * On SQLite every amount is compared as a 64-bit integer, so the holds must fit in 18 digits each (heldPayments).
  */
 const roomAtVersion = () => `SELECT 1 FROM "Allowance" a, (
     SELECT COUNT(*) AS "payments", COUNT(CASE WHEN "expiresAt" < ? THEN 1 END) AS "expired",
@@ -288,6 +302,7 @@ const roomAtVersion = () => `SELECT 1 FROM "Allowance" a, (
     FROM "X402Payment" WHERE "allowanceId" = ? AND "status" = 'held' AND "delegationHash" = ?
   ) h
   WHERE a."id" = ? AND a."stateVersion" = ? AND a."expiresAt" > ? AND h."expired" = 0
+    AND NOT EXISTS (SELECT 1 FROM "AllowanceSpend" WHERE "allowanceId" = a."id" AND "status" = 'sent')
     AND h."payments" < ? AND h."amount" + CAST(? AS NUMERIC) <= CAST(? AS NUMERIC)${usesPostgres() ? "" : ` AND h."digits" <= 18`}`;
 
 /** Below this, SQLite compares an amount exactly (a 64-bit integer). */

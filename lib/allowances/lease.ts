@@ -8,7 +8,7 @@
 import { randomId } from "@/lib/crypto";
 import { queryPastOrm, usesPostgres } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
-import { changesLater, required, requiring, unanswered, type Query, type TransactionScript } from "@/lib/db/transaction-script";
+import { changesLater, required, requiring, unanswered, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
 class LeaseTimeoutError extends Error {
   constructor(key: string) {
@@ -104,27 +104,28 @@ export async function freeLease(...leases: HeldLease[]): Promise<void> {
 /** Each key's last queued turn in this process. */
 const turns = new Map<string, Promise<unknown>>();
 
-/** Runs `work` after every earlier caller of `key` in this process has finished. */
-function inTurn<T>(key: string, work: () => Promise<T>): Promise<T> {
-  return queued(key, (turns.get(key) ?? Promise.resolve()).catch(() => {}).then(work));
-}
-
-/** Makes the next caller of `key` in this process wait for `run` (and for whatever it already waited for). */
-function queued<T>(key: string, run: Promise<T>): Promise<T> {
-  const before = turns.get(key);
-  const settled = Promise.allSettled([before, run]);
+/**
+ * Queues a turn at `key` in this process: `before` settles once every earlier caller's turn has ended, and the next
+ * caller waits for `end()` (or for this caller's work to settle, whichever comes first).
+ */
+function turnAt(key: string): { before: Promise<unknown>; end: () => void } {
+  const before = turns.get(key) ?? Promise.resolve();
+  let end!: () => void;
+  const ended = new Promise<void>((resolve) => (end = resolve));
+  const settled = Promise.allSettled([before, ended]);
   turns.set(key, settled);
   void settled.then(() => turns.get(key) === settled && turns.delete(key));
-  return run;
+  return { before, end };
 }
 
 /**
- * What the work holding a lease may do with it: `release()` frees it in the work's own last transaction, with its last
- * writes, which the work awaits before it returns (withLease then frees it no more). `confirmed()`, in the transaction
- * that records what the work is about to send: the lease is still this holder's, renewed from then, or the transaction
- * is refused with LeaseLostError.
+ * What the work holding a lease may do with it: `release()` frees it in a transaction of the work's (with the writes
+ * after which the next holder may start), and once that has committed `freed()` lets this process's next caller of the
+ * key go while the work goes on (withLease then frees it no more). `confirmed()`, in the transaction that records
+ * what the work is about to send: the lease is still this holder's, renewed from then, or the transaction is refused
+ * with LeaseLostError.
  */
-export type LeaseHolding = { release: () => TransactionScript<void>; confirmed: () => Query };
+export type LeaseHolding = { release: () => Query; freed: () => void; confirmed: () => Query };
 
 /**
  * Runs `work` while holding the lease `key`, waiting up to `waitMs` for it, or holding the one the caller `taken` in a
@@ -137,10 +138,13 @@ export function withLease<T>(
   options: { holdMs?: number; waitMs?: number; taken?: HeldLease | null } = {},
 ): Promise<T> {
   const holdMs = options.holdMs ?? HOLD_MS;
-  // Held already: it runs at once, and this process's next callers queue behind it as behind any other holder.
-  if (options.taken) return queued(key, holding(options.taken, work, holdMs));
   const deadline = Date.now() + (options.waitMs ?? 120_000);
-  return inTurn(key, async () => holding(await taken(key, holdMs, deadline), work, holdMs));
+  const turn = turnAt(key);
+  // Held already: it runs at once, and this process's next callers queue behind it as behind any other holder.
+  const running = options.taken
+    ? holding(options.taken, work, holdMs, turn.end)
+    : turn.before.then(async () => holding(await taken(key, holdMs, deadline), work, holdMs, turn.end));
+  return running.finally(turn.end);
 }
 
 /**
@@ -172,7 +176,7 @@ async function taken(key: string, holdMs: number, deadline: number): Promise<Hel
   return { key, holder };
 }
 
-async function holding<T>(lease: HeldLease, work: (lease: LeaseHolding) => Promise<T>, holdMs: number): Promise<T> {
+async function holding<T>(lease: HeldLease, work: (lease: LeaseHolding) => Promise<T>, holdMs: number, passOn: () => void): Promise<T> {
   const renewals = renewing(lease.key, lease.holder, holdMs);
   let released = false;
   let returned = false;
@@ -180,7 +184,11 @@ async function holding<T>(lease: HeldLease, work: (lease: LeaseHolding) => Promi
     const value = await work({
       release: () => {
         released = true;
-        return unanswered(FREE_IN_TRANSACTION, lease.key, lease.holder);
+        return writing(FREE_IN_TRANSACTION, lease.key, lease.holder);
+      },
+      freed: () => {
+        renewals.stop();
+        passOn();
       },
       confirmed: () => requiring(() => new LeaseLostError(lease.key), RENEW, new Date(Date.now() + holdMs), lease.key, lease.holder),
     });

@@ -24,6 +24,7 @@ import { randomId } from "@/lib/crypto";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import {
+  changesOf,
   requiring,
   rowsLater,
   unansweredAll,
@@ -48,7 +49,7 @@ import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Holds } from "./holds";
+import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Held, type Holds } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
 import {
   minedRows,
@@ -56,6 +57,7 @@ import {
   RelayBudgetError,
   relayFate,
   RelayerLowError,
+  relayerFor,
   relayerOn,
   relayerTurnIn,
   settledValue,
@@ -148,17 +150,41 @@ export function redeemCall(chain: Delegation[], execution: { target: Address; va
   });
 }
 
-/** A payment of this allowance that was sent and is not mined yet: the chain's "left" does not count it. */
+/**
+ * A payment of this allowance was sent and the chain cannot say now whether it landed (the node does not answer), or
+ * as many are in flight as an allowance sends before the first are mined: nothing was sent.
+ */
 class PendingSpendError extends AppError {
-  constructor(hash: string) {
-    super("allowance_busy", `A payment from this allowance (transaction ${hash}) is not confirmed yet; try again shortly.`, 409);
+  constructor(hash: string | null) {
+    super(
+      "allowance_busy",
+      hash
+        ? `A payment from this allowance (transaction ${hash}) cannot be confirmed just now; try again shortly.`
+        : `${MAX_IN_FLIGHT} payments from this allowance are waiting to be mined; try again once a block has come.`,
+      409,
+    );
   }
 }
 
-const SENT_SPENDS = new PreparedSelect<{ id: string; txHash: string | null }>(
+/**
+ * The most payments of one allowance sent and not yet mined: each counts against what is left until it is, and one
+ * that reverts on chain (which suspends the allowance) may take at most this many others with it.
+ */
+const MAX_IN_FLIGHT = 24;
+
+/** A spend sent and not yet seen mined, as read under its allowance's lease. */
+type SentSpend = { id: string; txHash: string | null; delegationHash: string; amount: string };
+
+const SENT_SPENDS = new PreparedSelect<SentSpend>(
   "allowance_sent_spends",
-  `SELECT "id", "txHash" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
+  `SELECT "id", "txHash", "delegationHash", "amount" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
 );
+
+/**
+ * The spends this process sent and still waits to see mined: its own wait records their receipts, so another payment
+ * of the allowance counts them as in flight without asking the chain (unless what is left does not fit without them).
+ */
+const waitingHere = new Set<string>();
 
 // A payment's own rows are written past the ORM (lib/db queryPastOrm): through Prisma each statement cost about a
 // millisecond of CPU, and every payment writes its spend and settles it.
@@ -166,6 +192,8 @@ const SPEND_SENT = `INSERT INTO "AllowanceSpend"
   ("id", "allowanceId", "delegationHash", "recipient", "token", "amount", "status", "txHash", "createdAt")
   VALUES (?, ?, ?, ?, ?, ?, 'sent', ?, ?)`;
 const SPEND_STATUS = `UPDATE "AllowanceSpend" SET "status" = ? WHERE "id" = ?`;
+/** The spend's outcome, written only by the first look at the chain that finds it: its sender's, or another's. */
+const SPEND_SETTLED = `UPDATE "AllowanceSpend" SET "status" = ? WHERE "id" = ? AND "status" = 'sent'`;
 
 /** A spend's outcome, with the allowance's version moved: what the chain holds of it changed (or stopped changing). */
 const spendStatus = (allowanceId: string, spendId: string, status: "landed" | "failed") => [
@@ -174,40 +202,72 @@ const spendStatus = (allowanceId: string, spendId: string, status: "landed" | "f
 ];
 
 /**
- * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped): what the enforcers say
- * is left counts only mined payments, so a spend waits until none is in flight. One the node lost is broadcast again
- * while its nonce is free (relayFate); one whose nonce another transaction took fails, its ledger row dropped, and its
- * request follows (lib/wallet/request-lifecycle). A node that does not answer is no proof that a payment is gone: the
- * spend is refused (busy), never sent on a guess. Answers how many it settled.
+ * Settles spends sent earlier and not yet seen mined (a slow chain, a process that stopped), and answers what those
+ * still in flight hold against each delegation: what the enforcers say is left counts only mined payments. Those this
+ * process waits for are counted as they are, unless `every`; the others are asked of the chain. One the node lost is
+ * broadcast again while its nonce is free (relayFate); one whose nonce another transaction took fails, its ledger row
+ * dropped, and its request follows (lib/wallet/request-lifecycle). A node that does not answer is no proof that a
+ * payment is gone: the spend is refused (busy), never sent on a guess. `settled`: how many it settled.
  */
-async function settleSent(allowanceId: string, chainId: number, sent: { id: string; txHash: string | null }[]): Promise<number> {
-  for (const spend of sent) {
+async function settleSent(
+  allowanceId: string,
+  chainId: number,
+  sent: SentSpend[],
+  every: boolean,
+): Promise<{ settled: number; inFlight: Map<string, Held> }> {
+  const inFlight = new Map<string, Held>();
+  const count = (spend: SentSpend) => {
+    const sum = inFlight.get(spend.delegationHash) ?? { amount: 0n, payments: 0 };
+    inFlight.set(spend.delegationHash, { amount: sum.amount + BigInt(spend.amount), payments: sum.payments + 1 });
+  };
+  const fates = await Promise.all(
+    sent.map(async (spend) => {
+      if (!every && waitingHere.has(spend.id)) return "pending" as const;
+      const hash = spend.txHash as Hex;
+      try {
+        return await relayFate(chainId, hash);
+      } catch (error) {
+        if (error instanceof ChainError) throw new PendingSpendError(hash);
+        throw error;
+      }
+    }),
+  );
+  let settled = 0;
+  for (const [index, spend] of sent.entries()) {
+    const fate = fates[index];
     const hash = spend.txHash as Hex;
-    let fate;
-    try {
-      fate = await relayFate(chainId, hash);
-    } catch (error) {
-      if (error instanceof ChainError) throw new PendingSpendError(hash);
-      throw error;
-    }
-    if (fate === "pending") throw new PendingSpendError(hash);
-    if (fate === "replaced") {
+    if (fate === "pending") count(spend);
+    // Mined, or never to be, while its sender still waits: its sender's wait records it (the chain, read after this,
+    // counts it when mined).
+    else if (waitingHere.has(spend.id)) continue;
+    else if (fate === "replaced") {
       // It will never land, and nothing of it was spent.
       await writeTogether([droppedRow(hash), ...spendStatus(allowanceId, spend.id, "failed")]);
-      continue;
+      settled++;
+    } else {
+      await writeTogether([...minedRows(fate), ...spendStatus(allowanceId, spend.id, fate.status === "success" ? "landed" : "failed")]);
+      settled++;
+      if (fate.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: fate.transactionHash });
     }
-    await writeTogether([...minedRows(fate), ...spendStatus(allowanceId, spend.id, fate.status === "success" ? "landed" : "failed")]);
-    if (fate.status !== "success") await holdForPerson(allowanceId, "relay_reverted", { txHash: fate.transactionHash });
   }
-  return sent.length;
+  return { settled, inFlight };
 }
 
 /**
- * Settles the allowance's transfers sent and not yet seen mined (or refuses, busy, while one may still land): what
- * the chain says is left counts none of them until then. Answers how many it settled.
+ * The allowance's transfers sent and not yet seen mined, as what they hold against each delegation (`every`: each
+ * asked of the chain), for leftFor's `inFlight`; those the chain has decided are settled on the way.
+ */
+export function inFlightOf(allowanceId: string, chainId: number, sent?: SentSpend[]) {
+  let rows = sent;
+  return async (every: boolean) => settleSent(allowanceId, chainId, (rows ??= await selectRows(SENT_SPENDS, allowanceId)), every);
+}
+
+/**
+ * Settles the allowance's transfers sent and not yet seen mined that the chain has decided (or refuses, busy, while the
+ * node does not answer). Answers how many it settled.
  */
 export async function settleInFlight(allowanceId: string, chainId: number): Promise<number> {
-  return settleSent(allowanceId, chainId, await selectRows(SENT_SPENDS, allowanceId));
+  return (await inFlightOf(allowanceId, chainId)(true)).settled;
 }
 
 /** What an allowance's hold for the person means to the agent. */
@@ -240,7 +300,7 @@ export type SpendTurn = {
   /** the chain's relayer's turn, taken with the allowance's lease when it was free */
   relayer: RelayerTurn | null;
   status: AllowanceStatus | undefined;
-  inFlight: { id: string; txHash: string | null }[];
+  inFlight: SentSpend[];
   held: () => Promise<Holds>;
 };
 
@@ -253,7 +313,7 @@ export function* spendTurnIn(allowance: Pick<Allowance, "id" | "chainId" | "user
   const lease = yield* leaseTakenIn(`allowance:${allowance.id}`);
   const relayer = yield* relayerTurnIn(allowance.chainId, allowance.userId, lease.asked);
   const status = yield* allowanceStatusIn(allowance.id);
-  const inFlight = yield* rowsLater<SpendTurn["inFlight"][number]>(SENT_SPENDS.sql, allowance.id);
+  const inFlight = yield* rowsLater<SentSpend>(SENT_SPENDS.sql, allowance.id);
   const held = yield* heldPaymentsIn(allowance.id, new Date());
   return () => {
     const taken = lease.held();
@@ -301,7 +361,8 @@ export async function spendFromAllowance(
     const minimum = relayLimits().minimumNativePayment;
     if (!moved.token && moved.amount < minimum)
       throw refuse("below_minimum", `An allowance pays at least ${formatUnits(minimum, 18)} of the chain's coin at a time.`);
-    return { moved, framework: frameworkFor(allowance.chainId), relayer: relayerOn(allowance.chainId).address };
+    relayerOn(allowance.chainId);
+    return { moved, framework: frameworkFor(allowance.chainId) };
   };
   let admission;
   try {
@@ -311,7 +372,7 @@ export async function spendFromAllowance(
     if (context.turn) await freeLease(context.turn.lease, ...(context.turn.relayer ? [context.turn.relayer.lease] : []));
     throw error;
   }
-  const { moved, framework, relayer } = admission;
+  const { moved, framework } = admission;
   // The relayer's turn, when the caller took it, is relay's once handed over; until then it is freed with a refusal.
   let relayerTurn = context.turn?.relayer ?? null;
   const handedOver = () => {
@@ -337,7 +398,9 @@ export async function spendFromAllowance(
       if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
       const root = storedDelegation(framework, paying).delegation;
       const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
-      const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer, execution);
+      // The relayer that sends it is the only one the one-time delegation lets redeem it.
+      const relayer = relayerTurn?.relayer ?? relayerFor(allowance.chainId);
+      const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer.address, execution);
       const data = redeemCall([leaf, root], execution);
       // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
       // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
@@ -345,21 +408,20 @@ export async function spendFromAllowance(
         turn?.inFlight ?? selectRows(SENT_SPENDS, allowanceId),
         turn ? turn.held() : heldPayments(allowanceId, new Date()),
       ]);
+      if (inFlight.length >= MAX_IN_FLIGHT) throw new PendingSpendError(null);
       let left: AllowanceRefusal["left"];
       const checks = async () => {
-        const [deleGator, settling, leftNow] = await Promise.allSettled([
+        const [deleGator, leftNow] = await Promise.allSettled([
           runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
-          settleSent(allowanceId, allowance.chainId, inFlight),
-          // x402 payments signed and not yet redeemed hold their amounts
-          leftFor(allowance, framework, moved, new Date(), { held }),
+          // x402 payments signed and not yet redeemed, and transfers sent and not yet mined, hold their amounts
+          leftFor(allowance, framework, moved, new Date(), { held, inFlight: inFlightOf(allowanceId, allowance.chainId, inFlight) }),
         ]);
         // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
         if (!settledValue(deleGator)) {
           await holdForPerson(allowanceId, "code_changed");
           throw refuse("suspended", heldWords("code_changed"));
         }
-        // Read again when earlier spends were still being settled: one may have been mined in between.
-        const found = settledValue(settling) ? await leftFor(allowance, framework, moved, new Date()) : settledValue(leftNow);
+        const found = settledValue(leftNow);
         if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
         const { state, available } = found;
         left = {
@@ -385,6 +447,8 @@ export async function spendFromAllowance(
       };
 
       const spendId = randomId("sp_");
+      // counted as in flight by the allowance's next payments without asking the chain, until its receipt is recorded
+      waitingHere.add(spendId);
       let sent;
       try {
         sent = await relay(
@@ -394,6 +458,7 @@ export async function spendFromAllowance(
           {
             checks,
             turn: handedOver(),
+            relayer,
             recordWith: (hash) => [
               writing(
                 SPEND_SENT,
@@ -411,11 +476,15 @@ export async function spendFromAllowance(
               // sent. The lease first, as every transaction that takes it locks it before the allowance's row.
               lease.confirmed(),
               requiring(revoked, STATE_MOVED_WHILE_ACTIVE, allowanceId),
+              // The allowance's next payment may start once this commits: it counts this one as in flight.
+              lease.release(),
             ],
             auditWith: (hash) => context.sent?.(hash).events ?? [],
+            recorded: lease.freed,
           },
         );
       } catch (error) {
+        waitingHere.delete(spendId);
         if (error instanceof WouldRevertError)
           throw refuse("would_revert", `The chain would refuse this payment (${error.why}); nothing was sent.`, left);
         // The relayer will not pay for it now; the person still may, with their own gas.
@@ -445,24 +514,26 @@ export async function spendFromAllowance(
           amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
         },
       });
-      // The receipt, the spend's outcome, the caller's record of a landed payment and the audit events of both: one commit.
+      // The receipt, the spend's outcome, the caller's record of a landed payment and the audit events of both: one
+      // commit, made only when no other look at the chain settled the spend first (which records its request itself).
       let audited: (() => Promise<void>) | undefined;
       let receipt;
       try {
         receipt = await sent.receipt(function* (mined) {
           const landed = mined.status === "success";
+          if (!(yield* changesOf(SPEND_SETTLED, landed ? "landed" : "failed", spendId))) return;
           const record = landed ? context.landed?.({ ...result(), outcome: "landed" }) : undefined;
-          yield* unansweredAll([...spendStatus(allowanceId, spendId, landed ? "landed" : "failed"), ...(record?.writes ?? [])]);
+          yield* unansweredAll([writing(STATE_MOVED, allowanceId), ...(record?.writes ?? [])]);
           audited = yield* auditedIn([spent(landed), ...(record?.events ?? [])]);
-          // the allowance's next spend may start once this commits; after a revert, only once the allowance is suspended
-          if (landed) yield* lease.release();
         });
       } catch (error) {
-        // Not seen mined yet: it may still land, so its amount stays held and the next spend settles it first.
+        // Not seen mined yet: it may still land, so its amount stays held and a later look at the chain settles it.
         if (error instanceof ChainError) return { ...result(), outcome: "pending" as const };
         throw error;
+      } finally {
+        waitingHere.delete(spendId);
       }
-      await audited!();
+      await audited?.();
       if (receipt.status !== "success") {
         await holdForPerson(allowanceId, "relay_reverted", { txHash: sent.hash });
         throw new AppError(

@@ -18,7 +18,7 @@ import { decidedUnderLease, hold, holdAtOnce, keptState, leftFor, type NewHold }
 import { AllowancesChanged, liveAllowances, type LiveAllowances } from "@/lib/allowances/live";
 import { withLease } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
-import { settleInFlight, type AllowanceRefusal } from "@/lib/allowances/spend";
+import { inFlightOf, type AllowanceRefusal } from "@/lib/allowances/spend";
 import { assetNames } from "@/lib/allowances/view";
 import type { ToolOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
@@ -151,10 +151,12 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
   const allowance = await findAllowance(choice.allowanceId);
   if (allowance.status !== "active" || allowance.expiresAt <= now) throw noLongerLive();
   const framework = frameworkFor(allowance.chainId);
-  // A transfer in flight moves what the chain holds once mined: settled first, then the chain is asked again.
-  const settled = await settleInFlight(allowance.id, allowance.chainId);
+  // Transfers in flight hold what they move until mined: counted, and those the chain has decided settled first.
   const payment = { token: choice.asset, recipient: choice.payee, amount: choice.amount };
-  const found = await leftFor(allowance, framework, payment, now, { version: settled ? undefined : allowance.stateVersion });
+  const found = await leftFor(allowance, framework, payment, now, {
+    version: allowance.stateVersion,
+    inFlight: inFlightOf(allowance.id, allowance.chainId),
+  });
   if (!found) {
     const words = `${choice.payee} is not among this allowance's recipients.`;
     throw new X402AllowanceRefusal(`${words} Nothing was signed.`, null, words);
