@@ -13,6 +13,7 @@ import {
   type PublicClient,
   type SignedAuthorizationList,
   type TransactionReceipt,
+  type LocalAccount,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
   WaitForTransactionReceiptTimeoutError,
@@ -41,7 +42,7 @@ import {
   type RelayFor,
 } from "./relayer-ledger";
 import { replaceIfUnderpriced } from "./replacement";
-import { feeBudget, relayerAccount, relayLimits } from "./settings";
+import { feeBudget, relayerAccount, relayerAccounts, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
 const RECEIPT_TIMEOUT_MS = 60_000;
@@ -63,33 +64,68 @@ class NoRelayerError extends AppError {
   }
 }
 
-/** The chain's relayer of payments and authorizations, or of revocations (a key of their own where one is configured). */
+/** The chain's first relayer of payments, or its relayer of revocations (their own where one is configured). */
 export function relayerOn(chainId: number, purpose: "payments" | "revocations" = "payments") {
   const relayer = relayerAccount(chainId, purpose);
   if (!relayer) throw new NoRelayerError(chainId);
   return relayer;
 }
 
-/**
- * The relayer's turn taken in a payment's own transaction (relayerTurnIn): its lease, the person's gas spent, and the
- * nonce after its last transaction the ledger has waiting.
- */
-export type RelayerTurn = { lease: HeldLease; spent: GasSpent; nonceAfterWaiting: number | null };
+/** Sends of this process holding or waiting for each relayer's lease (by its lease's key). */
+const sendsAt = new Map<string, number>();
+let rotation = 0;
 
 /**
- * In the caller's transaction, alongside the allowance's lease it takes there: the chain's relayer's lease when it is
- * free, and what the relayer spent for the person in the budget's window (no relay for them can be sent meanwhile: it
- * would need the lease). Once committed: the turn for relay's `turn`, or null (no relayer, or its lease held).
+ * The relayer the next send on the chain goes through: of the chain's keys (ALLOWANCE_RELAYERS, one or several), the
+ * one with the fewest sends of this process at its lease, in turn among equals; each chooses its nonces apart, so
+ * several are sent side by side.
+ */
+export function relayerFor(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount {
+  const accounts = relayerAccounts(chainId, purpose);
+  if (!accounts.length) throw new NoRelayerError(chainId);
+  const sends = (account: LocalAccount) => sendsAt.get(relayerLease(chainId, account.address)) ?? 0;
+  const start = rotation++ % accounts.length;
+  let chosen = accounts[start];
+  for (let step = 1; step < accounts.length; step++) {
+    const account = accounts[(start + step) % accounts.length];
+    if (sends(account) < sends(chosen)) chosen = account;
+  }
+  return chosen;
+}
+
+/** Counts a send at the relayer's lease while `work` runs (relayerFor). */
+async function sendingAt<T>(key: string, work: () => Promise<T>): Promise<T> {
+  sendsAt.set(key, (sendsAt.get(key) ?? 0) + 1);
+  try {
+    return await work();
+  } finally {
+    const left = (sendsAt.get(key) ?? 1) - 1;
+    if (left) sendsAt.set(key, left);
+    else sendsAt.delete(key);
+  }
+}
+
+/**
+ * The relayer's turn taken in a payment's own transaction (relayerTurnIn): which relayer, its lease, the person's gas
+ * spent, and the nonce after its last transaction the ledger has waiting.
+ */
+export type RelayerTurn = { relayer: LocalAccount; lease: HeldLease; spent: GasSpent; nonceAfterWaiting: number | null };
+
+/**
+ * In the caller's transaction, alongside the allowance's lease it takes there: a relayer's lease of the chain
+ * (relayerFor) when it is free, and what the relayers spent for the person in the budget's window (no relay for them
+ * can be sent meanwhile through this relayer: it would need the lease). Once committed: the turn for relay's `turn`,
+ * or null (no relayer, or its lease held).
  */
 export function* relayerTurnIn(chainId: number, userId: string, alongside: HeldLease): TransactionScript<() => RelayerTurn | null> {
-  const relayer = relayerAccount(chainId);
-  if (!relayer) return () => null;
+  if (!relayerAccounts(chainId).length) return () => null;
+  const relayer = relayerFor(chainId);
   const lease = yield* leaseTakenIn(relayerLease(chainId, relayer.address), alongside);
   const spent = yield* gasSpentIn(userId, chainId);
   const waiting = yield* nonceAfterWaitingIn(chainId, relayer.address);
   return () => {
     const held = lease.held();
-    return held && { lease: held, spent: spent(), nonceAfterWaiting: waiting() };
+    return held && { relayer, lease: held, spent: spent(), nonceAfterWaiting: waiting() };
   };
 }
 
@@ -322,6 +358,8 @@ function notFound(error: unknown): null {
  * records its cost; the send asks for it at once, which a node that mines at once already has. A transaction with an
  * authorization list is not rehearsed (its caller checks the authorization's nonce). `turn`: the relayer's lease and
  * the person's gas spent, taken in the caller's transaction (relayerTurnIn), which relay holds and frees from then on.
+ * `relayer`: the key to send with (one the call names, as a payment's one-time delegation does), else relayerFor's.
+ * `recorded`: called once what `recordWith` says has committed, before the broadcast.
  */
 export async function relay(
   chainId: number,
@@ -332,111 +370,118 @@ export async function relay(
     auditWith?: (hash: Hex) => AuditInput[];
     checks?: (client: PublicClient) => Promise<void>;
     turn?: RelayerTurn | null;
+    relayer?: LocalAccount;
+    recorded?: () => void;
   } = {},
 ): Promise<Relayed> {
-  const relayer = relayerOn(chainId, relayFor.purpose === "revocation" ? "revocations" : "payments");
-  const { hash, mined, nonce, l1Fee } = await withLease(
-    relayerLease(chainId, relayer.address),
-    (lease) =>
-      onChain(chainId, async (client) => {
-        const fieldsWith = (fees: Fees) => ({
-          from: relayer.address,
-          to: call.to,
-          data: call.data,
-          maxFeePerGas: numberToHex(fees.maxFeePerGas),
-          maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
-        });
-        const rehearsing = !call.authorizationList;
-        const earlier = rehearsedFees.get(chainId);
-        // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
-        // the fees the last transaction carried.
-        // The ledger's waiting transactions count too: a node's pool may not count one it holds that fees left behind.
-        const [checked, pendingCount, waitingAfter, fresh, balance, rehearsal] = await Promise.allSettled([
-          options.checks?.(client),
-          client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-          options.turn ? options.turn.nonceAfterWaiting : nonceAfterWaiting(chainId, relayer.address),
-          feesNow(client),
-          client.getBalance({ address: relayer.address }),
-          rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
-        ]);
-        settledValue(checked);
-        const now = settledValue(fresh);
-        let rehearsed: Fees = now;
-        let gas: bigint;
-        if (!rehearsing) gas = call.gas ?? 100_000n;
-        else if (stillGood(earlier, now)) {
-          rehearsed = earlier;
-          gas = settledValue(rehearsal)!;
-        } else {
-          gas = await rehearse(client, fieldsWith(now), call.gas);
-          rehearsedFees.set(chainId, now);
-        }
-        // Signed under the operator's most: the rehearsal's fees only change what a call that reads them does.
-        const fees = feesWithinMost(chainId, { ...rehearsed, baseFeePerGas: now.baseFeePerGas }, relayFor.purpose);
-        const nonce = Math.max(settledValue(pendingCount), settledValue(waitingAfter) ?? 0);
-        const common = {
-          chainId,
-          nonce,
-          to: call.to,
-          data: call.data,
-          gas,
-          maxFeePerGas: fees.maxFeePerGas,
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        };
-        const unsigned = call.authorizationList
-          ? ({ ...common, type: "eip7702", authorizationList: call.authorizationList } as const)
-          : ({ ...common, type: "eip1559" } as const);
-        const l1Fee = await l1FeeOf(client, chainId, serializeTransaction(unsigned));
-        const cost = { gas, maxFeePerGas: fees.maxFeePerGas, l1Fee, balance: settledValue(balance) };
-        await checkAffordable(chainId, relayer.address, relayFor, cost, options.turn?.spent);
-        const signed = await relayer.signTransaction(unsigned);
-        const hash = keccak256(signed);
-        const ledger = relayedRow({
-          hash,
-          chainId,
-          relayer: relayer.address,
-          nonce,
-          raw: signed,
-          gasLimit: gas,
-          cost: gas * fees.maxFeePerGas + (l1Fee ?? 0n),
-          l1Fee,
-          for: relayFor,
-        });
-        // The relayer's lease confirmed last (leases are locked in the order allowance, then relayer): a holder that lost
-        // it sends nothing, since another may be choosing this nonce.
-        const events = options.auditWith?.(hash) ?? [];
-        const audited = await runTransaction(function* () {
-          yield* unansweredAll([ledger, ...(options.recordWith?.(hash) ?? []), lease.confirmed()]);
-          return events.length ? yield* auditedIn(events) : async () => {};
-        });
-        // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
-        const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
-        const mined = client
-          .request({ method: "eth_getTransactionReceipt", params: [hash] })
-          .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
-          .catch(() => null);
-        try {
-          await sending.catch(async (error: unknown) => {
-            // The node holds it already (these bytes reached it before): sent.
-            if (alreadyKnown(error)) return;
-            const words = nodeWords(error);
-            if (words) {
-              // Refused, the agent hears nothing was paid: its stored bytes must never be broadcast again (relayFate).
-              await writeTogether([droppedRow(hash)]);
-              throw new SendRefusedError(chainId, words);
-            }
-            // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
-            if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
-            throw error;
+  const relayer =
+    options.turn?.relayer ?? options.relayer ?? relayerFor(chainId, relayFor.purpose === "revocation" ? "revocations" : "payments");
+  const key = relayerLease(chainId, relayer.address);
+  const { hash, mined, nonce, l1Fee } = await sendingAt(key, () =>
+    withLease(
+      key,
+      (lease) =>
+        onChain(chainId, async (client) => {
+          const fieldsWith = (fees: Fees) => ({
+            from: relayer.address,
+            to: call.to,
+            data: call.data,
+            maxFeePerGas: numberToHex(fees.maxFeePerGas),
+            maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
           });
-        } finally {
-          // Appended apart only where the transaction could not (lib/audit auditedIn): after the send, off its path,
-          // and whatever the node answered, since the request is recorded as sent.
-          await audited();
-        }
-        return { hash, mined, nonce, l1Fee };
-      }),
-    { taken: options.turn?.lease },
+          const rehearsing = !call.authorizationList;
+          const earlier = rehearsedFees.get(chainId);
+          // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
+          // the fees the last transaction carried.
+          // The ledger's waiting transactions count too: a node's pool may not count one it holds that fees left behind.
+          const [checked, pendingCount, waitingAfter, fresh, balance, rehearsal] = await Promise.allSettled([
+            options.checks?.(client),
+            client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
+            options.turn ? options.turn.nonceAfterWaiting : nonceAfterWaiting(chainId, relayer.address),
+            feesNow(client),
+            client.getBalance({ address: relayer.address }),
+            rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
+          ]);
+          settledValue(checked);
+          const now = settledValue(fresh);
+          let rehearsed: Fees = now;
+          let gas: bigint;
+          if (!rehearsing) gas = call.gas ?? 100_000n;
+          else if (stillGood(earlier, now)) {
+            rehearsed = earlier;
+            gas = settledValue(rehearsal)!;
+          } else {
+            gas = await rehearse(client, fieldsWith(now), call.gas);
+            rehearsedFees.set(chainId, now);
+          }
+          // Signed under the operator's most: the rehearsal's fees only change what a call that reads them does.
+          const fees = feesWithinMost(chainId, { ...rehearsed, baseFeePerGas: now.baseFeePerGas }, relayFor.purpose);
+          const nonce = Math.max(settledValue(pendingCount), settledValue(waitingAfter) ?? 0);
+          const common = {
+            chainId,
+            nonce,
+            to: call.to,
+            data: call.data,
+            gas,
+            maxFeePerGas: fees.maxFeePerGas,
+            maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+          };
+          const unsigned = call.authorizationList
+            ? ({ ...common, type: "eip7702", authorizationList: call.authorizationList } as const)
+            : ({ ...common, type: "eip1559" } as const);
+          const l1Fee = await l1FeeOf(client, chainId, serializeTransaction(unsigned));
+          const cost = { gas, maxFeePerGas: fees.maxFeePerGas, l1Fee, balance: settledValue(balance) };
+          await checkAffordable(chainId, relayer.address, relayFor, cost, options.turn?.spent);
+          const signed = await relayer.signTransaction(unsigned);
+          const hash = keccak256(signed);
+          const ledger = relayedRow({
+            hash,
+            chainId,
+            relayer: relayer.address,
+            nonce,
+            raw: signed,
+            gasLimit: gas,
+            cost: gas * fees.maxFeePerGas + (l1Fee ?? 0n),
+            l1Fee,
+            for: relayFor,
+          });
+          // The relayer's lease confirmed last (leases are locked in the order allowance, then relayer): a holder that lost
+          // it sends nothing, since another may be choosing this nonce.
+          const events = options.auditWith?.(hash) ?? [];
+          const audited = await runTransaction(function* () {
+            yield* unansweredAll([ledger, ...(options.recordWith?.(hash) ?? []), lease.confirmed()]);
+            return events.length ? yield* auditedIn(events) : async () => {};
+          });
+          options.recorded?.();
+          // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
+          const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
+          const mined = client
+            .request({ method: "eth_getTransactionReceipt", params: [hash] })
+            .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
+            .catch(() => null);
+          try {
+            await sending.catch(async (error: unknown) => {
+              // The node holds it already (these bytes reached it before): sent.
+              if (alreadyKnown(error)) return;
+              const words = nodeWords(error);
+              if (words) {
+                // Refused, the agent hears nothing was paid: its stored bytes must never be broadcast again (relayFate).
+                await writeTogether([droppedRow(hash)]);
+                throw new SendRefusedError(chainId, words);
+              }
+              // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
+              if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
+              throw error;
+            });
+          } finally {
+            // Appended apart only where the transaction could not (lib/audit auditedIn): after the send, off its path,
+            // and whatever the node answered, since the request is recorded as sent.
+            await audited();
+          }
+          return { hash, mined, nonce, l1Fee };
+        }),
+      { taken: options.turn?.lease },
+    ),
   );
   let waiting = hash;
   return {

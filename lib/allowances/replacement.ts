@@ -14,7 +14,7 @@ import { onChain } from "@/lib/wallet/chains";
 import { feesNow, l1FeeOf, replacementFees, type Fees } from "./fees";
 import { relayerLease, withLease } from "./lease";
 import { gasSpentFor, refusedReplacementRows, relayedBytes, replacementRows, type RelayedRow } from "./relayer-ledger";
-import { feeBudget, relayerAccount } from "./settings";
+import { feeBudget, relayerAccounts } from "./settings";
 
 /** The transaction was mined, dropped or replaced meanwhile: nothing to replace. */
 class NoLongerWaitingError extends AppError {
@@ -28,11 +28,8 @@ const LEASE_WAIT_MS = 2_000;
 
 /** The relayer key of the stored row's address, of payments or revocations; null when the operator no longer has it. */
 function signerOf(row: RelayedRow) {
-  for (const purpose of ["payments", "revocations"] as const) {
-    const account = relayerAccount(row.chainId, purpose);
-    if (account?.address.toLowerCase() === row.relayer.toLowerCase()) return account;
-  }
-  return null;
+  const accounts = [...relayerAccounts(row.chainId, "payments"), ...relayerAccounts(row.chainId, "revocations")];
+  return accounts.find((account) => account.address.toLowerCase() === row.relayer.toLowerCase()) ?? null;
 }
 
 const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }): Fees => ({

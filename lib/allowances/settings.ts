@@ -44,8 +44,13 @@ const weiAmount = z
   .regex(/^\d{1,30}$/, "each is a whole number of wei, in a string")
   .transform(BigInt);
 
+/** Relayers of one chain: a key, or several whose nonces are chosen apart, so that payments are sent side by side. */
+const relayerKeys = z
+  .union([relayerKey.transform((key) => [key]), z.array(relayerKey).min(1, "list at least one key").max(64, "at most 64 keys")])
+  .refine((keys) => new Set(keys.map((key) => key.toLowerCase())).size === keys.length, "each key at most once");
+
 const schema = z.object({
-  ALLOWANCE_RELAYERS: jsonRecord(relayerKey).optional(),
+  ALLOWANCE_RELAYERS: jsonRecord(relayerKeys).optional(),
   // A second key per chain that sends nothing but revocations: its nonces never wait behind a payment's.
   ALLOWANCE_REVOCATION_RELAYERS: jsonRecord(relayerKey).optional(),
   // The most a relayer pays per gas on each chain, in wei: no payment is sent while the base fee is above it, and a
@@ -74,7 +79,7 @@ const schema = z.object({
 
 type Settings = {
   relayLimits: RelayLimits;
-  relayers: Record<string, `0x${string}`>;
+  relayers: Record<string, `0x${string}`[]>;
   revocationRelayers: Record<string, `0x${string}`>;
   maxFeePerGas: Record<string, bigint>;
   feeBudget: Record<string, bigint>;
@@ -97,7 +102,7 @@ function settings(): Settings {
       reserveGas: BigInt(values.ALLOWANCE_RELAYER_RESERVE_GAS),
       minimumNativePayment: values.ALLOWANCE_MINIMUM_PAYMENT_WEI,
     },
-    relayers: (values.ALLOWANCE_RELAYERS ?? {}) as Record<string, `0x${string}`>,
+    relayers: (values.ALLOWANCE_RELAYERS ?? {}) as Record<string, `0x${string}`[]>,
     revocationRelayers: (values.ALLOWANCE_REVOCATION_RELAYERS ?? {}) as Record<string, `0x${string}`>,
     maxFeePerGas: values.ALLOWANCE_MAX_FEE_PER_GAS ?? {},
     feeBudget: values.ALLOWANCE_FEE_BUDGET ?? {},
@@ -122,16 +127,21 @@ function accountOf(key: `0x${string}`): LocalAccount {
 }
 
 /**
- * The key that pays gas on `chainId`, or null when the operator configured none: for payments and authorizations, or
- * for revocations, which have a key of their own where one is configured (else they share the payments' key).
+ * The keys that pay gas on `chainId`, none when the operator configured none: for payments and authorizations (one or
+ * several), or for revocations, which have a key of their own where one is configured (else the payments' first).
  */
-export function relayerAccount(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount | null {
+export function relayerAccounts(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount[] {
   const own = purpose === "revocations" ? settings().revocationRelayers[String(chainId)] : undefined;
-  const key = own ?? settings().relayers[String(chainId)];
-  if (key) return accountOf(key);
+  const keys = own ? [own] : settings().relayers[String(chainId)]?.slice(0, purpose === "revocations" ? 1 : undefined);
+  if (keys) return keys.map(accountOf);
   // Anyone holds hardhat's keys: in production (the default, as in lib/config) a chain's relayer is configured.
   const production = (process.env.NODE_ENV ?? "production") === "production";
-  return chainId === LOCAL_CHAIN_ID && !production ? accountOf(localRelayerKey(purpose)) : null;
+  return chainId === LOCAL_CHAIN_ID && !production ? [accountOf(localRelayerKey(purpose))] : [];
+}
+
+/** The chain's first relayer key (for payments, or the one for revocations), or null when none is configured. */
+export function relayerAccount(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount | null {
+  return relayerAccounts(chainId, purpose)[0] ?? null;
 }
 
 /** The most the operator lets a relayer pay per gas on `chainId` (ALLOWANCE_MAX_FEE_PER_GAS), or null for no set most. */
