@@ -8,6 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, parseAbi, parseEther, parseGwei, parseTransaction, serializeTransaction, type Hex } from "viem";
 import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { countingProxy, type CountingProxy, type RpcCall } from "./rpc-counter";
 import { localRelayerKey } from "@/lib/allowances/settings";
 
 const PAYMENT = parseEther("0.001");
@@ -31,6 +32,8 @@ function standInL1Fee(raw: Hex): bigint {
 export function feeSpikeSuite(database: "sqlite" | "postgres") {
   describe(`payments from an allowance through a fee spike (${database}, 2-second blocks)`, { timeout: 600_000 }, () => {
     let world: AllowanceWorld;
+    /** Between the app's code and the node: every JSON-RPC call it makes. */
+    let proxy: CountingProxy;
     let lib: {
       agent: typeof import("@/lib/allowances/agent");
       clock: typeof import("@/lib/clock");
@@ -57,6 +60,10 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
     before(async () => {
       world = await startAllowanceWorld({
         database,
+        rpcUrl: async (chain) => {
+          proxy = await countingProxy(chain.rpcUrl);
+          return proxy.rpcUrl;
+        },
         env: {
           ALLOWANCE_MAX_FEE_PER_GAS: JSON.stringify({ 31337: MOST.toString() }),
           ALLOWANCE_REVOCATION_RELAYERS: JSON.stringify({ 31337: localRelayerKey("revocations") }),
@@ -91,6 +98,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
     });
     after(async () => {
       clearInterval(watching);
+      await proxy?.stop();
       await world?.stop();
     });
 
@@ -275,6 +283,60 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       }
       const paid = (await paying) as { status: string };
       assert.equal(paid.status, "completed");
+    });
+
+    it("ten payments waiting together through a spike are replaced and land; the chain is read once a block, not per payment", async () => {
+      const agents: Awaited<ReturnType<typeof agentPayingShop>>[] = [];
+      for (let count = 0; count < 10; count++) agents.push(await agentPayingShop());
+      await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
+      const nonce = await world.relayerNonce();
+      const from = proxy.calls.length;
+      const started = Date.now();
+      let paying!: Promise<{ status: string; tx_hash: Hex }>[];
+      await world.chain.holdingBlocks(async () => {
+        paying = agents.map(({ pay }) => pay() as Promise<{ status: string; tx_hash: Hex }>);
+        for (const payment of paying) payment.catch(() => {});
+        await until(async () => (await pendingNonce()) === nonce + agents.length, "the ten wait in the mempool", 60_000);
+        await holdBaseFee(parseGwei("50"));
+      });
+      let paid;
+      try {
+        paid = await Promise.all(paying);
+      } finally {
+        await holdBaseFee(CALM);
+      }
+      const waitedMs = Date.now() - started;
+      const calls = proxy.calls.slice(from);
+      // what the agents and the shops see: every receipt came, every payment was replaced into the spike and landed
+      assert.deepEqual(
+        paid.map((payment) => payment.status),
+        agents.map(() => "completed"),
+      );
+      for (const { shop } of agents) assert.equal(await world.balance(shop), PAYMENT);
+      assert.equal(await world.relayerNonce(), nonce + agents.length);
+      for (let index = 0; index < agents.length; index++) {
+        const rows = await rowsAt(nonce + index);
+        assert.ok(rows.length >= 2, `the payment of nonce ${nonce + index} was replaced at a higher fee: ${rows.length} transaction(s)`);
+        assert.equal(rows.filter((row) => row.status === "landed").length, 1);
+      }
+      // what it cost in calls to the node
+      const named = (method: string, test: (call: RpcCall) => boolean = () => true) =>
+        calls.filter((call) => call.method === method && test(call));
+      const receipts = named("eth_getTransactionReceipt").length;
+      assert.ok(
+        receipts <= 3 * agents.length,
+        `${receipts} receipts asked for ${agents.length} payments: one right after each send, one once its block was read`,
+      );
+      const blockReads = named("eth_getBlockByNumber", (call) => /^0x[0-9a-f]+$/.test(String(call.params?.[0]))).map((call) =>
+        String(call.params?.[0]),
+      );
+      assert.ok(blockReads.length > 0, "the watcher read the blocks");
+      assert.equal(new Set(blockReads).size, blockReads.length, `every block read once: ${blockReads.join(" ")}`);
+      const minedCounts = named("eth_getTransactionCount", (call) => call.params?.[1] === "latest").length;
+      const blocks = Math.ceil(waitedMs / 2000) + 2;
+      assert.ok(minedCounts <= blocks, `${minedCounts} asks of the relayer's mined nonce in ${waitedMs} ms: one a block, shared`);
+      const heads = named("eth_blockNumber").length;
+      assert.ok(heads <= waitedMs / 250 + 5, `${heads} asks of the block number in ${waitedMs} ms: about one each 250 ms, for all`);
     });
   });
 }

@@ -5,7 +5,8 @@
 import http from "node:http";
 import { freePort } from "./app";
 
-export type CountingProxy = { rpcUrl: string; methods: string[]; stop: () => Promise<void> };
+/** `methods`: every call's method, in order; `calls`: every call as it came (its method and params). */
+export type CountingProxy = { rpcUrl: string; methods: string[]; calls: RpcCall[]; stop: () => Promise<void> };
 
 export type RpcCall = { id?: unknown; method?: string; params?: unknown[] };
 
@@ -17,12 +18,14 @@ type ProxyOptions = { withhold?: string[]; before?: (call: RpcCall) => Promise<{
 
 export async function countingProxy(target: string, options: ProxyOptions = {}): Promise<CountingProxy> {
   const methods: string[] = [];
+  const recorded: RpcCall[] = [];
   const server = http.createServer(async (request, response) => {
     const chunks: Buffer[] = [];
     for await (const chunk of request) chunks.push(chunk as Buffer);
     const body = Buffer.concat(chunks);
     const calls = [JSON.parse(body.toString() || "null")].flat() as (RpcCall | null)[];
     methods.push(...calls.map((call) => call?.method ?? "(none)"));
+    recorded.push(...calls.map((call) => call ?? {}));
     for (const call of calls) {
       const error = call && (await options.before?.(call));
       if (error) {
@@ -39,6 +42,7 @@ export async function countingProxy(target: string, options: ProxyOptions = {}):
   return {
     rpcUrl: `http://127.0.0.1:${port}`,
     methods,
+    calls: recorded,
     stop: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

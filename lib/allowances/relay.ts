@@ -16,7 +16,6 @@ import {
   type LocalAccount,
   TransactionNotFoundError,
   TransactionReceiptNotFoundError,
-  WaitForTransactionReceiptTimeoutError,
 } from "viem";
 import { atUtc } from "@/lib/clock";
 import { auditedIn, type AuditInput } from "@/lib/audit";
@@ -41,18 +40,12 @@ import {
   type GasSpent,
   type RelayFor,
 } from "./relayer-ledger";
+import { receiptWatched } from "./receipt-watcher";
 import { replaceIfUnderpriced } from "./replacement";
 import { feeBudget, relayerAccount, relayerAccounts, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
 const RECEIPT_TIMEOUT_MS = 60_000;
-/** viem's default is 4 s: a spend holds its allowance's lease until the receipt, so ask often. */
-const RECEIPT_POLL_MS = 250;
-/**
- * Every this many asks for the receipt, whether the relayer's nonce was mined in another transaction is asked too,
- * and whether fees rose past what it offers (it is replaced then: lib/allowances/replacement.ts).
- */
-const NONCE_ASKED_EVERY = 8;
 
 class NoRelayerError extends AppError {
   constructor(chainId: number) {
@@ -240,38 +233,58 @@ async function lineageAround(hash: Hex) {
 const receiptsOf = (client: PublicClient, members: Member[]) =>
   Promise.all(members.map((member) => client.getTransactionReceipt({ hash: member.hash }).catch(notFound)));
 
+/** Each chain's fees as read at its latest block the watcher saw: one read per block for all the relayer's waiting transactions. */
+const feesAtBlock = new Map<number, { block: bigint; fees: Promise<Fees & { baseFeePerGas: bigint }> }>();
+
+function feesAt(chainId: number, block: bigint) {
+  const known = feesAtBlock.get(chainId);
+  if (known?.block === block) return known.fees;
+  const fees = onChain(chainId, feesNow);
+  feesAtBlock.set(chainId, { block, fees });
+  fees.catch(() => feesAtBlock.get(chainId)?.fees === fees && feesAtBlock.delete(chainId));
+  return fees;
+}
+
 /**
- * The receipt of the transaction `hash`, or of one that replaced it at a higher fee, asked for until
- * RECEIPT_TIMEOUT_MS; a NonceTakenError once its nonce was mined in another transaction (viem's
+ * The receipt of the transaction `hash`, or of one that replaced it at a higher fee, until RECEIPT_TIMEOUT_MS (a
+ * WaitForTransactionReceiptTimeoutError); a NonceTakenError once its nonce was mined in another transaction (viem's
  * waitForTransactionReceipt would answer with that one's receipt, and loses a transaction the node dropped and was
- * handed again). Every few asks, one waiting underpriced is replaced (`replaced` hears of it). A failed ask is asked
- * again: only the time limit ends the wait.
+ * handed again). The chain's receipt watcher (lib/allowances/receipt-watcher.ts) looks for its lineage in each new
+ * block, with every other transaction waiting there; once per block, one waiting underpriced is replaced (`replaced`
+ * hears of it) and the lineage is read again. A failed ask is asked again: only the time limit ends the wait.
  */
 async function minedWithin(
-  client: PublicClient,
   chainId: number,
   sent: { hash: Hex; relayer: Address; nonce: number; l1Fee: bigint | null },
   replaced: (hash: Hex) => void,
 ): Promise<MinedRelay> {
-  const deadline = Date.now() + RECEIPT_TIMEOUT_MS;
   let members: Member[] = [{ hash: sent.hash, status: "sent", l1Fee: sent.l1Fee?.toString() ?? null }];
-  for (let asked = 1; ; asked++) {
-    const looking = asked % NONCE_ASKED_EVERY === 0;
-    if (looking) {
+  const current = async () => {
+    const rows = await lineageOf(sent.hash).catch(() => []);
+    if (rows.length) members = rows;
+    return members.map((member) => member.hash);
+  };
+  const receipt = await receiptWatched(chainId, {
+    hashes: [sent.hash],
+    sender: { address: sent.relayer, nonce: sent.nonce },
+    timeoutMs: RECEIPT_TIMEOUT_MS,
+    everyBlock: async (block) => {
       const head = members.find((member) => member.status === "sent")?.hash;
-      const replacement = head && (await replaceIfUnderpriced(chainId, head).catch(() => null));
+      const now = head && (await feesAt(chainId, block).catch(() => undefined));
+      const replacement = now && (await replaceIfUnderpriced(chainId, head, now).catch(() => null));
       if (replacement) replaced(replacement);
-      members = await lineageOf(sent.hash).catch(() => members);
-    }
-    const taken =
-      looking && (await client.getTransactionCount({ address: sent.relayer, blockTag: "latest" }).catch(() => sent.nonce)) > sent.nonce;
-    // Asked after the count: had this lineage taken the nonce, its receipt would be there now.
-    const mined = minedOf(members, await receiptsOf(client, members).catch(() => []), sent.hash);
-    if (mined) return mined;
-    if (taken) throw new NonceTakenError(sent.hash);
-    if (Date.now() > deadline) throw new WaitForTransactionReceiptTimeoutError({ hash: sent.hash });
-    await new Promise((resolve) => setTimeout(resolve, RECEIPT_POLL_MS));
-  }
+      return current();
+    },
+    // the ledger may have a replacement sent elsewhere (reconciliation): read again before the nonce is said taken
+    current,
+  });
+  if (receipt === "taken") throw new NonceTakenError(sent.hash);
+  const mined = minedOf(
+    members,
+    members.map((member) => (member.hash === receipt.transactionHash ? receipt : null)),
+    sent.hash,
+  );
+  return mined ?? { ...receipt, lineage: null, estimatedL1Fee: sent.l1Fee };
 }
 
 /** A relayer's transaction as the chain has it: mined (it or a replacement), still able to land, or never to land. */
@@ -492,8 +505,8 @@ export async function relay(
       const atOnce = await mined;
       const receipt: MinedRelay = atOnce
         ? { ...atOnce, lineage: null, estimatedL1Fee: l1Fee }
-        : await onChain(chainId, (client) =>
-            minedWithin(client, chainId, { hash, relayer: relayer.address, nonce, l1Fee }, (replacement) => (waiting = replacement)),
+        : await onChain(chainId, () =>
+            minedWithin(chainId, { hash, relayer: relayer.address, nonce, l1Fee }, (replacement) => (waiting = replacement)),
           );
       waiting = receipt.transactionHash;
       await runTransaction(function* () {

@@ -40,16 +40,17 @@ const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: big
 /**
  * Replaces the relayer's transaction `hash` when it waits underpriced; answers the replacement's hash, or null when it
  * was not replaced: priced to be mined, no longer waiting, past the operator's most, over the person's coin budget, or
- * refused by the node (it waits on as it was). A node that does not answer throws (a ChainError).
+ * refused by the node (it waits on as it was). A node that does not answer throws (a ChainError). `today`: the fees now, when
+ * the caller read them for several transactions at once (a block's); asked otherwise.
  */
-export async function replaceIfUnderpriced(chainId: number, hash: Hex): Promise<Hex | null> {
+export async function replaceIfUnderpriced(chainId: number, hash: Hex, today?: Fees & { baseFeePerGas: bigint }): Promise<Hex | null> {
   const row = await relayedBytes(hash);
   const account = row && signerOf(row);
   if (!row?.raw || row.status !== "sent" || row.nonce === null || !account) return null;
   const lineage = row.lineage ?? hash;
   const waiting = parseTransaction(row.raw);
   const first = lineage === hash ? waiting : parseTransaction((await relayedBytes(lineage))?.raw ?? row.raw);
-  const now = await onChain(chainId, feesNow);
+  const now = today ?? (await onChain(chainId, feesNow));
   const fees = replacementFees(chainId, row.purpose, feesOf(waiting), now, feesOf(first));
   if (!fees) return null;
   const gas = waiting.gas ?? 0n;
