@@ -3,6 +3,7 @@
 // stateless pattern on bare node:http doing the same list_credentials work, scripts/bench-peer.ts).
 // Prints a table and writes bench/results/latest.json.
 //   npm run bench -- [--scale 1,10,100] [--postgres] [--duration 10] [--connections 16] [--only mcp,peer] [--next-start]
+//     [--rpc-latency 0,40] (the throughput scenarios': what the proxy in front of their chain adds to each answer, in ms)
 //   BENCH_PROFILE=<folder> also writes a V8 CPU profile of the app's server when it stops.
 //   BENCH_NODE_ARGS="<flags>" adds Node flags to the app's server (a V8 setting to try, a monitor to --import).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -14,7 +15,7 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { freePort, startApp, type RunningApp } from "../e2e/support/app";
-import { parseEther } from "viem";
+import { keccak256, parseEther, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
 import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
@@ -28,6 +29,7 @@ import { performance } from "node:perf_hooks";
 import { recordAudit } from "@/lib/audit";
 import { API_KEY_PREFIX } from "@/contract";
 import { eip2612Permit } from "@/lib/wallet/permit.fixture";
+import { countingProxy, type CountingProxy } from "../e2e/support/rpc-counter";
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +41,13 @@ const { values } = parseArgs({
     only: { type: "string" },
     /** serve the app with `next start` (/mcp through Next's routing) instead of server.ts */
     "next-start": { type: "boolean", default: false },
+    /** the throughput scenarios, each at every latency (ms) the proxy in front of their chain adds to an answer */
+    "rpc-latency": { type: "string", default: "0,40" },
+    /**
+     * which part this process runs: `main` (every scenario but the throughput ones: a scale's process), `throughput`
+     * (only those: their process of their own, with its own chain, app and settings), or `all`
+     */
+    part: { type: "string", default: "all" },
   },
 });
 const SCALES = values.scale.split(",").map(Number);
@@ -499,6 +508,397 @@ async function x402Payments(bench: PaymentBench): Promise<Result> {
   return inTurn(bench, X402_PAYMENT, agent, /"header":"PAYMENT-SIGNATURE"/);
 }
 
+/** The throughput scenarios' part of a name, for `--only` (issue 55: throughput near the chain's). */
+const THROUGHPUT = "throughput";
+/** Their blocks: hardhat's interval mining, a block every 2 s with a mempool, as the issue's chain. */
+const BLOCK_MS = 2000;
+/** One allowance: this many payments, this many in flight at a time. */
+const ONE_ALLOWANCE_PAYMENTS = 40;
+const ONE_ALLOWANCE_CONCURRENCY = 20;
+/** Many allowances: this many agents, each of a person and an allowance of its own, all their payments sent at once. */
+const MANY_AGENTS = 20;
+/** At least this many payments each; more when half a block holds more than MANY_AGENTS × this (the target is offered). */
+const LEAST_PAYMENTS_PER_AGENT = 5;
+/** Payments before the measured ones, by an agent of their own, one after another while each block is mined at once. */
+const THROUGHPUT_WARM_UP = 50;
+/** The issue's targets: payments a block for one allowance, the share of a block used across many, the p50. */
+const TARGET_ONE_PER_BLOCK = 10;
+const TARGET_MANY_SHARE = 0.5;
+const TARGET_P50_MS = BLOCK_MS;
+/** How long the proxy is watched with nothing sent, for what the server asks of the node on its own (reconciliation). */
+const IDLE_WATCH_MS = 10_000;
+
+type Throughput = {
+  scenario: string;
+  database: "sqlite" | "postgresql";
+  /** what the proxy adds to each JSON-RPC answer */
+  rpcLatencyMs: number;
+  agents: number;
+  concurrency: number;
+  sent: number;
+  /** answered completed with its transaction hash: mined and recorded */
+  landed: number;
+  /** answered with a transaction hash not seen mined within the server's minute */
+  pending: number;
+  /** refused or failed, by the answer's words: counted, never dropped */
+  refused: number;
+  refusals: Record<string, number>;
+  seconds: number;
+  paymentsPerSecond: number;
+  /** landed payments over the blocks from the first that holds one of them to the last */
+  blocks: number;
+  perBlock: number;
+  mostInABlock: number;
+  /** how many of the payments each block of that span holds, in order */
+  byBlock: number[];
+  gasPerPayment: number;
+  blockGasLimit: number;
+  /** payments a block holds: its gas limit over a payment's gas */
+  blockCapacity: number;
+  /** perBlock and mostInABlock over blockCapacity */
+  capacityUsed: number;
+  mostCapacityUsed: number;
+  /** from tools/call to its answer, all answers */
+  p50: number;
+  p95: number;
+  max: number;
+  /**
+   * p50 of a landed payment's stretches: tools/call to its transaction reaching the node (eth_sendRawTransaction at the
+   * proxy), to the bench seeing the block that holds it (eth_blockNumber every 25 ms), to its answer
+   */
+  toBroadcastP50: number;
+  toBlockP50: number;
+  toAnswerP50: number;
+  /** JSON-RPC calls the server forwarded through the proxy from the first tools/call to the last answer */
+  rpcCalls: number;
+  rpcPerPayment: number;
+  rpcByMethod: Record<string, number>;
+  /** the server's CPU time (all threads) over the scenario, per landed payment */
+  cpuMsPerPayment: number;
+  target: string;
+  met: boolean;
+};
+
+/** A tools/call answer's JSON (the server answers JSON, not an event stream, to these). */
+type ToolAnswer = {
+  result?: { isError?: boolean; content?: { text?: string }[]; structuredContent?: { status?: string; tx_hash?: string | null } };
+  error?: { message?: string };
+};
+
+/** What a payment's answer says: landed (completed, with its hash), pending (a hash, not yet mined), or refused (why). */
+function answered(status: number, text: string): { landed?: Hex; pending?: Hex; refused?: string } {
+  let answer: ToolAnswer;
+  try {
+    answer = JSON.parse(text) as ToolAnswer;
+  } catch {
+    return { refused: `HTTP ${status}: ${text.slice(0, 80)}` };
+  }
+  const view = answer.result?.structuredContent;
+  const hash = view?.tx_hash as Hex | null | undefined;
+  if (!answer.result?.isError && view?.status === "completed" && hash) return { landed: hash };
+  if (hash && view?.status === "submitted") return { pending: hash };
+  if (view?.status === "pending") return { refused: "sent to the person for approval" };
+  const words = answer.error?.message ?? answer.result?.content?.[0]?.text ?? text;
+  // the words without the figures that differ between calls (amounts, times, hashes)
+  return { refused: words.replace(/0x[0-9a-fA-F]+|\d[\d.:TZ-]*/g, "…").slice(0, 100) };
+}
+
+/** A sorted list's value at a quantile, rounded. */
+const at = (sorted: number[], quantile: number) =>
+  Math.round(sorted[Math.min(sorted.length - 1, Math.floor(quantile * sorted.length))] ?? 0);
+const ascending = (values: number[]) => [...values].sort((a, b) => a - b);
+
+/** What a throughput run watches: the chain's blocks as they come, and each transaction as it reaches the node. */
+type Watch = { blockSeenAt: Map<bigint, number>; broadcastAt: Map<string, number>; stop: () => void };
+
+function watchBlocks(chain: LocalChain, broadcastAt: Map<string, number>): Watch {
+  const blockSeenAt = new Map<bigint, number>();
+  // eth_blockNumber asked directly (viem's getBlockNumber answers from a cache for seconds)
+  const timer = setInterval(() => {
+    void chain.client.request({ method: "eth_blockNumber" }).then(
+      (number) => {
+        const block = BigInt(number);
+        if (!blockSeenAt.has(block)) blockSeenAt.set(block, performance.now());
+      },
+      () => {},
+    );
+  }, 25);
+  return { blockSeenAt, broadcastAt, stop: () => clearInterval(timer) };
+}
+
+/** An agent's tools/call: its bearer and the call's body. */
+type Payer = { accessToken: string; body: string };
+
+/**
+ * Sends `payers`' payments, `concurrency` in flight at a time (each payer's in the order given), each timed from its
+ * tools/call to its answer; then reads every landed payment's receipt from the node directly (not through the proxy, so
+ * the bench's reads are not counted as the server's) and sums up.
+ */
+async function paymentsThroughput(
+  world: {
+    app: RunningApp;
+    chain: LocalChain;
+    proxy: CountingProxy;
+    watch: Watch;
+    headers: Record<string, string>;
+    database: Throughput["database"];
+  },
+  scenario: string,
+  payers: Payer[],
+  concurrency: number,
+  rpcLatencyMs: number,
+): Promise<Omit<Throughput, "target" | "met">> {
+  const { app, chain, proxy, watch, headers } = world;
+  const queue = [...payers];
+  const answers: { sentAt: number; answeredAt: number; landed?: Hex; pending?: Hex; refused?: string }[] = [];
+  const rpcFrom = proxy.methods.length;
+  const cpuBefore = cpuMs(app.pid);
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let payer = queue.shift(); payer; payer = queue.shift()) {
+        const sentAt = performance.now();
+        try {
+          const response = await fetch(`${app.baseUrl}/mcp`, {
+            method: "POST",
+            headers: { ...headers, Authorization: `Bearer ${payer.accessToken}` },
+            body: payer.body,
+          });
+          answers.push({ sentAt, answeredAt: performance.now(), ...answered(response.status, await response.text()) });
+        } catch (error) {
+          answers.push({ sentAt, answeredAt: performance.now(), refused: `no answer: ${(error as Error).message}` });
+        }
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = cpuMs(app.pid) - cpuBefore;
+  const rpc = proxy.methods.slice(rpcFrom);
+  const landed = answers.filter((answer) => answer.landed);
+  const receipts = await Promise.all(landed.map((answer) => chain.client.getTransactionReceipt({ hash: answer.landed! })));
+  const numbers = receipts.map((receipt) => receipt.blockNumber);
+  const first = numbers.reduce((a, b) => (b < a ? b : a), numbers[0] ?? 0n);
+  const last = numbers.reduce((a, b) => (b > a ? b : a), numbers[0] ?? 0n);
+  const byBlock = landed.length ? Array.from({ length: Number(last - first) + 1 }, () => 0) : [];
+  for (const number of numbers) byBlock[Number(number - first)]++;
+  const gasPerPayment = receipts.length
+    ? Math.round(receipts.reduce((sum, receipt) => sum + Number(receipt.gasUsed), 0) / receipts.length)
+    : 0;
+  const blockGasLimit = Number((await chain.client.getBlock({ blockNumber: landed.length ? last : undefined })).gasLimit);
+  const blockCapacity = gasPerPayment ? Math.floor(blockGasLimit / gasPerPayment) : 0;
+  const perBlock = byBlock.length ? landed.length / byBlock.length : 0;
+  const mostInABlock = Math.max(0, ...byBlock);
+  const refusals: Record<string, number> = {};
+  for (const { refused } of answers) if (refused) refusals[refused] = (refusals[refused] ?? 0) + 1;
+  const rpcByMethod: Record<string, number> = {};
+  for (const method of rpc) rpcByMethod[method] = (rpcByMethod[method] ?? 0) + 1;
+  const latencies = ascending(answers.map((answer) => answer.answeredAt - answer.sentAt));
+  const stretches = landed.flatMap((answer, index) => {
+    const broadcast = watch.broadcastAt.get(answer.landed!.toLowerCase());
+    const block = watch.blockSeenAt.get(numbers[index]);
+    return broadcast && block
+      ? [{ toBroadcast: broadcast - answer.sentAt, toBlock: block - broadcast, toAnswer: answer.answeredAt - block }]
+      : [];
+  });
+  const stretch = (key: keyof (typeof stretches)[number]) => at(ascending(stretches.map((one) => one[key])), 0.5);
+  const share = (payments: number) => (blockCapacity ? Math.round((payments / blockCapacity) * 1000) / 1000 : 0);
+  return {
+    scenario,
+    database: world.database,
+    rpcLatencyMs,
+    agents: new Set(payers.map((payer) => payer.accessToken)).size,
+    concurrency,
+    sent: payers.length,
+    landed: landed.length,
+    pending: answers.filter((answer) => answer.pending).length,
+    refused: answers.filter((answer) => answer.refused).length,
+    refusals,
+    seconds: Math.round(seconds * 10) / 10,
+    paymentsPerSecond: Math.round((landed.length / seconds) * 100) / 100,
+    blocks: byBlock.length,
+    perBlock: Math.round(perBlock * 100) / 100,
+    mostInABlock,
+    byBlock,
+    gasPerPayment,
+    blockGasLimit,
+    blockCapacity,
+    capacityUsed: share(perBlock),
+    mostCapacityUsed: share(mostInABlock),
+    p50: at(latencies, 0.5),
+    p95: at(latencies, 0.95),
+    max: at(latencies, 1),
+    toBroadcastP50: stretch("toBroadcast"),
+    toBlockP50: stretch("toBlock"),
+    toAnswerP50: stretch("toAnswer"),
+    rpcCalls: rpc.length,
+    rpcPerPayment: landed.length ? Math.round((rpc.length / landed.length) * 10) / 10 : 0,
+    rpcByMethod,
+    cpuMsPerPayment: landed.length ? Math.round((cpu / landed.length) * 10) / 10 : 0,
+  };
+}
+
+/**
+ * Payments' throughput on 2-second blocks (issue 55): a fresh chain (hardhat's interval mining every BLOCK_MS) behind a
+ * proxy that counts every JSON-RPC call the server makes and adds `rpcLatencyMs` to each answer, as a hosted provider
+ * does; a fresh app and database. For each latency: one allowance whose agent sends ONE_ALLOWANCE_PAYMENTS,
+ * ONE_ALLOWANCE_CONCURRENCY at a time; then MANY_AGENTS agents, each of a person and an allowance of its own, sending
+ * their payments all at once. The targets are reported beside the figures; a miss does not fail the bench.
+ */
+async function throughputs(database: "sqlite" | "postgres", latencies: number[]): Promise<Throughput[]> {
+  const chain = await startChain();
+  const framework = await deployFramework(chain);
+  const broadcastAt = new Map<string, number>();
+  const proxy = await countingProxy(chain.rpcUrl, {
+    before: async (call) => {
+      if (call.method === "eth_sendRawTransaction") broadcastAt.set(keccak256(call.params![0] as Hex), performance.now());
+    },
+  });
+  const app = await startApp({
+    database,
+    env: {
+      CHAINS: chainsSetting({ ...chain, rpcUrl: proxy.rpcUrl }),
+      ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, framework),
+      ALLOWANCE_RELAYERS: relayersSetting(chain),
+      ...GENEROUS_SETTINGS,
+    },
+  });
+  const watch = watchBlocks(chain, broadcastAt);
+  const results: Throughput[] = [];
+  try {
+    const shop = privateKeyToAccount(generatePrivateKey()).address;
+    const payer = async (): Promise<Payer> => {
+      const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
+        recipients: [shop],
+        native: parseEther("2"),
+        transactions: ALLOWANCE_TRANSACTIONS,
+        overLimit: "refuse",
+      });
+      const body = toolCall("send_transaction", {
+        credential_id: credentialId,
+        chain_id: chain.chainId,
+        to: shop,
+        value: "1000000000000000",
+      });
+      return { accessToken, body };
+    };
+    const headers = {
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-06-18",
+    };
+    const world = { app, chain, proxy, watch, headers, database: database === "postgres" ? ("postgresql" as const) : ("sqlite" as const) };
+    // Warmed while each transaction is mined at once: the path's modules loaded, the JIT under way; what a payment costs
+    // in gas read from these. Every agent is made now too: an allowance's set-up is transactions of its own.
+    const warming = await payer();
+    const warmHashes: Hex[] = [];
+    for (let index = 0; index < THROUGHPUT_WARM_UP; index++) {
+      const response = await fetch(`${app.baseUrl}/mcp`, {
+        method: "POST",
+        headers: { ...headers, Authorization: `Bearer ${warming.accessToken}` },
+        body: warming.body,
+      });
+      const { landed, refused } = answered(response.status, await response.text());
+      if (!landed) throw new Error(`a warm-up payment was not paid: ${refused}`);
+      warmHashes.push(landed);
+    }
+    const warmReceipt = await chain.client.getTransactionReceipt({ hash: warmHashes.at(-1)! });
+    const { gasLimit } = await chain.client.getBlock({ blockNumber: warmReceipt.blockNumber });
+    const halfABlock = Math.ceil((Number(gasLimit) / Number(warmReceipt.gasUsed)) * TARGET_MANY_SHARE);
+    const perAgent = Math.max(LEAST_PAYMENTS_PER_AGENT, Math.ceil(halfABlock / MANY_AGENTS));
+    const prepared: { one: Payer; many: Payer[] }[] = [];
+    for (let index = 0; index < latencies.length; index++) {
+      const one = await payer();
+      const many: Payer[] = [];
+      for (let index = 0; index < MANY_AGENTS; index++) many.push(await payer());
+      prepared.push({ one, many });
+    }
+    await chain.mineEvery(BLOCK_MS);
+    // What the server asks of the node with nothing to pay, over the same proxy: background work the figures include.
+    const idleFrom = proxy.methods.length;
+    await new Promise((resolve) => setTimeout(resolve, IDLE_WATCH_MS));
+    const idle = proxy.methods.slice(idleFrom);
+    console.log(
+      `\nthroughput: ${idle.length} JSON-RPC calls in ${IDLE_WATCH_MS / 1000} s with nothing to pay` +
+        `${idle.length ? ` (${[...new Set(idle)].join(", ")})` : ""}; a payment uses ${warmReceipt.gasUsed} gas of a block's ${gasLimit}`,
+    );
+    for (const [index, rpcLatencyMs] of latencies.entries()) {
+      proxy.delayAnswers(rpcLatencyMs);
+      const { one, many } = prepared[index];
+      const blocks = `${BLOCK_MS / 1000} s blocks, RPC +${rpcLatencyMs} ms`;
+      const single = await paymentsThroughput(
+        world,
+        `${THROUGHPUT}: one allowance (${blocks})`,
+        Array.from({ length: ONE_ALLOWANCE_PAYMENTS }, () => one),
+        ONE_ALLOWANCE_CONCURRENCY,
+        rpcLatencyMs,
+      );
+      results.push({
+        ...single,
+        target: `≥ ${TARGET_ONE_PER_BLOCK} payments a block, p50 ≤ ${TARGET_P50_MS} ms`,
+        met: single.perBlock >= TARGET_ONE_PER_BLOCK && single.p50 <= TARGET_P50_MS && single.refused === 0,
+      });
+      // the next scenario starts on a quiet chain: what this one sent is mined
+      await settled(chain);
+      // each agent's payments one after another in the queue, all of them in flight at once
+      const spread = Array.from({ length: perAgent }, () => many).flat();
+      const across = await paymentsThroughput(world, `${THROUGHPUT}: many allowances (${blocks})`, spread, spread.length, rpcLatencyMs);
+      results.push({
+        ...across,
+        target: `≥ ${TARGET_MANY_SHARE * 100} % of a block's capacity, p50 ≤ ${TARGET_P50_MS} ms`,
+        met: across.capacityUsed >= TARGET_MANY_SHARE && across.p50 <= TARGET_P50_MS && across.refused === 0,
+      });
+      await settled(chain);
+    }
+    return results;
+  } finally {
+    watch.stop();
+    await app.stop();
+    await proxy.stop();
+    await chain.stop();
+  }
+}
+
+/** Waits until the node's mempool is empty (every transaction sent mined), then for one more block. */
+async function settled(chain: LocalChain) {
+  for (;;) {
+    const pending = (await chain.client.request({ method: "eth_getBlockByNumber", params: ["pending", false] })) as {
+      transactions: unknown[];
+    } | null;
+    if (!pending?.transactions.length) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  await new Promise((resolve) => setTimeout(resolve, BLOCK_MS));
+}
+
+function printedThroughput(rows: Throughput[]) {
+  if (!rows.length) return;
+  console.log(`\npayments on ${BLOCK_MS / 1000}-second blocks (${rows[0].database}): tools/call send_transaction from an allowance`);
+  console.log(
+    `${"scenario".padEnd(52)}   sent landed pend. refused   pay/s  a block (max)  capacity used  p50 ms  p95 ms  max ms  RPC/payment`,
+  );
+  for (const r of rows) {
+    const perBlock = `${r.perBlock} (${r.mostInABlock})`;
+    const share = `${Math.round(r.capacityUsed * 1000) / 10} % (${Math.round(r.mostCapacityUsed * 1000) / 10})`;
+    console.log(
+      `${r.scenario.padEnd(52)} ${String(r.sent).padStart(6)} ${String(r.landed).padStart(6)} ${String(r.pending).padStart(5)} ` +
+        `${String(r.refused).padStart(7)} ${String(r.paymentsPerSecond).padStart(7)} ${perBlock.padStart(14)} ${share.padStart(14)} ` +
+        `${String(r.p50).padStart(7)} ${String(r.p95).padStart(7)} ${String(r.max).padStart(7)} ${String(r.rpcPerPayment).padStart(12)}`,
+    );
+    const methods = Object.entries(r.rpcByMethod)
+      .sort(([, a], [, b]) => b - a)
+      .map(([method, count]) => `${method} ${Math.round((count / Math.max(1, r.landed)) * 10) / 10}`)
+      .join(", ");
+    console.log(`  ↳ RPC a payment: ${methods || "none"} (${r.rpcCalls} calls)`);
+    console.log(
+      `  ↳ p50 to the node ${r.toBroadcastP50} ms, then to its block ${r.toBlockP50} ms, then to the answer ${r.toAnswerP50} ms; ` +
+        `${r.gasPerPayment} gas a payment, ${r.blockCapacity} to a block; server CPU ${r.cpuMsPerPayment} ms a payment; ` +
+        `a block each: ${r.byBlock.join(" ")}`,
+    );
+    for (const [words, count] of Object.entries(r.refusals)) console.log(`  ↳ refused ${count}×: ${words}`);
+    console.log(`  ↳ target ${r.target}: ${r.met ? "met" : "not met"}`);
+  }
+}
+
 const bursts: Burst[] = [];
 
 const BENCH_LIMITS = [
@@ -509,6 +909,17 @@ const BENCH_LIMITS = [
   "RATE_LIMIT_ACCOUNT_PER_IP",
   "RATE_LIMIT_APPROVALS_PER_PERSON",
 ];
+
+/**
+ * Limits far above the load, so every request still runs the limiter (same batching as the defaults) and none is
+ * refused. The payments are far more than one person's daily gas budget. Every request created waits for the person:
+ * the approval scenario's agent asks for thousands.
+ */
+const GENEROUS_SETTINGS = {
+  ALLOWANCE_GAS_BUDGET: "1000000000",
+  ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
+  PENDING_REQUESTS_PER_CREDENTIAL: "1000000",
+};
 
 /** Codes of one client's grant (staying connected) as the consent screen mints them, for the code exchange scenario. */
 async function mintedCodes(grant: { clientId: string; grantId: string; redirectUri: string }, count: number) {
@@ -627,16 +1038,11 @@ async function run(scale: number): Promise<Result[]> {
   const app = await startApp({
     database: values.postgres ? "postgres" : "sqlite",
     nextStart: values["next-start"],
-    // Limits far above the load, so every request still runs the limiter (same batching as the defaults) and none is refused.
     env: {
       CHAINS: chainsSetting(chain),
       ALLOWANCE_FRAMEWORKS: frameworksSetting(chain, framework),
       ALLOWANCE_RELAYERS: relayersSetting(chain),
-      // The allowance scenario's payments are far more than one person's daily gas budget.
-      ALLOWANCE_GAS_BUDGET: "1000000000",
-      ...Object.fromEntries(BENCH_LIMITS.map((name) => [name, "1000000/1m"])),
-      // Every request created waits for the person: the approval scenario's agent asks for thousands.
-      PENDING_REQUESTS_PER_CREDENTIAL: "1000000",
+      ...GENEROUS_SETTINGS,
       BENCH_TIMING_FILE: TIMING_FILE,
     },
     nodeArgs: [
@@ -876,7 +1282,7 @@ async function runScales(): Promise<Result[]> {
   const all: Result[] = [];
   const tsx = createRequire(import.meta.url).resolve("tsx/cli");
   for (const scale of SCALES) {
-    const flags = ["--scale", String(scale), "--duration", String(DURATION), "--connections", String(CONNECTIONS)];
+    const flags = ["--scale", String(scale), "--duration", String(DURATION), "--connections", String(CONNECTIONS), "--part", "main"];
     if (values.only) flags.push("--only", values.only);
     if (values["next-start"]) flags.push("--next-start");
     const child = spawnSync(process.execPath, [tsx, "scripts/bench.ts", ...flags, ...(values.postgres ? ["--postgres"] : [])], {
@@ -916,8 +1322,30 @@ function printed(scale: number, results: Result[]): Result[] {
   return results;
 }
 
+/**
+ * The throughput scenarios, when chosen: in this process when it runs nothing else (settings and the database client
+ * are per process, and theirs are a chain of their own behind the proxy), else in a fresh process.
+ */
+async function runThroughputs(mainRan: boolean): Promise<Throughput[]> {
+  const latencies = values["rpc-latency"].split(",").map(Number);
+  if (!mainRan) {
+    const rows = await throughputs(values.postgres ? "postgres" : "sqlite", latencies);
+    printedThroughput(rows);
+    return rows;
+  }
+  const tsx = createRequire(import.meta.url).resolve("tsx/cli");
+  const flags = ["--part", THROUGHPUT, "--rpc-latency", values["rpc-latency"], ...(values.postgres ? ["--postgres"] : [])];
+  const child = spawnSync(process.execPath, [tsx, "scripts/bench.ts", ...flags], { stdio: "inherit" });
+  if (child.status !== 0) throw new Error("the throughput run failed");
+  return (JSON.parse(fs.readFileSync(RESULTS, "utf8")) as { throughput: Throughput[] }).throughput;
+}
+
 const RESULTS = "bench/results/latest.json";
-const results = await runScales();
+const wantedParts = values.only?.split(",");
+const mainWanted = values.part !== THROUGHPUT && (!wantedParts || wantedParts.some((part) => !THROUGHPUT.includes(part)));
+const throughputWanted = values.part !== "main" && (!wantedParts || wantedParts.some((part) => THROUGHPUT.includes(part)));
+const results = mainWanted ? await runScales() : [];
+const throughput = throughputWanted ? await runThroughputs(mainWanted) : [];
 fs.mkdirSync("bench/results", { recursive: true });
 const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGb: Math.round(os.totalmem() / 2 ** 30), node: process.version };
 const report = {
@@ -928,6 +1356,7 @@ const report = {
   durationSeconds: DURATION,
   results,
   bursts,
+  throughput,
 };
 fs.writeFileSync(RESULTS, `${JSON.stringify(report, null, 2)}\n`);
 console.log(`\nwritten to ${RESULTS}`);
