@@ -7,6 +7,7 @@ import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { db } from "@/lib/db";
 import { delegationState, frameworkFor, storedDelegation } from "./allowances";
 import { ATTENTION_WORDS, type Attention } from "./guard";
+import { heldPayments, type Held } from "./holds";
 import { priceCurrency, priceOf } from "@/lib/prices/feeds";
 import { moneyText } from "@/lib/prices/format";
 import { allowanceCaps, allowanceSummary, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
@@ -75,11 +76,28 @@ export async function allowanceViews(
       const meanings = allowance.delegations.map((row) => ({ row, meaning: storedDelegation(framework, row).meaning }));
       const tokens = [...new Set(meanings.map(({ meaning }) => meaning.token))];
       const named = new Map(await Promise.all(tokens.map(async (token) => [token, await assetNames(allowance.chainId, token)] as const)));
+      // What is left counts what the server counts before it pays: x402 payments signed and not yet settled, and
+      // transfers sent and not yet mined (lib/allowances/holds.ts leftFor).
+      const holds = live ? (await heldPayments(allowance.id, new Date())).totals : new Map<string, Held>();
+      const inFlight = (hash: string): Held => {
+        const sent = allowance.spends.filter((spend) => spend.status === "sent" && spend.delegationHash === hash);
+        const signed = holds.get(hash) ?? { amount: 0n, payments: 0 };
+        return {
+          amount: sent.reduce((sum, spend) => sum + BigInt(spend.amount), signed.amount),
+          payments: signed.payments + sent.length,
+        };
+      };
       const limits = await Promise.all(
         meanings.map(async ({ row, meaning }) => {
           const names = named.get(meaning.token)!;
           // A chain that cannot be read leaves what is left unknown; the rest of the page still shows.
-          const state = live ? await delegationState(allowance.chainId, framework, row).catch(() => undefined) : null;
+          const chainSays = live ? await delegationState(allowance.chainId, framework, row).catch(() => undefined) : null;
+          const held = inFlight(row.hash);
+          const state = chainSays && {
+            ...chainSays,
+            available: chainSays.available > held.amount ? chainSays.available - held.amount : 0n,
+            callsLeft: Math.max(chainSays.callsLeft - held.payments, 0),
+          };
           return {
             delegationHash: row.hash,
             token: meaning.token,
