@@ -192,7 +192,7 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     await assertChangedPolicyApplies(world, async (payee) => requirementOf(await resourceFor(payee)));
   });
 
-  it("a transfer of the allowance still in flight: a payment waits for it (busy), then pays once it is mined", async () => {
+  it("a transfer of the allowance still in flight counts against what is left until it is mined, then pays", async () => {
     const { payX402 } = await import("@/lib/x402/pay");
     const { db } = await import("@/lib/db");
     const { AppError } = await import("@/lib/http/errors");
@@ -206,14 +206,18 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     let stateVersion: number;
     try {
       const hash = await (await deployer(world.chain)).sendTransaction({ to: payee, value: 1n });
-      const spend = { id: "sp_in_flight", allowanceId, delegationHash: "0x", recipient: payee, token: world.token, amount: "10000" };
+      const { delegations } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId }, include: { delegations: true } });
+      const delegationHash = delegations.find((row) => row.token?.toLowerCase() === world.token.toLowerCase())!.hash;
+      // 10000 of the 15000 the first payment left: the second payment of 10000 does not fit while it is in flight
+      const spend = { id: "sp_in_flight", allowanceId, delegationHash, recipient: payee, token: world.token, amount: "10000" };
       [, { stateVersion }] = await db().$transaction([
         db().allowanceSpend.create({ data: { ...spend, status: "sent", txHash: hash } }),
         db().allowance.update({ where: { id: allowanceId }, data: { stateVersion: { increment: 1 } } }),
       ]);
       await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
         assert.ok(error instanceof AppError);
-        assert.equal(error.code, "allowance_busy");
+        assert.equal(error.code, "allowance_refused");
+        assert.match(error.message, /Nothing was signed\.$/);
         return true;
       });
       assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 1, "nothing was signed while it was in flight");
