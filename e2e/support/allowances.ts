@@ -7,9 +7,9 @@ import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { getAddress, parseEther, type Address, type Hex } from "viem";
+import { getAddress, parseEther, toHex, type Address, type Hex } from "viem";
 import { DelegationManager } from "@metamask/delegation-abis";
-import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { Browser } from "playwright-core";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
 import { launchBrowser } from "./browser";
@@ -20,12 +20,22 @@ import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingR
 import { deployFramework, frameworksSetting, type FrameworkEnvironment } from "@/test-chain/delegation-framework";
 import { migrateDatabase } from "@/lib/db/migrate";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
-import { localRelayerKey } from "@/lib/allowances/settings";
+import { HARDHAT_MNEMONIC, localRelayerKey } from "@/lib/allowances/settings";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 
-/** The ALLOWANCE_RELAYERS setting for this chain: hardhat's account 19 (production has no default relayer). */
-export function relayersSetting(chain: { chainId: number }): string {
-  return JSON.stringify({ [chain.chainId]: localRelayerKey() });
+/** Hardhat's accounts that relay beside account 19 when a chain has several relayers (18 is the revocations'). */
+const MORE_RELAYERS = [17, 16, 15, 14, 13, 12, 11];
+
+/**
+ * The ALLOWANCE_RELAYERS setting for this chain: hardhat's account 19 (production has no default relayer), or `count`
+ * relayers, 19 and then 17, 16 and so on.
+ */
+export function relayersSetting(chain: { chainId: number }, count = 1): string {
+  if (count === 1) return JSON.stringify({ [chain.chainId]: localRelayerKey() });
+  const more = MORE_RELAYERS.slice(0, count - 1).map((addressIndex) =>
+    toHex(mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex }).getHdKey().privateKey!),
+  );
+  return JSON.stringify({ [chain.chainId]: [localRelayerKey(), ...more] });
 }
 
 export type AllowanceWorld = Awaited<ReturnType<typeof startAllowanceWorld>>;

@@ -6,13 +6,14 @@
 // never passes the cap, and nothing sent reverts.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getAddress, parseEther, toHex, type Address, type Hex } from "viem";
+import { getAddress, parseEther, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
-import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
-import { localRelayerKey } from "@/lib/allowances/settings";
+import { agentHolding, relayersSetting, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { HARDHAT_MNEMONIC } from "@/lib/allowances/settings";
 
 const PAYMENT = parseEther("0.0003");
-const SECOND_RELAYER = mnemonicToAccount("test test test test test test test test test test test junk", { addressIndex: 17 });
+/** relayersSetting's second relayer */
+const SECOND_RELAYER = mnemonicToAccount(HARDHAT_MNEMONIC, { addressIndex: 17 });
 
 export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
   describe(`payments from allowances side by side (${database}, 2-second blocks, two relayers)`, { timeout: 600_000 }, () => {
@@ -28,7 +29,7 @@ export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
       world = await startAllowanceWorld({
         database,
         env: {
-          ALLOWANCE_RELAYERS: JSON.stringify({ 31337: [localRelayerKey(), toHex(SECOND_RELAYER.getHdKey().privateKey!)] }),
+          ALLOWANCE_RELAYERS: relayersSetting({ chainId: 31337 }, 2),
           // far more payments than one person's default daily gas
           ALLOWANCE_GAS_BUDGET: "100000000",
         },

@@ -13,7 +13,7 @@ import { allowanceFramework } from "@/lib/wallet/chains";
 process.env.DO_NOT_TRACK = "1";
 
 /** Hardhat's well-known development mnemonic: its account 19 relays on the local chain 31337 outside production. */
-const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
+export const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
 const LOCAL_CHAIN_ID = 31337;
 
 /**
