@@ -171,7 +171,7 @@ describe("allowances on the local chain", { timeout: 300_000 }, () => {
     await assertAgentsOfSeveralPeoplePayTogether(world);
   });
 
-  it("settles a spend that an earlier process sent but never saw mined, and counts one still in the pool against what is left", async () => {
+  it("settles a spend an earlier process sent but never saw mined, and counts one still in the pool against what is left", async () => {
     const person = await world.newPerson("1");
     const shop = world.recipient();
     const { id, hashes } = await world.allow(person, { recipients: [shop] });
