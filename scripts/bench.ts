@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { freePort, startApp, type RunningApp } from "../e2e/support/app";
-import { keccak256, parseEther, type Hex } from "viem";
+import { keccak256, parseEther, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
 import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
@@ -439,6 +439,19 @@ async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Para
   return { credentialId, accessToken: tokens.access_token };
 }
 
+/** An agent with an allowance of 2 ETH a day to `shop`, and its send_transaction of 0.001 ETH there. */
+async function shopPayer(app: RunningApp, chain: LocalChain, shop: Address) {
+  const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
+    recipients: [shop],
+    native: parseEther("2"),
+    transactions: ALLOWANCE_TRANSACTIONS,
+    overLimit: "refuse",
+  });
+  // 0.001 ETH: above the smallest payment an allowance relays
+  const body = toolCall("send_transaction", { credential_id: credentialId, chain_id: chain.chainId, to: shop, value: "1000000000000000" });
+  return { accessToken, body };
+}
+
 /**
  * The time from an MCP tools/call send_transaction to its transaction hash for a payment from an allowance, on the
  * local chain with the Delegation Framework: policy, the enforcers' view calls, the simulation, the relayer's
@@ -447,23 +460,7 @@ async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Para
 async function allowanceSpends(bench: PaymentBench): Promise<Result> {
   const { app, chain } = bench;
   const shop = privateKeyToAccount(generatePrivateKey()).address;
-  const agent = async () => {
-    const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
-      recipients: [shop],
-      native: parseEther("2"),
-      transactions: ALLOWANCE_TRANSACTIONS,
-      overLimit: "refuse",
-    });
-    // 0.001 ETH: above the smallest payment an allowance relays
-    const body = toolCall("send_transaction", {
-      credential_id: credentialId,
-      chain_id: chain.chainId,
-      to: shop,
-      value: "1000000000000000",
-    });
-    return { accessToken, body };
-  };
-  return inTurn(bench, ALLOWANCE_SPEND, agent, /"tx_hash":"0x[0-9a-f]{64}"/);
+  return inTurn(bench, ALLOWANCE_SPEND, () => shopPayer(app, chain, shop), /"tx_hash":"0x[0-9a-f]{64}"/);
 }
 
 /**
@@ -767,21 +764,7 @@ async function throughputs(database: "sqlite" | "postgres", latencies: number[])
   const results: Throughput[] = [];
   try {
     const shop = privateKeyToAccount(generatePrivateKey()).address;
-    const payer = async (): Promise<Payer> => {
-      const { credentialId, accessToken } = await agentWithAllowance(app, chain, {
-        recipients: [shop],
-        native: parseEther("2"),
-        transactions: ALLOWANCE_TRANSACTIONS,
-        overLimit: "refuse",
-      });
-      const body = toolCall("send_transaction", {
-        credential_id: credentialId,
-        chain_id: chain.chainId,
-        to: shop,
-        value: "1000000000000000",
-      });
-      return { accessToken, body };
-    };
+    const payer = (): Promise<Payer> => shopPayer(app, chain, shop);
     const headers = {
       "Content-Type": "application/json",
       Accept: "application/json, text/event-stream",

@@ -543,6 +543,27 @@ export async function agentHolding(address: Address, mode: "approve" | "allowanc
 }
 
 /**
+ * An agent of a person of their own (with 1 ETH), with an allowance to a shop of its own (100 payments, refused over
+ * the limit; `spec` for the rest): `pay` sends the shop `payment` of the chain's coin as send_transaction does.
+ */
+export async function agentPayingShop(world: AllowanceWorld, payment: bigint, spec: Partial<AllowanceSpec> = {}) {
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { systemClock } = await import("@/lib/clock");
+  const person = await world.newPerson("1");
+  const shop = world.recipient();
+  const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
+  const allowance = await signAllowanceFor(
+    world.chain,
+    person,
+    { userId, credentialId, grantId },
+    { recipients: [shop], transactions: 100, overLimit: "refuse", ...spec },
+  );
+  const pay = () =>
+    payFromAllowance(agent, credentialId, { chainId: world.chain.chainId, to: shop, value: payment.toString(), data: "0x" }, systemClock);
+  return { person, shop, pay, userId, grantId, credentialId, allowance };
+}
+
+/**
  * A new person's wallet `address` ("Main") granted in `allowance` mode to a personal API key named `keyName`, made in
  * the database as the Clients screen leaves it (only the key's hash is stored): the key, and the ids its allowance names.
  */

@@ -7,7 +7,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, parseAbi, parseEther, parseGwei, parseTransaction, serializeTransaction, type Hex } from "viem";
-import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { agentPayingShop, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
 import { countingProxy, type CountingProxy, type RpcCall } from "./rpc-counter";
 import { localRelayerKey } from "@/lib/allowances/settings";
 
@@ -102,27 +102,6 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       await world?.stop();
     });
 
-    /** An agent of a person of their own, with an allowance to a shop: `pay` sends it 0.001 ETH. */
-    async function agentPayingShop() {
-      const person = await world.newPerson("1");
-      const shop = world.recipient();
-      const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
-      const allowance = await signAllowanceFor(
-        world.chain,
-        person,
-        { userId, credentialId, grantId },
-        { recipients: [shop], transactions: 100, overLimit: "refuse" },
-      );
-      const pay = () =>
-        lib.agent.payFromAllowance(
-          agent,
-          credentialId,
-          { chainId: world.chain.chainId, to: shop, value: PAYMENT.toString(), data: "0x" },
-          lib.clock.systemClock,
-        );
-      return { person, shop, pay, userId, grantId, credentialId, allowance };
-    }
-
     const pendingNonce = () => world.chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
     async function until(condition: () => Promise<boolean>, what: string, ms = 30_000) {
       const deadline = Date.now() + ms;
@@ -152,7 +131,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       lib.db.db().relayedTransaction.findMany({ where: { relayer: world.relayer, nonce }, orderBy: { createdAt: "asc" } });
 
     it("a payment that fees left behind is replaced at a higher fee and lands during the spike: only what landed is paid", async () => {
-      const { pay, shop, userId } = await agentPayingShop();
+      const { pay, shop, userId } = await agentPayingShop(world, PAYMENT);
       const before = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
       const { nonce, paying } = await payingIntoSpike(pay, parseGwei("50"));
       const paid = (await paying) as { status: string; tx_hash: Hex; request_id: string };
@@ -197,7 +176,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
     });
 
     it("while the base fee is above the operator's most, a payment is refused saying so, nothing sent and nothing counted", async () => {
-      const { pay, userId } = await agentPayingShop();
+      const { pay, userId } = await agentPayingShop(world, PAYMENT);
       await holdBaseFee(parseGwei("150"));
       try {
         await until(async () => (await world.chain.client.getBlock()).baseFeePerGas! >= parseGwei("150"), "the spike");
@@ -217,7 +196,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
     });
 
     it("a spike above the most, longer than the agent waits: submitted, replaced once at the most, landed and settled after", async () => {
-      const { pay, shop, userId } = await agentPayingShop();
+      const { pay, shop, userId } = await agentPayingShop(world, PAYMENT);
       const before = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
       const started = Date.now();
       const { nonce, paying } = await payingIntoSpike(pay, parseGwei("150"));
@@ -260,7 +239,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
     });
 
     it("a revocation is not held behind a payment that waits: it has a relayer of its own, and pays past the most", async () => {
-      const { pay, person, userId, credentialId } = await agentPayingShop();
+      const { pay, person, userId, credentialId } = await agentPayingShop(world, PAYMENT);
       const other = await signAllowanceFor(world.chain, person, { userId, credentialId }, { recipients: [world.recipient()] });
       // A payment left behind by a spike above the operator's most: it waits, and any payment after it would too.
       const { nonce, paying } = await payingIntoSpike(pay, parseGwei("150"));
@@ -287,7 +266,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
 
     it("ten payments waiting together through a spike are replaced and land; the chain is read once a block, not per payment", async () => {
       const agents: Awaited<ReturnType<typeof agentPayingShop>>[] = [];
-      for (let count = 0; count < 10; count++) agents.push(await agentPayingShop());
+      for (let count = 0; count < 10; count++) agents.push(await agentPayingShop(world, PAYMENT));
       await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
       const nonce = await world.relayerNonce();
       const from = proxy.calls.length;

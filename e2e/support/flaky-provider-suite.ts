@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { agentHolding, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { agentPayingShop as payingShop, startAllowanceWorld, type AllowanceWorld } from "./allowances";
 import { chainDefinition } from "./chain";
 import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
 
@@ -50,26 +50,13 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
 
     /** An agent of a person of their own, with an allowance of 0.01 ETH a day to a shop: `pay` sends it 0.001 ETH. */
     async function agentPayingShop() {
-      const person = await world.newPerson("1");
-      const shop = world.recipient();
-      const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
-      await signAllowanceFor(
-        world.chain,
-        person,
-        { userId, credentialId, grantId },
-        { recipients: [shop], transactions: 100, overLimit: "refuse" },
-      );
-      const pay = async () => {
-        const paid = await lib.agent.payFromAllowance(
-          agent,
-          credentialId,
-          { chainId: world.chain.chainId, to: shop, value: PAYMENT.toString(), data: "0x" },
-          lib.clock.systemClock,
-        );
+      const { shop, pay, grantId } = await payingShop(world, PAYMENT);
+      const paying = async () => {
+        const paid = await pay();
         assert.ok("request_id" in paid, JSON.stringify(paid));
         return paid;
       };
-      return { shop, pay, grantId };
+      return { shop, pay: paying, grantId };
     }
 
     /** The relayer's key as a wallet that sends on the node itself. */

@@ -8,7 +8,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { getAddress, parseEther, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
-import { agentHolding, relayersSetting, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { agentPayingShop, relayersSetting, startAllowanceWorld, type AllowanceWorld } from "./allowances";
 import { HARDHAT_MNEMONIC } from "@/lib/allowances/settings";
 
 const PAYMENT = parseEther("0.0003");
@@ -50,27 +50,6 @@ export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
     const relayersSent = async () =>
       (await Promise.all(relayers.map((address) => world.chain.client.getTransactionCount({ address })))).reduce((a, b) => a + b, 0);
 
-    /** An agent of a person of their own, with an allowance of `native` a day to a shop: `pay` sends it 0.0003 ETH. */
-    async function agentPayingShop(native: bigint) {
-      const person = await world.newPerson("1");
-      const shop = world.recipient();
-      const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
-      await signAllowanceFor(
-        world.chain,
-        person,
-        { userId, credentialId, grantId },
-        { recipients: [shop], native, transactions: 100, overLimit: "refuse" },
-      );
-      const pay = () =>
-        lib.agent.payFromAllowance(
-          agent,
-          credentialId,
-          { chainId: world.chain.chainId, to: shop, value: PAYMENT.toString(), data: "0x" },
-          lib.clock.systemClock,
-        );
-      return { shop, pay, credentialId };
-    }
-
     /** The payments' outcomes: each landed one's request and transaction, and what refused the others. */
     async function outcomes(results: PromiseSettledResult<unknown>[]) {
       const paid = results.flatMap((result) =>
@@ -85,7 +64,7 @@ export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
     }
 
     it("twelve payments of one allowance share blocks: each lands and completes its request, in fewer blocks than payments", async () => {
-      const { shop, pay } = await agentPayingShop(parseEther("0.01"));
+      const { shop, pay } = await agentPayingShop(world, PAYMENT, { native: parseEther("0.01") });
       const results = await Promise.allSettled(Array.from({ length: 12 }, () => pay()));
       const { paid, refusals, receipts } = await outcomes(results);
       assert.deepEqual(refusals, []);
@@ -108,7 +87,7 @@ export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
     });
 
     it("twenty payments at once where ten fit: exactly ten are sent and land, the rest refused over the cap, none reverts", async () => {
-      const { shop, pay } = await agentPayingShop(10n * PAYMENT);
+      const { shop, pay } = await agentPayingShop(world, PAYMENT, { native: 10n * PAYMENT });
       const sentBefore = await relayersSent();
       const results = await Promise.allSettled(Array.from({ length: 20 }, () => pay()));
       const { paid, refusals, receipts } = await outcomes(results);
@@ -129,7 +108,7 @@ export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
     });
 
     it("several people's agents pay at once through both relayers, each relayer's nonces in order, every payment landed", async () => {
-      const agents = await Promise.all(Array.from({ length: 4 }, () => agentPayingShop(parseEther("0.01"))));
+      const agents = await Promise.all(Array.from({ length: 4 }, () => agentPayingShop(world, PAYMENT, { native: parseEther("0.01") })));
       const results = await Promise.allSettled(agents.flatMap(({ pay }) => Array.from({ length: 5 }, () => pay())));
       const { paid, refusals, receipts, senders } = await outcomes(results);
       assert.deepEqual(refusals, []);
