@@ -5,6 +5,7 @@
 // Two sends that still meet wait on the allowance's lease, and the second finds it `revoked` (audited once).
 import { config } from "@/lib/config";
 import { db } from "@/lib/db";
+import { runEvery } from "@/lib/runtime/every";
 import { sendOrLog } from "./stop";
 
 /** At most this many allowances are claimed per run: a backlog drains over several runs, none holds many leases. */
@@ -35,15 +36,7 @@ export async function resendDueRevocations(): Promise<void> {
   if (claimed.length) await sendOrLog(claimed);
 }
 
-/** Looks for due revocations every ALLOWANCE_REVOCATION_RETRY_SECONDS in this server process; a run still sending is not overlapped. */
+/** Looks for due revocations every ALLOWANCE_REVOCATION_RETRY_SECONDS in this server process. */
 export function startResendingRevocations(): void {
-  let running = false;
-  const run = () => {
-    if (running) return;
-    running = true;
-    void resendDueRevocations()
-      .catch((error: unknown) => console.error(`Resending allowance revocations failed: ${(error as Error).name}`))
-      .finally(() => (running = false));
-  };
-  setInterval(run, config().revocationRetryMs).unref();
+  runEvery("Resending allowance revocations", config().revocationRetryMs, resendDueRevocations);
 }

@@ -4,6 +4,7 @@
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { systemClock, type Clock } from "@/lib/clock";
+import { runEvery } from "@/lib/runtime/every";
 import { FINAL_STATUSES } from "@/contract";
 
 const HOUR = 3_600_000;
@@ -136,8 +137,5 @@ const SWEEP_EVERY_MS = 10 * 60_000;
 
 /** Sweeps a minute after start, then every ten minutes, in this server process (every instance may: deletes are idempotent). */
 export function startSweeping(): void {
-  const sweep = () =>
-    void sweepExpired().catch((error: unknown) => console.error(`Sweeping expired rows failed: ${(error as Error).message}`));
-  setTimeout(sweep, 60_000).unref();
-  setInterval(sweep, SWEEP_EVERY_MS).unref();
+  runEvery("Sweeping expired rows", SWEEP_EVERY_MS, () => sweepExpired(), { firstAfterMs: 60_000 });
 }
