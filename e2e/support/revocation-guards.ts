@@ -3,10 +3,11 @@
 // the Delegation Framework: the largest allowance the form allows revoked both ways (signed now, and stored with it),
 // a delegation the person disabled from their own address, a stored revocation signed with a gas limit too short, an
 // address re-pointed at other code, a paid failure that is not paid twice, a person's revocation budget and rate
-// limit, a revoked client revoked again. Each case counts the relayer's transactions: unchanged means nothing was sent.
+// limit, a revoked client revoked again, a revocation whose nonce another transaction took. Each case counts the relayer's transactions: unchanged means nothing was sent.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { createWalletClient, http, parseEther, parseUnits, type Address, type Hex } from "viem";
+import { createWalletClient, http, parseEther, parseGwei, parseUnits, type Address, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import type { PrivateKeyAccount } from "viem/accounts";
 import { DelegationManager } from "@metamask/delegation-abis";
 import { signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
@@ -14,6 +15,7 @@ import { chainDefinition } from "./chain";
 import { deployErc20 } from "./contracts";
 import { repointAtMimic } from "./hostile-contracts";
 import type { AllowanceSpec } from "@/lib/allowances/caveats";
+import { localRelayerKey } from "@/lib/allowances/settings";
 
 /** What this file's operator lets the relayer pay per person a day for revocations: two of the largest allowance's. */
 const REVOCATION_GAS_BUDGET = 3_000_000;
@@ -308,6 +310,56 @@ export function revocationGuardSuite(database: "sqlite" | "postgres", options: {
         /already revoked: revoke its allowances one by one/,
       );
       assert.equal(await world.relayerNonce(), nonce);
+    });
+
+    it("costs nothing for a stored revocation dropped from the pool whose nonce another took, and sends it again till it lands", async () => {
+      const owner = await newPerson();
+      const { id, hashes } = await allowanceOf(owner, { tokens: 0, recipients: 1, native: true });
+      const nonce = await world.relayerNonce();
+      const ledger = lib.db.db().relayedTransaction;
+      const { sending, dropped } = await world.chain.holdingBlocks(async () => {
+        const sending = stopAndSendStored(id).then(
+          () => null,
+          (error: unknown) => error as Error,
+        );
+        let row = null;
+        for (let attempt = 0; !row; attempt++) {
+          assert.ok(attempt < 300, "the revocation reached the node's pool");
+          const recorded = await ledger.findFirst({ where: { allowanceId: id, purpose: "revocation" } });
+          const pooled = await world.chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
+          if (recorded && pooled > nonce) row = recorded;
+          else await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        // The node drops it, as a busy node's pool does, and the relayer's key spends the nonce elsewhere.
+        assert.equal(await world.chain.client.request({ method: "hardhat_dropTransaction" as never, params: [row.hash] as never }), true);
+        const relayerWallet = createWalletClient({
+          account: privateKeyToAccount(localRelayerKey()),
+          chain: chainDefinition(world.chain),
+          transport: http(world.chain.rpcUrl),
+        });
+        await relayerWallet.sendTransaction({
+          to: world.relayer,
+          value: 0n,
+          nonce,
+          maxFeePerGas: parseGwei("500"),
+          maxPriorityFeePerGas: parseGwei("100"),
+        });
+        return { sending, dropped: row.hash };
+      });
+      assert.match(String((await sending)?.message), /Another transaction took the nonce .*never be mined/);
+      const row = await ledger.findUniqueOrThrow({ where: { hash: dropped } });
+      assert.deepEqual([row.status, row.gasUsed, row.cost], ["dropped", 0, 0n], "it cost nothing");
+      assert.equal((await allowance(id)).status, "revoking", "still refusing spends");
+      const { gasSpentFor } = await import("@/lib/allowances/relayer-ledger");
+      assert.equal((await gasSpentFor(owner.userId, world.chain.chainId, "revocations")).gas, 0n, "nothing counted against the person");
+      // Sent again, as the server does until the chain confirms it (resend.ts): it lands.
+      await lib.revocation.sendStoredRevocations([id]);
+      assert.equal((await allowance(id)).status, "revoked");
+      assert.deepEqual(
+        await world.disabledOnChain(hashes),
+        hashes.map(() => true),
+      );
+      assert.equal(await world.relayerNonce(), nonce + 2, "the other transaction, then the revocation");
     });
   });
 }

@@ -7,15 +7,20 @@
 // ledger row keeps while its nonce is free, with no lease: the same bytes change nothing a lease guards, and a payment
 // still waiting for its receipt holds its allowance's; one the node holds but fees left behind is replaced at a higher
 // fee (lib/allowances/replacement.ts). One whose nonce another transaction took fails its spend (settleInFlight), and
-// its request in the same run.
+// its request in the same run. A revocation's or an authorization's that its sender stopped waiting for has its
+// outcome written in the ledger (what it paid, or dropped at no cost): it no longer counts as waiting, nor against
+// the person's budget at its most.
 import type { Hex } from "viem";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
+import { writeTogether } from "@/lib/db/transaction-script";
 import { AppError } from "@/lib/http/errors";
+import { runEvery } from "@/lib/runtime/every";
 import { currentRequest, reloadRequest } from "@/lib/wallet/request-lifecycle";
 import { ChainError } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
-import { relayFate } from "./relay";
+import { minedRows, relayFate } from "./relay";
+import { droppedRow, type RelayPurpose } from "./relayer-ledger";
 import { replaceIfUnderpriced } from "./replacement";
 import { settleInFlight } from "./spend";
 
@@ -32,9 +37,9 @@ const ALLOWANCES_IN_FLIGHT = new PreparedSelect<{ allowanceId: string; chainId: 
 );
 
 /** Relayer transactions not seen mined yet, the newest first: each one the node lost is handed to it again. */
-const RELAYED_IN_FLIGHT = new PreparedSelect<{ hash: string; chainId: number }>(
+const RELAYED_IN_FLIGHT = new PreparedSelect<{ hash: string; chainId: number; purpose: RelayPurpose }>(
   "relayed_in_flight",
-  `SELECT "hash", "chainId" FROM "RelayedTransaction" WHERE "status" = 'sent' AND "raw" IS NOT NULL
+  `SELECT "hash", "chainId", "purpose" FROM "RelayedTransaction" WHERE "status" = 'sent' AND "raw" IS NOT NULL
     ORDER BY "createdAt" DESC LIMIT ${BATCH}`,
 );
 
@@ -61,10 +66,15 @@ function logged(what: string) {
  * allowance, then the requests they paid.
  */
 export async function reconcilePayments(): Promise<void> {
-  for (const { hash, chainId } of await selectRows(RELAYED_IN_FLIGHT)) {
+  for (const { hash, chainId, purpose } of await selectRows(RELAYED_IN_FLIGHT)) {
     // a node that does not answer, or refuses the bytes again, is asked again next run
     await relayFate(chainId, hash as Hex)
-      .then((fate) => (fate === "pending" ? replaceIfUnderpriced(chainId, hash as Hex) : null))
+      .then(async (fate) => {
+        if (fate === "pending") return replaceIfUnderpriced(chainId, hash as Hex);
+        // A payment's outcome is written with its spend's, under its allowance's lease (below); a revocation's or an
+        // authorization's, whose sender stopped waiting, here: what it paid, or that it never will land.
+        if (purpose !== "payment") await writeTogether(fate === "replaced" ? [droppedRow(hash as Hex)] : minedRows(fate));
+      })
       .catch((error: unknown) => {
         if (!(error instanceof ChainError)) logged("a relayer's transaction")(error);
       });
@@ -79,16 +89,7 @@ export async function reconcilePayments(): Promise<void> {
   }
 }
 
-/** Reconciles payments at once and every 15 s in this server process; a run still going is not overlapped. */
+/** Reconciles payments at once and every 15 s in this server process. */
 export function startReconcilingPayments(): void {
-  let running = false;
-  const run = () => {
-    if (running) return;
-    running = true;
-    void reconcilePayments()
-      .catch(logged("payments"))
-      .finally(() => (running = false));
-  };
-  run();
-  setInterval(run, EVERY_MS).unref();
+  runEvery("Settling payments in flight", EVERY_MS, reconcilePayments, { firstAfterMs: 0 });
 }

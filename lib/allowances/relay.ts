@@ -507,7 +507,11 @@ export async function relay(
         ? { ...atOnce, lineage: null, estimatedL1Fee: l1Fee }
         : await onChain(chainId, () =>
             minedWithin(chainId, { hash, relayer: relayer.address, nonce, l1Fee }, (replacement) => (waiting = replacement)),
-          );
+          ).catch(async (error: unknown) => {
+            // it will never land, and cost nothing: the ledger says so now, not only once reconciliation looks
+            if (error instanceof NonceTakenError) await writeTogether([droppedRow(waiting)]);
+            throw error;
+          });
       waiting = receipt.transactionHash;
       await runTransaction(function* () {
         yield* unansweredAll(minedRows(receipt));
