@@ -2,7 +2,8 @@
 // SQLite (e2e/allowances/late-stops.test.ts) and PostgreSQL (e2e/postgres/late-stops.test.ts). The app reaches the
 // chain through a proxy that acts when the payment's own calls reach the node, after its fresh read of the allowance
 // and before anything is sent or signed: the person's "Revoke allowance" committing, the client's access ending, the
-// lease lapsing and taken over by another instance. Each time the payment is refused and nothing reaches the chain.
+// lease lapsing and taken over by another instance. Each time the payment is refused and nothing reaches the chain (an
+// x402 payment: nothing is held, and its signature is not given).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther } from "viem";
@@ -118,6 +119,37 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
       assert.equal(hook, undefined, "the stop came between the payment's read and its hold");
       assert.equal(await db.x402Payment.count({ where: { allowanceId } }), 0, "nothing is held");
       assert.equal((await db.allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoking");
+    });
+
+    it("an x402 payment whose allowance's lease lapsed and was taken over before it is held: refused, nothing held or given", async () => {
+      const { db, lease } = await lib();
+      const { payX402 } = await import("@/lib/x402/pay");
+      const payee = world.recipient();
+      const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n });
+      const required = await world.reportRequirement(payee);
+      const key = `allowance:${allowanceId}`;
+      // The first payment asks the chain what is left under the lease: another instance takes the lease over then.
+      hook = {
+        method: "eth_call",
+        act: async () => {
+          await db.lease.update({ where: { key }, data: { holder: "ls_another_instance", until: new Date(Date.now() + 30_000) } });
+        },
+      };
+      try {
+        await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
+          assert.ok(error instanceof lease.LeaseLostError, String(error));
+          assert.equal(error.code, "lease_lost");
+          return true;
+        });
+        assert.equal(hook, undefined, "the lease was taken over between the payment's read and its hold");
+        assert.equal(await db.x402Payment.count({ where: { allowanceId } }), 0, "nothing is held");
+      } finally {
+        await db.lease.deleteMany({ where: { key, holder: "ls_another_instance" } });
+      }
+      // The other holder done, the allowance pays again.
+      const paid = await payX402(agent, credentialId, required);
+      assert.equal(paid.allowance_id, allowanceId);
+      assert.equal(await db.x402Payment.count({ where: { allowanceId } }), 1);
     });
 
     for (const which of ["allowance", "relayer"] as const) {

@@ -8,12 +8,12 @@ import { LRUCache } from "lru-cache";
 import { getAddress, type Address, type Hex } from "viem";
 import { selectRows, usesPostgres } from "@/lib/db";
 import { PreparedSelect, sqliteDateTime, storedTime } from "@/lib/db/prepared";
-import { required, rowsLater, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
+import { required, rowsLater, unansweredAll, writeTogether, writing, type TransactionScript } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { delegationState, type Allowance, type DelegationState } from "./allowances";
 import { pays } from "./caveats";
-import { leaseInTransaction } from "./lease";
+import { leaseInTransaction, type LeaseHolding } from "./lease";
 
 /** A leaf's expiry is read by the chain's clock, which may run behind ours: its hold outlives it by this much. */
 const EXPIRY_MARGIN_MS = 60_000;
@@ -273,11 +273,14 @@ const holdWhileActive = () => `INSERT INTO "X402Payment"
 /**
  * Writes the payment's hold in the caller's transaction, which is refused with `stopped()` when the allowance is no
  * longer active (a revocation committed since the payment read it): nothing is held, and the signed payment is not given.
+ * `lease`: the allowance's lease the payment was judged under, confirmed in that transaction (a holder whose lease
+ * lapsed and was taken over holds nothing: another payment may have been judged without this one).
  */
-export function* hold(payment: NewHold, stopped: () => Error): TransactionScript<void> {
+export function* hold(payment: NewHold, stopped: () => Error, lease?: LeaseHolding): TransactionScript<void> {
   const { id, allowanceId, delegationHash, leafHash, token, payee, amount, resource, expiresAt, createdAt } = payment;
   const held = [id, allowanceId, delegationHash, leafHash, token, payee, amount.toString(), resource, expiresAt, createdAt];
   yield* required(stopped, holdWhileActive(), ...held, allowanceId);
+  if (lease) yield* unansweredAll([lease.confirmed()]);
 }
 
 /** A payment the kept answer of the chain cannot decide: it is judged again under the allowance's lease. */

@@ -16,7 +16,7 @@ import { AppError } from "@/lib/http/errors";
 import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type DelegationState } from "@/lib/allowances/allowances";
 import { decidedUnderLease, hold, holdAtOnce, keptState, leftFor, type NewHold } from "@/lib/allowances/holds";
 import { AllowancesChanged, liveAllowances, type LiveAllowances } from "@/lib/allowances/live";
-import { withLease } from "@/lib/allowances/lease";
+import { withLease, type LeaseHolding } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
 import { inFlightOf, type AllowanceRefusal } from "@/lib/allowances/spend";
 import { assetNames } from "@/lib/allowances/view";
@@ -121,7 +121,7 @@ type Payer = {
 async function signWithinAllowance(payer: Payer, required: PaymentRequired, choice: Choice, paying: LiveDelegation) {
   return (
     (await signedAtOnce(payer, required, choice, paying)) ??
-    withLease(`allowance:${choice.allowanceId}`, () => signedInTurn(payer, required, choice))
+    withLease(`allowance:${choice.allowanceId}`, (lease) => signedInTurn(payer, required, choice, lease))
   );
 }
 
@@ -144,9 +144,10 @@ const noLongerLive = () =>
 
 /**
  * Under the allowance's lease: checked against the chain and the holds as the previous payment left them, and held
- * only while the allowance is still active (a revocation committed since the read refuses it).
+ * only while the allowance is still active (a revocation committed since the read refuses it) and the lease still
+ * this payment's (one that lapsed and was taken over refuses it: lease_lost).
  */
-async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Choice): Promise<PaidX402> {
+async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Choice, lease: LeaseHolding): Promise<PaidX402> {
   const now = payer.clock();
   const allowance = await findAllowance(choice.allowanceId);
   if (allowance.status !== "active" || allowance.expiresAt <= now) throw noLongerLive();
@@ -173,7 +174,7 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
   // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there comes
   // before anything is signed.
   const from = { allowanceId: allowance.id, state, expiresAt: allowance.expiresAt };
-  return holdAndSign(payer, required, choice, from, now, (held) => hold(held, noLongerLive)).catch(async (error: unknown) => {
+  return holdAndSign(payer, required, choice, from, now, (held) => hold(held, noLongerLive, lease)).catch(async (error: unknown) => {
     if (error instanceof PolicyViolation) throw await policyRefusal(payer.agent, payer.credential, "x402", error, payer.clock);
     throw error;
   });
