@@ -54,7 +54,7 @@ const schema = z.object({
   // A second key per chain that sends nothing but revocations: its nonces never wait behind a payment's.
   ALLOWANCE_REVOCATION_RELAYERS: jsonRecord(relayerKey).optional(),
   // The most a relayer pays per gas on each chain, in wei: no payment is sent while the base fee is above it, and a
-  // transaction waiting in the mempool is replaced at a higher fee up to it (lib/allowances/fee-bump.ts).
+  // transaction waiting in the mempool is replaced at a higher fee up to it (lib/allowances/replacement.ts).
   ALLOWANCE_MAX_FEE_PER_GAS: jsonRecord(weiAmount).optional(),
   // The coin a chain's relayer pays for one person's allowances in 24 hours, in wei, L1 data fees included.
   ALLOWANCE_FEE_BUDGET: jsonRecord(weiAmount).optional(),
