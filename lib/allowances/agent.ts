@@ -13,7 +13,15 @@ import type { AgentCall } from "@/lib/wallet/idempotency";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
-import { GrantRevokedError, RequestError, toView, transitionEvent, type RequestRow } from "@/lib/wallet/request-lifecycle";
+import {
+  currentRequest,
+  GrantRevokedError,
+  reloadRequest,
+  RequestError,
+  toView,
+  transitionEvent,
+  type RequestRow,
+} from "@/lib/wallet/request-lifecycle";
 import { SendRefusedError } from "@/lib/wallet/reverts";
 import { chainById } from "@/lib/wallet/chains";
 import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from "./allowances";
@@ -188,6 +196,11 @@ export async function payFromAllowance(
   // Not seen mined within a minute: submitted since before the broadcast, its call recorded now.
   if (spent.outcome !== "landed") {
     paid = { ...reserved, txHash: spent.txHash, status: "submitted" };
+    if (called) await recordAudit(called(paid.id), clock);
+  } else if (paid === reserved) {
+    // Landed, its spend settled first by another look at the chain: the request as that look left it, settled from its
+    // receipt if it has not been yet, never the approved row it started as.
+    paid = await currentRequest(await reloadRequest(reserved.id), clock);
     if (called) await recordAudit(called(paid.id), clock);
   }
   return toView(paid);
