@@ -51,6 +51,7 @@ import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
 import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Held, type Holds } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
+import { processWide } from "@/lib/runtime/process-wide";
 import {
   minedRows,
   relay,
@@ -182,9 +183,10 @@ const SENT_SPENDS = new PreparedSelect<SentSpend>(
 
 /**
  * The spends this process sent and still waits to see mined: its own wait records their receipts, so another payment
- * of the allowance counts them as in flight without asking the chain (unless what is left does not fit without them).
+ * of the allowance counts them as in flight without asking the chain (unless what is left does not fit without them),
+ * and reconciliation (run from Next's copy of this module) leaves them to it.
  */
-const waitingHere = new Set<string>();
+const waitingHere = processWide("spends-waited-here", () => new Set<string>());
 
 // A payment's own rows are written past the ORM (lib/db queryPastOrm): through Prisma each statement cost about a
 // millisecond of CPU, and every payment writes its spend and settles it.

@@ -4,16 +4,12 @@
  * registers its own handlers when Next first loads it, so the server calls the very module instance Next would, with
  * its state (database client, audit queue, rate-limit counters); until then requests go through Next as usual.
  */
+import { processWide } from "@/lib/runtime/process-wide";
+
 type RouteContext = { params: Promise<Record<string, string>> };
 type RouteHandlers = Partial<Record<string, (request: Request, context: RouteContext) => Response | Promise<Response>>>;
 
-const REGISTRY = Symbol.for("agent-wallet.direct-routes");
-
-function registry(): Map<string, RouteHandlers> {
-  const holder = globalThis as { [REGISTRY]?: Map<string, RouteHandlers> };
-  holder[REGISTRY] ??= new Map();
-  return holder[REGISTRY];
-}
+const registry = () => processWide("direct-routes", () => new Map<string, RouteHandlers>());
 
 /** Called by a route module with its exported handlers; `route` as its folder names it (`/api/approvals/[id]/approve`). */
 export function serveDirectly(route: string, handlers: RouteHandlers): void {

@@ -1,15 +1,11 @@
+import { processWide } from "./process-wide";
+
 /**
  * Work to finish before the production server (server.ts) exits on SIGTERM or SIGINT, such as audit events
  * still waiting for their append. Kept on globalThis: every copy of a module that Next's bundles load adds its
  * own, and the server runs them all.
  */
-const HOOKS = Symbol.for("agent-wallet.shutdown-hooks");
-
-function hooks(): Set<() => Promise<void>> {
-  const holder = globalThis as { [HOOKS]?: Set<() => Promise<void>> };
-  holder[HOOKS] ??= new Set();
-  return holder[HOOKS];
-}
+const hooks = () => processWide("shutdown-hooks", () => new Set<() => Promise<void>>());
 
 export function onShutdown(hook: () => Promise<void>): void {
   hooks().add(hook);
