@@ -28,6 +28,11 @@ export type LocalChain = {
    * then (hardhat's interval mining); until it is called, each transaction is mined the instant it arrives.
    */
   mineEvery: (ms: number) => Promise<void>;
+  /**
+   * On a chain that mines each transaction the instant it arrives: mines as mineEvery says while `work` runs, then
+   * mines what waits in the mempool and each transaction the instant it arrives again.
+   */
+  miningEvery: <T>(ms: number, work: () => Promise<T>) => Promise<T>;
   /** Holds every block while `work` runs (what is sent waits in the mempool), then mines one and goes on as before. */
   holdingBlocks: <T>(work: () => Promise<T>) => Promise<T>;
   stop: () => Promise<void>;
@@ -74,6 +79,11 @@ export async function startChain(options: { chainId?: number; port?: number } = 
   let intervalMs: number | null = null;
   const mining = (on: boolean) =>
     intervalMs === null ? ask("evm_setAutomine", [on]) : ask("evm_setIntervalMining", [on ? intervalMs : 0]);
+  const mineEvery = async (ms: number) => {
+    await ask("evm_setAutomine", [false]);
+    await ask("evm_setIntervalMining", [ms]);
+    intervalMs = ms;
+  };
   return {
     rpcUrl,
     chainId,
@@ -81,10 +91,17 @@ export async function startChain(options: { chainId?: number; port?: number } = 
     fund: async (address, ether) => {
       await ask("hardhat_setBalance", [address, `0x${parseEther(ether).toString(16)}`]);
     },
-    mineEvery: async (ms) => {
-      await ask("evm_setAutomine", [false]);
-      await ask("evm_setIntervalMining", [ms]);
-      intervalMs = ms;
+    mineEvery,
+    miningEvery: async (ms, work) => {
+      await mineEvery(ms);
+      try {
+        return await work();
+      } finally {
+        await ask("evm_setIntervalMining", [0]);
+        intervalMs = null;
+        await ask("evm_mine");
+        await ask("evm_setAutomine", [true]);
+      }
     },
     holdingBlocks: async (work) => {
       await mining(false);

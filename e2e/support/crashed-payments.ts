@@ -1,9 +1,10 @@
 // The app killed with payments from allowances in flight (issue 55, finding 2), on SQLite
 // (e2e/allowances/crashed-payments.test.ts) and PostgreSQL (e2e/postgres/crashed-payments.test.ts): four agents over MCP,
 // each paying from an allowance of its own (one allowance pays one at a time, its lease held until the receipt), on a
-// hardhat chain that mines nothing until told (the receipts held back). Once the relayer's four transactions wait in
-// the mempool the server is SIGKILLed, the block is mined, and the app starts again on the same database: every
-// request ends completed with its transaction, each of its moves audited once, every spend landed, nothing paid twice.
+// hardhat chain that mines a block every 2 seconds with a mempool. The blocks are held while the payments are sent:
+// once the relayer's four transactions wait in the mempool the server is SIGKILLed; then a block mines the four, the
+// blocks come every 2 s again, and the app starts again on the same database: every request ends completed with its
+// transaction, each of its moves audited once, every spend landed, nothing paid twice.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Hex } from "viem";
@@ -24,18 +25,18 @@ async function until<T>(ms: number, read: () => Promise<T>, check: (value: T) =>
 }
 
 export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
-  describe(`payments in flight when the app is killed (${database})`, { timeout: 300_000 }, () => {
+  describe(`payments in flight when the app is killed (${database}, 2-second blocks)`, { timeout: 300_000 }, () => {
     let world: AllowanceApp;
     let restarted: RunningApp | undefined;
     const clients: Client[] = [];
 
     before(async () => {
       world = await startAllowanceApp({ database });
+      await world.chain.mineEvery(2000);
     });
     after(async () => {
       // the killed server's clients have no one to close with
       await Promise.allSettled(clients.map((client) => client.close()));
-      await world?.chain.client.request({ method: "evm_setAutomine" as never, params: [true] as never });
       await restarted?.stop();
       await world?.stop();
     });
@@ -61,22 +62,24 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
         (await db().allowance.findMany({ where: { id: { in: allowanceIds } }, orderBy: { id: "asc" } })).map((row) => row.stateVersion);
       const nonceBefore = await world.relayerNonce();
 
-      // The chain holds what it is sent in its mempool: each payment waits for a receipt that does not come.
-      await chain.client.request({ method: "evm_setAutomine" as never, params: [false] as never });
-      const calls = agents.map((agent) =>
-        agent.client
-          .callTool({
-            name: "send_transaction",
-            arguments: { credential_id: agent.credentialId, chain_id: chain.chainId, to: shop, value: String(parseEther("0.001")) },
-          })
-          .catch((error: unknown) => error),
-      );
-      const pending = () => chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
-      assert.equal(await until(60_000, pending, (count) => count === nonceBefore + PAYMENTS), nonceBefore + PAYMENTS, app.output());
-      await app.kill();
+      // No block while the payments are sent and the server killed: each waits for a receipt that does not come.
+      const calls = await chain.holdingBlocks(async () => {
+        const calls = agents.map((agent) =>
+          agent.client
+            .callTool({
+              name: "send_transaction",
+              arguments: { credential_id: agent.credentialId, chain_id: chain.chainId, to: shop, value: String(parseEther("0.001")) },
+            })
+            .catch((error: unknown) => error),
+        );
+        const pending = () => chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
+        assert.equal(await until(60_000, pending, (count) => count === nonceBefore + PAYMENTS), nonceBefore + PAYMENTS, app.output());
+        await app.kill();
+        return calls;
+      });
       await Promise.all(calls);
       const versionsAtCrash = await versionsOf();
-      await chain.client.request({ method: "evm_mine" as never, params: [] as never });
+      // in the block that ends the hold; from then on one every 2 s
       assert.equal(await world.relayerNonce(), nonceBefore + PAYMENTS, "the four transactions were mined");
 
       // The same deployment started again: same database, data folder and settings.

@@ -1,10 +1,12 @@
 // An agent paying from an allowance through a provider that fails as hosted ones do (issue 55, "providers as they
-// are"), on SQLite (e2e/allowances/flaky-provider.test.ts) and on PostgreSQL (e2e/postgres/flaky-provider.test.ts): one
-// suite per test file, as a process holds one database client. A real hardhat node behind a real proxy (fault-proxy)
-// that answers 429 with Retry-After after the node took the broadcast, 429 and 503 on reads, passes on a broadcast the
-// node already holds, and lags on the relayer's pending nonce so that the node itself refuses the relayer's
-// transaction as underpriced. And a node that drops the relayer's transaction from its pool (issue 55, finding 3):
-// reconciliation broadcasts it again, or, once another transaction took its nonce, says so everywhere.
+// are"), on a chain that mines a block every 2 seconds with a mempool, on SQLite (e2e/allowances/flaky-provider.test.ts)
+// and on PostgreSQL (e2e/postgres/flaky-provider.test.ts): one suite per test file, as a process holds one database
+// client. A real hardhat node behind a real proxy (fault-proxy) that answers 429 with Retry-After after the node took
+// the broadcast, 429 and 503 on reads, passes on a broadcast the node already holds, and lags on the relayer's pending
+// nonce so that the node itself refuses the relayer's transaction as underpriced. And a node that drops the relayer's
+// transaction from its pool (issue 55, finding 3): reconciliation broadcasts it again, or, once another transaction
+// took its nonce, says so everywhere. The cases that need a transaction to wait in the pool hold the blocks for that
+// step only (holdingBlocks); the rest of each, the payment landing with it, happens on 2-second blocks.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
@@ -16,7 +18,7 @@ import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
 const PAYMENT = parseEther("0.001");
 
 export function flakyProviderSuite(database: "sqlite" | "postgres") {
-  describe(`payments from an allowance through a flaky provider (${database})`, { timeout: 300_000 }, () => {
+  describe(`payments from an allowance through a flaky provider (${database}, 2-second blocks)`, { timeout: 300_000 }, () => {
     let world: AllowanceWorld;
     let proxy: FaultProxy;
     let lib: {
@@ -42,6 +44,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         settings: await import("@/lib/allowances/settings"),
         reconcile: await import("@/lib/allowances/reconcile"),
       };
+      await world.chain.mineEvery(2000);
     });
     after(async () => {
       await proxy?.stop();
@@ -140,34 +143,32 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       assert.ok(attempts[1].at - attempts[0].at >= 240 && attempts[2].at - attempts[1].at >= 490, JSON.stringify(attempts));
     });
 
-    const automine = (on: boolean) => world.chain.client.request({ method: "evm_setAutomine" as never, params: [on] as never });
-    const mineBlock = () => world.chain.client.request({ method: "evm_mine" as never, params: [] as never });
-
     it("a node that already holds the relayer's transaction says so ('Known transaction'): it was sent, and is paid once", async () => {
       const { pay, shop } = await agentPayingShop();
       const nonce = await world.relayerNonce();
-      await automine(false);
       let known = false;
-      let mined = false;
+      let answered!: () => void;
+      const nodeAnswered = new Promise<void>((resolve) => (answered = resolve));
       proxy.before = async (calls) => {
         const broadcast = calls.find((call) => call.method === "eth_sendRawTransaction");
         if (!known && broadcast) {
           known = true;
           // the same bytes reach the node first by another way (the provider's other node, an earlier try)
           await world.chain.client.request({ method: "eth_sendRawTransaction", params: broadcast.params as [Hex] });
-        } else if (known && !mined) {
-          // the next block, once the node has answered the broadcast
-          mined = true;
-          await mineBlock();
-        }
+        } else if (known) answered(); // the node has answered the broadcast: the payment asks what comes next
       };
       try {
-        const paid = await pay();
+        // No block until the node has answered the relayer's broadcast: the bytes it got first still wait in its pool.
+        const { paying } = await world.chain.holdingBlocks(async () => {
+          const paying = pay();
+          await Promise.race([nodeAnswered, paying]);
+          return { paying };
+        });
+        const paid = await paying;
         assert.ok(known, "the node held the transaction when the relayer's broadcast reached it");
         assert.equal(paid.status, "completed");
       } finally {
         proxy.before = undefined;
-        await automine(true);
       }
       assert.equal(await world.relayerNonce(), nonce + 1);
       assert.equal(await world.balance(shop), PAYMENT);
@@ -176,35 +177,33 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
     it("the node's own words reach the agent when it refuses the relayer's transaction (replacement underpriced)", async () => {
       const { pay, shop, grantId } = await agentPayingShop();
       const relayer = world.relayer as Address;
-      await automine(false);
-      try {
-        // The relayer's next nonce taken by a transaction paying a higher tip, waiting in the node's pool; the provider's
-        // node lags and counts only the relayer's mined transactions, so the relayer signs that nonce again, for less.
-        await relayerWallet().sendTransaction({
-          to: relayer,
-          value: 0n,
-          maxFeePerGas: parseGwei("500"),
-          maxPriorityFeePerGas: parseGwei("100"),
-        });
-        proxy.rewrite = (call) =>
-          call.method === "eth_getTransactionCount" && call.params?.[1] === "pending"
-            ? { ...call, params: [call.params[0], "latest"] }
-            : call;
-        const error = await pay().then(
-          () => assert.fail("the payment was not refused"),
-          (caught: unknown) => caught as Error,
-        );
-        assert.match(error.message, /Replacement transaction underpriced/);
-        assert.doesNotMatch(error.message, /Missing or invalid parameters|127\.0\.0\.1|http:/);
-        assert.match(error.message, /nothing was paid/);
-        const [request] = await lib.db.db().agentRequest.findMany({ where: { grantId } });
-        assert.equal(request.status, "failed");
-        assert.match(request.reason ?? "", /Replacement transaction underpriced/);
-      } finally {
-        proxy.rewrite = undefined;
-        await automine(true);
-        await mineBlock();
-      }
+      // No block while the relayer pays: the transaction that took its nonce waits in the node's pool meanwhile.
+      const error = await world.chain
+        .holdingBlocks(async () => {
+          // The relayer's next nonce taken by a transaction paying a higher tip, waiting in the node's pool; the provider's
+          // node lags and counts only the relayer's mined transactions, so the relayer signs that nonce again, for less.
+          await relayerWallet().sendTransaction({
+            to: relayer,
+            value: 0n,
+            maxFeePerGas: parseGwei("500"),
+            maxPriorityFeePerGas: parseGwei("100"),
+          });
+          proxy.rewrite = (call) =>
+            call.method === "eth_getTransactionCount" && call.params?.[1] === "pending"
+              ? { ...call, params: [call.params[0], "latest"] }
+              : call;
+          return pay().then(
+            () => assert.fail("the payment was not refused"),
+            (caught: unknown) => caught as Error,
+          );
+        })
+        .finally(() => (proxy.rewrite = undefined));
+      assert.match(error.message, /Replacement transaction underpriced/);
+      assert.doesNotMatch(error.message, /Missing or invalid parameters|127\.0\.0\.1|http:/);
+      assert.match(error.message, /nothing was paid/);
+      const [request] = await lib.db.db().agentRequest.findMany({ where: { grantId } });
+      assert.equal(request.status, "failed");
+      assert.match(request.reason ?? "", /Replacement transaction underpriced/);
       assert.equal(await world.balance(shop), 0n);
     });
 

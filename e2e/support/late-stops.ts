@@ -100,7 +100,7 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
       const { stopAllowancesIn } = await import("@/lib/allowances/stop");
       const payee = world.recipient();
       const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n });
-      const required = await world.reportRequirement(payee);
+      const { required } = await world.report(payee);
       // The allowance's first payment asks the chain what is left, under its lease, after reading the allowance.
       hook = {
         method: "eth_call",

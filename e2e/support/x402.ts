@@ -2,7 +2,8 @@
 // Framework and Circle's USDC, the erc7710 facilitator, and agents whose person signed a USDC allowance with their
 // own key, as the consent ceremony leaves it.
 import assert from "node:assert/strict";
-import { encodeFunctionData, erc20Abi, getAddress, parseAbi, type Address } from "viem";
+import { encodeFunctionData, erc20Abi, getAddress, parseAbi, type Address, type Hex } from "viem";
+import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PrivateKeyAccount } from "viem/accounts";
 import {
   agentHolding,
@@ -42,8 +43,8 @@ export type X402World = AllowanceWorld & {
    * delegate key signed from the allowance's first delegation, past every check of lib/x402: only the chain decides.
    */
   settleWithStolenKey: (allowanceId: string, payee: Address, amount: bigint) => Promise<SettleResponse>;
-  /** A resource of this world's selling a report for 0.01 USDC to `payee`: the PAYMENT-REQUIRED its first answer carries. */
-  reportRequirement: (payee: Address) => Promise<string>;
+  /** A resource of this world's selling a report for 0.01 USDC to `payee`: its URL, and the PAYMENT-REQUIRED of its first answer. */
+  report: (payee: Address) => Promise<{ url: string; required: string }>;
 };
 
 type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint; overLimit?: "ask" | "refuse" };
@@ -107,7 +108,7 @@ export async function startX402World(
   }
 
   const resources: PaidResource[] = [];
-  async function reportRequirement(payee: Address) {
+  async function report(payee: Address) {
     const { resource, required } = await startPaidResourceAsking({
       facilitator,
       chainId: world.chain.chainId,
@@ -117,7 +118,7 @@ export async function startX402World(
       description: "A paid report",
     });
     resources.push(resource);
-    return required;
+    return { url: resource.url, required };
   }
 
   return {
@@ -125,7 +126,7 @@ export async function startX402World(
     token,
     facilitator,
     settleWithStolenKey,
-    reportRequirement,
+    report,
     stop: async () => {
       for (const resource of resources) await resource.close();
       await world.stop();
@@ -349,6 +350,42 @@ export async function assertHoldsSummedExactly(world: X402World) {
   const { totals, rows } = await sums();
   assert.deepEqual(totals, { "0xsmall": [12_500n, 2], "0xbig": [11n * big, 11], "0xhuge": [10n ** 30n + 6n, 2] });
   assert.equal(rows, 1);
+}
+
+/**
+ * On 2-second blocks, pay_x402 within an allowance end to end: twice the agent pays a report of 0.01 USDC and the
+ * resource answers once the facilitator's redemption, waiting in the mempool, landed a block later; the next payment
+ * finds the earlier settled, its hold released and counted by the chain alone, so that of 0.025 USDC a day a third is
+ * refused with 0.005 USDC left (on each database).
+ */
+export async function assertPaidOnTwoSecondBlocks(world: X402World) {
+  const { payX402, X402AllowanceRefusal } = await import("@/lib/x402/pay");
+  const { db } = await import("@/lib/db");
+  const payee = world.recipient();
+  const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+  const { url, required } = await world.report(payee);
+  await world.chain.miningEvery(2000, async () => {
+    for (const round of [1n, 2n]) {
+      const paid = await payX402(agent, credentialId, required);
+      const signedAt = await world.chain.client.getBlockNumber();
+      const response = await fetch(url, { headers: { [paid.header!]: paid.value! } });
+      assert.equal(response.status, 200, world.facilitator.lastRefusal() ?? undefined);
+      const settled = decodePaymentResponseHeader(response.headers.get("payment-response")!);
+      const receipt = await world.chain.client.getTransactionReceipt({ hash: settled.transaction as Hex });
+      assert.equal(receipt.status, "success");
+      assert.ok(receipt.blockNumber > signedAt, "redeemed in a block after the payment was signed");
+      assert.equal(await world.tokenBalance(payee), 10_000n * round);
+    }
+    await assert.rejects(payX402(agent, credentialId, required), (error: unknown) => {
+      assert.ok(error instanceof X402AllowanceRefusal, String(error));
+      assert.equal(error.left?.available, "5000");
+      return true;
+    });
+  });
+  assert.deepEqual(
+    (await db().x402Payment.findMany({ where: { allowanceId } })).map((row) => row.status),
+    ["settled", "settled"],
+  );
 }
 
 /**

@@ -1,12 +1,13 @@
 // x402 payments within an allowance on PostgreSQL: concurrent payments of one allowance take turns under its lease
-// across connections, so never more is signed than its cap, and a transfer moves what an earlier payment read of the
-// chain (the SQLite run is x402.test.ts).
+// across connections, so never more is signed than its cap, a transfer moves what an earlier payment read of the
+// chain, and on 2-second blocks a payment settled a block later is counted once (the SQLite run is x402.test.ts).
 import { after, before, describe, it } from "node:test";
 import type { Address } from "viem";
 import {
   assertConcurrentPaymentsWithinTheCap,
   assertHoldsSummedExactly,
   assertChangedPolicyApplies,
+  assertPaidOnTwoSecondBlocks,
   assertRememberedAllowancesFollowChanges,
   assertTransferCounted,
   startX402World,
@@ -20,7 +21,7 @@ describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 },
     world = await startX402World("postgres");
   });
   after(() => world?.stop());
-  const requirement = (payee: Address) => world.reportRequirement(payee);
+  const requirement = async (payee: Address) => (await world.report(payee)).required;
 
   it("20 concurrent payments never sign more than the cap", async () => {
     await assertConcurrentPaymentsWithinTheCap(world, requirement);
@@ -40,5 +41,9 @@ describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 },
 
   it("sums what the holds hold exactly, with amounts of every size", async () => {
     await assertHoldsSummedExactly(world);
+  });
+
+  it("on 2-second blocks the resource answers once the redemption landed a block later, and the next payment counts it once", async () => {
+    await assertPaidOnTwoSecondBlocks(world);
   });
 });

@@ -3,7 +3,8 @@
 // the erc7710 facilitator of e2e/support, which simulates and sends DelegationManager.redeemDelegations. The person
 // signed a USDC allowance with their own key; every payment below is signed by the delegate key with no tap, but
 // those the allowance does not pay: they go to the person as the one-tap eip3009 request an `approve` credential
-// makes, settled by the real `@x402/evm` facilitator once the person signed.
+// makes, settled by the real `@x402/evm` facilitator once the person signed. The chain mines each transaction as it
+// arrives, but in one case that runs on 2-second blocks, the facilitator's redemption waiting in the mempool.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, type Address } from "viem";
@@ -14,6 +15,7 @@ import {
   assertConcurrentPaymentsWithinTheCap,
   assertHoldsSummedExactly,
   assertChangedPolicyApplies,
+  assertPaidOnTwoSecondBlocks,
   assertRememberedAllowancesFollowChanges,
   assertTransferCounted,
   startX402World,
@@ -142,6 +144,10 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
     assert.equal(data.resource, resource.url);
     assert.equal(data.recipient, payee);
     assert.equal(data.amount, `${PRICE} of token ${world.token}`);
+  });
+
+  it("on 2-second blocks the resource answers once the redemption landed a block later, and the next payment counts it once", async () => {
+    await assertPaidOnTwoSecondBlocks(world);
   });
 
   it("a payment never settled holds its amount until its leaf has expired", async () => {
