@@ -126,7 +126,7 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
       const { payX402 } = await import("@/lib/x402/pay");
       const payee = world.recipient();
       const { agent, credentialId, allowanceId } = await world.agentWithAllowance({ payees: [payee], perPeriod: 50_000n });
-      const required = await world.reportRequirement(payee);
+      const { required } = await world.report(payee);
       const key = `allowance:${allowanceId}`;
       // The first payment asks the chain what is left under the lease: another instance takes the lease over then.
       hook = {
