@@ -9,6 +9,12 @@ import { maxFeePerGas } from "./settings";
 
 export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
+/** The fees a signed transaction offers (parseTransaction's), 0 where it names none. */
+export const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }): Fees => ({
+  maxFeePerGas: transaction.maxFeePerGas ?? 0n,
+  maxPriorityFeePerGas: transaction.maxPriorityFeePerGas ?? 0n,
+});
+
 /**
  * The fees viem's estimateFeesPerGas would set (the latest base fee × 1.2, plus the node's priority fee), and that base
  * fee, from the block's header read raw, in the same exchange with the node as the relayer's nonce and balance: viem
