@@ -6,7 +6,8 @@ import { db, queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { requiring, rowsLater, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
-export type RelayPurpose = "authorization" | "payment" | "revocation";
+/** What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held (./unblock.ts). */
+export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock";
 
 /** Whom a relayed transaction serves: a person's allowance, or nobody's in particular. */
 export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowanceId: string | null };
