@@ -83,10 +83,12 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       };
       await holdBaseFee(CALM);
       await world.chain.mineEvery(2000);
-      // Before every block, the base fee the test holds: a block of no transactions would lower it.
-      let seen = await world.chain.client.getBlockNumber();
+      // Before every block, the base fee the test holds: a block of no transactions would lower it. The block number is
+      // asked afresh each time (viem's is kept 4 s, two blocks, one of which would go by at a lower fee).
+      const blockNumber = () => world.chain.client.getBlockNumber({ cacheTime: 0 });
+      let seen = await blockNumber();
       watching = setInterval(() => {
-        void world.chain.client.getBlockNumber().then(
+        void blockNumber().then(
           async (number) => {
             if (number === seen) return;
             seen = number;
