@@ -4,9 +4,10 @@
 // hardhat_setNextBlockBaseFeePerGas before every block): 1 gwei, then 50 or 150 times that. The operator lets the
 // relayer pay at most 100 gwei per gas, and revocations have a relayer of their own. The chain charges an L1 data fee
 // as OP-stack chains do, from a stand-in of their GasPriceOracle: 1 gwei per byte of its call.
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, mock } from "node:test";
 import assert from "node:assert/strict";
 import { encodeFunctionData, parseAbi, parseEther, parseGwei, parseTransaction, serializeTransaction, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import { agentPayingShop, signAllowanceFor, startAllowanceWorld, type AllowanceWorld } from "./allowances";
 import { countingProxy, type CountingProxy, type RpcCall } from "./rpc-counter";
 import { localRelayerKey } from "@/lib/allowances/settings";
@@ -43,6 +44,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       requests: typeof import("@/lib/wallet/request-lifecycle");
       revocation: typeof import("@/lib/allowances/revocation");
       operation: typeof import("@/lib/allowances/revocation-operation");
+      unblock: typeof import("@/lib/allowances/unblock");
     };
     let baseFee = CALM;
     let watching: ReturnType<typeof setInterval> | undefined;
@@ -80,13 +82,16 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
         requests: await import("@/lib/wallet/request-lifecycle"),
         revocation: await import("@/lib/allowances/revocation"),
         operation: await import("@/lib/allowances/revocation-operation"),
+        unblock: await import("@/lib/allowances/unblock"),
       };
       await holdBaseFee(CALM);
       await world.chain.mineEvery(2000);
-      // Before every block, the base fee the test holds: a block of no transactions would lower it.
-      let seen = await world.chain.client.getBlockNumber();
+      // Before every block, the base fee the test holds: a block of no transactions would lower it. The block number is
+      // asked afresh each time (viem's is kept 4 s, two blocks, one of which would go by at a lower fee).
+      const blockNumber = () => world.chain.client.getBlockNumber({ cacheTime: 0 });
+      let seen = await blockNumber();
       watching = setInterval(() => {
-        void world.chain.client.getBlockNumber().then(
+        void blockNumber().then(
           async (number) => {
             if (number === seen) return;
             seen = number;
@@ -111,19 +116,24 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       }
     }
 
-    /** Starts `pay` at calm fees, and the spike at `fee` once its transaction waits in the mempool, before any block mines it. */
-    async function payingIntoSpike(pay: () => Promise<unknown>, fee: bigint) {
+    /**
+     * Starts `pay` at calm fees, and the spike at `fee` once its transaction waits in the mempool, before any block mines
+     * it. `ahead`: a transaction the relayer's key sends elsewhere first, at the nonce given, in the same block (its hash).
+     */
+    async function payingIntoSpike(pay: () => Promise<unknown>, fee: bigint, ahead?: (nonce: number) => Promise<Hex>) {
       // the allowance's own set-up mined first: the transaction that waits is the payment's
       await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
       const nonce = await world.relayerNonce();
       let paying!: Promise<unknown>;
+      let elsewhere: Hex | undefined;
       await world.chain.holdingBlocks(async () => {
+        elsewhere = await ahead?.(nonce);
         paying = pay();
         paying.catch(() => {});
-        await until(async () => (await pendingNonce()) > nonce, "the payment waits in the mempool");
+        await until(async () => (await pendingNonce()) > nonce + (elsewhere ? 1 : 0), "the payment waits in the mempool");
         await holdBaseFee(fee);
       });
-      return { nonce, paying };
+      return { nonce, paying, elsewhere };
     }
 
     /** The relayer's ledger rows of its transactions at `nonce`: the first of the nonce and its replacements. */
@@ -316,6 +326,88 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       assert.ok(minedCounts <= blocks, `${minedCounts} asks of the relayer's mined nonce in ${waitedMs} ms: one a block, shared`);
       const heads = named("eth_blockNumber").length;
       assert.ok(heads <= waitedMs / 250 + 5, `${heads} asks of the block number in ${waitedMs} ms: about one each 250 ms, for all`);
+    });
+
+    it("a nonce held by another sender's transaction is taken with a no-op on the second look: the payment behind it lands", async () => {
+      const { pay, shop, userId } = await agentPayingShop(world, PAYMENT);
+      const before = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+      // The relayer's key used elsewhere: a transfer of its own straight to the node at the base fee, which then rises by
+      // 15 %: it waits in the pool, where the payment after it still offers enough to be mined.
+      const recipient = world.recipient();
+      const relayerKey = privateKeyToAccount(localRelayerKey());
+      const sentElsewhere = async (nonce: number) =>
+        (await ask("eth_sendRawTransaction", [
+          await relayerKey.signTransaction({
+            type: "eip1559",
+            chainId: world.chain.chainId,
+            nonce,
+            to: recipient,
+            value: 1n,
+            gas: 21_000n,
+            maxFeePerGas: CALM,
+            maxPriorityFeePerGas: parseGwei("0.01"),
+          }),
+        ])) as Hex;
+      const warned: string[] = [];
+      const warn = mock.method(console, "warn", (line: string) => void warned.push(line));
+      let paid: { status: string; tx_hash: Hex; request_id: string };
+      let nonce: number;
+      let elsewhere: Hex;
+      try {
+        const started = await payingIntoSpike(pay, parseGwei("1.15"), sentElsewhere);
+        ({ nonce } = started);
+        elsewhere = started.elsewhere!;
+        await lib.reconcile.reconcilePayments();
+        const firstLook = Date.now();
+        assert.deepEqual(await rowsAt(nonce), [], "nothing sent at the held nonce on the first look");
+        const block = await world.chain.client.getBlockNumber();
+        await until(async () => (await world.chain.client.getBlockNumber()) >= block + 2n, "two more blocks");
+        assert.equal(await world.relayerNonce(), nonce, "the payment queued behind it: nothing of the relayer's mined");
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstLook + lib.unblock.HELD_FOR_MS - Date.now())));
+        await lib.reconcile.reconcilePayments();
+        paid = (await started.paying) as typeof paid;
+      } finally {
+        warn.mock.restore();
+        await holdBaseFee(CALM);
+      }
+      // what the agent and the shop see: the payment landed within the minute the agent waits, once
+      assert.equal(paid.status, "completed");
+      const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash });
+      assert.equal(receipt.status, "success");
+      assert.equal(await world.balance(shop), PAYMENT);
+      assert.equal(await world.relayerNonce(), nonce + 2, "the no-op, then the payment");
+      // the other sender's transaction never mined: replaced by a no-op of the relayer's to itself
+      await assert.rejects(world.chain.client.getTransactionReceipt({ hash: elsewhere }));
+      assert.equal(await world.balance(recipient), 0n);
+      await lib.reconcile.reconcilePayments();
+      const atNonce = await rowsAt(nonce);
+      assert.equal(atNonce.length, 1, "one no-op at the held nonce");
+      const [noOp] = atNonce;
+      assert.deepEqual(
+        { purpose: noOp.purpose, status: noOp.status, userId: noOp.userId, allowanceId: noOp.allowanceId },
+        { purpose: "unblock", status: "landed", userId: null, allowanceId: null },
+        "in the ledger, charged to no one, its receipt recorded",
+      );
+      const mined = await world.chain.client.getTransaction({ hash: noOp.hash as Hex });
+      assert.deepEqual(
+        [mined.nonce, mined.to?.toLowerCase(), mined.value, mined.gas, mined.input],
+        [nonce, world.relayer.toLowerCase(), 0n, 21_000n, "0x"],
+        "nothing, to the relayer itself",
+      );
+      // what names the payment says it landed; the person's budget counts the payment alone
+      const spend = await lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash: paid.tx_hash } });
+      assert.equal(spend.status, "landed");
+      const request = await lib.db.db().agentRequest.findUniqueOrThrow({ where: { id: paid.request_id } });
+      assert.equal(request.status, "completed");
+      const [payment] = await rowsAt(nonce + 1);
+      const spent = await lib.ledger.gasSpentFor(userId, world.chain.chainId);
+      assert.equal(spent.coin - before.coin, receipt.gasUsed * receipt.effectiveGasPrice + standInL1Fee(payment.raw as Hex));
+      assert.equal(spent.gas - before.gas, receipt.gasUsed);
+      // what the operator reads: one line naming the relayer and the nonce, nothing of the RPC's address
+      const said = warned.filter((line) => line.includes("no-op"));
+      assert.equal(said.length, 1, said.join("\n"));
+      assert.ok(said[0].includes(world.relayer) && said[0].includes(`nonce ${nonce} `) && said[0].includes("did not send"), said[0]);
+      assert.ok(!said[0].includes(proxy.rpcUrl) && !said[0].includes(world.chain.rpcUrl), said[0]);
     });
   });
 }

@@ -3,7 +3,8 @@
 // the Delegation Framework: the largest allowance the form allows revoked both ways (signed now, and stored with it),
 // a delegation the person disabled from their own address, a stored revocation signed with a gas limit too short, an
 // address re-pointed at other code, a paid failure that is not paid twice, a person's revocation budget and rate
-// limit, a revoked client revoked again, a revocation whose nonce another transaction took. Each case counts the relayer's transactions: unchanged means nothing was sent.
+// limit, a revoked client revoked again, a revocation whose nonce another transaction took. Each case counts the
+// relayer's transactions: unchanged means nothing was sent.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, parseUnits, type Address, type Hex } from "viem";
@@ -312,7 +313,7 @@ export function revocationGuardSuite(database: "sqlite" | "postgres", options: {
       assert.equal(await world.relayerNonce(), nonce);
     });
 
-    it("costs nothing for a stored revocation dropped from the pool whose nonce another took, and sends it again till it lands", async () => {
+    it("costs nothing for a stored revocation dropped from the pool whose nonce another took; sent again till it lands", async () => {
       const owner = await newPerson();
       const { id, hashes } = await allowanceOf(owner, { tokens: 0, recipients: 1, native: true });
       const nonce = await world.relayerNonce();

@@ -67,3 +67,22 @@ describe("a waiting transaction's replacement", () => {
     assert.deepEqual(fees.replacementFees(1, "payment", gwei("100", "1"), today("1000", "1"), first), gwei("130", "1.125"));
   });
 });
+
+describe("a no-op that takes a nonce another sender's transaction holds", () => {
+  it("offers today's fees 12.5 % above: it replaces one waiting below them", () => {
+    assert.deepEqual(fees.cancelFees(31337, today("10", "1"), null), gwei("14.625", "1.125"));
+  });
+  it("after a refusal (the other offers more), twice what the highest refused offered", () => {
+    assert.deepEqual(fees.cancelFees(31337, today("10", "1"), gwei("14.625", "1.125")), gwei("29.25", "2.25"));
+  });
+  it("stops at the operator's most, then is none: nothing offers more than the refused", () => {
+    assert.deepEqual(fees.cancelFees(31337, today("10", "1"), gwei("80", "40")), gwei("100", "80"));
+    assert.equal(fees.cancelFees(31337, today("10", "1"), gwei("100", "80")), null);
+  });
+  it("holds at the most even while today's fees are above it", () => {
+    assert.deepEqual(fees.cancelFees(31337, today("150", "2"), null), gwei("100", "2.25"));
+  });
+  it("offers at most ten times today's fees on a chain with no most", () => {
+    assert.deepEqual(fees.cancelFees(1, today("10", "1"), gwei("100", "10")), gwei("130", "20"));
+  });
+});

@@ -9,6 +9,12 @@ import { maxFeePerGas } from "./settings";
 
 export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
+/** The fees a signed transaction offers (parseTransaction's), 0 where it names none. */
+export const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }): Fees => ({
+  maxFeePerGas: transaction.maxFeePerGas ?? 0n,
+  maxPriorityFeePerGas: transaction.maxPriorityFeePerGas ?? 0n,
+});
+
 /**
  * The fees viem's estimateFeesPerGas would set (the latest base fee × 1.2, plus the node's priority fee), and that base
  * fee, from the block's header read raw, in the same exchange with the node as the relayer's nonce and balance: viem
@@ -72,11 +78,28 @@ export function feesWithinMost(chainId: number, now: Fees & { baseFeePerGas: big
  */
 const REPLACEMENT_BUMP = 1125n;
 const NODES_MINIMUM_BUMP = 1100n;
-/** Where the operator set no most: a replacement pays at most this many times what its nonce's first transaction offered. */
-const DEFAULT_MOST_TIMES_FIRST = 10n;
+/**
+ * Where the operator set no most: a replacement pays at most this many times what its nonce's first transaction
+ * offered, a no-op that takes a nonce this many times today's fees.
+ */
+const DEFAULT_MOST_TIMES = 10n;
 
 const timesPerMille = (value: bigint, perMille: bigint) => (value * perMille + 999n) / 1000n;
 const larger = (a: bigint, b: bigint) => (a > b ? a : b);
+
+/**
+ * The fees asked (`maxFee`, `tip`) held to `most`, the tip within the max fee; null when what is left does not bump
+ * `over` (what the node holds or refused at the nonce) by the node's minimum.
+ */
+function raisedWithin(most: bigint, maxFee: bigint, tip: bigint, over: Fees | null): Fees | null {
+  const maxFeePerGas = maxFee > most ? most : maxFee;
+  const maxPriorityFeePerGas = tip > maxFeePerGas ? maxFeePerGas : tip;
+  const bumpsEnough =
+    !over ||
+    (maxFeePerGas >= timesPerMille(over.maxFeePerGas, NODES_MINIMUM_BUMP) &&
+      maxPriorityFeePerGas >= timesPerMille(over.maxPriorityFeePerGas, NODES_MINIMUM_BUMP));
+  return bumpsEnough ? { maxFeePerGas, maxPriorityFeePerGas } : null;
+}
 
 /**
  * Fees a waiting transaction is replaced with, or null when it needs none or none can be sent. It needs one when it
@@ -95,15 +118,28 @@ export function replacementFees(
   const minable =
     waiting.maxFeePerGas >= now.baseFeePerGas + waiting.maxPriorityFeePerGas && waiting.maxPriorityFeePerGas >= now.maxPriorityFeePerGas;
   if (minable) return null;
-  const most = mostFor(chainId, purpose) ?? first.maxFeePerGas * DEFAULT_MOST_TIMES_FIRST;
-  let maxFee = larger(now.maxFeePerGas, timesPerMille(waiting.maxFeePerGas, REPLACEMENT_BUMP));
-  if (maxFee > most) maxFee = most;
-  let tip = larger(now.maxPriorityFeePerGas, timesPerMille(waiting.maxPriorityFeePerGas, REPLACEMENT_BUMP));
-  if (tip > maxFee) tip = maxFee;
-  const bumpsEnough =
-    maxFee >= timesPerMille(waiting.maxFeePerGas, NODES_MINIMUM_BUMP) &&
-    tip >= timesPerMille(waiting.maxPriorityFeePerGas, NODES_MINIMUM_BUMP);
-  return bumpsEnough ? { maxFeePerGas: maxFee, maxPriorityFeePerGas: tip } : null;
+  return raisedWithin(
+    mostFor(chainId, purpose) ?? first.maxFeePerGas * DEFAULT_MOST_TIMES,
+    larger(now.maxFeePerGas, timesPerMille(waiting.maxFeePerGas, REPLACEMENT_BUMP)),
+    larger(now.maxPriorityFeePerGas, timesPerMille(waiting.maxPriorityFeePerGas, REPLACEMENT_BUMP)),
+    waiting,
+  );
+}
+
+/**
+ * Fees of a no-op that takes a relayer's nonce from a transaction the ledger does not have (lib/allowances/unblock.ts),
+ * or null when none can outbid what the node refused: today's fees 12.5 % above, which replace one waiting below them
+ * (with a tip no higher than today's); once the node refused such a no-op (`refused`: the most one offered), twice
+ * that, since what holds the nonce offers more by an amount the node does not say. Up to the operator's most, or ten
+ * times today's where none is set.
+ */
+export function cancelFees(chainId: number, now: Fees, refused: Fees | null): Fees | null {
+  return raisedWithin(
+    mostFor(chainId, "unblock") ?? now.maxFeePerGas * DEFAULT_MOST_TIMES,
+    larger(timesPerMille(now.maxFeePerGas, REPLACEMENT_BUMP), 2n * (refused?.maxFeePerGas ?? 0n)),
+    larger(timesPerMille(now.maxPriorityFeePerGas, REPLACEMENT_BUMP), 2n * (refused?.maxPriorityFeePerGas ?? 0n)),
+    refused,
+  );
 }
 
 /** The OP stack's GasPriceOracle predeploy: what posting a transaction's data to L1 costs, beside its gas. */

@@ -9,7 +9,8 @@
 // fee (lib/allowances/replacement.ts). One whose nonce another transaction took fails its spend (settleInFlight), and
 // its request in the same run. A revocation's or an authorization's that its sender stopped waiting for has its
 // outcome written in the ledger (what it paid, or dropped at no cost): it no longer counts as waiting, nor against
-// the person's budget at its most.
+// the person's budget at its most. A relayer's nonce that a transaction the ledger does not have holds (or a gap),
+// with the ledger's transactions waiting behind it, is taken with a no-op once two runs found it held (./unblock.ts).
 import type { Hex } from "viem";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
@@ -23,6 +24,7 @@ import { minedRows, relayFate } from "./relay";
 import { droppedRow, type RelayPurpose } from "./relayer-ledger";
 import { replaceIfUnderpriced } from "./replacement";
 import { settleInFlight } from "./spend";
+import { unblockHeldNonces } from "./unblock";
 
 const EVERY_MS = 15_000;
 /** At most this many of each per run: a backlog drains over several runs. */
@@ -61,9 +63,14 @@ function logged(what: string) {
   };
 }
 
+/** A relayer's transaction, or its nonce, not settled this run: a node that does not answer is asked again next run. */
+function relayerFailed(error: unknown) {
+  if (!(error instanceof ChainError)) logged("a relayer's transaction")(error);
+}
+
 /**
- * Hands the node again what it lost of the relayers' transactions, settles the spends still in flight allowance by
- * allowance, then the requests they paid.
+ * Hands the node again what it lost of the relayers' transactions, takes a relayer's nonce held by another sender's
+ * (./unblock.ts), settles the spends still in flight allowance by allowance, then the requests they paid.
  */
 export async function reconcilePayments(): Promise<void> {
   for (const { hash, chainId, purpose } of await selectRows(RELAYED_IN_FLIGHT)) {
@@ -71,14 +78,14 @@ export async function reconcilePayments(): Promise<void> {
     await relayFate(chainId, hash as Hex)
       .then(async (fate) => {
         if (fate === "pending") return replaceIfUnderpriced(chainId, hash as Hex);
-        // A payment's outcome is written with its spend's, under its allowance's lease (below); a revocation's or an
-        // authorization's, whose sender stopped waiting, here: what it paid, or that it never will land.
+        // A payment's outcome is written with its spend's, under its allowance's lease (below); a revocation's, an
+        // authorization's, whose sender stopped waiting, or a no-op's, which no one waits for, here: what it paid, or
+        // that it never will land.
         if (purpose !== "payment") await writeTogether(fate === "replaced" ? [droppedRow(hash as Hex)] : minedRows(fate));
       })
-      .catch((error: unknown) => {
-        if (!(error instanceof ChainError)) logged("a relayer's transaction")(error);
-      });
+      .catch(relayerFailed);
   }
+  await unblockHeldNonces(relayerFailed);
   for (const { allowanceId, chainId } of await selectRows(ALLOWANCES_IN_FLIGHT)) {
     await withLease(`allowance:${allowanceId}`, () => settleInFlight(allowanceId, chainId), { waitMs: LEASE_WAIT_MS }).catch(
       logged("an allowance's payments"),

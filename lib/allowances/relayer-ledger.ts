@@ -6,7 +6,8 @@ import { db, queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { requiring, rowsLater, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
-export type RelayPurpose = "authorization" | "payment" | "revocation";
+/** What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held (./unblock.ts). */
+export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock";
 
 /** Whom a relayed transaction serves: a person's allowance, or nobody's in particular. */
 export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowanceId: string | null };
@@ -251,4 +252,28 @@ export function* nonceAfterWaitingIn(chainId: number, relayer: Address): Transac
 /** nonceAfterWaitingIn, apart. */
 export async function nonceAfterWaiting(chainId: number, relayer: Address): Promise<number | null> {
   return nonceAfter(await queryPastOrm<WaitingNonce>(LAST_WAITING_NONCE, [chainId, relayer]));
+}
+
+/** Each relayer with transactions waiting in the ledger, by chain: those whose nonce may be held (./unblock.ts). */
+const RELAYERS_WAITING = `SELECT DISTINCT "chainId", "relayer" FROM "RelayedTransaction" WHERE "status" = 'sent' AND "nonce" IS NOT NULL`;
+
+export async function relayersWaiting(): Promise<{ chainId: number; relayer: Address }[]> {
+  return queryPastOrm(RELAYERS_WAITING, []);
+}
+
+const LOWEST_WAITING_FROM = `SELECT MIN("nonce") AS "nonce" FROM "RelayedTransaction"
+  WHERE "status" = 'sent' AND "chainId" = ? AND "relayer" = ? AND "nonce" >= ?`;
+
+/** The relayer's lowest nonce from `nonce` on that the ledger has a transaction waiting at, or null when none waits there. */
+export async function lowestWaitingFrom(chainId: number, relayer: Address, nonce: number): Promise<number | null> {
+  const lowest = (await queryPastOrm<WaitingNonce>(LOWEST_WAITING_FROM, [chainId, relayer, nonce]))[0]?.nonce;
+  return lowest === null || lowest === undefined ? null : Number(lowest);
+}
+
+const AT_NONCE = `SELECT "status", "purpose", "raw" FROM "RelayedTransaction"
+  WHERE "chainId" = ? AND "relayer" = ? AND "nonce" = ? AND ("status" = 'sent' OR "purpose" = 'unblock')`;
+
+/** The ledger's transactions at the relayer's `nonce` that wait there, and its no-ops there whatever became of them. */
+export async function waitingOrNoOpsAt(chainId: number, relayer: Address, nonce: number) {
+  return queryPastOrm<{ status: string; purpose: RelayPurpose; raw: Hex | null }>(AT_NONCE, [chainId, relayer, nonce]);
 }

@@ -11,10 +11,10 @@ import { runTransaction, unansweredAll, writeTogether } from "@/lib/db/transacti
 import { keccak256 } from "@/lib/wallet/keccak";
 import { alreadyKnown, nodeWords } from "@/lib/wallet/reverts";
 import { onChain } from "@/lib/wallet/chains";
-import { feesNow, l1FeeOf, replacementFees, type Fees } from "./fees";
+import { feesNow, feesOf, l1FeeOf, replacementFees, type Fees } from "./fees";
 import { relayerLease, withLease } from "./lease";
-import { gasSpentFor, refusedReplacementRows, relayedBytes, replacementRows, type RelayedRow } from "./relayer-ledger";
-import { feeBudget, relayerAccounts } from "./settings";
+import { gasSpentFor, refusedReplacementRows, relayedBytes, replacementRows } from "./relayer-ledger";
+import { feeBudget, relayerKeyOf } from "./settings";
 
 /** The transaction was mined, dropped or replaced meanwhile: nothing to replace. */
 class NoLongerWaitingError extends AppError {
@@ -26,16 +26,23 @@ class NoLongerWaitingError extends AppError {
 /** How long a replacement waits for the relayer's lease: another instance replacing or sending goes first. */
 const LEASE_WAIT_MS = 2_000;
 
-/** The relayer key of the stored row's address, of payments or revocations; null when the operator no longer has it. */
-function signerOf(row: RelayedRow) {
-  const accounts = [...relayerAccounts(row.chainId, "payments"), ...relayerAccounts(row.chainId, "revocations")];
-  return accounts.find((account) => account.address.toLowerCase() === row.relayer.toLowerCase()) ?? null;
+/**
+ * Broadcasts a transaction recorded in the ledger as waiting: "taken" once the node holds it, "refused" when the node
+ * answered no in its own words. No answer throws (a ChainError): it may have taken it, and recorded as waiting, it is
+ * broadcast again if the node lost it.
+ */
+export function broadcastRecorded(chainId: number, signed: Hex): Promise<"taken" | "refused"> {
+  return onChain(chainId, (client) =>
+    client.request({ method: "eth_sendRawTransaction", params: [signed] }).then(
+      () => "taken" as const,
+      (error: unknown) => {
+        if (alreadyKnown(error)) return "taken" as const;
+        if (nodeWords(error)) return "refused" as const;
+        throw error;
+      },
+    ),
+  );
 }
-
-const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: bigint }): Fees => ({
-  maxFeePerGas: transaction.maxFeePerGas ?? 0n,
-  maxPriorityFeePerGas: transaction.maxPriorityFeePerGas ?? 0n,
-});
 
 /**
  * Replaces the relayer's transaction `hash` when it waits underpriced; answers the replacement's hash, or null when it
@@ -45,7 +52,7 @@ const feesOf = (transaction: { maxFeePerGas?: bigint; maxPriorityFeePerGas?: big
  */
 export async function replaceIfUnderpriced(chainId: number, hash: Hex, today?: Fees & { baseFeePerGas: bigint }): Promise<Hex | null> {
   const row = await relayedBytes(hash);
-  const account = row && signerOf(row);
+  const account = row && relayerKeyOf(row.chainId, row.relayer);
   if (!row?.raw || row.status !== "sent" || row.nonce === null || !account) return null;
   const lineage = row.lineage ?? hash;
   const waiting = parseTransaction(row.raw);
@@ -93,17 +100,7 @@ export async function replaceIfUnderpriced(chainId: number, hash: Hex, today?: F
     { waitMs: LEASE_WAIT_MS },
   );
   if (!recorded) return null;
-  const answer = await onChain(chainId, (client) =>
-    client.request({ method: "eth_sendRawTransaction", params: [signed] }).then(
-      () => "taken" as const,
-      (error: unknown) => {
-        if (alreadyKnown(error)) return "taken" as const;
-        if (nodeWords(error)) return "refused" as const;
-        // No answer: it may have taken it. Recorded as the one waiting, it is broadcast again if the node lost it.
-        throw error;
-      },
-    ),
-  );
+  const answer = await broadcastRecorded(chainId, signed);
   // The node refused it (too small a bump for it, the nonce mined meanwhile): the other waits on as it was.
   if (answer === "refused") {
     await writeTogether(refusedReplacementRows(replacement, hash, lineage, BigInt(row.cost ?? 0)));

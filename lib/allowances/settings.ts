@@ -139,6 +139,12 @@ export function relayerAccounts(chainId: number, purpose: "payments" | "revocati
   return chainId === LOCAL_CHAIN_ID && !production ? [accountOf(localRelayerKey(purpose))] : [];
 }
 
+/** The chain's relayer key of `address`, of payments or of revocations; null when the operator no longer has it. */
+export function relayerKeyOf(chainId: number, address: string): LocalAccount | null {
+  const accounts = [...relayerAccounts(chainId, "payments"), ...relayerAccounts(chainId, "revocations")];
+  return accounts.find((account) => account.address.toLowerCase() === address.toLowerCase()) ?? null;
+}
+
 /** The chain's first relayer key (for payments, or the one for revocations), or null when none is configured. */
 export function relayerAccount(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount | null {
   return relayerAccounts(chainId, purpose)[0] ?? null;
