@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { pathToFileURL } from "node:url";
 import autocannon from "autocannon";
 import { freePort, startApp, type RunningApp } from "../e2e/support/app";
-import { keccak256, parseEther, type Address, type Hex } from "viem";
+import { keccak256, parseEther, parseTransaction, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
 import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
@@ -572,6 +572,11 @@ type Throughput = {
   rpcByMethod: Record<string, number>;
   /** the server's CPU time (all threads) over the scenario, per landed payment */
   cpuMsPerPayment: number;
+  /**
+   * The node's own ceiling (many allowances): the scenario's landed transactions sent again straight to the node, from
+   * the chain as it was before the scenario, as fast as it takes them; how many it mined a block (mean and most).
+   */
+  node?: { perBlock: number; mostInABlock: number; byBlock: number[] };
   target: string;
   met: boolean;
 };
@@ -598,6 +603,16 @@ function answered(status: number, text: string): { landed?: Hex; pending?: Hex; 
   const words = answer.error?.message ?? answer.result?.content?.[0]?.text ?? text;
   // the words without the figures that differ between calls (amounts, times, hashes)
   return { refused: words.replace(/0x[0-9a-fA-F]+|\d[\d.:TZ-]*/g, "…").slice(0, 100) };
+}
+
+/** How many of some transactions each block holds, from the first block holding one to the `last`, given each one's block. */
+function blocksHolding(numbers: bigint[]): { byBlock: number[]; last: bigint | undefined } {
+  if (!numbers.length) return { byBlock: [], last: undefined };
+  const first = numbers.reduce((a, b) => (b < a ? b : a));
+  const last = numbers.reduce((a, b) => (b > a ? b : a));
+  const byBlock = Array.from({ length: Number(last - first) + 1 }, () => 0);
+  for (const number of numbers) byBlock[Number(number - first)]++;
+  return { byBlock, last };
 }
 
 /** A sorted list's value at a quantile, rounded. */
@@ -674,10 +689,7 @@ async function paymentsThroughput(
   const landed = answers.filter((answer) => answer.landed);
   const receipts = await Promise.all(landed.map((answer) => chain.client.getTransactionReceipt({ hash: answer.landed! })));
   const numbers = receipts.map((receipt) => receipt.blockNumber);
-  const first = numbers.reduce((a, b) => (b < a ? b : a), numbers[0] ?? 0n);
-  const last = numbers.reduce((a, b) => (b > a ? b : a), numbers[0] ?? 0n);
-  const byBlock = landed.length ? Array.from({ length: Number(last - first) + 1 }, () => 0) : [];
-  for (const number of numbers) byBlock[Number(number - first)]++;
+  const { byBlock, last } = blocksHolding(numbers);
   const gasPerPayment = receipts.length
     ? Math.round(receipts.reduce((sum, receipt) => sum + Number(receipt.gasUsed), 0) / receipts.length)
     : 0;
@@ -745,9 +757,13 @@ async function throughputs(database: "sqlite" | "postgres", latencies: number[])
   const chain = await startChain();
   const framework = await deployFramework(chain);
   const broadcastAt = new Map<string, number>();
+  const signed = new Map<string, Hex>();
   const proxy = await countingProxy(chain.rpcUrl, {
     before: async (call) => {
-      if (call.method === "eth_sendRawTransaction") broadcastAt.set(keccak256(call.params![0] as Hex), performance.now());
+      if (call.method !== "eth_sendRawTransaction") return;
+      const raw = call.params![0] as Hex;
+      broadcastAt.set(keccak256(raw), performance.now());
+      signed.set(keccak256(raw), raw);
     },
   });
   const app = await startApp({
@@ -825,9 +841,16 @@ async function throughputs(database: "sqlite" | "postgres", latencies: number[])
       await settled(chain);
       // each agent's payments one after another in the queue, all of them in flight at once
       const spread = Array.from({ length: perAgent }, () => many).flat();
+      const before = (await chain.client.request({ method: "evm_snapshot" as never })) as Hex;
+      const signedBefore = signed.size;
       const across = await paymentsThroughput(world, `${THROUGHPUT}: many allowances (${blocks})`, spread, spread.length, rpcLatencyMs);
+      await settled(chain);
+      const node = await nodeCeiling(chain, before, [...signed.values()].slice(signedBefore));
+      // the same block numbers came again with the replay: the next scenario times its own
+      watch.blockSeenAt.clear();
       results.push({
         ...across,
+        node,
         target: `≥ ${TARGET_MANY_SHARE * 100} % of a block's capacity, p50 ≤ ${TARGET_P50_MS} ms`,
         met: across.capacityUsed >= TARGET_MANY_SHARE && across.p50 <= TARGET_P50_MS && across.refused === 0,
       });
@@ -840,6 +863,39 @@ async function throughputs(database: "sqlite" | "postgres", latencies: number[])
     await proxy.stop();
     await chain.stop();
   }
+}
+
+/**
+ * The node's own ceiling for a scenario's transactions: the chain taken back to `snapshot` (before the scenario), then
+ * those of `raws` it had mined sent again straight to the node, in nonce order, eight at a time, as fast as it takes
+ * them; how many it mines a block. The same transactions mined again leave the chain as the scenario left it.
+ */
+async function nodeCeiling(chain: LocalChain, snapshot: Hex, raws: Hex[]): Promise<Throughput["node"]> {
+  const mined = (
+    await Promise.all(
+      raws.map(async (raw) => ((await chain.client.getTransactionReceipt({ hash: keccak256(raw) }).catch(() => null)) ? [raw] : [])),
+    )
+  ).flat();
+  if (!(await chain.client.request({ method: "evm_revert" as never, params: [snapshot] as never }))) throw new Error("evm_revert failed");
+  const queue = mined
+    .map((raw) => ({ raw, nonce: parseTransaction(raw).nonce ?? 0 }))
+    .sort((a, b) => a.nonce - b.nonce)
+    .map(({ raw }) => raw);
+  await Promise.all(
+    Array.from({ length: 8 }, async () => {
+      for (let raw = queue.shift(); raw; raw = queue.shift())
+        await chain.client.request({ method: "eth_sendRawTransaction", params: [raw] });
+    }),
+  );
+  await settled(chain);
+  const { byBlock } = blocksHolding(
+    await Promise.all(mined.map(async (raw) => (await chain.client.getTransactionReceipt({ hash: keccak256(raw) })).blockNumber)),
+  );
+  return {
+    perBlock: byBlock.length ? Math.round((mined.length / byBlock.length) * 100) / 100 : 0,
+    mostInABlock: Math.max(0, ...byBlock),
+    byBlock,
+  };
 }
 
 /** Waits until the node's mempool is empty (every transaction sent mined), then for one more block. */
@@ -878,6 +934,11 @@ function printedThroughput(rows: Throughput[]) {
         `${r.gasPerPayment} gas a payment, ${r.blockCapacity} to a block; server CPU ${r.cpuMsPerPayment} ms a payment; ` +
         `a block each: ${r.byBlock.join(" ")}`,
     );
+    if (r.node)
+      console.log(
+        `  ↳ the node's ceiling: the same transactions sent straight to it, ${r.node.perBlock} a block (most ${r.node.mostInABlock}): ` +
+          `${r.node.byBlock.join(" ")}`,
+      );
     for (const [words, count] of Object.entries(r.refusals)) console.log(`  ↳ refused ${count}×: ${words}`);
     console.log(`  ↳ target ${r.target}: ${r.met ? "met" : "not met"}`);
   }
