@@ -6,7 +6,7 @@
 // never passes the cap, and nothing sent reverts.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getAddress, parseEther, type Address, type Hex } from "viem";
+import { formatEther, getAddress, parseEther, type Address, type Hex } from "viem";
 import { mnemonicToAccount } from "viem/accounts";
 import { agentPayingShop, relayersSetting, startAllowanceWorld, type AllowanceWorld } from "./allowances";
 import { HARDHAT_MNEMONIC } from "@/lib/allowances/settings";
@@ -105,6 +105,23 @@ export function pipelinedPaymentsSuite(database: "sqlite" | "postgres") {
         spends.map((group) => [group.status, group._count]),
         [["landed", 10]],
       );
+    });
+
+    it("twelve payments at once where the account holds five: five land, the rest refused before a send, none reverts", async () => {
+      const { person, shop, pay } = await agentPayingShop(world, PAYMENT, { native: parseEther("0.01") });
+      // The rehearsal runs at the latest block, where the payments still on their way have not moved anything yet.
+      await world.chain.fund(person.address, formatEther(5n * PAYMENT + PAYMENT / 2n));
+      const sentBefore = await relayersSent();
+      const results = await Promise.allSettled(Array.from({ length: 12 }, () => pay()));
+      const { paid, refusals, receipts } = await outcomes(results);
+      assert.equal(paid.length, 5, JSON.stringify(refusals));
+      assert.ok(
+        refusals.every((message) => /payments not yet mined move|the account holds/.test(message)),
+        JSON.stringify(refusals),
+      );
+      assert.ok(receipts.every((receipt) => receipt.status === "success"));
+      assert.equal(await world.balance(shop), 5n * PAYMENT);
+      assert.equal((await relayersSent()) - sentBefore, 5, "the relayers sent only what landed");
     });
 
     it("several people's agents pay at once through both relayers, each relayer's nonces in order, every payment landed", async () => {

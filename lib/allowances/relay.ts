@@ -147,13 +147,45 @@ export class RelayerLowError extends AppError {
   }
 }
 
-/** Runs the transaction's call as it would be sent; its gas (estimated unless given), or a WouldRevertError. */
-async function rehearse(client: PublicClient, fields: Record<string, unknown>, gas: bigint | undefined): Promise<bigint> {
-  const method = gas === undefined ? "eth_estimateGas" : "eth_call";
-  const params = gas === undefined ? fields : { ...fields, gas: numberToHex(gas) };
+/**
+ * The gas last estimated for each kind of call its callers name (a payment: its delegation's redemption), so that the
+ * next is run once at that gas (eth_call) rather than searched for again (eth_estimateGas runs it many times). At most
+ * GAS_REMEMBERED_MOST kinds, the oldest forgotten first.
+ */
+const gasRemembered = new Map<string, bigint>();
+const GAS_REMEMBERED_MOST = 10_000;
+
+/**
+ * Runs the transaction's call as it would be sent, at the latest block: its gas (estimated unless given, or the gas
+ * remembered for `kind` when the call runs at it), or a WouldRevertError. Not at the pending block: a node builds that
+ * from its whole pool for every read there (hardhat: about 10 ms a waiting payment), and what the caller's payments
+ * still on their way change of its state, the caller counts itself (lib/allowances/spend.ts).
+ */
+async function rehearse(client: PublicClient, fields: Record<string, unknown>, gas: bigint | undefined, kind?: string): Promise<bigint> {
+  const run = (method: "eth_call" | "eth_estimateGas", params: Record<string, unknown>) =>
+    client.request({ method, params: [params, "latest"] } as never) as Promise<Hex>;
+  const remembered = gas === undefined && kind !== undefined ? gasRemembered.get(kind) : undefined;
+  // one that no longer runs at the gas remembered (a revert, or more gas needed now) is estimated, which says which
+  if (
+    remembered !== undefined &&
+    (await run("eth_call", { ...fields, gas: numberToHex(remembered) }).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return remembered;
   try {
-    const answer = (await client.request({ method, params: [params, "pending"] } as never)) as Hex;
-    return gas ?? BigInt(answer);
+    if (gas !== undefined) {
+      await run("eth_call", { ...fields, gas: numberToHex(gas) });
+      return gas;
+    }
+    const estimated = BigInt(await run("eth_estimateGas", fields));
+    if (kind !== undefined) {
+      gasRemembered.delete(kind);
+      gasRemembered.set(kind, estimated);
+      if (gasRemembered.size > GAS_REMEMBERED_MOST) gasRemembered.delete(gasRemembered.keys().next().value!);
+    }
+    return estimated;
   } catch (error) {
     throw asRevert(error);
   }
@@ -376,7 +408,7 @@ function notFound(error: unknown): null {
  */
 export async function relay(
   chainId: number,
-  call: { to: Address; data: Hex; gas?: bigint; authorizationList?: SignedAuthorizationList },
+  call: { to: Address; data: Hex; gas?: bigint; kind?: string; authorizationList?: SignedAuthorizationList },
   relayFor: RelayFor,
   options: {
     recordWith?: (hash: Hex) => Query[];
@@ -404,16 +436,19 @@ export async function relay(
           });
           const rehearsing = !call.authorizationList;
           const earlier = rehearsedFees.get(chainId);
-          // One exchange with the node: the caller's checks, the relayer's nonce, fees and balance, and the rehearsal with
-          // the fees the last transaction carried.
-          // The ledger's waiting transactions count too: a node's pool may not count one it holds that fees left behind.
-          const [checked, pendingCount, waitingAfter, fresh, balance, rehearsal] = await Promise.allSettled([
+          // The nonce: after the ledger's transactions still waiting (a node's pool may not count one that fees left behind,
+          // and the ledger has every one the relayer sent); with none, the node's pending count, which counts one sent
+          // elsewhere. Not that count while some wait: a node builds its pending block from its whole pool to answer it
+          // (hardhat: about 10 ms a waiting payment).
+          // Then one exchange with the node: the caller's checks, the relayer's count, fees and balance, and the rehearsal
+          // with the fees the last transaction carried.
+          const waitingAfter = options.turn ? options.turn.nonceAfterWaiting : await nonceAfterWaiting(chainId, relayer.address);
+          const [checked, count, fresh, balance, rehearsal] = await Promise.allSettled([
             options.checks?.(client),
-            client.getTransactionCount({ address: relayer.address, blockTag: "pending" }),
-            options.turn ? options.turn.nonceAfterWaiting : nonceAfterWaiting(chainId, relayer.address),
+            client.getTransactionCount({ address: relayer.address, blockTag: waitingAfter === null ? "pending" : "latest" }),
             feesNow(client),
             client.getBalance({ address: relayer.address }),
-            rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas) : Promise.resolve(undefined),
+            rehearsing && earlier ? rehearse(client, fieldsWith(earlier), call.gas, call.kind) : Promise.resolve(undefined),
           ]);
           settledValue(checked);
           const now = settledValue(fresh);
@@ -424,12 +459,12 @@ export async function relay(
             rehearsed = earlier;
             gas = settledValue(rehearsal)!;
           } else {
-            gas = await rehearse(client, fieldsWith(now), call.gas);
+            gas = await rehearse(client, fieldsWith(now), call.gas, call.kind);
             rehearsedFees.set(chainId, now);
           }
           // Signed under the operator's most: the rehearsal's fees only change what a call that reads them does.
           const fees = feesWithinMost(chainId, { ...rehearsed, baseFeePerGas: now.baseFeePerGas }, relayFor.purpose);
-          const nonce = Math.max(settledValue(pendingCount), settledValue(waitingAfter) ?? 0);
+          const nonce = Math.max(settledValue(count), waitingAfter ?? 0);
           const common = {
             chainId,
             nonce,

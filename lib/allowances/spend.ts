@@ -33,7 +33,7 @@ import {
   type Query,
   type TransactionScript,
 } from "@/lib/db/transaction-script";
-import { ChainError } from "@/lib/wallet/chains";
+import { ChainError, onChain } from "@/lib/wallet/chains";
 import { AppError } from "@/lib/http/errors";
 import {
   allowanceStatus,
@@ -156,12 +156,15 @@ export function redeemCall(chain: Delegation[], execution: { target: Address; va
  * as many are in flight as an allowance sends before the first are mined: nothing was sent.
  */
 class PendingSpendError extends AppError {
-  constructor(hash: string | null) {
+  constructor(hash: string | null, funds?: { balance: bigint; sending: bigint }) {
     super(
       "allowance_busy",
       hash
         ? `A payment from this allowance (transaction ${hash}) cannot be confirmed just now; try again shortly.`
-        : `${MAX_IN_FLIGHT} payments from this allowance are waiting to be mined; try again once a block has come.`,
+        : funds
+          ? `The account holds ${funds.balance} base units, of which payments not yet mined move ${funds.sending}: too little ` +
+            "for this one too; try again once a block has come."
+          : `${MAX_IN_FLIGHT} payments from this allowance are waiting to be mined; try again once a block has come.`,
       409,
     );
   }
@@ -180,6 +183,31 @@ const SENT_SPENDS = new PreparedSelect<SentSpend>(
   "allowance_sent_spends",
   `SELECT "id", "txHash", "delegationHash", "amount" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
 );
+
+/** What a delegator's spends sent and not yet seen mined move of one token ('' for the coin), across its allowances. */
+const DELEGATOR_SENDING = new PreparedSelect<{ amount: string }>(
+  "delegator_sending",
+  `SELECT s."amount" FROM "AllowanceSpend" s JOIN "Allowance" a ON a."id" = s."allowanceId"
+    WHERE a."delegator" = ? AND a."chainId" = ? AND s."status" = 'sent' AND COALESCE(s."token", '') = ?`,
+);
+
+/**
+ * What the person's account holds of what a payment moves, as of the latest block, and what its payments sent and not
+ * yet seen mined take of it: the rehearsal runs at the latest block (a node builds its pending block from its whole
+ * pool for every read there), so it does not see those.
+ */
+async function fundsFor(allowance: Allowance, token: Address | null) {
+  const owner = getAddress(allowance.delegator);
+  const [balance, rows] = await Promise.all([
+    onChain(allowance.chainId, (client) =>
+      token
+        ? client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
+        : client.getBalance({ address: owner }),
+    ),
+    selectRows(DELEGATOR_SENDING, allowance.delegator, allowance.chainId, token ?? ""),
+  ]);
+  return { balance, sending: rows.reduce((sum, row) => sum + BigInt(row.amount), 0n) };
+}
 
 /**
  * The spends this process sent and still waits to see mined: its own wait records their receipts, so another payment
@@ -413,10 +441,11 @@ export async function spendFromAllowance(
       if (inFlight.length >= MAX_IN_FLIGHT) throw new PendingSpendError(null);
       let left: AllowanceRefusal["left"];
       const checks = async () => {
-        const [deleGator, leftNow] = await Promise.allSettled([
+        const [deleGator, leftNow, funds] = await Promise.allSettled([
           runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
           // x402 payments signed and not yet redeemed, and transfers sent and not yet mined, hold their amounts
           leftFor(allowance, framework, moved, new Date(), { held, inFlight: inFlightOf(allowanceId, allowance.chainId, inFlight) }),
+          fundsFor(allowance, moved.token),
         ]);
         // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
         if (!settledValue(deleGator)) {
@@ -446,6 +475,15 @@ export async function spendFromAllowance(
             left,
           );
         }
+        const { balance, sending } = settledValue(funds);
+        if (moved.amount > balance)
+          throw refuse(
+            "would_revert",
+            `The chain would refuse this payment (the account holds ${balance} base units); nothing was sent.`,
+            left,
+          );
+        // Enough now, not once the payments on their way are mined (or some of those were mined since the database said).
+        if (moved.amount + sending > balance) throw new PendingSpendError(null, { balance, sending });
       };
 
       const spendId = randomId("sp_");
@@ -455,7 +493,8 @@ export async function spendFromAllowance(
       try {
         sent = await relay(
           allowance.chainId,
-          { to: framework.DelegationManager, data },
+          // redemptions of one delegation need about the same gas: the last one's is tried first
+          { to: framework.DelegationManager, data, kind: `redemption:${paying.hash}` },
           { purpose: "payment", userId: allowance.userId, allowanceId },
           {
             checks,
