@@ -27,7 +27,7 @@ class NoLongerWaitingError extends AppError {
 const LEASE_WAIT_MS = 2_000;
 
 /** What the node answered a broadcast: it holds the transaction, or refused it in its own words. */
-export type Broadcast = "taken" | { refused: string };
+type Broadcast = "taken" | { refused: string };
 
 /**
  * Broadcasts through `client` a transaction recorded in the ledger as waiting: "taken" once the node holds it ("already
