@@ -413,5 +413,123 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       assert.ok(said[0].includes(world.relayer) && said[0].includes(`nonce ${nonce} `) && said[0].includes("did not send"), said[0]);
       assert.ok(!said[0].includes(proxy.rpcUrl) && !said[0].includes(world.chain.rpcUrl), said[0]);
     });
+
+    /** A transfer of 1 wei the relayer's `key` signs elsewhere at `nonce`, sent straight to the node (its hash). */
+    const sentElsewhereWith = async (key: Hex, nonce: number, to: Hex, fees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }) =>
+      (await ask("eth_sendRawTransaction", [
+        await privateKeyToAccount(key).signTransaction({
+          type: "eip1559",
+          chainId: world.chain.chainId,
+          nonce,
+          to,
+          value: 1n,
+          gas: 21_000n,
+          ...fees,
+        }),
+      ])) as Hex;
+
+    it("a payment whose nonce another sender's transaction took in the pool at a higher fee is replaced over it and lands", async () => {
+      const { pay, shop } = await agentPayingShop(world, PAYMENT);
+      await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
+      const nonce = await world.relayerNonce();
+      const recipient = world.recipient();
+      let paying!: Promise<unknown>;
+      let elsewhere!: Hex;
+      await world.chain.holdingBlocks(async () => {
+        paying = pay();
+        paying.catch(() => {});
+        await until(async () => (await pendingNonce()) > nonce, "the payment waits in the mempool");
+        // The relayer's key used elsewhere at the payment's nonce, at about ten times its fees: the node's pool holds it in
+        // the payment's place. The spike then leaves both behind, and a replacement at the spike's fees with the usual
+        // tip does not outbid it.
+        elsewhere = await sentElsewhereWith(localRelayerKey(), nonce, recipient, {
+          maxFeePerGas: parseGwei("10"),
+          maxPriorityFeePerGas: parseGwei("10"),
+        });
+        await holdBaseFee(parseGwei("50"));
+      });
+      let paid: { status: string; tx_hash: Hex };
+      try {
+        paid = (await paying) as typeof paid;
+      } finally {
+        await holdBaseFee(CALM);
+      }
+      const rows = await rowsAt(nonce);
+      const ledger = rows.map((row) => `${row.hash.slice(0, 10)} ${row.status}`).join(", ");
+      assert.equal(paid.status, "completed", `landed during the spike: ${ledger}`);
+      const mined = await world.chain.client.getTransaction({ hash: paid.tx_hash });
+      assert.equal(mined.nonce, nonce);
+      assert.ok(mined.maxPriorityFeePerGas! >= parseGwei("11"), "it outbid the other by the node's 10 %");
+      assert.ok(mined.maxFeePerGas! <= MOST, "within the operator's most");
+      assert.equal(await world.balance(shop), PAYMENT);
+      await assert.rejects(world.chain.client.getTransactionReceipt({ hash: elsewhere }), "the other sender's transaction never mined");
+      assert.equal(await world.balance(recipient), 0n);
+      assert.ok(
+        rows.some((row) => row.status === "dropped"),
+        `the node refused replacements below the other first: ${ledger}`,
+      );
+      assert.equal(rows.filter((row) => row.status === "landed").length, 1, ledger);
+      assert.ok(
+        rows.every((row) => row.status === "landed" || row.cost === 0n),
+        "what the node refused or replaced cost nothing",
+      );
+    });
+
+    it("a revocation relayer's nonce held by another sender's transaction at the operator's most is taken past the most", async () => {
+      const { person, userId, credentialId } = await agentPayingShop(world, PAYMENT);
+      const other = await signAllowanceFor(world.chain, person, { userId, credentialId }, { recipients: [world.recipient()] });
+      const revocationsKey = localRelayerKey("revocations");
+      const revoker = privateKeyToAccount(revocationsKey).address;
+      const recipient = world.recipient();
+      const minedCount = () => world.chain.client.getTransactionCount({ address: revoker, blockTag: "latest" });
+      const pendingCount = () => world.chain.client.getTransactionCount({ address: revoker, blockTag: "pending" });
+      await until(async () => (await minedCount()) === (await pendingCount()), "nothing of the revocation relayer's waits");
+      const nonce = await minedCount();
+      const prepared = await lib.revocation.prepareRevocation(userId, [other.id]);
+      const signature = await lib.operation.signRevocation(person, prepared);
+      const warn = mock.method(console, "warn", () => {});
+      let revoking!: Promise<{ txHash: Hex | null }>;
+      let elsewhere!: Hex;
+      try {
+        // The key of revocations used elsewhere at the operator's most, the revocation queued after it; then a spike
+        // above the most leaves it behind, and no no-op held to that most outbids it.
+        await world.chain.holdingBlocks(async () => {
+          elsewhere = await sentElsewhereWith(revocationsKey, nonce, recipient, {
+            maxFeePerGas: MOST,
+            maxPriorityFeePerGas: parseGwei("0.01"),
+          });
+          revoking = lib.revocation.revokeAllowances(userId, [other.id], { nonce: prepared.nonce, signature });
+          revoking.catch(() => {});
+          const behind = () => lib.db.db().relayedTransaction.count({ where: { relayer: revoker, nonce: nonce + 1, status: "sent" } });
+          await until(async () => (await behind()) > 0, "the revocation waits behind the other");
+          await holdBaseFee(parseGwei("150"));
+        });
+        await until(async () => (await world.chain.client.getBlock()).baseFeePerGas! >= parseGwei("150"), "the spike");
+        await lib.reconcile.reconcilePayments();
+        const firstLook = Date.now();
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstLook + lib.unblock.HELD_FOR_MS - Date.now())));
+        await lib.reconcile.reconcilePayments();
+        await until(async () => (await minedCount()) > nonce, "the held nonce taken during the spike", 10_000);
+        const noOps = await lib.db.db().relayedTransaction.findMany({ where: { relayer: revoker, nonce } });
+        const noOp = noOps.find((row) => row.purpose === "unblock" && row.status !== "dropped");
+        assert.ok(noOp, `a no-op took the nonce: ${noOps.map((row) => `${row.purpose} ${row.status}`).join(", ")}`);
+        const mined = await world.chain.client.getTransaction({ hash: noOp.hash as Hex });
+        assert.ok(mined.maxFeePerGas! > MOST, "past the most payments are held to, as a revocation pays");
+      } finally {
+        warn.mock.restore();
+        // The spike ends: the revocation, signed before it, is mined.
+        await holdBaseFee(CALM);
+      }
+      await assert.rejects(world.chain.client.getTransactionReceipt({ hash: elsewhere }), "the other sender's transaction never mined");
+      assert.equal(await world.balance(recipient), 0n);
+      const { txHash } = await revoking;
+      assert.ok(txHash);
+      const revoked = await world.chain.client.getTransactionReceipt({ hash: txHash });
+      assert.equal(revoked.status, "success");
+      assert.deepEqual(
+        await world.disabledOnChain(other.hashes),
+        other.hashes.map(() => true),
+      );
+    });
   });
 }

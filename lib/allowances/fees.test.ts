@@ -1,13 +1,18 @@
 // The relayer's fees under the operator's most, and its replacements of a transaction fees left behind: chain 31337
-// has a most of 100 gwei per gas here; chain 1 none (a replacement then pays at most ten times its nonce's first offer).
+// has a most of 100 gwei per gas here, and a relayer of revocations of its own; chain 1 none (a replacement then pays at
+// most ten times its nonce's first offer).
 import { before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseGwei } from "viem";
+import { parseGwei, type Hex } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { localRelayerKey } from "./settings";
 
 let fees: typeof import("./fees");
 
 before(async () => {
   process.env.ALLOWANCE_MAX_FEE_PER_GAS = JSON.stringify({ 31337: parseGwei("100").toString() });
+  process.env.ALLOWANCE_RELAYERS = JSON.stringify({ 31337: localRelayerKey() });
+  process.env.ALLOWANCE_REVOCATION_RELAYERS = JSON.stringify({ 31337: localRelayerKey("revocations") });
   fees = await import("./fees");
 });
 
@@ -63,6 +68,15 @@ describe("a waiting transaction's replacement", () => {
   it("of a revocation pays past the most, up to ten times its nonce's first offer", () => {
     assert.deepEqual(fees.replacementFees(31337, "revocation", gwei("100", "1"), today("1000", "1"), first), gwei("130", "1.125"));
   });
+  it("after the node refused one at its nonce (another sender's holds it), offers twice the refused, up to the most", () => {
+    const waiting = gwei("2.2", "1");
+    assert.deepEqual(fees.replacementFees(31337, "payment", waiting, today("50", "1"), first, gwei("61", "1.125")), gwei("100", "2.25"));
+    assert.deepEqual(fees.replacementFees(31337, "payment", waiting, today("50", "1"), first, gwei("100", "2.25")), gwei("100", "4.5"));
+    assert.equal(fees.replacementFees(31337, "payment", waiting, today("50", "1"), first, gwei("100", "100")), null);
+  });
+  it("is asked once the node refused its bytes, though they could be mined at today's fees", () => {
+    assert.deepEqual(fees.replacementFees(31337, "payment", gwei("13", "1"), today("11", "1"), first, gwei("13", "1")), gwei("26", "2"));
+  });
   it("pays at most ten times its nonce's first offer on a chain with no most", () => {
     assert.deepEqual(fees.replacementFees(1, "payment", gwei("100", "1"), today("1000", "1"), first), gwei("130", "1.125"));
   });
@@ -77,12 +91,24 @@ describe("a no-op that takes a nonce another sender's transaction holds", () => 
   });
   it("stops at the operator's most, then is none: nothing offers more than the refused", () => {
     assert.deepEqual(fees.cancelFees(31337, today("10", "1"), gwei("80", "40")), gwei("100", "80"));
-    assert.equal(fees.cancelFees(31337, today("10", "1"), gwei("100", "80")), null);
+    assert.deepEqual(fees.cancelFees(31337, today("10", "1"), gwei("100", "80")), gwei("100", "100"), "the tip can still rise");
+    assert.equal(fees.cancelFees(31337, today("10", "1"), gwei("100", "100")), null);
   });
   it("holds at the most even while today's fees are above it", () => {
     assert.deepEqual(fees.cancelFees(31337, today("150", "2"), null), gwei("100", "2.25"));
   });
   it("offers at most ten times today's fees on a chain with no most", () => {
     assert.deepEqual(fees.cancelFees(1, today("10", "1"), gwei("100", "10")), gwei("130", "20"));
+  });
+  it("of a relayer that sends revocations pays past the operator's most, up to ten times today's fees", () => {
+    assert.deepEqual(fees.cancelFees(31337, today("150", "2"), null, "revocation"), gwei("204.75", "2.25"));
+    assert.deepEqual(fees.cancelFees(31337, today("150", "2"), gwei("204.75", "2.25"), "revocation"), gwei("409.5", "4.5"));
+    assert.equal(fees.cancelFees(31337, today("150", "2"), gwei("1820", "1820"), "revocation"), null);
+  });
+  it("is bounded as a revocation for the relayer of revocations alone", () => {
+    const address = (key: Hex) => privateKeyToAccount(key).address;
+    assert.equal(fees.boundAs(31337, "unblock", address(localRelayerKey("revocations"))), "revocation");
+    assert.equal(fees.boundAs(31337, "unblock", address(localRelayerKey()).toLowerCase()), "unblock");
+    assert.equal(fees.boundAs(31337, "payment", address(localRelayerKey("revocations"))), "payment");
   });
 });

@@ -5,7 +5,7 @@ import { encodeFunctionData, parseAbi, type Hex, type PublicClient } from "viem"
 import { AppError } from "@/lib/http/errors";
 import { chainById } from "@/lib/wallet/chains";
 import type { RelayPurpose } from "./relayer-ledger";
-import { maxFeePerGas } from "./settings";
+import { maxFeePerGas, sendsRevocations } from "./settings";
 
 export type Fees = { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint };
 
@@ -55,9 +55,15 @@ function gwei(wei: bigint): string {
 
 /**
  * The most a relayer pays per gas for `purpose` on the chain: the operator's, but for a revocation, which stops the
- * person's money moving and is held to a gas budget of its own: it pays the day's fees.
+ * person's money moving and is held to a gas budget of its own: it pays the day's fees. A no-op of a relayer that
+ * sends revocations (its own lane, or the one key they share with payments) is bounded as a revocation: what holds that
+ * relayer's nonce holds people's revocations behind it (boundAs).
  */
 const mostFor = (chainId: number, purpose: RelayPurpose) => (purpose === "revocation" ? null : maxFeePerGas(chainId));
+
+/** The purpose whose most bounds `relayer`'s transaction for `purpose`: a revocation's for a no-op of a relayer that sends revocations. */
+export const boundAs = (chainId: number, purpose: RelayPurpose, relayer: string): RelayPurpose =>
+  purpose === "unblock" && sendsRevocations(chainId, relayer) ? "revocation" : purpose;
 
 /**
  * The fees a transaction is signed with: those of the day, held under the operator's most on the chain. A payment is
@@ -87,26 +93,45 @@ const DEFAULT_MOST_TIMES = 10n;
 const timesPerMille = (value: bigint, perMille: bigint) => (value * perMille + 999n) / 1000n;
 const larger = (a: bigint, b: bigint) => (a > b ? a : b);
 
+/** The highest fees among `offers`, each fee on its own; null for none. */
+export function highestOffered(offers: Fees[]): Fees | null {
+  if (!offers.length) return null;
+  const most = (pick: (fees: Fees) => bigint) => offers.map(pick).reduce(larger);
+  return { maxFeePerGas: most((fees) => fees.maxFeePerGas), maxPriorityFeePerGas: most((fees) => fees.maxPriorityFeePerGas) };
+}
+
 /**
  * The fees asked (`maxFee`, `tip`) held to `most`, the tip within the max fee; null when what is left does not bump
- * `over` (what the node holds or refused at the nonce) by the node's minimum.
+ * `over` (what the node may hold at the nonce: the transaction replaced) by the node's minimum, or offers no more than
+ * `refused` (the most the node refused at the nonce) in either fee: the node compares an offer with what it holds, which
+ * may be another sender's transaction, known only by what it refused.
  */
-function raisedWithin(most: bigint, maxFee: bigint, tip: bigint, over: Fees | null): Fees | null {
+function raisedWithin(most: bigint, maxFee: bigint, tip: bigint, over: Fees | null, refused: Fees | null): Fees | null {
   const maxFeePerGas = maxFee > most ? most : maxFee;
   const maxPriorityFeePerGas = tip > maxFeePerGas ? maxFeePerGas : tip;
   const bumpsEnough =
     !over ||
     (maxFeePerGas >= timesPerMille(over.maxFeePerGas, NODES_MINIMUM_BUMP) &&
       maxPriorityFeePerGas >= timesPerMille(over.maxPriorityFeePerGas, NODES_MINIMUM_BUMP));
-  return bumpsEnough ? { maxFeePerGas, maxPriorityFeePerGas } : null;
+  const offersMore = !refused || maxFeePerGas > refused.maxFeePerGas || maxPriorityFeePerGas > refused.maxPriorityFeePerGas;
+  return bumpsEnough && offersMore ? { maxFeePerGas, maxPriorityFeePerGas } : null;
 }
 
 /**
+ * A fee asked, the most of: today's, 12.5 % above `above`'s, and twice what the node refused (what holds the nonce
+ * offers more by an amount the node does not say).
+ */
+const asked = (now: Fees, above: Fees | null, refused: Fees | null, pick: (fees: Fees) => bigint) =>
+  [pick(now), above ? timesPerMille(pick(above), REPLACEMENT_BUMP) : 0n, refused ? 2n * pick(refused) : 0n].reduce(larger);
+
+/**
  * Fees a waiting transaction is replaced with, or null when it needs none or none can be sent. It needs one when it
- * cannot be mined at today's fees: its max fee below the base fee with its tip, or its tip below the node's. The
- * replacement offers today's fees or 12.5 % above the old, whichever is more, up to the operator's most (or ten times
- * its nonce's first offer where there is none, as for a revocation); none where the most does not leave the node's
- * minimum bump.
+ * cannot be mined at today's fees: its max fee below the base fee with its tip, or its tip below the node's; or once
+ * the node refused its bytes or a replacement at its nonce (`refused`: the most refused there), since then another
+ * sender's transaction holds the nonce in the node's pool. The replacement offers today's fees, 12.5 % above the old
+ * and twice the refused, whichever is more, up to the operator's most (or ten times its nonce's first offer where
+ * there is none, as for a revocation); none where the most does not leave the node's minimum bump, or no more than
+ * the refused.
  */
 export function replacementFees(
   chainId: number,
@@ -114,15 +139,17 @@ export function replacementFees(
   waiting: Fees,
   now: Fees & { baseFeePerGas: bigint },
   first: Fees,
+  refused: Fees | null = null,
 ): Fees | null {
   const minable =
     waiting.maxFeePerGas >= now.baseFeePerGas + waiting.maxPriorityFeePerGas && waiting.maxPriorityFeePerGas >= now.maxPriorityFeePerGas;
-  if (minable) return null;
+  if (minable && !refused) return null;
   return raisedWithin(
     mostFor(chainId, purpose) ?? first.maxFeePerGas * DEFAULT_MOST_TIMES,
-    larger(now.maxFeePerGas, timesPerMille(waiting.maxFeePerGas, REPLACEMENT_BUMP)),
-    larger(now.maxPriorityFeePerGas, timesPerMille(waiting.maxPriorityFeePerGas, REPLACEMENT_BUMP)),
+    asked(now, waiting, refused, (fees) => fees.maxFeePerGas),
+    asked(now, waiting, refused, (fees) => fees.maxPriorityFeePerGas),
     waiting,
+    refused,
   );
 }
 
@@ -130,14 +157,15 @@ export function replacementFees(
  * Fees of a no-op that takes a relayer's nonce from a transaction the ledger does not have (lib/allowances/unblock.ts),
  * or null when none can outbid what the node refused: today's fees 12.5 % above, which replace one waiting below them
  * (with a tip no higher than today's); once the node refused such a no-op (`refused`: the most one offered), twice
- * that, since what holds the nonce offers more by an amount the node does not say. Up to the operator's most, or ten
- * times today's where none is set.
+ * that. Up to the most of `purpose` (boundAs: a relayer that sends revocations has none), or ten times today's where
+ * none is set.
  */
-export function cancelFees(chainId: number, now: Fees, refused: Fees | null): Fees | null {
+export function cancelFees(chainId: number, now: Fees, refused: Fees | null, purpose: RelayPurpose = "unblock"): Fees | null {
   return raisedWithin(
-    mostFor(chainId, "unblock") ?? now.maxFeePerGas * DEFAULT_MOST_TIMES,
-    larger(timesPerMille(now.maxFeePerGas, REPLACEMENT_BUMP), 2n * (refused?.maxFeePerGas ?? 0n)),
-    larger(timesPerMille(now.maxPriorityFeePerGas, REPLACEMENT_BUMP), 2n * (refused?.maxPriorityFeePerGas ?? 0n)),
+    mostFor(chainId, purpose) ?? now.maxFeePerGas * DEFAULT_MOST_TIMES,
+    asked(now, now, refused, (fees) => fees.maxFeePerGas),
+    asked(now, now, refused, (fees) => fees.maxPriorityFeePerGas),
+    null,
     refused,
   );
 }

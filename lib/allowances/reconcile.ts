@@ -6,7 +6,8 @@
 // relayer transaction the node no longer knows (dropped from its pool) is broadcast again from the signed bytes its
 // ledger row keeps while its nonce is free, with no lease: the same bytes change nothing a lease guards, and a payment
 // still waiting for its receipt holds its allowance's; one the node holds but fees left behind is replaced at a higher
-// fee (lib/allowances/replacement.ts). One whose nonce another transaction took fails its spend (settleInFlight), and
+// fee (lib/allowances/replacement.ts), and so is one whose bytes the node refuses (another sender's transaction holds
+// its nonce), outbidding that one. One whose nonce another transaction took fails its spend (settleInFlight), and
 // its request in the same run. A revocation's or an authorization's that its sender stopped waiting for has its
 // outcome written in the ledger (what it paid, or dropped at no cost): it no longer counts as waiting, nor against
 // the person's budget at its most. A relayer's nonce that a transaction the ledger does not have holds (or a gap),
@@ -20,7 +21,7 @@ import { runEvery } from "@/lib/runtime/every";
 import { currentRequest, reloadRequest } from "@/lib/wallet/request-lifecycle";
 import { ChainError } from "@/lib/wallet/chains";
 import { withLease } from "./lease";
-import { minedRows, relayFate } from "./relay";
+import { minedRows, NonceHeldError, relayFate } from "./relay";
 import { droppedRow, type RelayPurpose } from "./relayer-ledger";
 import { replaceIfUnderpriced } from "./replacement";
 import { settleInFlight } from "./spend";
@@ -74,7 +75,8 @@ function relayerFailed(error: unknown) {
  */
 export async function reconcilePayments(): Promise<void> {
   for (const { hash, chainId, purpose } of await selectRows(RELAYED_IN_FLIGHT)) {
-    // a node that does not answer, or refuses the bytes again, is asked again next run
+    // a node that does not answer is asked again next run; one that refuses the bytes again holds another sender's
+    // transaction at their nonce, which a replacement outbids
     await relayFate(chainId, hash as Hex)
       .then(async (fate) => {
         if (fate === "pending") return replaceIfUnderpriced(chainId, hash as Hex);
@@ -82,6 +84,10 @@ export async function reconcilePayments(): Promise<void> {
         // authorization's, whose sender stopped waiting, or a no-op's, which no one waits for, here: what it paid, or
         // that it never will land.
         if (purpose !== "payment") await writeTogether(fate === "replaced" ? [droppedRow(hash as Hex)] : minedRows(fate));
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NonceHeldError) return replaceIfUnderpriced(chainId, error.hash, undefined, { refused: true });
+        throw error;
       })
       .catch(relayerFailed);
   }

@@ -22,7 +22,7 @@ import { auditedIn, type AuditInput } from "@/lib/audit";
 import { AppError } from "@/lib/http/errors";
 import { runTransaction, unansweredAll, writeTogether, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
-import { alreadyKnown, asRevert, nodeWords, SendRefusedError } from "@/lib/wallet/reverts";
+import { asRevert, SendRefusedError } from "@/lib/wallet/reverts";
 import { ChainError, chainById, onChain } from "@/lib/wallet/chains";
 import { feesNow, feesWithinMost, l1FeeOf, type Fees } from "./fees";
 import { leaseTakenIn, relayerLease, withLease, type HeldLease } from "./lease";
@@ -41,7 +41,7 @@ import {
   type RelayFor,
 } from "./relayer-ledger";
 import { receiptWatched } from "./receipt-watcher";
-import { replaceIfUnderpriced } from "./replacement";
+import { broadcastOn, broadcastRecorded, replaceIfUnderpriced } from "./replacement";
 import { feeBudget, relayerAccount, relayerAccounts, relayLimits } from "./settings";
 
 /** How long a sent transaction may take to be mined before the caller hears it is still pending. */
@@ -234,6 +234,19 @@ class NonceTakenError extends ChainError {
 }
 
 /**
+ * The node refused a waiting transaction's bytes broadcast again, its nonce not yet mined: another sender's
+ * transaction holds the nonce in its pool, at a fee the bytes do not outbid. A replacement may (replaceIfUnderpriced).
+ */
+export class NonceHeldError extends ChainError {
+  constructor(
+    readonly hash: Hex,
+    words: string,
+  ) {
+    super(`The node refused ${hash} broadcast again (${words}): another transaction holds its nonce.`);
+  }
+}
+
+/**
  * A mined relayer transaction, and what the ledger records with its receipt: its lineage (when one of its nonce was
  * replaced), and the L1 data fee estimated at its send.
  */
@@ -327,8 +340,8 @@ export type RelayFate = MinedRelay | "pending" | "replaced";
  * (dropped from its pool, lost on its way) is broadcast again from its stored bytes while the relayer's mined count
  * has not passed its nonce; once it has with no receipt of its lineage, another transaction took the nonce:
  * `replaced`. So is one the node refused (the agent heard nothing was paid), and one stored before its bytes were
- * kept, once the node forgot it. A node that does not answer, or refuses the bytes again, throws (a ChainError): no
- * proof either way.
+ * kept, once the node forgot it. A node that does not answer throws (a ChainError): no proof either way; one that
+ * refuses the bytes again, a NonceHeldError.
  */
 export async function relayFate(chainId: number, hash: Hex): Promise<RelayFate> {
   const { row, lineage, members, head } = await lineageAround(hash);
@@ -345,11 +358,8 @@ export async function relayFate(chainId: number, hash: Hex): Promise<RelayFate> 
   const count = await onChain(chainId, (client) => client.getTransactionCount({ address: stored.relayer, blockTag: "latest" }));
   // The receipts asked after the count: had this lineage taken the nonce, one would be there now.
   if (count > nonce) return (await minedNow()) ?? "replaced";
-  await onChain(chainId, (client) =>
-    client.request({ method: "eth_sendRawTransaction", params: [raw] }).catch((error: unknown) => {
-      if (!alreadyKnown(error)) throw error;
-    }),
-  );
+  const answer = await broadcastRecorded(chainId, raw);
+  if (answer !== "taken") throw new NonceHeldError(head, answer.refused);
   return "pending";
 }
 
@@ -502,25 +512,23 @@ export async function relay(
           });
           options.recorded?.();
           // The receipt is asked right after the send, in the same exchange: a node that mines at once has it by then.
-          const sending = client.request({ method: "eth_sendRawTransaction", params: [signed] });
+          const sending = broadcastOn(client, signed);
           const mined = client
             .request({ method: "eth_getTransactionReceipt", params: [hash] })
             .then((receipt) => (receipt ? formatTransactionReceipt(receipt) : null))
             .catch(() => null);
           try {
-            await sending.catch(async (error: unknown) => {
-              // The node holds it already (these bytes reached it before): sent.
-              if (alreadyKnown(error)) return;
-              const words = nodeWords(error);
-              if (words) {
-                // Refused, the agent hears nothing was paid: its stored bytes must never be broadcast again (relayFate).
-                await writeTogether([droppedRow(hash)]);
-                throw new SendRefusedError(chainId, words);
-              }
+            const answer = await sending.catch(async (error: unknown) => {
               // No answer of the node's own (a rate limit, a 5xx, a silence): it may have taken it, as its receipt or pool says.
-              if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null))) return;
+              if ((await mined) ?? (await client.request({ method: "eth_getTransactionByHash", params: [hash] }).catch(() => null)))
+                return "taken" as const;
               throw error;
             });
+            if (answer !== "taken") {
+              // Refused, the agent hears nothing was paid: its stored bytes must never be broadcast again (relayFate).
+              await writeTogether([droppedRow(hash)]);
+              throw new SendRefusedError(chainId, answer.refused);
+            }
           } finally {
             // Appended apart only where the transaction could not (lib/audit auditedIn): after the send, off its path,
             // and whatever the node answered, since the request is recorded as sent.

@@ -140,6 +140,16 @@ export async function lineageOf(lineage: Hex) {
   return selectRows(LINEAGE, lineage);
 }
 
+const REFUSED_IN = new PreparedSelect<{ raw: Hex }>(
+  "relayed_refused",
+  `SELECT "raw" FROM "RelayedTransaction" WHERE "lineage" = ? AND "status" = 'dropped' AND "raw" IS NOT NULL`,
+);
+
+/** The signed bytes of `lineage`'s transactions the node refused (replacements it did not take): what it holds offers more. */
+export async function refusedIn(lineage: Hex): Promise<Hex[]> {
+  return (await selectRows(REFUSED_IN, lineage)).map((row) => row.raw);
+}
+
 /** A receipt as the ledger records it: an OP-stack chain's carries its L1 data fee (`l1Fee`, hex), others none. */
 export type LedgerReceipt = Pick<TransactionReceipt, "transactionHash" | "status" | "gasUsed" | "effectiveGasPrice"> & {
   l1Fee?: bigint | string | null;

@@ -145,6 +145,11 @@ export function relayerKeyOf(chainId: number, address: string): LocalAccount | n
   return accounts.find((account) => account.address.toLowerCase() === address.toLowerCase()) ?? null;
 }
 
+/** Whether `address` is a relayer of revocations on the chain: their own key, or the payments' first where they have none. */
+export function sendsRevocations(chainId: number, address: string): boolean {
+  return relayerAccounts(chainId, "revocations").some((account) => account.address.toLowerCase() === address.toLowerCase());
+}
+
 /** The chain's first relayer key (for payments, or the one for revocations), or null when none is configured. */
 export function relayerAccount(chainId: number, purpose: "payments" | "revocations" = "payments"): LocalAccount | null {
   return relayerAccounts(chainId, purpose)[0] ?? null;

@@ -5,15 +5,18 @@
 // count is asked (one read of the chain); once it has stood below the ledger's lowest waiting nonce from it on, at the
 // same nonce, on two looks HELD_FOR_MS apart (a transaction sent elsewhere just now at good fees is mined by then, not
 // cancelled), the relayer sends a no-op at that nonce — nothing to itself, 21000 gas — that outbids what holds it,
-// within the operator's most (./fees.ts cancelFees). It is signed under the relayer's lease and recorded in the ledger
-// with its bytes before it is broadcast, for nobody (purpose "unblock", no person: no one's budget counts it): from then
-// on it is the ledger's transaction of that nonce, broadcast again and replaced like any other, its receipt recorded by
-// reconciliation. One the node refuses is dropped, and the next look bids higher.
+// within the operator's most, or for a relayer that sends revocations within ten times today's fees (./fees.ts
+// cancelFees, boundAs). It is signed under the relayer's lease and recorded in the ledger with its bytes before it is
+// broadcast, for nobody (purpose "unblock", no person: no one's budget counts it): from then on it is the ledger's
+// transaction of that nonce, broadcast again and replaced like any other, its receipt recorded by reconciliation. One
+// the node refuses is dropped, and the next look bids higher. The looks are remembered by each instance, not shared:
+// a memory lost at a start, or kept apart by each of several instances, only delays a no-op, never sends one early
+// (docs/decisions/0032).
 import { parseTransaction, serializeTransaction, type LocalAccount } from "viem";
 import { runTransaction, unansweredAll, writeTogether } from "@/lib/db/transaction-script";
 import { keccak256 } from "@/lib/wallet/keccak";
 import { onChain } from "@/lib/wallet/chains";
-import { cancelFees, feesNow, feesOf, l1FeeOf, type Fees } from "./fees";
+import { boundAs, cancelFees, feesNow, feesOf, highestOffered, l1FeeOf } from "./fees";
 import { relayerLease, withLease } from "./lease";
 import { droppedRow, lowestWaitingFrom, relayedRow, relayersWaiting, waitingOrNoOpsAt } from "./relayer-ledger";
 import { broadcastRecorded } from "./replacement";
@@ -84,13 +87,15 @@ async function takeNonce(chainId: number, account: LocalAccount, held: HeldNonce
       // another instance's no-op, or a transaction the ledger had, waits there now: replaced as any other if need be
       if (rows.some((row) => row.status === "sent")) return;
       const now = await onChain(chainId, feesNow);
-      const fees = cancelFees(chainId, now, highestOffered(rows.flatMap((row) => (row.raw ? [feesOf(parseTransaction(row.raw))] : []))));
+      const refused = highestOffered(rows.flatMap((row) => (row.raw ? [feesOf(parseTransaction(row.raw))] : [])));
+      const purpose = boundAs(chainId, "unblock", relayer);
+      const fees = cancelFees(chainId, now, refused, purpose);
       if (!fees) {
+        const most = purpose === "revocation" ? "ten times today's fees" : "the most the relayer pays (ALLOWANCE_MAX_FEE_PER_GAS)";
         if (!held.outbid)
           console.warn(
             `Relayer ${relayer} on chain ${chainId}: its nonce ${nonce} is held by a transaction this server did not send, ` +
-              "and the node refused no-ops there up to the most the relayer pays (ALLOWANCE_MAX_FEE_PER_GAS): its " +
-              "transactions after it wait until that one is mined or gone.",
+              `and the node refused no-ops there up to ${most}: its transactions after it wait until that one is mined or gone.`,
           );
         held.outbid = true;
         return;
@@ -114,7 +119,7 @@ async function takeNonce(chainId: number, account: LocalAccount, held: HeldNonce
         yield* unansweredAll([row, lease.confirmed()]);
       });
       // Refused (what holds the nonce offers more, or it was mined meanwhile): never broadcast again; the next look bids higher.
-      if ((await broadcastRecorded(chainId, signed)) === "refused") return writeTogether([droppedRow(hash)]);
+      if ((await broadcastRecorded(chainId, signed)) !== "taken") return writeTogether([droppedRow(hash)]);
       // Nodes differ in what their pool shows of another sender's transaction (one that fees left behind is not counted
       // as pending by all): the line says both.
       console.warn(
@@ -124,11 +129,4 @@ async function takeNonce(chainId: number, account: LocalAccount, held: HeldNonce
     },
     { waitMs: LEASE_WAIT_MS },
   );
-}
-
-/** The highest fees among `offers`, each fee on its own; null for none. */
-function highestOffered(offers: Fees[]): Fees | null {
-  if (!offers.length) return null;
-  const most = (pick: (fees: Fees) => bigint) => offers.map(pick).reduce((a, b) => (a > b ? a : b));
-  return { maxFeePerGas: most((fees) => fees.maxFeePerGas), maxPriorityFeePerGas: most((fees) => fees.maxPriorityFeePerGas) };
 }
