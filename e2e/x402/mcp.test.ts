@@ -2,6 +2,7 @@
 // `@x402/express` from its person's USDC allowance with no tap and reads the resource; above what is left it hears what
 // is left and when it resets; the SDK pays a paid MCP tool built with the MCP SDK (x402's MCP transport); an `approve`
 // credential hears that erc7710 is paid only within an allowance (its one-tap eip3009 payments: one-tap.test.ts).
+import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseAbi, type Address } from "viem";
@@ -16,7 +17,7 @@ import type { Erc7710Facilitator } from "../support/x402-facilitator";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
-import { cliEnv, runCli } from "../support/cli";
+import { cliEnv, runCli, startCliInTerminal } from "../support/cli";
 import type { ToolOutput } from "@/contract";
 import { AgentWalletClient, callPaidTool, payingFetch } from "agent-wallet/sdk";
 import { paidToolClient, startPaidMcpTool } from "../support/x402-mcp-tool";
@@ -181,7 +182,88 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     const result = await runCli(["pay", "Main", resource.url], env);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { report: "paid content" });
-    assert.match(result.stderr, new RegExp(`Paid 0\\.01 USDC to ${shop} for ${resource.url.replace(/[.]/g, "\\.")}`));
+    const escaped = resource.url.replace(/[.]/g, "\\.");
+    // the spinner's text once (stderr is no terminal), then what was paid: the address and the URL each begin a line
+    assert.match(result.stderr, new RegExp(`^Fetching ${escaped}\n(.*\n)*Paid 0\\.01 USDC to ${shop}\nfor ${escaped}\n$`));
+  });
+
+  it("the CLI's pay at an 80-column terminal: a spinner while it waits, no line past 80 columns; an unreachable URL names its host and why", async () => {
+    const person = privateKeyToAccount(generatePrivateKey());
+    const { apiKey, ...owner } = await apiKeyHolding(person.address, "Paying at a terminal");
+    const shop = world.recipient();
+    await world.chain.fund(person.address, "1");
+    const minter = await deployer(world.chain);
+    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+    await mined(
+      world.chain,
+      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
+    );
+    await signAllowanceFor(world.chain, person, owner, {
+      recipients: [shop],
+      native: undefined,
+      tokens: [{ address: token, perPeriod: 15_000n }],
+      transactions: 5,
+      overLimit: "refuse",
+    });
+    const { resource } = await paidResource(shop);
+    const { env } = cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl });
+    const run = startCliInTerminal(["pay", "Main", resource.url], env, 80);
+    const result = await run.result;
+    assert.equal(result.code, 0, result.stdout);
+    assert.match(result.stdout, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Fetching http:/, "a spinner while it fetches and pays");
+    const lines = result.stdout
+      .replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")
+      .split(/\r\n|\r|\n/)
+      .filter(Boolean);
+    assert.deepEqual(
+      lines.filter((line) => [...line].length > 80),
+      [],
+      "no line wraps at 80 columns",
+    );
+    assert.ok(lines.includes(`Paid 0.01 USDC to ${shop}`) && lines.includes(`for ${resource.url}`), lines.join("\n"));
+
+    // a port nothing listens on
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as net.AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const down = await runCli(["pay", "Main", `http://127.0.0.1:${port}/report`], env);
+    assert.equal(down.code, 5, down.stderr);
+    const refused = "the connection was refused \\(nothing listens there\\) \\(ECONNREFUSED\\)";
+    assert.match(down.stderr, new RegExp(`^agent-wallet: Could not reach 127\\.0\\.0\\.1:${port}: ${refused}\\. Nothing was paid\\.`, "m"));
+    assert.doesNotMatch(down.stderr, /Unexpected error|fetch failed/);
+  });
+
+  it("refuses a requirement in no token it can read, or of 2^256, as a tool error naming it, with nothing asked or signed", async () => {
+    const approving = await agentOf("approve");
+    const { agent: allowed, shop } = await agentWithAllowance();
+    const asking = (asset: Address, amount: bigint) =>
+      Buffer.from(
+        JSON.stringify({
+          x402Version: 2,
+          resource: { url: "https://api.example.test/report", description: "A report" },
+          accepts: [
+            {
+              scheme: "exact",
+              network: `eip155:${world.chain.chainId}`,
+              amount: amount.toString(),
+              asset,
+              payTo: shop,
+              maxTimeoutSeconds: 120,
+              extra: { name: "USD Coin", version: "2" },
+            },
+          ],
+        }),
+      ).toString("base64");
+    for (const agent of [approving, allowed]) {
+      const noToken = await pay(agent, asking(world.recipient(), PRICE));
+      assert.equal(noToken.isError, true);
+      assert.match(noToken.content[0].text, /asks to be paid in 0x[0-9a-fA-F]{40} on chain \d+, which is no token Agent Wallet can read/);
+      const huge = await pay(agent, asking(token, 2n ** 256n));
+      assert.equal(huge.isError, true);
+      assert.match(huge.content[0].text, /accepts\.0\.amount must be less than 2\^256/);
+      assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 0, "nothing asked of the person");
+    }
   });
 
   it("the SDK's callPaidTool pays a paid MCP tool (x402's MCP transport) within the allowance, through the MCP SDK client", async () => {
