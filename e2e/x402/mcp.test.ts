@@ -187,7 +187,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.match(result.stderr, new RegExp(`^Fetching ${escaped}\n(.*\n)*Paid 0\\.01 USDC to ${shop}\nfor ${escaped}\n$`));
   });
 
-  it("the CLI's pay at an 80-column terminal: a spinner while it waits, no line past 80 columns; an unreachable URL names its host and why", async () => {
+  it("the CLI pay at 80 columns: a spinner, no line past 80 columns; an unreachable URL named with its host and why", async () => {
     const person = privateKeyToAccount(generatePrivateKey());
     const { apiKey, ...owner } = await apiKeyHolding(person.address, "Paying at a terminal");
     const shop = world.recipient();
