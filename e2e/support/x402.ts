@@ -352,6 +352,23 @@ export async function assertHoldsSummedExactly(world: X402World) {
   assert.equal(rows, 1);
 }
 
+/** A V2 PAYMENT-REQUIRED header value offering one `exact` payment, as a resource would ask. */
+export function requirementHeader(offer: {
+  chainId: number;
+  asset: Address;
+  amount: string;
+  payTo: Address;
+  extra: Record<string, unknown>;
+}) {
+  const { chainId, extra, ...asked } = offer;
+  const required = {
+    x402Version: 2,
+    resource: { url: "https://api.example.test/report", description: "A report" },
+    accepts: [{ scheme: "exact", network: `eip155:${chainId}`, ...asked, maxTimeoutSeconds: 120, extra }],
+  };
+  return Buffer.from(JSON.stringify(required)).toString("base64");
+}
+
 /**
  * Requirements no payment can follow, refused with the requirement's own error and nothing written or held, whichever
  * way the agent would pay: by one tap (an `approve` credential, eip3009) or within an allowance (erc7710, and the
@@ -366,26 +383,16 @@ export async function assertBadRequirementsRefused(world: X402World) {
   const withAllowance = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
   const approving = await agentHolding((await world.newPerson("1")).address, "approve", "Approving agent");
   const asking = (asset: Address, amount: string, transfer: "erc7710" | "eip3009") =>
-    Buffer.from(
-      JSON.stringify({
-        x402Version: 2,
-        resource: { url: "https://api.example.test/report", description: "A report" },
-        accepts: [
-          {
-            scheme: "exact",
-            network: `eip155:${world.chain.chainId}`,
-            amount,
-            asset,
-            payTo: payee,
-            maxTimeoutSeconds: 120,
-            extra:
-              transfer === "erc7710"
-                ? { assetTransferMethod: "erc7710", facilitatorAddresses: [world.facilitator.address] }
-                : { name: "USD Coin", version: "2" },
-          },
-        ],
-      }),
-    ).toString("base64");
+    requirementHeader({
+      chainId: world.chain.chainId,
+      asset,
+      amount,
+      payTo: payee,
+      extra:
+        transfer === "erc7710"
+          ? { assetTransferMethod: "erc7710", facilitatorAddresses: [world.facilitator.address] }
+          : { name: "USD Coin", version: "2" },
+    });
   const noCode = world.recipient();
   const notAToken = world.framework.DelegationManager;
   const cases = [

@@ -12,7 +12,7 @@ import { apiKeyHolding, signAllowanceFor } from "../support/allowances";
 import { deployer, mined } from "../support/contracts";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
-import { startX402App } from "../support/x402";
+import { requirementHeader, startX402App } from "../support/x402";
 import type { Erc7710Facilitator } from "../support/x402-facilitator";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import { db } from "@/lib/db";
@@ -159,7 +159,11 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.equal(payments[0].payee, shop);
   });
 
-  it("the CLI's pay fetches the URL, pays the 402 within the allowance and prints the body", async () => {
+  /**
+   * The CLI's environment for a script holding a personal API key (named `name`) of a person holding 1 USDC, who gave
+   * it an allowance of 0.015 USDC a day to a shop; and the shop's resource.
+   */
+  async function cliPayingForReports(name: string) {
     const person = privateKeyToAccount(generatePrivateKey());
     await world.chain.fund(person.address, "1");
     const minter = await deployer(world.chain);
@@ -168,7 +172,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       world.chain,
       await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
     );
-    const { apiKey, ...owner } = await apiKeyHolding(person.address, "Paying script");
+    const { apiKey, ...owner } = await apiKeyHolding(person.address, name);
     const shop = world.recipient();
     await signAllowanceFor(world.chain, person, owner, {
       recipients: [shop],
@@ -178,7 +182,11 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       overLimit: "refuse",
     });
     const { resource } = await paidResource(shop);
-    const { env } = cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl });
+    return { env: cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl }).env, shop, resource };
+  }
+
+  it("the CLI's pay fetches the URL, pays the 402 within the allowance and prints the body", async () => {
+    const { env, shop, resource } = await cliPayingForReports("Paying script");
     const result = await runCli(["pay", "Main", resource.url], env);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { report: "paid content" });
@@ -188,25 +196,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   });
 
   it("the CLI pay at 80 columns: a spinner, no line past 80 columns; an unreachable URL named with its host and why", async () => {
-    const person = privateKeyToAccount(generatePrivateKey());
-    const { apiKey, ...owner } = await apiKeyHolding(person.address, "Paying at a terminal");
-    const shop = world.recipient();
-    await world.chain.fund(person.address, "1");
-    const minter = await deployer(world.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      world.chain,
-      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
-    );
-    await signAllowanceFor(world.chain, person, owner, {
-      recipients: [shop],
-      native: undefined,
-      tokens: [{ address: token, perPeriod: 15_000n }],
-      transactions: 5,
-      overLimit: "refuse",
-    });
-    const { resource } = await paidResource(shop);
-    const { env } = cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl });
+    const { env, shop, resource } = await cliPayingForReports("Paying at a terminal");
     const run = startCliInTerminal(["pay", "Main", resource.url], env, 80);
     const result = await run.result;
     assert.equal(result.code, 0, result.stdout);
@@ -238,23 +228,13 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     const approving = await agentOf("approve");
     const { agent: allowed, shop } = await agentWithAllowance();
     const asking = (asset: Address, amount: bigint) =>
-      Buffer.from(
-        JSON.stringify({
-          x402Version: 2,
-          resource: { url: "https://api.example.test/report", description: "A report" },
-          accepts: [
-            {
-              scheme: "exact",
-              network: `eip155:${world.chain.chainId}`,
-              amount: amount.toString(),
-              asset,
-              payTo: shop,
-              maxTimeoutSeconds: 120,
-              extra: { name: "USD Coin", version: "2" },
-            },
-          ],
-        }),
-      ).toString("base64");
+      requirementHeader({
+        chainId: world.chain.chainId,
+        asset,
+        amount: amount.toString(),
+        payTo: shop,
+        extra: { name: "USD Coin", version: "2" },
+      });
     for (const agent of [approving, allowed]) {
       const noToken = await pay(agent, asking(world.recipient(), PRICE));
       assert.equal(noToken.isError, true);
