@@ -6,7 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { AmountError, parseAmount } from "./amount";
-import { formatUnits } from "../sdk";
+import { formatUnits, readableUnits } from "../sdk";
 import { COMMANDS, commandHelp, didYouMean, mainHelp, parseCommandLine, secondsOption, UsageError } from "./args";
 import {
   configDir,
@@ -69,6 +69,17 @@ describe("amounts", () => {
     assert.equal(formatUnits("1500000000000000000"), "1.5");
     assert.equal(formatUnits("0"), "0");
     assert.equal(formatUnits(2n * 10n ** 18n), "2");
+  });
+  it("shows amounts with the digits a person reads: 4 decimals, or 4 significant ones below 1, a most rounded up", () => {
+    assert.equal(readableUnits("0.999979123456789012"), "0.9999");
+    assert.equal(readableUnits("1234.567891"), "1234.5678");
+    assert.equal(readableUnits("0.000031500000147"), "0.0000315");
+    assert.equal(readableUnits("0.000031500000147", true), "0.00003151");
+    assert.equal(readableUnits("9.99999", true), "10");
+    assert.equal(readableUnits("0.01"), "0.01");
+    assert.equal(readableUnits("1.5"), "1.5");
+    assert.equal(readableUnits("0"), "0");
+    assert.equal(readableUnits("-2.123456"), "-2.1234");
   });
 });
 

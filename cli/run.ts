@@ -19,6 +19,7 @@ import {
   NotSignedInError,
   print,
   RequestNotCompletedError,
+  ResourceUnreachableError,
   SIGN_IN_AGAIN,
   withNextStep,
   type Context,
@@ -84,6 +85,8 @@ export function describeError(error: unknown): { code: number; message: string }
     return { code: EXIT.tool, message: withNextStep(error.message, "Run `agent-wallet status` to see your grant, limits and requests.") };
   }
   if (error instanceof CliToolError) return { code: EXIT.tool, message: error.message };
+  if (error instanceof ResourceUnreachableError)
+    return { code: EXIT.network, message: withNextStep(error.message, "Check the URL and your connection, then try again.") };
   if (error instanceof InterruptedError) return { code: EXIT.interrupted, message: error.message };
   if (error instanceof NetworkError) {
     const next = "Check the URL (--base-url or $AGENT_WALLET_URL) and your connection, then try again.";

@@ -18,6 +18,21 @@ export function formatUnits(amount: string | bigint, decimals = 18): string {
   return `${negative ? "-" : ""}${abs / base}${fraction ? `.${fraction}` : ""}`;
 }
 
+/**
+ * A decimal amount (as formatUnits writes it) with the digits a person reads: at most 4 decimals, or below 1 its
+ * first 4 significant ones (0.0000315, not 0.000031500000147). Cut towards zero (a balance is never shown above
+ * itself), or with `up` away from it (a most, such as a maximum fee, never shown below itself).
+ */
+export function readableUnits(decimal: string, up = false): string {
+  const negative = decimal.startsWith("-");
+  const [whole, fraction = ""] = (negative ? decimal.slice(1) : decimal).split(".");
+  const keep = (whole === "0" ? fraction.length - fraction.replace(/^0+/, "").length : 0) + 4;
+  if (fraction.length <= keep) return decimal;
+  const digits = BigInt(whole + fraction.slice(0, keep)) + (up && /[1-9]/.test(fraction.slice(keep)) ? 1n : 0n);
+  const text = digits.toString().padStart(keep + 1, "0");
+  return `${negative ? "-" : ""}${`${text.slice(0, -keep)}.${text.slice(-keep)}`.replace(/\.?0+$/, "")}`;
+}
+
 const shortAddress = (address: string) => `${address.slice(0, 6)}…${address.slice(-4)}`;
 
 /** wei in the coin of the chains a native cap holds on: one symbol, or each with its chains when they differ. */

@@ -54,7 +54,7 @@ export {
   REQUEST_STATUSES,
   TOOLS,
 } from "../contract";
-export { formatUnits, limitsInWords } from "../contract/limits-in-words";
+export { formatUnits, limitsInWords, readableUnits } from "../contract/limits-in-words";
 export type {
   ApprovalMode,
   Policy,

@@ -1,4 +1,5 @@
 // `agent-wallet balance <credential> [--chain <id>] [--tokens <a,b>]`: a credential's coin and token balances.
+import { readableUnits } from "../../sdk";
 import { UsageError } from "../args";
 import { EXIT } from "../exit-codes";
 import { chainOption, connectWithCredential, print, type Context } from "./shared";
@@ -33,14 +34,15 @@ export async function run(ctx: Context): Promise<number> {
     { signal: ctx.signal },
   );
   // The coin first, as before; each token below it in its own units (a contract that does not answer says so), each
-  // with its value when the service gives one (servers before it do not).
+  // with its value when the service gives one (servers before it do not); in a few digits, cut down (the coin's exact
+  // wei beside it, and --json has every digit).
   const worth = (fiat: { text: string } | null | undefined) => (fiat ? ` ≈ ${fiat.text}` : "");
   const where = `${credential.name} ${balance.address} on ${balance.chain_name}`;
   const lines = [
-    `${balance.formatted} ${balance.symbol}${worth(balance.fiat)}  (${balance.wei} wei, ${where})`,
+    `${readableUnits(balance.formatted)} ${balance.symbol}${worth(balance.fiat)}  (${balance.wei} wei, ${where})`,
     ...balance.tokens.map((token) =>
       token.formatted !== null
-        ? `${token.formatted} ${token.symbol}${worth(token.fiat)}  (token ${token.token})`
+        ? `${readableUnits(token.formatted)} ${token.symbol}${worth(token.fiat)}  (token ${token.token})`
         : `${token.balance ?? "unavailable"}  (token ${token.token}, which does not answer as an ERC-20)`,
     ),
   ];

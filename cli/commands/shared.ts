@@ -35,6 +35,8 @@ export class RequestNotCompletedError extends Error {
 }
 /** A tool-level refusal found by the CLI itself (e.g. no such credential in the grant). */
 export class CliToolError extends Error {}
+/** A resource the CLI fetches (not the wallet service) gave no answer: the message names its host and why. */
+export class ResourceUnreachableError extends Error {}
 /** Ctrl-C while a request exists or may exist: the message is the one safe next step (never "ask again"). */
 export class InterruptedError extends Error {}
 

@@ -4,6 +4,7 @@ import type { ContactNames } from "@/lib/wallet/address-book";
 import { AddressText, DescribedFields, ExecutionsFields, Field } from "./fields";
 import { CopyButton } from "@/components/shared/copy-button";
 import { Money } from "@/components/prices/money";
+import { readableUnits } from "@/contract/limits-in-words";
 
 /** A send_transaction as the person approves it: the call in words, then the chain, value, data and fee (`valued`: see DescribedFields). */
 export function TransactionDetails({
@@ -47,13 +48,14 @@ export function TransactionDetails({
         <span className="mono small">{plain ? "none (a plain transfer)" : transaction.data}</span>
       </Field>
       <Field label="Maximum network fee">
-        {formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas))} {chain.symbol}
+        {/* a most, in a few digits rounded up: never shown below what it can cost */}
+        {readableUnits(formatEther(BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas)), true)} {chain.symbol}
         {valued && (
           <Money chainId={chain.id} token={null} amount={BigInt(transaction.gas) * BigInt(transaction.maxFeePerGas)} decimals={18} />
         )}
         <span className="muted small">
           {" "}
-          · {transaction.gas} gas at up to {formatGwei(BigInt(transaction.maxFeePerGas))} gwei
+          · {transaction.gas} gas at up to {readableUnits(formatGwei(BigInt(transaction.maxFeePerGas)), true)} gwei
         </span>
       </Field>
       <Field label="Nonce">{transaction.nonce ?? "Set when you approve: the next free one of this wallet"}</Field>

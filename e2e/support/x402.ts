@@ -352,6 +352,77 @@ export async function assertHoldsSummedExactly(world: X402World) {
   assert.equal(rows, 1);
 }
 
+/** A V2 PAYMENT-REQUIRED header value offering one `exact` payment, as a resource would ask. */
+export function requirementHeader(offer: {
+  chainId: number;
+  asset: Address;
+  amount: string;
+  payTo: Address;
+  extra: Record<string, unknown>;
+}) {
+  const { chainId, extra, ...asked } = offer;
+  const required = {
+    x402Version: 2,
+    resource: { url: "https://api.example.test/report", description: "A report" },
+    accepts: [{ scheme: "exact", network: `eip155:${chainId}`, ...asked, maxTimeoutSeconds: 120, extra }],
+  };
+  return Buffer.from(JSON.stringify(required)).toString("base64");
+}
+
+/**
+ * Requirements no payment can follow, refused with the requirement's own error and nothing written or held, whichever
+ * way the agent would pay: by one tap (an `approve` credential, eip3009) or within an allowance (erc7710, and the
+ * eip3009 the allowance sends to the person): an asset that is an address with no code, or a contract that is no
+ * ERC-20 (the DelegationManager), and an amount of 2^256.
+ */
+export async function assertBadRequirementsRefused(world: X402World) {
+  const { payX402 } = await import("@/lib/x402/pay");
+  const { X402RequirementError } = await import("@/lib/x402/requirement");
+  const { db } = await import("@/lib/db");
+  const payee = world.recipient();
+  const withAllowance = await world.agentWithAllowance({ payees: [payee], perPeriod: 25_000n });
+  const approving = await agentHolding((await world.newPerson("1")).address, "approve", "Approving agent");
+  const asking = (asset: Address, amount: string, transfer: "erc7710" | "eip3009") =>
+    requirementHeader({
+      chainId: world.chain.chainId,
+      asset,
+      amount,
+      payTo: payee,
+      extra:
+        transfer === "erc7710"
+          ? { assetTransferMethod: "erc7710", facilitatorAddresses: [world.facilitator.address] }
+          : { name: "USD Coin", version: "2" },
+    });
+  const noCode = world.recipient();
+  const notAToken = world.framework.DelegationManager;
+  const cases = [
+    {
+      asset: noCode,
+      amount: "10000",
+      words: new RegExp(`asks to be paid in ${noCode} on chain ${world.chain.chainId}, which is no token`),
+    },
+    { asset: notAToken, amount: "10000", words: new RegExp(`asks to be paid in ${notAToken} on chain \\d+, which is no token`) },
+    { asset: world.token, amount: (2n ** 256n).toString(), words: /accepts\.0\.amount must be less than 2\^256/ },
+  ];
+  for (const { agent, credentialId } of [withAllowance, approving])
+    for (const { asset, amount, words } of cases)
+      for (const transfer of ["erc7710", "eip3009"] as const)
+        await assert.rejects(payX402(agent, credentialId, asking(asset, amount, transfer)), (error: unknown) => {
+          assert.ok(error instanceof X402RequirementError, String(error));
+          assert.equal(error.code, "invalid_payment_required");
+          assert.match(error.message, words);
+          return true;
+        });
+  for (const { agent } of [withAllowance, approving])
+    assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 0, "no request was written");
+  assert.equal(await db().x402Payment.count({ where: { allowanceId: withAllowance.allowanceId } }), 0, "nothing was held");
+  // beside an offer it can pay, an offer in no token is passed over
+  const both = JSON.parse(Buffer.from(asking(noCode, "1", "erc7710"), "base64").toString("utf8"));
+  both.accepts.push({ ...both.accepts[0], asset: world.token, amount: "10000" });
+  const paid = await payX402(withAllowance.agent, withAllowance.credentialId, both);
+  assert.equal(paid.paid.token, world.token);
+}
+
 /**
  * On 2-second blocks, pay_x402 within an allowance end to end: twice the agent pays a report of 0.01 USDC and the
  * resource answers once the facilitator's redemption, waiting in the mempool, landed a block later; the next payment

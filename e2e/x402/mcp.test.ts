@@ -2,6 +2,7 @@
 // `@x402/express` from its person's USDC allowance with no tap and reads the resource; above what is left it hears what
 // is left and when it resets; the SDK pays a paid MCP tool built with the MCP SDK (x402's MCP transport); an `approve`
 // credential hears that erc7710 is paid only within an allowance (its one-tap eip3009 payments: one-tap.test.ts).
+import net from "node:net";
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseAbi, type Address } from "viem";
@@ -11,12 +12,12 @@ import { apiKeyHolding, signAllowanceFor } from "../support/allowances";
 import { deployer, mined } from "../support/contracts";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
-import { startX402App } from "../support/x402";
+import { requirementHeader, startX402App } from "../support/x402";
 import type { Erc7710Facilitator } from "../support/x402-facilitator";
 import { startPaidResource, type PaidResource } from "../support/x402-resource";
 import { db } from "@/lib/db";
 import { randomId } from "@/lib/crypto";
-import { cliEnv, runCli } from "../support/cli";
+import { cliEnv, runCli, startCliInTerminal } from "../support/cli";
 import type { ToolOutput } from "@/contract";
 import { AgentWalletClient, callPaidTool, payingFetch } from "agent-wallet/sdk";
 import { paidToolClient, startPaidMcpTool } from "../support/x402-mcp-tool";
@@ -158,7 +159,11 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
     assert.equal(payments[0].payee, shop);
   });
 
-  it("the CLI's pay fetches the URL, pays the 402 within the allowance and prints the body", async () => {
+  /**
+   * The CLI's environment for a script holding a personal API key (named `name`) of a person holding 1 USDC, who gave
+   * it an allowance of 0.015 USDC a day to a shop; and the shop's resource.
+   */
+  async function cliPayingForReports(name: string) {
     const person = privateKeyToAccount(generatePrivateKey());
     await world.chain.fund(person.address, "1");
     const minter = await deployer(world.chain);
@@ -167,7 +172,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       world.chain,
       await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
     );
-    const { apiKey, ...owner } = await apiKeyHolding(person.address, "Paying script");
+    const { apiKey, ...owner } = await apiKeyHolding(person.address, name);
     const shop = world.recipient();
     await signAllowanceFor(world.chain, person, owner, {
       recipients: [shop],
@@ -177,11 +182,68 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
       overLimit: "refuse",
     });
     const { resource } = await paidResource(shop);
-    const { env } = cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl });
+    return { env: cliEnv({ AGENT_WALLET_API_KEY: apiKey, AGENT_WALLET_URL: world.app.baseUrl }).env, shop, resource };
+  }
+
+  it("the CLI's pay fetches the URL, pays the 402 within the allowance and prints the body", async () => {
+    const { env, shop, resource } = await cliPayingForReports("Paying script");
     const result = await runCli(["pay", "Main", resource.url], env);
     assert.equal(result.code, 0, result.stderr);
     assert.deepEqual(JSON.parse(result.stdout), { report: "paid content" });
-    assert.match(result.stderr, new RegExp(`Paid 0\\.01 USDC to ${shop} for ${resource.url.replace(/[.]/g, "\\.")}`));
+    const escaped = resource.url.replace(/[.]/g, "\\.");
+    // the spinner's text once (stderr is no terminal), then what was paid: the address and the URL each begin a line
+    assert.match(result.stderr, new RegExp(`^Fetching ${escaped}\n(.*\n)*Paid 0\\.01 USDC to ${shop}\nfor ${escaped}\n$`));
+  });
+
+  it("the CLI pay at 80 columns: a spinner, no line past 80 columns; an unreachable URL named with its host and why", async () => {
+    const { env, shop, resource } = await cliPayingForReports("Paying at a terminal");
+    const run = startCliInTerminal(["pay", "Main", resource.url], env, 80);
+    const result = await run.result;
+    assert.equal(result.code, 0, result.stdout);
+    assert.match(result.stdout, /[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Fetching http:/, "a spinner while it fetches and pays");
+    const lines = result.stdout
+      .replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")
+      .split(/\r\n|\r|\n/)
+      .filter(Boolean);
+    assert.deepEqual(
+      lines.filter((line) => [...line].length > 80),
+      [],
+      "no line wraps at 80 columns",
+    );
+    assert.ok(lines.includes(`Paid 0.01 USDC to ${shop}`) && lines.includes(`for ${resource.url}`), lines.join("\n"));
+
+    // a port nothing listens on
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as net.AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const down = await runCli(["pay", "Main", `http://127.0.0.1:${port}/report`], env);
+    assert.equal(down.code, 5, down.stderr);
+    const refused = "the connection was refused \\(nothing listens there\\) \\(ECONNREFUSED\\)";
+    assert.match(down.stderr, new RegExp(`^agent-wallet: Could not reach 127\\.0\\.0\\.1:${port}: ${refused}\\. Nothing was paid\\.`, "m"));
+    assert.doesNotMatch(down.stderr, /Unexpected error|fetch failed/);
+  });
+
+  it("refuses a requirement in no token it can read, or of 2^256, as a tool error naming it, with nothing asked or signed", async () => {
+    const approving = await agentOf("approve");
+    const { agent: allowed, shop } = await agentWithAllowance();
+    const asking = (asset: Address, amount: bigint) =>
+      requirementHeader({
+        chainId: world.chain.chainId,
+        asset,
+        amount: amount.toString(),
+        payTo: shop,
+        extra: { name: "USD Coin", version: "2" },
+      });
+    for (const agent of [approving, allowed]) {
+      const noToken = await pay(agent, asking(world.recipient(), PRICE));
+      assert.equal(noToken.isError, true);
+      assert.match(noToken.content[0].text, /asks to be paid in 0x[0-9a-fA-F]{40} on chain \d+, which is no token Agent Wallet can read/);
+      const huge = await pay(agent, asking(token, 2n ** 256n));
+      assert.equal(huge.isError, true);
+      assert.match(huge.content[0].text, /accepts\.0\.amount must be less than 2\^256/);
+      assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 0, "nothing asked of the person");
+    }
   });
 
   it("the SDK's callPaidTool pays a paid MCP tool (x402's MCP transport) within the allowance, through the MCP SDK client", async () => {

@@ -5,6 +5,7 @@ import { after, before, describe, it } from "node:test";
 import type { Address } from "viem";
 import {
   assertConcurrentPaymentsWithinTheCap,
+  assertBadRequirementsRefused,
   assertHoldsSummedExactly,
   assertChangedPolicyApplies,
   assertPaidOnTwoSecondBlocks,
@@ -41,6 +42,10 @@ describe("x402 payments within an allowance (PostgreSQL)", { timeout: 300_000 },
 
   it("sums what the holds hold exactly, with amounts of every size", async () => {
     await assertHoldsSummedExactly(world);
+  });
+
+  it("refuses a requirement in no token it can read, or of 2^256 or more, on every path, writing and holding nothing", async () => {
+    await assertBadRequirementsRefused(world);
   });
 
   it("on 2-second blocks the resource answers once the redemption landed a block later, and the next payment counts it once", async () => {

@@ -13,6 +13,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import {
   assertConcurrentPaymentsWithinTheCap,
+  assertBadRequirementsRefused,
   assertHoldsSummedExactly,
   assertChangedPolicyApplies,
   assertPaidOnTwoSecondBlocks,
@@ -464,6 +465,10 @@ describe("x402 payments within an allowance", { timeout: 300_000 }, () => {
 
   it("sums what the holds hold exactly, with amounts of every size", async () => {
     await assertHoldsSummedExactly(world);
+  });
+
+  it("refuses a requirement in no token it can read, or of 2^256 or more, on every path, writing and holding nothing", async () => {
+    await assertBadRequirementsRefused(world);
   });
 
   it("counts amounts past 64 bits exactly: a payment one base unit over what is left of 10^19 is refused", async () => {

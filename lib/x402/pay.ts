@@ -29,6 +29,7 @@ import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { GrantRevokedError, RequestError, type RequestRow } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
 import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
+import { readableAssets } from "./asset";
 import { paymentLeaf, signLeaf } from "./leaf";
 import { oneTapChoice, payerOf, payWithOneTap, type Authorizable } from "./one-tap";
 import { parsePaymentRequired, type PaymentRequired } from "./requirement";
@@ -350,7 +351,10 @@ export async function payX402(
   { called, idempotency }: AgentCall = {},
 ): Promise<PaidX402 | ToolOutput<"pay_x402">> {
   const entry = grantedForPayments(agent, credentialId);
-  const required = parsePaymentRequired(given);
+  const required = await readableAssets(
+    parsePaymentRequired(given),
+    config().chains.map((chain) => chain.id),
+  );
   if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock, undefined, idempotency);
   const payer = { agent, credential: { id: credentialId, name: entry.name }, clock, called, idempotency };
   return withinAllowance(payer, required, await liveAllowances(agent.grantId, credentialId, clock()));

@@ -15,7 +15,11 @@ export class X402RequirementError extends AppError {
 }
 
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
-const atomicAmount = z.string().regex(/^[0-9]{1,78}$/, "must be an amount in the asset's smallest unit, as a decimal string");
+const atomicAmount = z
+  .string()
+  .regex(/^[0-9]{1,78}$/, "must be an amount in the asset's smallest unit, as a decimal string")
+  // what no token can move (a uint256), refused here rather than failing when the payment is encoded
+  .refine((amount) => !/^[0-9]+$/.test(amount) || BigInt(amount) < 2n ** 256n, "must be less than 2^256 (a token amount is a uint256)");
 // Anything a payee adds (its own `extra`, extensions, an output schema) is kept as it is, never acted on.
 const open = z.record(z.string(), z.unknown());
 const timeout = z

@@ -73,6 +73,12 @@ describe("x402 requirements", () => {
     refused(header({ x402Version: 3 }), /x402Version 1 or 2/);
     refused(header(v2([entry({ amount: "0.01" })])), /accepts\.0\.amount must be an amount in the asset's smallest unit/);
     refused(header(v2([entry({ payTo: "0x12" })])), /accepts\.0\.payTo must be a 0x-prefixed/);
+    // no uint256 holds it: refused as the requirement it is, not failing when the payment is encoded
+    refused(header(v2([entry({ amount: (2n ** 256n).toString() })])), /accepts\.0\.amount must be less than 2\^256/);
+    assert.equal(
+      parsePaymentRequired(header(v2([entry({ amount: (2n ** 256n - 1n).toString() })]))).accepts[0].amount,
+      String(2n ** 256n - 1n),
+    );
     refused(header({ ...v2(), surprise: true }), /Unrecognized key/);
     refused(header(v2([])), /must offer at least one way to pay/);
   });
