@@ -31,6 +31,9 @@ export function lateStopSuite(database: "sqlite" | "postgres") {
         });
         return proxy.rpcUrl;
       });
+      // What the token is, read once and remembered: an x402 payment's first eth_call hooked here is the allowance's own.
+      const { tokenMetadata } = await import("@/lib/wallet/token-metadata");
+      await tokenMetadata(world.chain.chainId, world.token);
     });
     after(async () => {
       await proxy?.stop();
