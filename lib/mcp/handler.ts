@@ -15,6 +15,7 @@ import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
 import { clientIp } from "@/lib/limits/client-ip";
 import { spendRateLimit } from "@/lib/limits/rate-limit";
 import { agentOf, authInfoOf, calledToolsOf, toolsCalledBy } from "./caller";
+import { answerPlainRead } from "./read-calls";
 import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
 import { serveAsTask } from "./task-calls";
@@ -42,9 +43,19 @@ function bearerChallenge(error: InvalidTokenError | InsufficientScopeError): str
  * POST /mcp (and the other methods): origin and host check, rate limits (by address before the bearer check, by
  * grant after it), method, body limits (size, JSON depth, batch size); then a 2025-era
  * request (no per-request _meta envelope) is served statelessly as before, and a 2026-07-28 one by the SDK's
- * per-request handler. Both build the same server around the caller's grant.
+ * per-request handler. Both build the same server around the caller's grant. A plain 2025-era read call is answered
+ * past the SDK, with the bytes it would answer (lib/mcp/read-calls.ts, decision 0033).
  */
-export async function handleMcpRequest(request: Request): Promise<Response> {
+export function handleMcpRequest(request: Request): Promise<Response> {
+  return serveMcp(request, true);
+}
+
+/** /mcp with every request served by the SDK: what the answers past it are held to (e2e/mcp/read-calls.test.ts). */
+export function handleMcpRequestBySdk(request: Request): Promise<Response> {
+  return serveMcp(request, false);
+}
+
+async function serveMcp(request: Request, pastTheSdk: boolean): Promise<Response> {
   const refused = refusedRequest(request.headers);
   if (refused) return json(jsonRpcError(-32000, refused), { status: 403, headers: PUBLIC_CORS });
   let agent;
@@ -82,8 +93,10 @@ export async function handleMcpRequest(request: Request): Promise<Response> {
   }
   if (Array.isArray(parsed) && parsed.length > MAX_BATCH)
     return json(jsonRpcError(-32600, `A batch may hold at most ${MAX_BATCH} messages`), { status: 400, headers: PUBLIC_CORS });
-  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length), toolsCalledBy(parsed));
   const legacy = await isLegacyRequest(request, parsed);
+  const read = pastTheSdk && legacy ? await answerPlainRead(request, parsed, agent) : undefined;
+  if (read) return read;
+  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length), toolsCalledBy(parsed));
   const serve = (message: unknown, info: AuthInfo) =>
     legacy ? serveLegacy(request, message, info) : modernHandler().fetch(request, { authInfo: info, parsedBody: message });
   const response = (await serveAsTask(parsed, legacy, authInfo, serve)) ?? (await serve(parsed, authInfo));

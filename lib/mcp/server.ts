@@ -1,27 +1,15 @@
-import { McpServer, type CallToolResult, type ProtocolEra, type ServerContext, type Tool } from "@modelcontextprotocol/server";
+import { McpServer, type ProtocolEra, type ServerContext, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { systemClock } from "@/lib/clock";
-import { recordAudit, recordAuditSoon, type AuditInput, type CallEvent } from "@/lib/audit";
-import { HttpError } from "@/lib/http/errors";
-import { listGrantedCredentials } from "@/lib/wallet/credentials";
-import { getBalance } from "@/lib/prices/balance";
-import { PolicyViolation, policyView } from "@/lib/wallet/policy";
-import { allowanceForAgent, payFromAllowance } from "@/lib/allowances/agent";
-import { earlierPayment, payX402, X402AllowanceRefusal } from "@/lib/x402/pay";
-import { idempotencyOf, IdempotencyKeyReused, once, type AgentCall } from "@/lib/wallet/idempotency";
+import { payFromAllowance } from "@/lib/allowances/agent";
+import { earlierPayment, payX402 } from "@/lib/x402/pay";
 import type { RequestRow } from "@/lib/wallet/request-lifecycle";
-import { cancelRequest, createRequest, getRequest, listRequests, waitForDecision } from "@/lib/wallet/requests";
+import { cancelRequest, createRequest, getRequest, waitForDecision } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
-import {
-  APPROVAL_ROUND_SECONDS,
-  ApprovalPrompt,
-  askForApproval,
-  canApproveByUrl,
-  resumeApproval,
-  verifyApprovalState,
-} from "./elicited-approval";
+import { APPROVAL_ROUND_SECONDS, askForApproval, canApproveByUrl, resumeApproval, verifyApprovalState } from "./elicited-approval";
 import { hangUpSignal } from "./caller";
+import { PLAIN_READS, runTool, type ToolCall, type ToolInput, type ToolOutcome } from "./tool-run";
 import { isTaskCall } from "./task-calls";
 import { registerTasks } from "./tasks";
 
@@ -105,29 +93,6 @@ function toolDefinitions(): Record<ToolName, Tool> {
   return definitions;
 }
 
-function ok<T extends Record<string, unknown>>(result: T): CallToolResult {
-  return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
-}
-
-/**
- * A sensitive tool's call is answered only once its event is committed. A read tool's event is committed
- * within moments, with others, after the answer: the read changed nothing, and a transaction per read call
- * halved read throughput (docs/performance.md).
- */
-async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
-  if (sensitive) return recordAudit(event);
-  recordAuditSoon(event);
-}
-
-type ToolOutcome = Record<string, unknown> | ApprovalPrompt;
-
-/**
- * One tools/call: its audit event (for a payment that records it with its own), its idempotency key, and `once`, which
- * answers a retry with that key from the key's request instead of running it again (lib/wallet/idempotency.ts).
- */
-type ToolCall = Required<Pick<AgentCall, "called">> &
-  AgentCall & { once: <T>(create: () => Promise<T>, replay: (row: RequestRow) => Promise<T>) => Promise<T> };
-
 /**
  * A server for one request of that era, whose tools see exactly the caller's grant. It registers only the tools
  * the request calls: tools/list is answered from the definitions, and registering every tool for every call was a
@@ -140,62 +105,13 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     { capabilities: { tools: { listChanged: false } }, requestState: { verify: verifyApprovalState } },
   );
 
-  function tool<N extends ToolName>(
-    name: N,
-    run: (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext, call: ToolCall) => Promise<ToolOutcome>,
-  ) {
+  function tool<N extends ToolName>(name: N, run: (input: ToolInput<N>, ctx: ServerContext, call: ToolCall) => Promise<ToolOutcome>) {
     if (!calledTools.has(name)) return;
     const spec = TOOLS[name];
     const registered = server.registerTool(
       name,
       { description: DESCRIPTIONS[name], inputSchema: spec.input, outputSchema: spec.output, annotations: annotationsOf(name) },
-      (async (input: z.infer<(typeof TOOLS)[N]["input"]>, ctx: ServerContext) => {
-        const credentialId = (input as { credential_id?: string }).credential_id ?? null;
-        const audited = { type: "mcp.tool_called", userId: agent.userId, clientId: agent.clientId, credentialId } as const;
-        // the call's event, when the tool records it with its own (a payment made at once): then not again here
-        let recorded = false;
-        const called: CallEvent = (requestId) => {
-          recorded = true;
-          return { ...audited, requestId, data: { tool: name, outcome: "ok" } };
-        };
-        // answered from an earlier call with the same idempotency key
-        let replayed = false;
-        const idempotency = idempotencyOf(name, input as Record<string, unknown>);
-        const call: ToolCall = {
-          called,
-          idempotency,
-          once: (create, replay) =>
-            once(agent, idempotency, create, (row) => {
-              replayed = true;
-              return replay(row);
-            }),
-        };
-        try {
-          const result = await run(input, ctx, call);
-          const prompt = result instanceof ApprovalPrompt;
-          if (!recorded)
-            await audit(spec.sensitive, {
-              ...audited,
-              requestId: (prompt ? result.requestId : result.request_id) as string | undefined,
-              data: { tool: name, outcome: prompt ? "input_required" : replayed ? "replayed" : "ok" },
-            });
-          return prompt ? result.result : ok(result);
-        } catch (error) {
-          const message = error instanceof HttpError ? error.message : "The tool failed unexpectedly";
-          if (!(error instanceof HttpError)) console.error(`tool ${name} failed:`, (error as Error).message);
-          await audit(spec.sensitive, { ...audited, data: { tool: name, outcome: "error", error: message } });
-          // A policy refusal is also machine-readable: the rule and what is left of it.
-          const structured =
-            error instanceof PolicyViolation
-              ? { structuredContent: { error: error.code, rule: error.rule, allowance: error.allowance } }
-              : error instanceof X402AllowanceRefusal
-                ? { structuredContent: { error: error.code, left: error.left } }
-                : error instanceof IdempotencyKeyReused
-                  ? { structuredContent: { error: error.code, request_id: error.requestId } }
-                  : {};
-          return { isError: true, content: [{ type: "text", text: message }], ...structured } satisfies CallToolResult;
-        }
-      }) as never,
+      ((input: ToolInput<N>, ctx: ServerContext) => runTool(agent, name, input, (call) => run(input, ctx, call))) as never,
     );
     // Served with the JSON Schema converted once per process (see toolDefinitions).
     registered.outputSchemaJson = toolDefinitions()[name].outputSchema;
@@ -237,16 +153,16 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     return canApproveByUrl(ctx) ? askForApproval(view, ctx) : waited(view, seconds, ctx);
   }
 
-  tool("list_credentials", async () => listGrantedCredentials(agent));
-  tool("get_balance", (input) => getBalance(agent, input.credential_id, input.chain_id, input.tokens));
+  tool("list_credentials", () => PLAIN_READS.list_credentials(agent));
+  tool("get_balance", (input) => PLAIN_READS.get_balance(agent, input));
   tool("sign_message", (input, ctx, call) => sensitive({ kind: "sign_message", ...input }, call, ctx));
   tool("sign_typed_data", (input, ctx, call) => sensitive({ kind: "sign_typed_data", ...input }, call, ctx));
   tool("send_transaction", (input, ctx, call) => sensitive({ kind: "send_transaction", ...input }, call, ctx));
   tool("get_request", async (input, ctx) => waited(await getRequest(agent, input.request_id), input.wait_seconds, ctx));
-  tool("list_requests", async (input) => ({ requests: await listRequests(agent, input) }));
+  tool("list_requests", (input) => PLAIN_READS.list_requests(agent, input));
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
-  tool("get_policy", (input) => policyView(agent, input.credential_id));
-  tool("get_allowance", (input) => allowanceForAgent(agent, input.credential_id));
+  tool("get_policy", (input) => PLAIN_READS.get_policy(agent, input));
+  tool("get_allowance", (input) => PLAIN_READS.get_allowance(agent, input));
   tool("pay_x402", (input, _ctx, call) =>
     call.once(
       () => payX402(agent, input.credential_id, input.payment_required, systemClock, call),
