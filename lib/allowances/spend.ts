@@ -184,29 +184,32 @@ const SENT_SPENDS = new PreparedSelect<SentSpend>(
   `SELECT "id", "txHash", "delegationHash", "amount" FROM "AllowanceSpend" WHERE "allowanceId" = ? AND "status" = 'sent'`,
 );
 
-/** What a delegator's spends sent and not yet seen mined move of one token ('' for the coin), across its allowances. */
-const DELEGATOR_SENDING = new PreparedSelect<{ amount: string }>(
-  "delegator_sending",
-  `SELECT s."amount" FROM "AllowanceSpend" s JOIN "Allowance" a ON a."id" = s."allowanceId"
-    WHERE a."delegator" = ? AND a."chainId" = ? AND s."status" = 'sent' AND COALESCE(s."token", '') = ?`,
+/** A spend sent and not yet seen mined of any of the person's allowances on the chain, its token '' for the coin. */
+type PersonSending = SentSpend & { allowanceId: string; token: string };
+
+/**
+ * What a person's spends sent and not yet seen mined are, across their allowances on one chain: a payment's own
+ * allowance's count as in flight against it, and those of its token take from the account's balance. One read for both.
+ */
+const PERSON_SENDING = new PreparedSelect<PersonSending>(
+  "person_sending",
+  `SELECT s."id", s."txHash", s."delegationHash", s."amount", s."allowanceId", COALESCE(s."token", '') AS "token"
+    FROM "AllowanceSpend" s JOIN "Allowance" a ON a."id" = s."allowanceId"
+    WHERE a."delegator" = ? AND a."chainId" = ? AND s."status" = 'sent'`,
 );
 
 /**
- * What the person's account holds of what a payment moves, as of the latest block, and what its payments sent and not
- * yet seen mined take of it: the rehearsal runs at the latest block (a node builds its pending block from its whole
- * pool for every read there), so it does not see those.
+ * What the person's account holds of what a payment moves, as of the latest block: the rehearsal runs at the latest
+ * block (a node builds its pending block from its whole pool for every read there), so it does not see the payments
+ * sent and not yet mined, which the caller subtracts.
  */
-async function fundsFor(allowance: Allowance, token: Address | null) {
+function balanceOf(allowance: Allowance, token: Address | null): Promise<bigint> {
   const owner = getAddress(allowance.delegator);
-  const [balance, rows] = await Promise.all([
-    onChain(allowance.chainId, (client) =>
-      token
-        ? client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
-        : client.getBalance({ address: owner }),
-    ),
-    selectRows(DELEGATOR_SENDING, allowance.delegator, allowance.chainId, token ?? ""),
-  ]);
-  return { balance, sending: rows.reduce((sum, row) => sum + BigInt(row.amount), 0n) };
+  return onChain(allowance.chainId, (client) =>
+    token
+      ? client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
+      : client.getBalance({ address: owner }),
+  );
 }
 
 /**
@@ -330,7 +333,8 @@ export type SpendTurn = {
   /** the chain's relayer's turn, taken with the allowance's lease when it was free */
   relayer: RelayerTurn | null;
   status: AllowanceStatus | undefined;
-  inFlight: SentSpend[];
+  /** the person's spends sent and not yet seen mined on the chain, this allowance's among them */
+  sending: PersonSending[];
   held: () => Promise<Holds>;
 };
 
@@ -339,15 +343,17 @@ export type SpendTurn = {
  * turn with it (relayerTurnIn), and reads what spendFromAllowance reads first under it, with no answer waited for. Once
  * it has committed: the turn, or null when another spend holds the lease (spendFromAllowance then waits for it).
  */
-export function* spendTurnIn(allowance: Pick<Allowance, "id" | "chainId" | "userId">): TransactionScript<() => SpendTurn | null> {
+export function* spendTurnIn(
+  allowance: Pick<Allowance, "id" | "chainId" | "userId" | "delegator">,
+): TransactionScript<() => SpendTurn | null> {
   const lease = yield* leaseTakenIn(`allowance:${allowance.id}`);
   const relayer = yield* relayerTurnIn(allowance.chainId, allowance.userId, lease.asked);
   const status = yield* allowanceStatusIn(allowance.id);
-  const inFlight = yield* rowsLater<SentSpend>(SENT_SPENDS.sql, allowance.id);
+  const sending = yield* rowsLater<PersonSending>(PERSON_SENDING.sql, allowance.delegator, allowance.chainId);
   const held = yield* heldPaymentsIn(allowance.id, new Date());
   return () => {
     const taken = lease.held();
-    return taken && { lease: taken, relayer: relayer(), status: status(), inFlight: inFlight(), held };
+    return taken && { lease: taken, relayer: relayer(), status: status(), sending: sending(), held };
   };
 }
 
@@ -434,18 +440,21 @@ export async function spendFromAllowance(
       const data = redeemCall([leaf, root], execution);
       // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
       // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).
-      const [inFlight, held] = await Promise.all([
-        turn?.inFlight ?? selectRows(SENT_SPENDS, allowanceId),
+      const [sending, held] = await Promise.all([
+        turn?.sending ?? selectRows(PERSON_SENDING, allowance.delegator, allowance.chainId),
         turn ? turn.held() : heldPayments(allowanceId, new Date()),
       ]);
+      const inFlight = sending.filter((spend) => spend.allowanceId === allowanceId);
+      // what the person's payments on their way take of the account's balance of this token
+      const taken = sending.filter((spend) => spend.token === (moved.token ?? "")).reduce((sum, spend) => sum + BigInt(spend.amount), 0n);
       if (inFlight.length >= MAX_IN_FLIGHT) throw new PendingSpendError(null);
       let left: AllowanceRefusal["left"];
       const checks = async () => {
-        const [deleGator, leftNow, funds] = await Promise.allSettled([
+        const [deleGator, leftNow, balanceNow] = await Promise.allSettled([
           runsDeleGator(allowance.chainId, framework, getAddress(allowance.delegator)),
           // x402 payments signed and not yet redeemed, and transfers sent and not yet mined, hold their amounts
           leftFor(allowance, framework, moved, new Date(), { held, inFlight: inFlightOf(allowanceId, allowance.chainId, inFlight) }),
-          fundsFor(allowance, moved.token),
+          balanceOf(allowance, moved.token),
         ]);
         // The relayer pays only for what the DeleGator decides: other code at the address could revert on chain alone.
         if (!settledValue(deleGator)) {
@@ -475,7 +484,7 @@ export async function spendFromAllowance(
             left,
           );
         }
-        const { balance, sending } = settledValue(funds);
+        const balance = settledValue(balanceNow);
         if (moved.amount > balance)
           throw refuse(
             "would_revert",
@@ -483,7 +492,7 @@ export async function spendFromAllowance(
             left,
           );
         // Enough now, not once the payments on their way are mined (or some of those were mined since the database said).
-        if (moved.amount + sending > balance) throw new PendingSpendError(null, { balance, sending });
+        if (moved.amount + taken > balance) throw new PendingSpendError(null, { balance, sending: taken });
       };
 
       const spendId = randomId("sp_");
