@@ -475,6 +475,58 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
       );
     });
 
+    it("reconciliation outbids another sender's transaction that took a waiting payment's place in the pool: it lands", async () => {
+      const { pay, shop } = await agentPayingShop(world, PAYMENT);
+      await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
+      const nonce = await world.relayerNonce();
+      const recipient = world.recipient();
+      let paying!: Promise<unknown>;
+      let elsewhere!: Hex;
+      let first!: Hex;
+      const looks: string[] = [];
+      // No block comes while it is held: the payment's own wait, which replaces once a block, does nothing, and what
+      // takes the nonce back is reconciliation alone, whose broadcast of the stored bytes the node refuses.
+      await world.chain.holdingBlocks(async () => {
+        paying = pay();
+        paying.catch(() => {});
+        await until(async () => (await pendingNonce()) > nonce, "the payment waits in the mempool");
+        [{ hash: first }] = (await rowsAt(nonce)) as { hash: Hex }[];
+        elsewhere = await sentElsewhereWith(localRelayerKey(), nonce, recipient, {
+          maxFeePerGas: parseGwei("10"),
+          maxPriorityFeePerGas: parseGwei("10"),
+        });
+        await assert.rejects(world.chain.client.getTransaction({ hash: first }), "the other took the payment's place in the pool");
+        const ours = async () => {
+          const waiting = (await rowsAt(nonce)).filter((row) => row.status === "sent" && row.hash !== first);
+          return (await Promise.all(waiting.map((row) => world.chain.client.getTransaction({ hash: row.hash as Hex }).catch(() => null))))
+            .filter(Boolean)
+            .map((known) => known!.hash);
+        };
+        for (let look = 1; look <= 8 && !(await ours()).length; look++) {
+          await lib.reconcile.reconcilePayments();
+          looks.push((await rowsAt(nonce)).map((row) => `${row.hash.slice(0, 10)} ${row.status}`).join(", "));
+        }
+        assert.equal((await ours()).length, 1, `a replacement of the payment holds its nonce in the pool: ${looks.join(" | ")}`);
+      });
+      const paid = (await paying) as { status: string; tx_hash: Hex };
+      const rows = await rowsAt(nonce);
+      const ledger = rows.map((row) => `${row.hash.slice(0, 10)} ${row.status}`).join(", ");
+      assert.equal(paid.status, "completed", ledger);
+      assert.notEqual(paid.tx_hash, first, "what landed is the replacement");
+      const mined = await world.chain.client.getTransaction({ hash: paid.tx_hash });
+      assert.equal(mined.nonce, nonce);
+      assert.ok(mined.maxPriorityFeePerGas! > parseGwei("10"), "it outbid the other");
+      assert.ok(mined.maxFeePerGas! <= MOST, "within the operator's most");
+      assert.equal(await world.balance(shop), PAYMENT);
+      await assert.rejects(world.chain.client.getTransactionReceipt({ hash: elsewhere }), "the other sender's transaction never mined");
+      assert.equal(await world.balance(recipient), 0n);
+      assert.equal(rows.filter((row) => row.status === "landed").length, 1, ledger);
+      assert.ok(
+        rows.every((row) => row.status === "landed" || row.cost === 0n),
+        `what the node refused or replaced cost nothing: ${ledger}`,
+      );
+    });
+
     it("a revocation relayer's nonce held by another sender's transaction at the operator's most is taken past the most", async () => {
       const { person, userId, credentialId } = await agentPayingShop(world, PAYMENT);
       const other = await signAllowanceFor(world.chain, person, { userId, credentialId }, { recipients: [world.recipient()] });
