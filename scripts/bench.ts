@@ -566,6 +566,11 @@ type Throughput = {
   toBroadcastP50: number;
   toBlockP50: number;
   toAnswerP50: number;
+  /**
+   * p50 of how many blocks a landed payment waited: its block's number less that of the newest block the bench had seen
+   * when the payment's tools/call went out (1: it landed in the first block after its call)
+   */
+  blocksToLandP50: number;
   /** JSON-RPC calls the server forwarded through the proxy from the first tools/call to the last answer */
   rpcCalls: number;
   rpcPerPayment: number;
@@ -710,6 +715,11 @@ async function paymentsThroughput(
       : [];
   });
   const stretch = (key: keyof (typeof stretches)[number]) => at(ascending(stretches.map((one) => one[key])), 0.5);
+  const seen = [...watch.blockSeenAt.entries()];
+  const blocksWaited = landed.flatMap((answer, index) => {
+    const before = seen.filter(([, seenAt]) => seenAt <= answer.sentAt).map(([number]) => number);
+    return before.length ? [Number(numbers[index] - before.reduce((a, b) => (b > a ? b : a)))] : [];
+  });
   const share = (payments: number) => (blockCapacity ? Math.round((payments / blockCapacity) * 1000) / 1000 : 0);
   return {
     scenario,
@@ -739,6 +749,7 @@ async function paymentsThroughput(
     toBroadcastP50: stretch("toBroadcast"),
     toBlockP50: stretch("toBlock"),
     toAnswerP50: stretch("toAnswer"),
+    blocksToLandP50: at(ascending(blocksWaited), 0.5),
     rpcCalls: rpc.length,
     rpcPerPayment: landed.length ? Math.round((rpc.length / landed.length) * 10) / 10 : 0,
     rpcByMethod,
@@ -930,7 +941,8 @@ function printedThroughput(rows: Throughput[]) {
       .join(", ");
     console.log(`  ↳ RPC a payment: ${methods || "none"} (${r.rpcCalls} calls)`);
     console.log(
-      `  ↳ p50 to the node ${r.toBroadcastP50} ms, then to its block ${r.toBlockP50} ms, then to the answer ${r.toAnswerP50} ms; ` +
+      `  ↳ p50 to the node ${r.toBroadcastP50} ms, then to its block ${r.toBlockP50} ms, then to the answer ${r.toAnswerP50} ms ` +
+        `(in blocks: ${r.blocksToLandP50} after its call); ` +
         `${r.gasPerPayment} gas a payment, ${r.blockCapacity} to a block; server CPU ${r.cpuMsPerPayment} ms a payment; ` +
         `a block each: ${r.byBlock.join(" ")}`,
     );
