@@ -4,6 +4,7 @@
 // Prints a table and writes bench/results/latest.json.
 //   npm run bench -- [--scale 1,10,100] [--postgres] [--duration 10] [--connections 16] [--only mcp,peer] [--next-start]
 //     [--rpc-latency 0,40] (the throughput scenarios': what the proxy in front of their chain adds to each answer, in ms)
+//     [--chain-node hardhat,anvil] (the throughput scenarios' local nodes)
 //   BENCH_PROFILE=<folder> also writes a V8 CPU profile of the app's server when it stops.
 //   BENCH_NODE_ARGS="<flags>" adds Node flags to the app's server (a V8 setting to try, a monitor to --import).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -18,6 +19,7 @@ import { freePort, startApp, type RunningApp } from "../e2e/support/app";
 import { keccak256, parseEther, parseTransaction, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { chainsSetting, startChain, type LocalChain } from "../e2e/support/chain";
+import type { ChainNode } from "@/test-chain/node";
 import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
 import { relayersSetting, signAllowanceFor } from "../e2e/support/allowances";
 import { keyHolder } from "../e2e/support/key-holder";
@@ -43,6 +45,11 @@ const { values } = parseArgs({
     "next-start": { type: "boolean", default: false },
     /** the throughput scenarios, each at every latency (ms) the proxy in front of their chain adds to an answer */
     "rpc-latency": { type: "string", default: "0,40" },
+    /**
+     * the throughput scenarios' nodes: hardhat's (the tests' chain, one request at a time) and anvil (side by side, as
+     * a production node answers), each with a chain, an app and a database of its own
+     */
+    "chain-node": { type: "string", default: "hardhat,anvil" },
     /**
      * which part this process runs: `main` (every scenario but the throughput ones: a scale's process), `throughput`
      * (only those: their process of their own, with its own chain, app and settings), or `all`
@@ -764,8 +771,8 @@ async function paymentsThroughput(
  * ONE_ALLOWANCE_CONCURRENCY at a time; then MANY_AGENTS agents, each of a person and an allowance of its own, sending
  * their payments all at once. The targets are reported beside the figures; a miss does not fail the bench.
  */
-async function throughputs(database: "sqlite" | "postgres", latencies: number[]): Promise<Throughput[]> {
-  const chain = await startChain();
+async function throughputs(database: "sqlite" | "postgres", latencies: number[], chainNode: ChainNode): Promise<Throughput[]> {
+  const chain = await startChain({ node: chainNode });
   const framework = await deployFramework(chain);
   const broadcastAt = new Map<string, number>();
   const signed = new Map<string, Hex>();
@@ -835,7 +842,7 @@ async function throughputs(database: "sqlite" | "postgres", latencies: number[])
     for (const [index, rpcLatencyMs] of latencies.entries()) {
       proxy.delayAnswers(rpcLatencyMs);
       const { one, many } = prepared[index];
-      const blocks = `${BLOCK_MS / 1000} s blocks, RPC +${rpcLatencyMs} ms`;
+      const blocks = `${chainNode}, ${BLOCK_MS / 1000} s blocks, RPC +${rpcLatencyMs} ms`;
       const single = await paymentsThroughput(
         world,
         `${THROUGHPUT}: one allowance (${blocks})`,
@@ -925,13 +932,13 @@ function printedThroughput(rows: Throughput[]) {
   if (!rows.length) return;
   console.log(`\npayments on ${BLOCK_MS / 1000}-second blocks (${rows[0].database}): tools/call send_transaction from an allowance`);
   console.log(
-    `${"scenario".padEnd(52)}   sent landed pend. refused   pay/s  a block (max)  capacity used  p50 ms  p95 ms  max ms  RPC/payment`,
+    `${"scenario".padEnd(60)}   sent landed pend. refused   pay/s  a block (max)  capacity used  p50 ms  p95 ms  max ms  RPC/payment`,
   );
   for (const r of rows) {
     const perBlock = `${r.perBlock} (${r.mostInABlock})`;
     const share = `${Math.round(r.capacityUsed * 1000) / 10} % (${Math.round(r.mostCapacityUsed * 1000) / 10})`;
     console.log(
-      `${r.scenario.padEnd(52)} ${String(r.sent).padStart(6)} ${String(r.landed).padStart(6)} ${String(r.pending).padStart(5)} ` +
+      `${r.scenario.padEnd(60)} ${String(r.sent).padStart(6)} ${String(r.landed).padStart(6)} ${String(r.pending).padStart(5)} ` +
         `${String(r.refused).padStart(7)} ${String(r.paymentsPerSecond).padStart(7)} ${perBlock.padStart(14)} ${share.padStart(14)} ` +
         `${String(r.p50).padStart(7)} ${String(r.p95).padStart(7)} ${String(r.max).padStart(7)} ${String(r.rpcPerPayment).padStart(12)}`,
     );
@@ -1383,21 +1390,29 @@ function printed(scale: number, results: Result[]): Result[] {
 }
 
 /**
- * The throughput scenarios, when chosen: in this process when it runs nothing else (settings and the database client
- * are per process, and theirs are a chain of their own behind the proxy), else in a fresh process.
+ * The throughput scenarios, when chosen: in this process when it runs nothing else on one node (settings and the
+ * database client are per process, and theirs are a chain of their own behind the proxy), else in a fresh process for
+ * each node.
  */
 async function runThroughputs(mainRan: boolean): Promise<Throughput[]> {
   const latencies = values["rpc-latency"].split(",").map(Number);
-  if (!mainRan) {
-    const rows = await throughputs(values.postgres ? "postgres" : "sqlite", latencies);
+  const nodes = values["chain-node"].split(",") as ChainNode[];
+  if (!mainRan && nodes.length === 1) {
+    const rows = await throughputs(values.postgres ? "postgres" : "sqlite", latencies, nodes[0]);
     printedThroughput(rows);
     return rows;
   }
   const tsx = createRequire(import.meta.url).resolve("tsx/cli");
-  const flags = ["--part", THROUGHPUT, "--rpc-latency", values["rpc-latency"], ...(values.postgres ? ["--postgres"] : [])];
-  const child = spawnSync(process.execPath, [tsx, "scripts/bench.ts", ...flags], { stdio: "inherit" });
-  if (child.status !== 0) throw new Error("the throughput run failed");
-  return (JSON.parse(fs.readFileSync(RESULTS, "utf8")) as { throughput: Throughput[] }).throughput;
+  const rows: Throughput[] = [];
+  for (const node of nodes) {
+    const flags = ["--part", THROUGHPUT, "--rpc-latency", values["rpc-latency"], "--chain-node", node];
+    const child = spawnSync(process.execPath, [tsx, "scripts/bench.ts", ...flags, ...(values.postgres ? ["--postgres"] : [])], {
+      stdio: "inherit",
+    });
+    if (child.status !== 0) throw new Error(`the throughput run on ${node} failed`);
+    rows.push(...(JSON.parse(fs.readFileSync(RESULTS, "utf8")) as { throughput: Throughput[] }).throughput);
+  }
+  return rows;
 }
 
 const RESULTS = "bench/results/latest.json";

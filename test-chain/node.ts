@@ -1,5 +1,5 @@
 // The local EVM node the product runs when no chain is configured (npm start, npm run dev:chain: test-chain/index.ts)
-// and the tests start: hardhat's, on loopback, keeping no state.
+// and the tests start: hardhat's, on loopback, keeping no state (or foundry's anvil, beside it in the benchmark).
 import { spawn } from "node:child_process";
 import net from "node:net";
 import path from "node:path";
@@ -39,14 +39,26 @@ export type LocalChain = {
 };
 
 /**
- * A hardhat node on a free port (or `port`); `chainId` gives it another id than 31337 (a second chain). It keeps no
- * state: stopped, its chain is gone.
+ * Which node: hardhat's (what npm start and the tests run: an EVM in JavaScript that answers one request at a time), or
+ * foundry's anvil (in Rust, answering side by side as a production node does), for the benchmark to tell the product's
+ * limits from the local node's. Both start with the same funded accounts, a block of 60M gas and Prague's rules.
  */
-export async function startChain(options: { chainId?: number; port?: number } = {}): Promise<LocalChain> {
-  const chainId = options.chainId ?? 31337;
-  const port = options.port ?? (await freePort());
+export type ChainNode = "hardhat" | "anvil";
+
+/** anvil's binary, from its npm package for this platform (`@foundry-rs/anvil`'s optional dependencies). */
+function anvilBinary(): string {
+  const arch = { x64: "amd64", arm64: "arm64" }[process.arch as string];
+  const name = `@foundry-rs/anvil-${process.platform}-${arch}/package.json`;
+  return path.join(path.dirname(createRequire(import.meta.url).resolve(name)), "bin", "anvil");
+}
+
+function spawnNode(node: ChainNode, port: number, chainId: number) {
+  if (node === "anvil") {
+    const flags = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--hardfork", "prague"];
+    return spawn(anvilBinary(), [...flags, "--accounts", "20", "--gas-limit", "60000000"], { stdio: ["ignore", "pipe", "pipe"] });
+  }
   const hardhat = createRequire(import.meta.url).resolve("hardhat/internal/cli/bootstrap");
-  const child = spawn(
+  return spawn(
     process.execPath,
     [hardhat, "node", "--hostname", "127.0.0.1", "--port", String(port), "--config", path.resolve("test-chain/hardhat.config.cjs")],
     {
@@ -54,12 +66,23 @@ export async function startChain(options: { chainId?: number; port?: number } = 
       stdio: ["ignore", "pipe", "pipe"],
     },
   );
+}
+
+/**
+ * A hardhat node (or `node`) on a free port (or `port`); `chainId` gives it another id than 31337 (a second chain). It
+ * keeps no state: stopped, its chain is gone.
+ */
+export async function startChain(options: { chainId?: number; port?: number; node?: ChainNode } = {}): Promise<LocalChain> {
+  const chainId = options.chainId ?? 31337;
+  const port = options.port ?? (await freePort());
+  const node = options.node ?? "hardhat";
+  const child = spawnNode(node, port, chainId);
   let output = "";
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`hardhat node did not start:\n${output}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`${node} node did not start:\n${output}`)), 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk;
-      if (output.includes("Started HTTP")) {
+      if (output.includes(node === "anvil" ? "Listening on" : "Started HTTP")) {
         clearTimeout(timer);
         // The node logs every call from now on: read and dropped, so a node running for days holds no log.
         child.stdout.off("data", onData).resume();
@@ -69,7 +92,7 @@ export async function startChain(options: { chainId?: number; port?: number } = 
     };
     child.stdout.on("data", onData);
     child.stderr.on("data", onData);
-    child.once("exit", () => reject(new Error(`hardhat node exited:\n${output}`)));
+    child.once("exit", () => reject(new Error(`${node} node exited:\n${output}`)));
   });
   await ready;
   const rpcUrl = `http://127.0.0.1:${port}`;
@@ -77,11 +100,14 @@ export async function startChain(options: { chainId?: number; port?: number } = 
   const ask = (method: string, params: unknown[] = []) => client.request({ method: method as never, params: params as never });
   /** The block interval once mineEvery was called; null while the node mines each transaction at once. */
   let intervalMs: number | null = null;
+  // hardhat takes the interval in milliseconds, anvil in seconds
+  const interval = (ms: number) => (node === "anvil" ? ms / 1000 : ms);
   const mining = (on: boolean) =>
-    intervalMs === null ? ask("evm_setAutomine", [on]) : ask("evm_setIntervalMining", [on ? intervalMs : 0]);
+    intervalMs === null ? ask("evm_setAutomine", [on]) : ask("evm_setIntervalMining", [on ? interval(intervalMs) : 0]);
   const mineEvery = async (ms: number) => {
+    if (node === "anvil" && ms % 1000) throw new Error("anvil mines at whole seconds");
     await ask("evm_setAutomine", [false]);
-    await ask("evm_setIntervalMining", [ms]);
+    await ask("evm_setIntervalMining", [interval(ms)]);
     intervalMs = ms;
   };
   return {
