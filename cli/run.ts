@@ -1,6 +1,15 @@
 // Runs a parsed command: its module (cli/commands/), and errors mapped to exit codes. Loaded by cli/main.ts only
 // once a command is to run, so `--help` does not load the SDK and its schemas.
-import { AuthenticationError, InvalidInputError, NetworkError, OAuthError, ServerError, SignInRequiredError, ToolError } from "../sdk";
+import {
+  AuthenticationError,
+  InvalidInputError,
+  NetworkError,
+  OAuthError,
+  PaymentRefusedError,
+  ServerError,
+  SignInRequiredError,
+  ToolError,
+} from "../sdk";
 import { AmountError } from "./amount";
 import { UsageError, type Command, type ParsedCommandLine } from "./args";
 import * as balance from "./commands/balance";
@@ -83,6 +92,13 @@ export function describeError(error: unknown): { code: number; message: string }
   if (error instanceof RequestNotCompletedError) return { code: EXIT.request, message: error.message };
   if (error instanceof ToolError) {
     return { code: EXIT.tool, message: withNextStep(error.message, "Run `agent-wallet status` to see your grant, limits and requests.") };
+  }
+  if (error instanceof PaymentRefusedError) {
+    const next =
+      error.reason === "over_max" || error.reason === "no_max"
+        ? "Run again with --max naming the most you mean to pay (e.g. --max \"0.50 USDC\")."
+        : "Check the URL: only a requirement for the URL given is paid.";
+    return { code: EXIT.refused, message: withNextStep(error.message, next) };
   }
   if (error instanceof CliToolError) return { code: EXIT.tool, message: error.message };
   if (error instanceof ResourceUnreachableError)
