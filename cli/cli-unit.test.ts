@@ -322,11 +322,15 @@ describe("status", () => {
     const cap = { chain_id: 31337, token, per_transaction: "333333333333333333", per_day: "1000000000000000001" };
     const tokenDay = { limit: "1000000000000000001", used: "1", remaining: "1000000000000000000", frees_at: null };
     const summary = policySummary(
-      view("approve", { native: { per_day: "1000000000000000001" }, tokens: [cap] }, {
-        native_per_day: left,
-        native_by_chain: [local({ per_day: left })],
-        tokens: [{ ...cap, per_day: tokenDay, symbol: "WETH", decimals: 18 }],
-      }),
+      view(
+        "approve",
+        { native: { per_day: "1000000000000000001" }, tokens: [cap] },
+        {
+          native_per_day: left,
+          native_by_chain: [local({ per_day: left })],
+          tokens: [{ ...cap, per_day: tokenDay, symbol: "WETH", decimals: 18 }],
+        },
+      ),
     );
     assert.equal(summary, "1.0001 ETH a day (0.9998 ETH left) · up to 0.3334 WETH a transaction, 1.0001 WETH a day (1 WETH left)");
     assert.doesNotMatch(summary, /\d{9}/);

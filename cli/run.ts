@@ -96,7 +96,7 @@ export function describeError(error: unknown): { code: number; message: string }
   if (error instanceof PaymentRefusedError) {
     const next =
       error.reason === "over_max" || error.reason === "no_max"
-        ? "Run again with --max naming the most you mean to pay (e.g. --max \"0.50 USDC\")."
+        ? 'Run again with --max naming the most you mean to pay (e.g. --max "0.50 USDC").'
         : "Check the URL: only a requirement for the URL given is paid.";
     return { code: EXIT.refused, message: withNextStep(error.message, next) };
   }

@@ -2,7 +2,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { AgentWalletClient } from "./client";
 import type { ToolInput, ToolOutput } from "../contract";
-import { PaymentNotApprovedError } from "./errors";
+import { InvalidInputError, PaymentNotApprovedError } from "./errors";
 import { callPaidTool, payingFetch, type McpToolCall } from "./x402";
 import { maxInBaseUnits, mostFor, narrowed, readRequirement, sameResource, sameTool } from "./x402-guard";
 
@@ -103,7 +103,10 @@ describe("one-tap payments and paid MCP tools", () => {
 
   it("a rejected one-tap payment throws PaymentNotApprovedError and nothing is retried", async () => {
     let sent = 0;
-    const resource = async () => (sent++, new Response("{}", { status: 402, headers: { "PAYMENT-REQUIRED": header("https://api.example.com/report") } }));
+    const resource = async () => (
+      sent++,
+      new Response("{}", { status: 402, headers: { "PAYMENT-REQUIRED": header("https://api.example.com/report") } })
+    );
     const paying = payingFetch(oneTapWallet("rejected"), { credentialId: "cr_1", fetch: resource as typeof fetch });
     await assert.rejects(paying("https://api.example.com/report"), (error: unknown) => {
       assert.ok(error instanceof PaymentNotApprovedError);
@@ -117,7 +120,11 @@ describe("one-tap payments and paid MCP tools", () => {
 describe("what the agent's own side pays (x402-guard)", () => {
   it("a requirement is for the URL fetched when its origin and path are the same; the query and fragment are not compared", () => {
     const fetched = "https://api.example.com/report?city=Porto";
-    for (const same of ["https://api.example.com/report", "https://API.example.com:443/report?city=Lisbon", "https://api.example.com/report#x"])
+    for (const same of [
+      "https://api.example.com/report",
+      "https://API.example.com:443/report?city=Lisbon",
+      "https://api.example.com/report#x",
+    ])
       assert.equal(sameResource(fetched, same), true, same);
     for (const other of [
       "http://api.example.com/report",
@@ -130,6 +137,18 @@ describe("what the agent's own side pays (x402-guard)", () => {
       "not a url",
     ])
       assert.equal(sameResource(fetched, other), false, other);
+  });
+
+  it("a most that is no amount in whole tokens is refused before anything is fetched", () => {
+    const wallet = walletAsked([]);
+    assert.throws(
+      () => payingFetch(wallet, { credentialId: "cr_1", maxPerPayment: { USDC: "lots" } }),
+      (error: unknown) => {
+        assert.ok(error instanceof InvalidInputError);
+        assert.match(error.message, /maxPerPayment\.USDC must be an amount in whole tokens, such as "0\.50"/);
+        return true;
+      },
+    );
   });
 
   it("a paid tool's requirement names the tool called: an mcp: URL ending in its name, or exactly the one expected", () => {
@@ -157,7 +176,14 @@ describe("what the agent's own side pays (x402-guard)", () => {
 
   it("reads V1 and V2 requirements, and narrows one to the offers kept in the form it was given", () => {
     const two = Buffer.from(
-      JSON.stringify({ x402Version: 2, resource: { url: "https://a.test/r" }, accepts: [{ ...offer, amount: "1" }, { ...offer, amount: "2" }] }),
+      JSON.stringify({
+        x402Version: 2,
+        resource: { url: "https://a.test/r" },
+        accepts: [
+          { ...offer, amount: "1" },
+          { ...offer, amount: "2" },
+        ],
+      }),
     ).toString("base64");
     assert.deepEqual(
       readRequirement(two)?.accepts.map((each) => [each.amount, each.chainId, each.resource]),
@@ -166,9 +192,16 @@ describe("what the agent's own side pays (x402-guard)", () => {
         ["2", 8453, "https://a.test/r"],
       ],
     );
-    assert.equal(narrowed(two, () => true), two, "all kept: exactly as given");
+    assert.equal(
+      narrowed(two, () => true),
+      two,
+      "all kept: exactly as given",
+    );
     const less = narrowed(two, (index) => index === 1) as string;
-    assert.deepEqual(readRequirement(less)?.accepts.map((each) => each.amount), ["2"]);
+    assert.deepEqual(
+      readRequirement(less)?.accepts.map((each) => each.amount),
+      ["2"],
+    );
     const v1 = { x402Version: 1, accepts: [{ ...offer, network: "base-sepolia", maxAmountRequired: "5", resource: "https://a.test/r" }] };
     assert.deepEqual(readRequirement(v1)?.accepts[0].chainId, 84532);
     assert.equal(readRequirement("not base64 !"), null);

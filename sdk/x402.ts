@@ -5,7 +5,7 @@
 // the payment waits for the person's passkey (the request is followed until decided). A refusal throws and nothing is
 // paid; a refusal of the agent's own side (PaymentRefusedError) comes before pay_x402 is called, so nothing is signed.
 import type { AgentWalletClient, WaitOptions } from "./client";
-import { PaymentNotApprovedError, PaymentRefusedError, ToolError, type PaymentRefusal } from "./errors";
+import { InvalidInputError, PaymentNotApprovedError, PaymentRefusedError, ToolError, type PaymentRefusal } from "./errors";
 import type { FetchLike } from "./oauth";
 import { formatUnits } from "../contract/limits-in-words";
 import type { ToolOutput } from "../contract";
@@ -55,6 +55,14 @@ type Payment = { header: "PAYMENT-SIGNATURE" | "X-PAYMENT"; value: string };
 /** A token's symbol and decimals as the wallet reads them on chain; null when it does not answer as an ERC-20. */
 type TokenOf = (chainId: number, asset: string) => Promise<{ symbol: string; decimals: number } | null>;
 
+/** Refuses a most that is no amount in whole tokens before anything is fetched. */
+function checkMosts(maxPerPayment: Record<string, string> | undefined): void {
+  for (const [token, most] of Object.entries(maxPerPayment ?? {})) {
+    if (typeof most !== "string" || !/^\s*(\d+(\.\d*)?|\.\d+)\s*$/.test(most))
+      throw new InvalidInputError("pay_x402", `maxPerPayment.${token} must be an amount in whole tokens, such as "0.50"`);
+  }
+}
+
 /** Reads tokens through get_balance, each (chain, token) once for the payingFetch or callPaidTool it serves. */
 function tokenReader(wallet: AgentWalletClient, credentialId: string): TokenOf {
   const read = new Map<string, Promise<{ symbol: string; decimals: number } | null>>();
@@ -67,8 +75,10 @@ function tokenReader(wallet: AgentWalletClient, credentialId: string): TokenOf {
           return token && token.symbol !== null && token.decimals !== null ? { symbol: token.symbol, decimals: token.decimals } : null;
         },
         (error: unknown) => {
-          // a chain the service does not serve: the token cannot be read, as pay_x402 would refuse it
-          if (error instanceof ToolError) return null;
+          // a chain the service does not serve, or no address: the token cannot be read, as pay_x402 would refuse it
+          if (error instanceof ToolError || error instanceof InvalidInputError) return null;
+          // the network: not remembered, the next payment reads it again
+          read.delete(key);
           throw error;
         },
       );
@@ -83,15 +93,25 @@ type Judged = { offer: CheckedOffer } | { refusal: PaymentRefusal; why: string }
 /** Whether one offer is within the caller's most, in whole tokens of its token. */
 async function judgeAmount(offer: PaymentOffer, options: PaymentOptions, tokenOf: TokenOf): Promise<Judged> {
   if (offer.chainId === null || !/^[0-9]{1,78}$/.test(offer.amount)) {
-    return { refusal: "unreadable", why: `it asks ${JSON.stringify(offer.amount)} on network ${JSON.stringify(offer.network)}, which the SDK cannot read` };
+    return {
+      refusal: "unreadable",
+      why: `it asks ${JSON.stringify(offer.amount)} on network ${JSON.stringify(offer.network)}, which the SDK cannot read`,
+    };
   }
   const token = await tokenOf(offer.chainId, offer.asset);
-  if (!token) return { refusal: "unreadable", why: `it asks to be paid in ${offer.asset} on chain ${offer.chainId}, which is no token the wallet can read` };
+  if (!token)
+    return {
+      refusal: "unreadable",
+      why: `it asks to be paid in ${offer.asset} on chain ${offer.chainId}, which is no token the wallet can read`,
+    };
   const formatted = formatUnits(offer.amount, token.decimals);
   const most = mostFor(options.maxPerPayment, { address: offer.asset, symbol: token.symbol });
   if (most === null) {
     const named = Object.keys(options.maxPerPayment ?? {}).join(", ") || "none";
-    return { refusal: "no_max", why: `it asks ${formatted} ${token.symbol} (${offer.asset}), a token with no most given (given for: ${named})` };
+    return {
+      refusal: "no_max",
+      why: `it asks ${formatted} ${token.symbol} (${offer.asset}), a token with no most given (given for: ${named})`,
+    };
   }
   if (BigInt(offer.amount) > maxInBaseUnits(most, token.decimals)) {
     return { refusal: "over_max", why: `it asks ${formatted} ${token.symbol}, more than the most of ${most} ${token.symbol} a payment` };
@@ -110,7 +130,8 @@ async function checked(
   expected: { what: string; isFor: (named: string) => boolean },
 ): Promise<GivenRequirement> {
   const read = readRequirement(given);
-  if (!read) throw new PaymentRefusedError("unreadable", "The resource's payment requirement cannot be read as x402 (version 1 or 2)", given);
+  if (!read)
+    throw new PaymentRefusedError("unreadable", "The resource's payment requirement cannot be read as x402 (version 1 or 2)", given);
   const judged: Judged[] = await Promise.all(
     read.accepts.map((offer) =>
       expected.isFor(offer.resource)
@@ -159,6 +180,7 @@ async function requirementOf(response: Response): Promise<GivenRequirement | nul
  * request's body must be one that can be sent twice (a string, bytes, form data), as for any retry.
  */
 export function payingFetch(wallet: AgentWalletClient, options: PayingFetchOptions): FetchLike {
+  checkMosts(options.maxPerPayment);
   const send = options.fetch ?? fetch;
   const tokenOf = tokenReader(wallet, options.credentialId);
   return async (input, init) => {
@@ -208,6 +230,7 @@ export async function callPaidTool<R extends McpToolResult>(
   params: McpToolCall,
   options: PaidToolOptions,
 ): Promise<R> {
+  checkMosts(options.maxPerPayment);
   const first = await call(params);
   const required = toolRequirementOf(first);
   if (!required) return first;

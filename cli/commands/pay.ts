@@ -77,9 +77,7 @@ export async function run(ctx: Context): Promise<number> {
       // an approve credential's payment waits for the person's passkey: say where
       if (!payment.approval_url) return spinner?.update(`Paid; fetching ${url} again`);
       spinner?.stop();
-      ctx.io.stderr.write(
-        `Approve paying ${amountOf(payment.paid)} to ${payment.payee} at:\n${payment.approval_url}\n`,
-      );
+      ctx.io.stderr.write(`Approve paying ${amountOf(payment.paid)} to ${payment.payee} at:\n${payment.approval_url}\n`);
       spinner?.start(`Waiting for your approval of request ${payment.request_id}`);
     },
     approval: { signal: ctx.signal },
@@ -94,8 +92,7 @@ export async function run(ctx: Context): Promise<number> {
     spinner?.stop();
   }
   const payment = paid as ToolOutput<"pay_x402"> | null;
-  if (payment && !ctx.json)
-    ctx.io.stderr.write(`Paid ${amountOf(payment.paid)} to ${payment.payee}\nfor ${payment.resource.url}\n`);
+  if (payment && !ctx.json) ctx.io.stderr.write(`Paid ${amountOf(payment.paid)} to ${payment.payee}\nfor ${payment.resource.url}\n`);
   print(ctx, { status: response.status, payment, body }, body);
   if (!response.ok)
     throw new CliToolError(`${url} answered ${response.status}${payment ? " even after the payment" : ""}. Nothing more was paid.`);

@@ -208,13 +208,19 @@ export function agentGuardSuite(database: "sqlite" | "postgres") {
 
       const over = await runCli(["pay", "Main", dear.url], owner.env);
       assert.equal(over.code, 6, over.stderr);
-      oneLine(over.stderr, /^agent-wallet: Refused to pay .*: it asks 0\.2 USDC, more than the most of 0\.10 USDC a payment\. Nothing was signed\. Run again with --max/);
+      oneLine(
+        over.stderr,
+        /^agent-wallet: Refused to pay .*: it asks 0\.2 USDC, more than the most of 0\.10 USDC a payment\. Nothing was signed\. Run again with --max/,
+      );
       const under = await runCli(["pay", "Main", dear.url, "--max", "0.15 USDC"], owner.env);
       assert.equal(under.code, 6, under.stderr);
       oneLine(under.stderr, /more than the most of 0\.15 USDC a payment/);
       const elsewhere = await runCli(["pay", "Main", page, "--max", "1 USDC"], owner.env);
       assert.equal(elsewhere.code, 6, elsewhere.stderr);
-      oneLine(elsewhere.stderr, /it is for ".*", not http:.*\. Nothing was signed\. Check the URL: only a requirement for the URL given is paid\.$/);
+      oneLine(
+        elsewhere.stderr,
+        /it is for ".*", not http:.*\. Nothing was signed\. Check the URL: only a requirement for the URL given is paid\.$/,
+      );
       const bad = await runCli(["pay", "Main", dear.url, "--max", "lots"], owner.env);
       assert.equal(bad.code, 1, bad.stderr);
       assert.match(bad.stderr, /--max takes an amount and a token, such as "0\.50 USDC" \("lots" is not one\)/);
