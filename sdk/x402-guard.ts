@@ -1,14 +1,13 @@
 // What the agent's own side checks before it hands an x402 requirement to pay_x402 (decision 0036): that it is for
 // the resource fetched or the tool called, and that it asks no more than the caller's most per payment. Pure: the
 // token's symbol and decimals are given by the caller (x402.ts reads them through get_balance).
-import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
 
 /** One way to pay a requirement offers, as the SDK reads it (a V1 entry in V2's terms). */
 export type PaymentOffer = {
   scheme: string;
   /** as the resource named it: CAIP-2 (`eip155:8453`) or a V1 name (`base-sepolia`) */
   network: string;
-  /** the EVM chain the network names; null when it names none the SDK knows */
+  /** the EVM chain a CAIP-2 network names; null for a V1 name (networkChainId reads those) or another namespace */
   chainId: number | null;
   /** in the token's smallest unit */
   amount: string;
@@ -52,7 +51,18 @@ const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 function chainIdOf(network: string): number | null {
   const caip = /^eip155:([1-9][0-9]{0,15})$/.exec(network);
-  if (caip) return Number(caip[1]);
+  return caip ? Number(caip[1]) : null;
+}
+
+/**
+ * The chain a network names: CAIP-2 `eip155:<id>`, or a V1 name (`base-sepolia`) as `@x402/evm`'s V1 table maps it,
+ * loaded only when a V1 name comes (it takes about a third of a second, which no other command of the CLI should
+ * pay); null for any other.
+ */
+export async function networkChainId(network: string): Promise<number | null> {
+  const caip = chainIdOf(network);
+  if (caip !== null || network.includes(":")) return caip;
+  const { EVM_NETWORK_CHAIN_ID_MAP } = await import("@x402/evm/v1");
   return Object.hasOwn(EVM_NETWORK_CHAIN_ID_MAP, network)
     ? EVM_NETWORK_CHAIN_ID_MAP[network as keyof typeof EVM_NETWORK_CHAIN_ID_MAP]
     : null;

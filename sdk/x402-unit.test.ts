@@ -4,7 +4,7 @@ import type { AgentWalletClient } from "./client";
 import type { ToolInput, ToolOutput } from "../contract";
 import { InvalidInputError, PaymentNotApprovedError } from "./errors";
 import { callPaidTool, payingFetch, type McpToolCall } from "./x402";
-import { maxInBaseUnits, mostFor, narrowed, readRequirement, sameResource, sameTool } from "./x402-guard";
+import { maxInBaseUnits, mostFor, narrowed, networkChainId, readRequirement, sameResource, sameTool } from "./x402-guard";
 
 const PAID = { header: "PAYMENT-SIGNATURE", value: "cGFpZA==" } as ToolOutput<"pay_x402">;
 const USDC = "0x" + "a".repeat(40);
@@ -174,7 +174,7 @@ describe("what the agent's own side pays (x402-guard)", () => {
     assert.equal(mostFor({ usdc: "1" }, token), null, "symbols are compared exactly");
   });
 
-  it("reads V1 and V2 requirements, and narrows one to the offers kept in the form it was given", () => {
+  it("reads V1 and V2 requirements, and narrows one to the offers kept in the form it was given", async () => {
     const two = Buffer.from(
       JSON.stringify({
         x402Version: 2,
@@ -203,7 +203,11 @@ describe("what the agent's own side pays (x402-guard)", () => {
       ["2"],
     );
     const v1 = { x402Version: 1, accepts: [{ ...offer, network: "base-sepolia", maxAmountRequired: "5", resource: "https://a.test/r" }] };
-    assert.deepEqual(readRequirement(v1)?.accepts[0].chainId, 84532);
+    assert.equal(readRequirement(v1)?.accepts[0].chainId, null, "a V1 name is read only when it is needed");
+    assert.equal(await networkChainId("base-sepolia"), 84532);
+    assert.equal(await networkChainId("eip155:31337"), 31337);
+    assert.equal(await networkChainId("solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"), null);
+    assert.equal(await networkChainId("no-such-chain"), null);
     assert.equal(readRequirement("not base64 !"), null);
     assert.equal(readRequirement({ x402Version: 3, accepts: [offer] }), null);
   });

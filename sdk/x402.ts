@@ -13,6 +13,7 @@ import {
   maxInBaseUnits,
   mostFor,
   narrowed,
+  networkChainId,
   readRequirement,
   type CheckedOffer,
   type GivenRequirement,
@@ -92,17 +93,18 @@ type Judged = { offer: CheckedOffer } | { refusal: PaymentRefusal; why: string }
 
 /** Whether one offer is within the caller's most, in whole tokens of its token. */
 async function judgeAmount(offer: PaymentOffer, options: PaymentOptions, tokenOf: TokenOf): Promise<Judged> {
-  if (offer.chainId === null || !/^[0-9]{1,78}$/.test(offer.amount)) {
+  const chainId = offer.chainId ?? (await networkChainId(offer.network));
+  if (chainId === null || !/^[0-9]{1,78}$/.test(offer.amount)) {
     return {
       refusal: "unreadable",
       why: `it asks ${JSON.stringify(offer.amount)} on network ${JSON.stringify(offer.network)}, which the SDK cannot read`,
     };
   }
-  const token = await tokenOf(offer.chainId, offer.asset);
+  const token = await tokenOf(chainId, offer.asset);
   if (!token)
     return {
       refusal: "unreadable",
-      why: `it asks to be paid in ${offer.asset} on chain ${offer.chainId}, which is no token the wallet can read`,
+      why: `it asks to be paid in ${offer.asset} on chain ${chainId}, which is no token the wallet can read`,
     };
   const formatted = formatUnits(offer.amount, token.decimals);
   const most = mostFor(options.maxPerPayment, { address: offer.asset, symbol: token.symbol });
@@ -116,7 +118,7 @@ async function judgeAmount(offer: PaymentOffer, options: PaymentOptions, tokenOf
   if (BigInt(offer.amount) > maxInBaseUnits(most, token.decimals)) {
     return { refusal: "over_max", why: `it asks ${formatted} ${token.symbol}, more than the most of ${most} ${token.symbol} a payment` };
   }
-  return { offer: { ...offer, chainId: offer.chainId, symbol: token.symbol, decimals: token.decimals, formatted, most } };
+  return { offer: { ...offer, chainId, symbol: token.symbol, decimals: token.decimals, formatted, most } };
 }
 
 /**
