@@ -132,8 +132,9 @@ export async function runCommand(parsed: ParsedCommandLine & { command: Command 
     }
     const { code, message } = describeError(error);
     const usage = code === EXIT.usage ? `Run \`agent-wallet ${ctx.command.name} --help\` for usage.` : null;
-    // A tool's own fields for programs (a policy refusal's rule) beside the words.
-    const details = error instanceof ToolError ? error.details : undefined;
+    // A tool's own fields for programs (a policy refusal's rule), or why pay refused, beside the words.
+    const details =
+      error instanceof ToolError ? error.details : error instanceof PaymentRefusedError ? { reason: error.reason } : undefined;
     if (json) {
       const error = { exitCode: code, message: usage ? withNextStep(message, usage) : message, ...(details && { details }) };
       io.stderr.write(`${JSON.stringify({ error })}\n`);

@@ -206,9 +206,11 @@ export function agentGuardSuite(database: "sqlite" | "postgres") {
       const overMost =
         /^agent-wallet: Refused to pay .*: it asks 0\.2 USDC, more than the most of 0\.10 USDC a payment\. Nothing was signed\./;
       oneLine(over.stderr, new RegExp(`${overMost.source} Run again with --max`));
-      const under = await runCli(["pay", "Main", dear.url, "--max", "0.15 USDC"], owner.env);
+      const under = await runCli(["pay", "Main", dear.url, "--max", "0.15 USDC", "--json"], owner.env);
       assert.equal(under.code, 6, under.stderr);
-      oneLine(under.stderr, /more than the most of 0\.15 USDC a payment/);
+      const { error } = JSON.parse(under.stderr) as { error: { exitCode: number; message: string; details: unknown } };
+      assert.deepEqual({ ...error, message: undefined }, { exitCode: 6, message: undefined, details: { reason: "over_max" } });
+      assert.match(error.message, /more than the most of 0\.15 USDC a payment/);
       const elsewhere = await runCli(["pay", "Main", page, "--max", "1 USDC"], owner.env);
       assert.equal(elsewhere.code, 6, elsewhere.stderr);
       oneLine(
