@@ -123,8 +123,19 @@ export const COMMANDS = [
     summary: "Fetch a URL and pay its x402 402 within the credential's allowance (no tap); prints the body",
     details:
       "The credential must be granted in allowance mode with an allowance covering the token and the payee. What was\n" +
-      "paid, to whom, is written to stderr; with --json, the status, the payment and the body on stdout.",
-    options: { ...IDEMPOTENCY_OPTIONS },
+      "paid, to whom, is written to stderr; with --json, the status, the payment and the body on stdout. Only a\n" +
+      "requirement for the URL given (same origin and path; the query is not compared) and at most --max is paid:\n" +
+      "anything else is refused before anything is signed (exit code 6).",
+    options: {
+      max: {
+        type: "string",
+        value: "amount token",
+        description:
+          'The most one payment may ask, in whole tokens: "0.50 USDC" (a symbol or a token address; several: ' +
+          '"0.50 USDC,1 EURC"). Default: 0.10 of any token',
+      },
+      ...IDEMPOTENCY_OPTIONS,
+    },
   },
   { name: "request get", args: ["<id>"], summary: "Show a request", options: {} },
   {

@@ -23,6 +23,7 @@ import { fitWidth } from "./spinner";
 import { clean, keyValues, policySummary, relativeTime, table } from "./format";
 import { EXIT, EXIT_CODES } from "./exit-codes";
 import { describeError } from "./run";
+import { maxOption } from "./commands/pay";
 import { CliToolError, InterruptedError, RequestNotCompletedError } from "./commands/shared";
 import { LoginError } from "./login";
 import {
@@ -30,6 +31,7 @@ import {
   InvalidInputError,
   NetworkError,
   OAuthError,
+  PaymentRefusedError,
   ServerError,
   SignInRequiredError,
   ToolError,
@@ -150,6 +152,15 @@ describe("the command line", () => {
     const expected = [["Code", "Meaning"], ...EXIT_CODES.map(({ code, meaning }) => [String(code), meaning])];
     assert.deepEqual(rows, expected);
   });
+  it("pay's --max: an amount and a token (a symbol or an address), several with commas", () => {
+    assert.equal(maxOption(undefined), undefined, "left out: the SDK's default most");
+    assert.deepEqual(maxOption("0.50 USDC"), { USDC: "0.50" });
+    assert.deepEqual(maxOption("1EURC, .5 USDC"), { EURC: "1", USDC: ".5" });
+    const address = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    assert.deepEqual(maxOption(`2 ${address}`), { [address]: "2" });
+    for (const bad of ["", "USDC", "0.50", "-1 USDC", "1e3 USDC", "0.5 US DC"])
+      assert.throws(() => maxOption(bad), /--max takes an amount and a token/, bad);
+  });
   it("errors map to the documented exit codes", () => {
     assert.equal(describeError(new UsageError("x")).code, EXIT.usage);
     assert.equal(describeError(new SignInRequiredError("x", "The client was revoked")).code, EXIT.auth);
@@ -159,6 +170,13 @@ describe("the command line", () => {
     assert.equal(describeError(new OAuthError("access_denied", "no")).code, EXIT.auth);
     assert.equal(describeError(new ToolError("sign_message", "read only")).code, EXIT.tool);
     assert.equal(describeError(new NetworkError("down")).code, EXIT.network);
+    const over = describeError(new PaymentRefusedError("over_max", "Refused to pay https://a.test/r: it asks 2 USDC", null));
+    assert.deepEqual(over, {
+      code: EXIT.refused,
+      message:
+        "Refused to pay https://a.test/r: it asks 2 USDC. Nothing was signed. " +
+        'Run again with --max naming the most you mean to pay (e.g. --max "0.50 USDC").',
+    });
     assert.equal(describeError(new ServerError("500", 500)).code, EXIT.network);
     assert.equal(describeError(Object.assign(new Error("Interrupted"), { name: "AbortError" })).code, EXIT.interrupted);
     const stopped = describeError(new InterruptedError("Stopped waiting. To resume: agent-wallet request wait rq_1"));
@@ -297,6 +315,25 @@ describe("status", () => {
         "refuses unlimited approvals",
       "a server before the tokens' symbol and decimals: base units of the token",
     );
+  });
+  it("amounts in a few digits, never 16-18 of them: a cap never shown below itself, what is left never above", () => {
+    const left = { limit: "1000000000000000001", used: "123456789012345", remaining: "999876543210987656", frees_at: null };
+    const token = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+    const cap = { chain_id: 31337, token, per_transaction: "333333333333333333", per_day: "1000000000000000001" };
+    const tokenDay = { limit: "1000000000000000001", used: "1", remaining: "1000000000000000000", frees_at: null };
+    const summary = policySummary(
+      view(
+        "approve",
+        { native: { per_day: "1000000000000000001" }, tokens: [cap] },
+        {
+          native_per_day: left,
+          native_by_chain: [local({ per_day: left })],
+          tokens: [{ ...cap, per_day: tokenDay, symbol: "WETH", decimals: 18 }],
+        },
+      ),
+    );
+    assert.equal(summary, "1.0001 ETH a day (0.9998 ETH left) · up to 0.3334 WETH a transaction, 1.0001 WETH a day (1 WETH left)");
+    assert.doesNotMatch(summary, /\d{9}/);
   });
   it("a token's expiry relative to now", () => {
     const now = new Date("2026-01-01T12:00:00Z");

@@ -31,6 +31,13 @@ export const EXIT_CODES = [
   },
   { code: 5, name: "network", meaning: "network or server error. Check `--base-url` and your connection, then try again" },
   {
+    code: 6,
+    name: "refused",
+    meaning:
+      "`pay` refused the resource's x402 requirement before anything was signed: it asks more than `--max` (default 0.10 " +
+      "of any token), is in a token `--max` names no most for, or is for another URL than the one given. Nothing was paid",
+  },
+  {
     code: 130,
     name: "interrupted",
     meaning: "interrupted (Ctrl-C); a request already created stays pending: `agent-wallet request wait <id>` resumes",

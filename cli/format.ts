@@ -60,7 +60,7 @@ export function requestsTable(requests: RequestView[]): string {
 /** A credential's grant in a few words: its mode, each rule of its policy in the person's units, and what is left of the rolling caps. */
 export function policySummary(view: PolicyView): string {
   if (view.mode === "read") return "read only: no signatures";
-  const rules = limitsInWords(view, { left: true });
+  const rules = limitsInWords(view, { left: true, readable: true });
   return rules.length ? rules.join(" · ") : "no limits: you approve each request";
 }
 

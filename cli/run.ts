@@ -1,6 +1,15 @@
 // Runs a parsed command: its module (cli/commands/), and errors mapped to exit codes. Loaded by cli/main.ts only
 // once a command is to run, so `--help` does not load the SDK and its schemas.
-import { AuthenticationError, InvalidInputError, NetworkError, OAuthError, ServerError, SignInRequiredError, ToolError } from "../sdk";
+import {
+  AuthenticationError,
+  InvalidInputError,
+  NetworkError,
+  OAuthError,
+  PaymentRefusedError,
+  ServerError,
+  SignInRequiredError,
+  ToolError,
+} from "../sdk";
 import { AmountError } from "./amount";
 import { UsageError, type Command, type ParsedCommandLine } from "./args";
 import * as balance from "./commands/balance";
@@ -84,6 +93,13 @@ export function describeError(error: unknown): { code: number; message: string }
   if (error instanceof ToolError) {
     return { code: EXIT.tool, message: withNextStep(error.message, "Run `agent-wallet status` to see your grant, limits and requests.") };
   }
+  if (error instanceof PaymentRefusedError) {
+    const next =
+      error.reason === "over_max" || error.reason === "no_max"
+        ? 'Run again with --max naming the most you mean to pay (e.g. --max "0.50 USDC").'
+        : "Check the URL: only a requirement for the URL given is paid.";
+    return { code: EXIT.refused, message: withNextStep(error.message, next) };
+  }
   if (error instanceof CliToolError) return { code: EXIT.tool, message: error.message };
   if (error instanceof ResourceUnreachableError)
     return { code: EXIT.network, message: withNextStep(error.message, "Check the URL and your connection, then try again.") };
@@ -116,8 +132,9 @@ export async function runCommand(parsed: ParsedCommandLine & { command: Command 
     }
     const { code, message } = describeError(error);
     const usage = code === EXIT.usage ? `Run \`agent-wallet ${ctx.command.name} --help\` for usage.` : null;
-    // A tool's own fields for programs (a policy refusal's rule) beside the words.
-    const details = error instanceof ToolError ? error.details : undefined;
+    // A tool's own fields for programs (a policy refusal's rule), or why pay refused, beside the words.
+    const details =
+      error instanceof ToolError ? error.details : error instanceof PaymentRefusedError ? { reason: error.reason } : undefined;
     if (json) {
       const error = { exitCode: code, message: usage ? withNextStep(message, usage) : message, ...(details && { details }) };
       io.stderr.write(`${JSON.stringify({ error })}\n`);

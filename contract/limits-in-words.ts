@@ -35,9 +35,13 @@ export function readableUnits(decimal: string, up = false): string {
 
 const shortAddress = (address: string) => `${address.slice(0, 6)}…${address.slice(-4)}`;
 
+/** How a decimal amount is shown: as it is, or (`readable`) in a few digits, a most never below itself. */
+type Shown = (decimal: string, up: boolean) => string;
+const exactly: Shown = (decimal) => decimal;
+
 /** wei in the coin of the chains a native cap holds on: one symbol, or each with its chains when they differ. */
-function inCoin(wei: string, chains: Chains): string {
-  const amount = formatUnits(wei);
+function inCoin(wei: string, chains: Chains, shown: Shown, up: boolean): string {
+  const amount = shown(formatUnits(wei), up);
   const bySymbol = new Map<string, string[]>();
   for (const chain of chains) bySymbol.set(chain.symbol, [...(bySymbol.get(chain.symbol) ?? []), chain.chain_name]);
   const [only] = bySymbol.keys();
@@ -46,9 +50,14 @@ function inCoin(wei: string, chains: Chains): string {
 }
 
 /** A token amount (smallest unit) in whole tokens with its symbol, or in base units of the token when it did not say. */
-export function inToken(amount: string, token: { token: string; symbol?: string | null; decimals?: number | null }): string {
+export function inToken(
+  amount: string,
+  token: { token: string; symbol?: string | null; decimals?: number | null },
+  shown: Shown = exactly,
+  up = false,
+): string {
   return token.symbol != null && token.decimals != null
-    ? `${formatUnits(amount, token.decimals)} ${token.symbol}`
+    ? `${shown(formatUnits(amount, token.decimals), up)} ${token.symbol}`
     : `${amount} base units of token ${shortAddress(token.token)}`;
 }
 
@@ -57,34 +66,39 @@ const count = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /**
  * Each rule of the credential's policy in a few words, in the order the person sets them; empty when nothing is
  * limited. `left` adds what is left of each rolling cap now; `recipients` names the allowed recipients (a count by
- * default).
+ * default); `readable` writes each amount in a few digits (readableUnits: a cap never below itself, what is left
+ * never above), as a terminal shows it.
  */
 export function limitsInWords(
   { policy, remaining }: Limits,
-  options: { left?: boolean; recipients?: (addresses: string[]) => string } = {},
+  options: { left?: boolean; recipients?: (addresses: string[]) => string; readable?: boolean } = {},
 ): string[] {
   const chains = remaining.native_by_chain;
+  const shown: Shown = options.readable ? readableUnits : exactly;
+  const cap = (wei: string, on: Chains) => inCoin(wei, on, shown, true);
+  const tokenCap = (amount: string, token: Limits["remaining"]["tokens"][number]) => inToken(amount, token, shown, true);
+  const tokenLeft = (amount: string, token: Limits["remaining"]["tokens"][number]) => inToken(amount, token, shown, false);
   /** What is left of a native cap on the chain with the least left, naming that chain when there are several. */
   const nativeLeft = (allowance: Allowance | null, window: "per_day" | "per_week") => {
     if (!options.left || !allowance) return "";
     const chain = chains.find((entry) => entry[window]?.remaining === allowance.remaining);
     const on = chain && chains.length > 1 ? ` on ${chain.chain_name}` : "";
-    return ` (${inCoin(allowance.remaining, chain ? [chain] : chains)} left${on})`;
+    return ` (${inCoin(allowance.remaining, chain ? [chain] : chains, shown, false)} left${on})`;
   };
   const tokenCaps = remaining.tokens.map((token) =>
     [
-      token.per_transaction && `up to ${inToken(token.per_transaction, token)} a transaction`,
+      token.per_transaction && `up to ${tokenCap(token.per_transaction, token)} a transaction`,
       token.per_day &&
-        `${inToken(token.per_day.limit, token)} a day${options.left ? ` (${inToken(token.per_day.remaining, token)} left)` : ""}`,
+        `${tokenCap(token.per_day.limit, token)} a day${options.left ? ` (${tokenLeft(token.per_day.remaining, token)} left)` : ""}`,
     ]
       .filter(Boolean)
       .join(", "),
   );
   const hour = remaining.requests_this_hour;
   return [
-    policy.native?.per_transaction && `up to ${inCoin(policy.native.per_transaction, chains)} a transaction`,
-    policy.native?.per_day && `${inCoin(policy.native.per_day, chains)} a day${nativeLeft(remaining.native_per_day, "per_day")}`,
-    policy.native?.per_week && `${inCoin(policy.native.per_week, chains)} a week${nativeLeft(remaining.native_per_week, "per_week")}`,
+    policy.native?.per_transaction && `up to ${cap(policy.native.per_transaction, chains)} a transaction`,
+    policy.native?.per_day && `${cap(policy.native.per_day, chains)} a day${nativeLeft(remaining.native_per_day, "per_day")}`,
+    policy.native?.per_week && `${cap(policy.native.per_week, chains)} a week${nativeLeft(remaining.native_per_week, "per_week")}`,
     ...tokenCaps,
     policy.recipients &&
       `only to ${options.recipients ? options.recipients(policy.recipients) : count(policy.recipients.length, "recipient")}`,

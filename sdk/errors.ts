@@ -103,3 +103,21 @@ export class InvalidInputError extends AgentWalletError {
     super(message);
   }
 }
+
+/** Why the SDK refused a requirement before pay_x402 was called. */
+export type PaymentRefusal = "other_resource" | "over_max" | "no_max" | "unreadable" | "refused_by_hook";
+
+/**
+ * The SDK refused to pay a resource's x402 requirement before anything was signed (pay_x402 was never called): it is
+ * for another resource than the one fetched or the tool called, it asks more than the most per payment (or is in a
+ * token with no most), the SDK cannot read it, or `beforePay` said no. `requirement` is what the resource asked.
+ */
+export class PaymentRefusedError extends AgentWalletError {
+  constructor(
+    readonly reason: PaymentRefusal,
+    message: string,
+    readonly requirement: unknown,
+  ) {
+    super(`${message.replace(/[.\s]+$/, "")}. Nothing was signed.`);
+  }
+}

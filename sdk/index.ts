@@ -2,7 +2,9 @@
 export { AgentWalletClient, PROTOCOL_VERSION, SDK_VERSION } from "./client";
 export type { AgentWalletClientOptions, ApiKeyClientOptions, CallOptions, OAuthClientOptions, WaitOptions } from "./client";
 export { callPaidTool, payingFetch } from "./x402";
-export type { McpToolCall, McpToolResult, PayingFetchOptions } from "./x402";
+export type { McpToolCall, McpToolResult, PaidToolOptions, PayingFetchOptions } from "./x402";
+export { DEFAULT_MAX_PER_PAYMENT } from "./x402-guard";
+export type { CheckedOffer, PaymentRequirement } from "./x402-guard";
 export {
   buildAuthorizationUrl,
   codeChallengeS256,
@@ -39,11 +41,13 @@ export {
   NetworkError,
   OAuthError,
   PaymentNotApprovedError,
+  PaymentRefusedError,
   ServerError,
   SignInRequiredError,
   ToolError,
   WaitTimeoutError,
 } from "./errors";
+export type { PaymentRefusal } from "./errors";
 export {
   API_KEY_PREFIX,
   APPROVAL_MODES,

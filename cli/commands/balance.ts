@@ -34,12 +34,12 @@ export async function run(ctx: Context): Promise<number> {
     { signal: ctx.signal },
   );
   // The coin first, as before; each token below it in its own units (a contract that does not answer says so), each
-  // with its value when the service gives one (servers before it do not); in a few digits, cut down (the coin's exact
-  // wei beside it, and --json has every digit).
+  // with its value when the service gives one (servers before it do not); in a few digits, cut down, never the 18 of
+  // its wei (--json has every digit).
   const worth = (fiat: { text: string } | null | undefined) => (fiat ? ` ≈ ${fiat.text}` : "");
   const where = `${credential.name} ${balance.address} on ${balance.chain_name}`;
   const lines = [
-    `${readableUnits(balance.formatted)} ${balance.symbol}${worth(balance.fiat)}  (${balance.wei} wei, ${where})`,
+    `${readableUnits(balance.formatted)} ${balance.symbol}${worth(balance.fiat)}  (${where})`,
     ...balance.tokens.map((token) =>
       token.formatted !== null
         ? `${readableUnits(token.formatted)} ${token.symbol}${worth(token.fiat)}  (token ${token.token})`

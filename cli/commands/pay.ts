@@ -2,7 +2,8 @@
 // the credential's allowance (no tap) or once the person approves (an approve credential: one tap), and fetches it
 // again; prints the response's body, and what was paid on stderr, a spinner there while it waits. Each URL and address
 // starts a line of its own, so that an 80-column terminal never breaks one in the middle of a sentence.
-import { payingFetch, type ToolOutput } from "../../sdk";
+import { payingFetch, readableUnits, type ToolOutput } from "../../sdk";
+import { UsageError } from "../args";
 import { EXIT } from "../exit-codes";
 import { Spinner } from "../spinner";
 import { CliToolError, connectWithCredential, idempotencyKeyOf, print, ResourceUnreachableError, type Context } from "./shared";
@@ -26,9 +27,28 @@ function unreachable(error: unknown): string | null {
   return code && words[code] ? `${words[code]} (${code})` : cause.message || code || null;
 }
 
+const MOST = /^\s*(\d+(?:\.\d*)?|\.\d+)\s*(0x[0-9a-fA-F]{40}|[A-Za-z][A-Za-z0-9._$-]*)\s*$/;
+
+/** --max as the SDK's maxPerPayment: "0.50 USDC,1 EURC" → { USDC: "0.50", EURC: "1" }; left out, the SDK's default. */
+export function maxOption(raw: string | undefined, command?: Context["command"]): Record<string, string> | undefined {
+  if (raw === undefined) return undefined;
+  const mosts: Record<string, string> = {};
+  for (const part of raw.split(",")) {
+    const match = MOST.exec(part);
+    if (!match)
+      throw new UsageError(`--max takes an amount and a token, such as "0.50 USDC" (${JSON.stringify(part.trim())} is not one)`, command);
+    mosts[match[2]] = match[1];
+  }
+  return mosts;
+}
+
+/** A paid amount as a person reads it: a few digits, never shown below what was paid. */
+const amountOf = (paid: ToolOutput<"pay_x402">["paid"]) => `${readableUnits(paid.formatted, true)} ${paid.symbol}`;
+
 export async function run(ctx: Context): Promise<number> {
   const url = ctx.parsed.positionals[1];
   if (!/^https?:\/\//.test(url)) throw new CliToolError(`${JSON.stringify(url)} is not an http(s) URL. Give the paid resource's address.`);
+  const maxPerPayment = maxOption(ctx.parsed.values.max as string | undefined, ctx.command);
   const { host } = new URL(url);
   const { client, credential } = await connectWithCredential(ctx);
   const key = idempotencyKeyOf(ctx);
@@ -37,6 +57,7 @@ export async function run(ctx: Context): Promise<number> {
   let paid: ToolOutput<"pay_x402"> | null = null;
   const paying = payingFetch(client, {
     credentialId: credential.id,
+    maxPerPayment,
     // one run pays once: the SDK's retries of pay_x402, and the command run again with --idempotency-key, reuse it
     idempotencyKey: key,
     fetch: async (input, init) => {
@@ -56,9 +77,7 @@ export async function run(ctx: Context): Promise<number> {
       // an approve credential's payment waits for the person's passkey: say where
       if (!payment.approval_url) return spinner?.update(`Paid; fetching ${url} again`);
       spinner?.stop();
-      ctx.io.stderr.write(
-        `Approve paying ${payment.paid.formatted} ${payment.paid.symbol} to ${payment.payee} at:\n${payment.approval_url}\n`,
-      );
+      ctx.io.stderr.write(`Approve paying ${amountOf(payment.paid)} to ${payment.payee} at:\n${payment.approval_url}\n`);
       spinner?.start(`Waiting for your approval of request ${payment.request_id}`);
     },
     approval: { signal: ctx.signal },
@@ -73,8 +92,7 @@ export async function run(ctx: Context): Promise<number> {
     spinner?.stop();
   }
   const payment = paid as ToolOutput<"pay_x402"> | null;
-  if (payment && !ctx.json)
-    ctx.io.stderr.write(`Paid ${payment.paid.formatted} ${payment.paid.symbol} to ${payment.payee}\nfor ${payment.resource.url}\n`);
+  if (payment && !ctx.json) ctx.io.stderr.write(`Paid ${amountOf(payment.paid)} to ${payment.payee}\nfor ${payment.resource.url}\n`);
   print(ctx, { status: response.status, payment, body }, body);
   if (!response.ok)
     throw new CliToolError(`${url} answered ${response.status}${payment ? " even after the payment" : ""}. Nothing more was paid.`);

@@ -9,7 +9,7 @@ import { parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { apiKeyHolding, signAllowanceFor } from "../support/allowances";
-import { deployer, mined } from "../support/contracts";
+import { mintUsdc } from "../support/contracts";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
 import { requirementHeader, startX402App } from "../support/x402";
@@ -50,12 +50,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   async function agentOf(mode: "allowance" | "approve") {
     const person: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey());
     await world.chain.fund(person.address, "1");
-    const minter = await deployer(world.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      world.chain,
-      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
-    );
+    await mintUsdc(world.chain, token, person.address);
     let credentialId = "";
     const flow = await obtainTokens(world.app, {
       credentials: async (userId) => {
@@ -166,12 +161,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   async function cliPayingForReports(name: string) {
     const person = privateKeyToAccount(generatePrivateKey());
     await world.chain.fund(person.address, "1");
-    const minter = await deployer(world.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      world.chain,
-      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
-    );
+    await mintUsdc(world.chain, token, person.address);
     const { apiKey, ...owner } = await apiKeyHolding(person.address, name);
     const shop = world.recipient();
     await signAllowanceFor(world.chain, person, owner, {
