@@ -40,7 +40,7 @@ export type Authorizable = { offer: Offer; chainId: number; asset: Address; paye
 );
 
 /** Why `offer` cannot be paid by one signature, or what it pays (a permit2 entry still to be checked on chain). */
-function judge(offer: Offer, configured: readonly number[]): Authorizable | string {
+export function judgeAuthorizable(offer: Offer, configured: readonly number[]): Authorizable | string {
   const chainId = exactOfferChain(offer, configured);
   if (typeof chainId === "string") return chainId;
   // An entry naming no method is the exact scheme's default, eip3009.
@@ -85,12 +85,12 @@ export function payerOf(agent: AgentContext, credentialId: string): Address {
 /** The cheapest entry payable by one signature, or a refusal saying why each entry cannot be paid. */
 export async function oneTapChoice(required: PaymentRequired, payer: Address): Promise<Authorizable> {
   const configured = config().chains.map((chain) => chain.id);
-  const judged = required.accepts.map((offer) => judge(offer, configured));
+  const judged = required.accepts.map((offer) => judgeAuthorizable(offer, configured));
   return cheapest(await Promise.all(judged.map((entry) => (typeof entry === "string" ? entry : approvedToPermit2(entry, payer)))));
 }
 
-/** What the person signs for `choice`, and the payment's payload but for its signature, valid until `validBefore`. */
-function toSign(
+/** What the payer signs for `choice`, and the payment's payload but for its signature, valid until `validBefore`. */
+export function toSign(
   choice: Authorizable,
   from: Address,
   validBefore: number,
