@@ -98,6 +98,29 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       });
     });
 
+    it("a retry with the call's idempotency key answers the same payment, funded once", async () => {
+      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
+      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
+      const { systemClock } = await import("@/lib/clock");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      const { required } = await merchant(world.recipient());
+      const idempotency = idempotencyOf("pay_x402", { credential_id: credentialId, payment_required: required, idempotency_key: "k1" });
+      const call = () =>
+        once(
+          agent,
+          idempotency,
+          () => payX402(agent, credentialId, required, systemClock, { idempotency }),
+          (row) => earlierPayment(agent, row),
+        );
+      const first = await call();
+      const again = await call();
+      assert.ok(first.header);
+      assert.equal(again.value, first.value);
+      assert.equal(again.payment_id, first.payment_id);
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
+    });
+
     it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { allowanceForAgent } = await import("@/lib/allowances/agent");

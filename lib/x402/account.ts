@@ -17,6 +17,7 @@ import { payFromAllowance } from "@/lib/allowances/agent";
 import { withLease } from "@/lib/allowances/lease";
 import { onChain } from "@/lib/wallet/chains";
 import type { AgentContext } from "@/lib/wallet/agent-context";
+import type { Idempotency } from "@/lib/wallet/idempotency";
 import { paymentAnswer, paymentTerms, type AuthorizationPayload, type PaidX402 } from "./answer";
 import { X402NotPayableError, type Payable } from "./choose";
 import { judgeAuthorizable, toSign, type Authorizable } from "./one-tap";
@@ -116,14 +117,21 @@ async function unclaimed(allowanceId: string, chainId: number, token: Address, a
   return balance > claimed ? balance - claimed : 0n;
 }
 
-type AccountPayer = { agent: AgentContext; credential: { id: string; name: string }; clock: Clock; called?: CallEvent };
+type AccountPayer = {
+  agent: AgentContext;
+  credential: { id: string; name: string };
+  clock: Clock;
+  called?: CallEvent;
+  /** stored with the funding's request, and the payment's answer with it once signed, for a retry (earlierPayment) */
+  idempotency?: Idempotency;
+};
 
 /**
  * Pays `choice` from the allowance's agent account: funded within the allowance, then signed. `{ toPerson }` when the
  * allowance sends the funding to the person instead (the person chose `ask`, or it stopped): nothing was funded then.
  */
 export async function payFromAgentAccount(
-  { agent, credential, clock, called }: AccountPayer,
+  { agent, credential, clock, called, idempotency }: AccountPayer,
   required: PaymentRequired,
   choice: AccountChoice,
 ): Promise<PaidX402 | { toPerson: string }> {
@@ -138,7 +146,7 @@ export async function payFromAgentAccount(
       data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [account.address, choice.amount] }),
     },
     clock,
-    { called },
+    { called, idempotency },
   );
   // the funding's own words for the person, without its sentence on who pays: pay_x402 adds its own
   if ("toPerson" in funding) return { toPerson: funding.toPerson.replace(/ It waits for your approval;.*$/, "") };
@@ -197,11 +205,14 @@ export async function payFromAgentAccount(
       },
       clock,
     );
-    return {
+    const paid = {
       ...paymentAnswer(required, choice.offer, { authorization, signature }),
       payment_id: paymentId,
       ...(await paymentTerms(required, choice, validBefore)),
       allowance_id: allowance.id,
     } satisfies PaidX402;
+    // a retry with the call's key is answered this payment (its funding's request holds the key)
+    if (idempotency) await db().agentRequest.update({ where: { id: funding.request_id }, data: { toolAnswer: JSON.stringify(paid) } });
+    return paid;
   });
 }

@@ -415,6 +415,9 @@ async function withinAllowance(
  * payment the person approves, with its header and value once they approved it (as get_request answers them).
  */
 export async function earlierPayment(agent: AgentContext, row: RequestRow): Promise<ToolOutput<"pay_x402">> {
+  // a payment from the agent's account whose first call has not signed it yet (account.ts): its funding holds the key
+  if (row.toolAnswer === null && row.kind === "send_transaction")
+    throw new AppError("allowance_busy", "The first call with this idempotency key is still paying; try again shortly.", 409);
   if (row.toolAnswer === null) throw new Error(`Request ${row.id} holds no pay_x402 answer`);
   const answer = JSON.parse(row.toolAnswer) as ToolOutput<"pay_x402">;
   if (answer.header !== null) return answer;
