@@ -11,7 +11,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
-import { startPaidResource, type PaidResource } from "./x402-resource";
+import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
 
 const PRICE = 10_000n; // 0.01 USDC
 const CAP = 50_000n; // 0.05 USDC a day
@@ -34,19 +34,10 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
 
     /** A stock merchant selling a report to `payTo` for `amount`, and its PAYMENT-REQUIRED. */
     async function merchant(payTo: Address, amount = PRICE) {
-      const resource = await startPaidResource({
-        facilitator,
-        transfer: "eip3009",
-        chainId: world.chain.chainId,
-        token: world.token,
-        payTo,
-        amount,
-        description: "A report",
-      });
+      const sale = { facilitator, transfer: "eip3009" as const, chainId: world.chain.chainId, token: world.token, payTo, amount };
+      const { resource, required } = await startPaidResourceAsking({ ...sale, description: "A report" });
       resources.push(resource);
-      const response = await fetch(resource.url);
-      assert.equal(response.status, 402);
-      return { url: resource.url, required: response.headers.get("payment-required")! };
+      return { url: resource.url, required };
     }
 
     const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });

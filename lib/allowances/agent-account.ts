@@ -9,6 +9,7 @@ import { LRUCache } from "lru-cache";
 import { db } from "@/lib/db";
 import { onChain } from "@/lib/wallet/chains";
 import { nativeAccount, type ServerAccount } from "@/lib/wallet/native-signer";
+import { TRANSFER_WITH_AUTHORIZATION } from "@/lib/wallet/permits";
 import { findAllowance } from "./allowances";
 import { sealDelegateKey, unsealDelegateKey } from "./key-secret";
 import { withLease } from "./lease";
@@ -62,22 +63,12 @@ async function load(allowanceId: string): Promise<ServerAccount> {
 const TOKEN_DOMAIN = parseAbi(["function name() view returns (string)", "function version() view returns (string)"]);
 
 /** FiatToken's transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, v, r, s). */
-const TRANSFER_WITH_AUTHORIZATION = [
+const TRANSFER_BY_AUTHORIZATION = [
   {
     type: "function",
     name: "transferWithAuthorization",
     stateMutability: "nonpayable",
-    inputs: [
-      { name: "from", type: "address" },
-      { name: "to", type: "address" },
-      { name: "value", type: "uint256" },
-      { name: "validAfter", type: "uint256" },
-      { name: "validBefore", type: "uint256" },
-      { name: "nonce", type: "bytes32" },
-      { name: "v", type: "uint8" },
-      { name: "r", type: "bytes32" },
-      { name: "s", type: "bytes32" },
-    ],
+    inputs: [...TRANSFER_WITH_AUTHORIZATION, { name: "v", type: "uint8" }, { name: "r", type: "bytes32" }, { name: "s", type: "bytes32" }],
     outputs: [],
   },
 ] as const;
@@ -114,22 +105,13 @@ export async function returnAgentAccount(allowanceId: string): Promise<Hex[]> {
       };
       const signature = await account.signTypedData({
         domain: { name, version, chainId: allowance.chainId, verifyingContract: token },
-        types: {
-          TransferWithAuthorization: [
-            { name: "from", type: "address" },
-            { name: "to", type: "address" },
-            { name: "value", type: "uint256" },
-            { name: "validAfter", type: "uint256" },
-            { name: "validBefore", type: "uint256" },
-            { name: "nonce", type: "bytes32" },
-          ],
-        },
+        types: { TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
         primaryType: "TransferWithAuthorization",
         message,
       });
       const { v, r, s } = parseSignature(signature);
       const data = encodeFunctionData({
-        abi: TRANSFER_WITH_AUTHORIZATION,
+        abi: TRANSFER_BY_AUTHORIZATION,
         functionName: "transferWithAuthorization",
         args: [message.from, message.to, message.value, message.validAfter, message.validBefore, message.nonce, Number(v), r, s],
       });

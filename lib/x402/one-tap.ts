@@ -13,23 +13,13 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { onChain } from "@/lib/wallet/chains";
-import { PERMIT2, x402Permit2TypedData } from "@/lib/wallet/permits";
+import { PERMIT2, TRANSFER_WITH_AUTHORIZATION, x402Permit2TypedData } from "@/lib/wallet/permits";
 import type { Idempotency } from "@/lib/wallet/idempotency";
 import { approvalUrl, REQUEST_TTL_SECONDS } from "@/lib/wallet/request-lifecycle";
 import { createRequest } from "@/lib/wallet/requests";
 import { paymentTerms, unsignedPayment, type AuthorizationPayload, type Permit2Payload } from "./answer";
 import { cheapest, exactOfferChain } from "./choose";
 import type { Offer, PaymentRequired } from "./requirement";
-
-/** EIP-3009's struct, as FiatToken (USDC, EURC) hashes it. */
-const TRANSFER_WITH_AUTHORIZATION = [
-  { name: "from", type: "address" },
-  { name: "to", type: "address" },
-  { name: "value", type: "uint256" },
-  { name: "validAfter", type: "uint256" },
-  { name: "validBefore", type: "uint256" },
-  { name: "nonce", type: "bytes32" },
-];
 
 /**
  * An entry the person can pay by one signature: an EIP-3009 authorization in the token's EIP-712 domain (from the
@@ -114,7 +104,7 @@ export function toSign(
   return {
     typedData: {
       domain: { name: choice.name, version: choice.version, chainId: choice.chainId, verifyingContract: choice.asset },
-      types: { TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
+      types: { TransferWithAuthorization: [...TRANSFER_WITH_AUTHORIZATION] },
       primaryType: "TransferWithAuthorization",
       message,
     },
