@@ -156,6 +156,24 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId: named.allowanceId } }), 0);
     });
 
+    it("the spending policy refuses a payment above its most per transaction, audited, with nothing funded", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { PolicyViolation } = await import("@/lib/wallet/policy");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      await db().grantCredential.update({
+        where: { grantId_credentialId: { grantId: agent.grantId, credentialId } },
+        data: { policy: JSON.stringify({ tokens: [{ chain_id: world.chain.chainId, token: world.token, per_transaction: "5000" }] }) },
+      });
+      await assert.rejects(payX402(agent, credentialId, (await merchant(world.recipient())).required), (error: unknown) => {
+        assert.ok(error instanceof PolicyViolation, String(error));
+        assert.equal(error.rule, "tokens.per_transaction");
+        return true;
+      });
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
+      assert.equal(await db().auditEvent.count({ where: { type: "policy.refused", clientId: agent.clientId } }), 1);
+    });
+
     it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");

@@ -18,6 +18,8 @@ import { withLease } from "@/lib/allowances/lease";
 import { onChain } from "@/lib/wallet/chains";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import type { Idempotency } from "@/lib/wallet/idempotency";
+import { PolicyViolation } from "@/lib/wallet/policy";
+import { policyRefusal } from "@/lib/wallet/requests";
 import { paymentAnswer, paymentTerms, type AuthorizationPayload, type PaidX402 } from "./answer";
 import { X402NotPayableError, type Payable } from "./choose";
 import { judgeAuthorizable, toSign, type Authorizable } from "./one-tap";
@@ -147,7 +149,11 @@ export async function payFromAgentAccount(
     },
     clock,
     { called, idempotency },
-  );
+  ).catch(async (error: unknown) => {
+    // the spending policy's refusal, in the person's units and audited, as any payment's
+    if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
+    throw error;
+  });
   // the funding's own words for the person, without its sentence on who pays: pay_x402 adds its own
   if ("toPerson" in funding) return { toPerson: funding.toPerson.replace(/ It waits for your approval;.*$/, "") };
   if (funding.status !== "completed")
