@@ -9,7 +9,7 @@ import { getAddress, type Address, type Hex } from "viem";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
-import { startX402World, type X402World } from "./x402";
+import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
 
@@ -135,7 +135,7 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
     });
 
-    it("above the most per payment it is refused with nothing funded; a named-payee allowance asks for one tap", async () => {
+    it("above the most per payment, or in a domain not the token's, it is refused with nothing funded; named payees get one tap", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { X402NotPayableError } = await import("@/lib/x402/choose");
       const { db } = await import("@/lib/db");
@@ -144,6 +144,15 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       await assert.rejects(payX402(agent, credentialId, greedy.required), (error: unknown) => {
         assert.ok(error instanceof X402NotPayableError, String(error));
         assert.match(error.message, /above the most the allowance pays any payee at once \(15000 base units\)/);
+        return true;
+      });
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
+      // an EIP-712 domain that is not the token's own would fund an authorization no facilitator settles
+      const offer = { chainId: world.chain.chainId, asset: world.token, amount: String(PRICE), payTo: world.recipient() };
+      const misnamed = requirementHeader({ ...offer, extra: { name: "USDC", version: "2" } });
+      await assert.rejects(payX402(agent, credentialId, misnamed), (error: unknown) => {
+        assert.ok(error instanceof X402NotPayableError, String(error));
+        assert.match(error.message, /names the token's EIP-712 domain as "USDC" version "2", but the token .* says "USD Coin" version "2"/);
         return true;
       });
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
