@@ -135,7 +135,7 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
     });
 
-    it("above the most per payment, or in a domain not the token's, it is refused with nothing funded; named payees get one tap", async () => {
+    it("above the most per payment, or in a domain not the token's, refused, nothing funded; named payees get one tap", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { X402NotPayableError } = await import("@/lib/x402/choose");
       const { db } = await import("@/lib/db");
@@ -152,7 +152,7 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       const misnamed = requirementHeader({ ...offer, extra: { name: "USDC", version: "2" } });
       await assert.rejects(payX402(agent, credentialId, misnamed), (error: unknown) => {
         assert.ok(error instanceof X402NotPayableError, String(error));
-        assert.match(error.message, /names the token's EIP-712 domain as "USDC" version "2", but the token .* says "USD Coin" version "2"/);
+        assert.match(error.message, /domain as "USDC" version "2", but the token on chain \d+ says "USD Coin" version "2"/);
         return true;
       });
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
