@@ -114,7 +114,9 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     assert.equal(
       (await card.locator(".allowance-summary").textContent())?.trim(),
       "0.05 USDC a day to any payee, at most 0.015 USDC per payment, for 7 days, at most 20 payments in all. Stop it any time on " +
-        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 0.05 USDC a day and no more.",
+        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 0.05 USDC a day and no more. " +
+        "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
+        "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
     );
     await fitsAt(page, 375, "consent-allowance-any-payee");
     const words = (await reviewedWords(page)).join("\n");

@@ -216,12 +216,16 @@ describe("allowance caveats", () => {
       describeDelegation(meaning, usdc, NOW, 1_000_000n),
       "Up to 5 USDC per day, the day starting at 14:05 UTC, to any payee, at most 1 USDC per payment; at most 3 payments in all; " +
         "until 2026-12-02 14:05 UTC. Any payee: Agent Wallet refuses a payment above 1 USDC, but if Agent Wallet's server were " +
-        "compromised, anyone could be paid, up to 5 USDC a day and no more.",
+        "compromised, anyone could be paid, up to 5 USDC a day and no more. " +
+        "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
+        "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
     );
     assert.equal(
       allowanceSummary([{ meanings: [meaning], asset: usdc, money: "$5.00", perPaymentMax: 1_000_000n }], (payee) => payee),
       "5 USDC (≈ $5.00) a day to any payee, at most 1 USDC per payment, for 7 days, at most 3 payments in all. Stop it any time on " +
-        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 5 USDC (≈ $5.00) a day and no more.",
+        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 5 USDC (≈ $5.00) a day and no more. " +
+        "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
+        "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
     );
   });
 

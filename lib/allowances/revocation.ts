@@ -27,6 +27,7 @@ import {
   type RevocationToSign,
 } from "./revocation-operation";
 import { withLease } from "./lease";
+import { returnAgentAccount } from "./agent-account";
 import { asRevert, WouldRevertError } from "@/lib/wallet/reverts";
 import { relay, relayerOn, settledValue } from "./relay";
 
@@ -256,6 +257,10 @@ async function markRevoked(
       credentialId: allowance.credentialId,
       data: { allowanceId: allowance.id, txHash: allowance.txHash, ...how },
     });
+    // What its agent account holds goes back to the person; one that cannot now stays there, signing nothing more.
+    await returnAgentAccount(allowance.id).catch((error: unknown) =>
+      console.error(`allowance ${allowance.id}: its agent account's balance was not returned: ${(error as Error).message}`),
+    );
   }
 }
 

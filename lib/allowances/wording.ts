@@ -57,11 +57,19 @@ function periodShort(periodSeconds: number): string {
   return { [3600]: "an hour", [DAY]: "a day", [7 * DAY]: "a week" }[periodSeconds] ?? "per period";
 }
 
+/**
+ * What the agent's own account means (decision 0035): stock x402 merchants are paid from it, each payment moved into it
+ * from the allowance first, so what it holds is past the chain's cap for a while.
+ */
+const AGENT_ACCOUNT_WORDS =
+  "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
+  "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.";
+
 /** What "any payee" means when the one check that is not the chain's fails; `cap` with its period ("5 USDC a day"). */
 function anyPayeeWords(cap: string, perPayment: string | null): string {
   return (
     `Any payee: ${perPayment ? `Agent Wallet refuses a payment above ${perPayment}, but ` : ""}if Agent Wallet's server were ` +
-    `compromised, anyone could be paid, up to ${cap} and no more.`
+    `compromised, anyone could be paid, up to ${cap} and no more. ${AGENT_ACCOUNT_WORDS}`
   );
 }
 
@@ -121,5 +129,5 @@ export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: strin
   const caps = allowanceCaps(assets);
   const sentence = `${caps} to ${payees}, ${duration}, ${counted}.${onClients ? "" : " Stop it any time on Clients."}`;
   if (!anyPayee) return sentence;
-  return `${sentence} If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more.`;
+  return `${sentence} If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more. ${AGENT_ACCOUNT_WORDS}`;
 }

@@ -29,6 +29,16 @@ export type Permit2Payload = {
 
 export type PaymentAnswer = { header: "PAYMENT-SIGNATURE" | "X-PAYMENT"; value: string };
 
+/** A payment signed with no tap within an allowance: the header to retry with, and what it pays. */
+export type PaidX402 = PaymentAnswer & {
+  payment_id: string;
+  paid: { amount: string; formatted: string; symbol: string; token: Address; chain_id: number; network: string };
+  payee: Address;
+  resource: { url: string; description: string | null };
+  expires_at: string;
+  allowance_id: string;
+};
+
 /** The payment to send back for `offer`, carrying `payload`, and the header it goes in. */
 function paymentBody(
   required: PaymentRequired,
@@ -48,7 +58,10 @@ function paymentBody(
   return { header: "PAYMENT-SIGNATURE", body };
 }
 
-export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: DelegationPayload): PaymentAnswer {
+/** The eip3009 payload of the exact scheme, signed: as `@x402/evm`'s exact client builds it. */
+export type SignedAuthorization = AuthorizationPayload & { signature: Hex };
+
+export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: DelegationPayload | SignedAuthorization): PaymentAnswer {
   const { header, body } = paymentBody(required, offer, payload);
   return { header, value: base64Json(body) };
 }

@@ -71,8 +71,8 @@ export function exactOfferChain(offer: Offer, configured: readonly number[]): nu
   return chainId;
 }
 
-/** Why `offer` cannot be paid from `payable`, or the choice it makes. */
-function judge(offer: Offer, configured: readonly number[], payable: readonly Payable[]): Choice | string {
+/** Why `offer` cannot be paid from `payable` by erc7710, or the choice it makes. */
+export function judgeOffer(offer: Offer, configured: readonly number[], payable: readonly Payable[]): Choice | string {
   const chainId = exactOfferChain(offer, configured);
   if (typeof chainId === "string") return chainId;
   if (offer.extra.assetTransferMethod !== "erc7710")
@@ -108,5 +108,5 @@ export function cheapest<T extends { amount: bigint }>(judged: readonly (T | str
 
 /** The cheapest entry the grant can pay within an allowance, or a refusal saying why each entry cannot be paid. */
 export function chooseOffer(offers: readonly Offer[], configured: readonly number[], payable: readonly Payable[]): Choice {
-  return cheapest(offers.map((offer) => judge(offer, configured, payable)));
+  return cheapest(offers.map((offer) => judgeOffer(offer, configured, payable)));
 }

@@ -13,23 +13,13 @@ import { systemClock, type Clock } from "@/lib/clock";
 import { config } from "@/lib/config";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { onChain } from "@/lib/wallet/chains";
-import { PERMIT2, x402Permit2TypedData } from "@/lib/wallet/permits";
+import { PERMIT2, TRANSFER_WITH_AUTHORIZATION, x402Permit2TypedData } from "@/lib/wallet/permits";
 import type { Idempotency } from "@/lib/wallet/idempotency";
 import { approvalUrl, REQUEST_TTL_SECONDS } from "@/lib/wallet/request-lifecycle";
 import { createRequest } from "@/lib/wallet/requests";
 import { paymentTerms, unsignedPayment, type AuthorizationPayload, type Permit2Payload } from "./answer";
 import { cheapest, exactOfferChain } from "./choose";
 import type { Offer, PaymentRequired } from "./requirement";
-
-/** EIP-3009's struct, as FiatToken (USDC, EURC) hashes it. */
-const TRANSFER_WITH_AUTHORIZATION = [
-  { name: "from", type: "address" },
-  { name: "to", type: "address" },
-  { name: "value", type: "uint256" },
-  { name: "validAfter", type: "uint256" },
-  { name: "validBefore", type: "uint256" },
-  { name: "nonce", type: "bytes32" },
-];
 
 /**
  * An entry the person can pay by one signature: an EIP-3009 authorization in the token's EIP-712 domain (from the
@@ -40,7 +30,7 @@ export type Authorizable = { offer: Offer; chainId: number; asset: Address; paye
 );
 
 /** Why `offer` cannot be paid by one signature, or what it pays (a permit2 entry still to be checked on chain). */
-function judge(offer: Offer, configured: readonly number[]): Authorizable | string {
+export function judgeAuthorizable(offer: Offer, configured: readonly number[]): Authorizable | string {
   const chainId = exactOfferChain(offer, configured);
   if (typeof chainId === "string") return chainId;
   // An entry naming no method is the exact scheme's default, eip3009.
@@ -85,12 +75,12 @@ export function payerOf(agent: AgentContext, credentialId: string): Address {
 /** The cheapest entry payable by one signature, or a refusal saying why each entry cannot be paid. */
 export async function oneTapChoice(required: PaymentRequired, payer: Address): Promise<Authorizable> {
   const configured = config().chains.map((chain) => chain.id);
-  const judged = required.accepts.map((offer) => judge(offer, configured));
+  const judged = required.accepts.map((offer) => judgeAuthorizable(offer, configured));
   return cheapest(await Promise.all(judged.map((entry) => (typeof entry === "string" ? entry : approvedToPermit2(entry, payer)))));
 }
 
-/** What the person signs for `choice`, and the payment's payload but for its signature, valid until `validBefore`. */
-function toSign(
+/** What the payer signs for `choice`, and the payment's payload but for its signature, valid until `validBefore`. */
+export function toSign(
   choice: Authorizable,
   from: Address,
   validBefore: number,
@@ -114,7 +104,7 @@ function toSign(
   return {
     typedData: {
       domain: { name: choice.name, version: choice.version, chainId: choice.chainId, verifyingContract: choice.asset },
-      types: { TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
+      types: { TransferWithAuthorization: [...TRANSFER_WITH_AUTHORIZATION] },
       primaryType: "TransferWithAuthorization",
       message,
     },

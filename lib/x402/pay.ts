@@ -27,8 +27,9 @@ import { createWithinPolicy, PolicyViolation } from "@/lib/wallet/policy";
 import { getRequest, policyRefusal } from "@/lib/wallet/requests";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import { GrantRevokedError, RequestError, type RequestRow } from "@/lib/wallet/request-lifecycle";
-import { paymentAnswer, paymentTerms, type PaymentAnswer } from "./answer";
-import { chooseOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
+import { paymentAnswer, paymentTerms, type PaidX402 } from "./answer";
+import { cheapest, judgeOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
+import { judgeForAccount, payFromAgentAccount, type AccountChoice } from "./account";
 import { readableAssets } from "./asset";
 import { paymentLeaf, signLeaf } from "./leaf";
 import { oneTapChoice, payerOf, payWithOneTap, type Authorizable } from "./one-tap";
@@ -46,14 +47,7 @@ export class X402AllowanceRefusal extends AppError {
   }
 }
 
-export type PaidX402 = PaymentAnswer & {
-  payment_id: string;
-  paid: { amount: string; formatted: string; symbol: string; token: Address; chain_id: number; network: string };
-  payee: Address;
-  resource: { url: string; description: string | null };
-  expires_at: string;
-  allowance_id: string;
-};
+export type { PaidX402 } from "./answer";
 
 /** The credential's grant entry, when this client may pay with it at all. */
 function grantedForPayments(agent: AgentContext, credentialId: string) {
@@ -360,6 +354,19 @@ export async function payX402(
   return withinAllowance(payer, required, await liveAllowances(agent.grantId, credentialId, clock()));
 }
 
+/**
+ * The cheapest entry payable within an allowance: an erc7710 one by a leaf of the delegate key, any other (eip3009, a
+ * stock merchant's) from the agent's account (account.ts); or a refusal saying why each entry cannot be paid.
+ */
+function chooseWithin(required: PaymentRequired, payable: readonly Payable[]): Choice | AccountChoice {
+  const configured = config().chains.map((chain) => chain.id);
+  return cheapest<Choice | AccountChoice>(
+    required.accepts.map((offer) =>
+      offer.extra.assetTransferMethod === "erc7710" ? judgeOffer(offer, configured, payable) : judgeForAccount(offer, configured, payable),
+    ),
+  );
+}
+
 /** A refusal that a fresh read of the grant's allowances could decide otherwise (a policy's would not: it is not asked again). */
 const decidedByTheAllowance = (error: unknown) => error instanceof X402AllowanceRefusal || error instanceof GrantRevokedError;
 
@@ -377,18 +384,21 @@ async function withinAllowance(
   const again = async () => withinAllowance(payer, required, await liveAllowances(agent.grantId, credential.id, clock(), { fresh: true }));
   const delegations = delegationsOf(live);
   const payable = payablesOf(delegations);
-  let choice: Choice;
+  let chosen: Choice | AccountChoice;
   try {
-    choice = chooseOffer(
-      required.accepts,
-      config().chains.map((chain) => chain.id),
-      payable,
-    );
+    chosen = chooseWithin(required, payable);
   } catch (error) {
     if (!(error instanceof X402NotPayableError)) throw error;
     if (live.remembered) return again();
     return toPerson(payer, required, error, (asked) => notCovered(agent, credential.id, payable, asked, error));
   }
+  if ("method" in chosen) {
+    const paid = await payFromAgentAccount(payer, required, chosen);
+    if (!("toPerson" in paid)) return paid;
+    const words = paid.toPerson;
+    return toPerson(payer, required, new X402NotPayableError(words), async () => words);
+  }
+  const choice = chosen;
   try {
     const paying = delegations.find((row) => row.hash === choice.delegationHash)!;
     return await signWithinAllowance({ ...payer, unchanged: () => live.unchanged(paying.allowanceId) }, required, choice, paying);
@@ -405,6 +415,9 @@ async function withinAllowance(
  * payment the person approves, with its header and value once they approved it (as get_request answers them).
  */
 export async function earlierPayment(agent: AgentContext, row: RequestRow): Promise<ToolOutput<"pay_x402">> {
+  // a payment from the agent's account whose first call has not signed it yet (account.ts): its funding holds the key
+  if (row.toolAnswer === null && row.kind === "send_transaction")
+    throw new AppError("allowance_busy", "The first call with this idempotency key is still paying; try again shortly.", 409);
   if (row.toolAnswer === null) throw new Error(`Request ${row.id} holds no pay_x402 answer`);
   const answer = JSON.parse(row.toolAnswer) as ToolOutput<"pay_x402">;
   if (answer.header !== null) return answer;

@@ -1,0 +1,217 @@
+// Paying a stock x402 merchant with no tap (decision 0035), with real parts: the hardhat chain with the Delegation
+// Framework and Circle's USDC, a resource of `@x402/express`'s own middleware and `@x402/evm`'s exact scheme settled by
+// its unmodified facilitator (eip3009), and an agent whose person signed an allowance for any payee. Each payment is
+// funded within the allowance (a redemption the chain caps) into the allowance's agent account, which signs the
+// EIP-3009 authorization. Run on SQLite (agent-account.test.ts) and PostgreSQL (agent-account-postgres.test.ts).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { getAddress, type Address, type Hex } from "viem";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import type { PaymentPayload } from "@x402/core/types";
+import { requirementHeader, startX402World, type X402World } from "./x402";
+import { startEip3009Facilitator } from "./x402-eip3009";
+import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
+
+const PRICE = 10_000n; // 0.01 USDC
+const CAP = 50_000n; // 0.05 USDC a day
+const MOST = 15_000n; // 0.015 USDC a payment
+
+export function agentAccountSuite(database: "sqlite" | "postgres") {
+  describe(`x402 at a stock merchant from the agent's account (${database})`, { timeout: 300_000 }, () => {
+    let world: X402World;
+    let facilitator: FacilitatorClient;
+    const resources: PaidResource[] = [];
+
+    before(async () => {
+      world = await startX402World(database);
+      facilitator = await startEip3009Facilitator(world.chain);
+    });
+    after(async () => {
+      for (const resource of resources) await resource.close();
+      await world?.stop();
+    });
+
+    /** A stock merchant selling a report to `payTo` for `amount`, and its PAYMENT-REQUIRED. */
+    async function merchant(payTo: Address, amount = PRICE) {
+      const sale = { facilitator, transfer: "eip3009" as const, chainId: world.chain.chainId, token: world.token, payTo, amount };
+      const { resource, required } = await startPaidResourceAsking({ ...sale, description: "A report" });
+      resources.push(resource);
+      return { url: resource.url, required };
+    }
+
+    const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });
+
+    async function accountOf(allowanceId: string): Promise<Address> {
+      const { db } = await import("@/lib/db");
+      return getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
+    }
+
+    it("pays with no tap: the merchant answers 200, its payTo holds the amount, the agent's account nothing", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const payee = world.recipient();
+      const { url, required } = await merchant(payee);
+      const before = await world.tokenBalance(person);
+      await world.chain.miningEvery(2000, async () => {
+        const paid = await payX402(agent, credentialId, required);
+        assert.equal(paid.header, "PAYMENT-SIGNATURE");
+        assert.equal(paid.payee, payee);
+        assert.equal(paid.paid.amount, String(PRICE));
+        assert.equal(paid.allowance_id, allowanceId);
+        const account = await accountOf(allowanceId);
+        // the exact eip3009 payload @x402/evm's client builds: the authorization's fields as strings, and its signature
+        const payload = (JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8")) as PaymentPayload).payload as {
+          authorization: Record<string, string>;
+          signature: Hex;
+        };
+        assert.deepEqual(Object.keys(payload), ["authorization", "signature"]);
+        assert.deepEqual(Object.keys(payload.authorization), ["from", "to", "value", "validAfter", "validBefore", "nonce"]);
+        assert.equal(payload.authorization.from, account);
+        assert.equal(payload.authorization.to, payee);
+        assert.equal(payload.authorization.value, String(PRICE));
+        assert.equal(await world.tokenBalance(account), PRICE, "funded with exactly the payment, within the allowance");
+
+        const response = await fetch(url, { headers: { [paid.header!]: paid.value! } });
+        assert.equal(response.status, 200);
+        assert.deepEqual(await response.json(), { report: "paid content" });
+        assert.equal(await world.tokenBalance(payee), PRICE);
+        assert.equal(await world.tokenBalance(account), 0n);
+        assert.equal(await world.tokenBalance(person), before - PRICE);
+
+        const settled = decodePaymentResponseHeader(response.headers.get("payment-response")!);
+        const settlement = await world.chain.client.getTransactionReceipt({ hash: settled.transaction as Hex });
+        const [spend] = await db().allowanceSpend.findMany({ where: { allowanceId } });
+        assert.equal(spend.recipient, account, "the funding's recipient is the agent's account");
+        const funding = await world.chain.client.getTransactionReceipt({ hash: spend.txHash as Hex });
+        console.log(`gas: funding ${funding.gasUsed}, settlement ${settlement.gasUsed}, together ${funding.gasUsed + settlement.gasUsed}`);
+      });
+    });
+
+    it("a retry with the call's idempotency key answers the same payment, funded once", async () => {
+      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
+      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
+      const { systemClock } = await import("@/lib/clock");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      const { required } = await merchant(world.recipient());
+      const idempotency = idempotencyOf("pay_x402", { credential_id: credentialId, payment_required: required, idempotency_key: "k1" });
+      const call = () =>
+        once(
+          agent,
+          idempotency,
+          () => payX402(agent, credentialId, required, systemClock, { idempotency }),
+          (row) => earlierPayment(agent, row),
+        );
+      const first = await call();
+      const again = await call();
+      assert.ok(first.header);
+      assert.equal(again.value, first.value);
+      assert.equal(again.payment_id, first.payment_id);
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
+    });
+
+    it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { allowanceForAgent } = await import("@/lib/allowances/agent");
+      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const before = await world.tokenBalance(person);
+      const sales = await Promise.all(Array.from({ length: 20 }, () => merchant(world.recipient())));
+      const outcomes = await Promise.allSettled(sales.map((sale) => payX402(agent, credentialId, sale.required)));
+      const paid = outcomes.flatMap((outcome, index) =>
+        outcome.status === "fulfilled" ? [{ paid: outcome.value, sale: sales[index] }] : [],
+      );
+      const refused = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [outcome.reason as Error & { code?: string }] : []));
+      assert.equal(paid.length, Number(CAP / PRICE), refused.map((error) => error.message).join("\n"));
+      for (const error of refused) assert.equal(error.code, "allowance_refused", error.message);
+      for (const { paid: one, sale } of paid) {
+        const response = await fetch(sale.url, { headers: { [one.header!]: one.value! } });
+        assert.equal(response.status, 200);
+      }
+      assert.equal(await world.tokenBalance(person), before - CAP, "the chain moved exactly the cap");
+      assert.equal(await world.tokenBalance(await accountOf(allowanceId)), 0n);
+      const [allowance] = (await allowanceForAgent(agent, credentialId)).allowances;
+      assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
+    });
+
+    it("above the most per payment, or in a domain not the token's, refused, nothing funded; named payees get one tap", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { X402NotPayableError } = await import("@/lib/x402/choose");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      const greedy = await merchant(world.recipient(), MOST + 1n);
+      await assert.rejects(payX402(agent, credentialId, greedy.required), (error: unknown) => {
+        assert.ok(error instanceof X402NotPayableError, String(error));
+        assert.match(error.message, /above the most the allowance pays any payee at once \(15000 base units\)/);
+        return true;
+      });
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
+      // an EIP-712 domain that is not the token's own would fund an authorization no facilitator settles
+      const offer = { chainId: world.chain.chainId, asset: world.token, amount: String(PRICE), payTo: world.recipient() };
+      const misnamed = requirementHeader({ ...offer, extra: { name: "USDC", version: "2" } });
+      await assert.rejects(payX402(agent, credentialId, misnamed), (error: unknown) => {
+        assert.ok(error instanceof X402NotPayableError, String(error));
+        assert.match(error.message, /domain as "USDC" version "2", but the token on chain \d+ says "USD Coin" version "2"/);
+        return true;
+      });
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
+
+      const payee = world.recipient();
+      const named = await world.agentWithAllowance({ payees: [payee], perPeriod: CAP });
+      const asked = await payX402(named.agent, named.credentialId, (await merchant(payee)).required);
+      assert.equal(asked.header, null, "a named-payee allowance does not pay eip3009 alone");
+      assert.ok(asked.request_id, "the person is asked for one tap");
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId: named.allowanceId } }), 0);
+    });
+
+    it("the spending policy refuses a payment above its most per transaction, audited, with nothing funded", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { PolicyViolation } = await import("@/lib/wallet/policy");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      await db().grantCredential.update({
+        where: { grantId_credentialId: { grantId: agent.grantId, credentialId } },
+        data: { policy: JSON.stringify({ tokens: [{ chain_id: world.chain.chainId, token: world.token, per_transaction: "5000" }] }) },
+      });
+      await assert.rejects(payX402(agent, credentialId, (await merchant(world.recipient())).required), (error: unknown) => {
+        assert.ok(error instanceof PolicyViolation, String(error));
+        assert.equal(error.rule, "tokens.per_transaction");
+        return true;
+      });
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
+      assert.equal(await db().auditEvent.count({ where: { type: "policy.refused", clientId: agent.clientId } }), 1);
+    });
+
+    it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { prepareRevocation, revokeAllowances } = await import("@/lib/allowances/revocation");
+      const { signRevocation } = await import("@/lib/allowances/revocation-operation");
+      const { agent, credentialId, allowanceId, person, personKey } = await anyPayee();
+      const before = await world.tokenBalance(person);
+      // paid and never presented to the merchant: what it moved stays in the agent's account
+      const first = await merchant(world.recipient());
+      const unused = await payX402(agent, credentialId, first.required);
+      assert.ok(unused.header);
+      const account = await accountOf(allowanceId);
+      assert.equal(await world.tokenBalance(account), PRICE);
+
+      const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+      const prepared = await prepareRevocation(userId, [allowanceId]);
+      await revokeAllowances(userId, [allowanceId], { nonce: prepared.nonce, signature: await signRevocation(personKey, prepared) });
+      assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoked");
+      assert.equal(await world.tokenBalance(account), 0n, "the agent's account holds nothing after the revocation");
+      assert.equal(await world.tokenBalance(person), before, "what it held went back to the person");
+
+      const next = await payX402(agent, credentialId, (await merchant(world.recipient())).required);
+      assert.equal(next.header, null, "nothing is signed without the person");
+      assert.equal(next.allowance_id, null);
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "no funding after the revocation");
+      // the authorization signed before the revocation can no longer be settled: the account holds nothing
+      const response = await fetch(first.url, { headers: { [unused.header!]: unused.value! } });
+      assert.equal(response.status, 402);
+      assert.equal(await world.tokenBalance(getAddress(unused.payee)), 0n);
+    });
+  });
+}

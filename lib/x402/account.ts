@@ -1,0 +1,224 @@
+// pay_x402 at a stock merchant (decision 0035): an `exact` offer by eip3009 within an allowance for any payee is paid
+// from the allowance's agent account. First a funding: the payment's amount moved from the person to the agent
+// account by a transfer within the allowance, sent and waited for as any such transfer is (payFromAllowance: the
+// policy, the lease, the relayer, the ledger, the receipt), so that the chain still holds the cap per period, the
+// number of payments and the expiry. Once it is mined, the agent account signs EIP-3009's TransferWithAuthorization
+// of exactly that amount to the payee, and the merchant's facilitator settles it and pays its gas. The chain pins no
+// payee here, as with any payee already: the server holds each payment to the allowance's most per payment.
+import { encodeFunctionData, erc20Abi, getAddress, parseAbi, zeroAddress, zeroHash, type Address, type Hex } from "viem";
+import { recordAudit, type CallEvent } from "@/lib/audit";
+import type { Clock } from "@/lib/clock";
+import { randomId } from "@/lib/crypto";
+import { db } from "@/lib/db";
+import { AppError } from "@/lib/http/errors";
+import { findAllowance } from "@/lib/allowances/allowances";
+import { agentAccountOf } from "@/lib/allowances/agent-account";
+import { payFromAllowance } from "@/lib/allowances/agent";
+import { withLease } from "@/lib/allowances/lease";
+import { onChain } from "@/lib/wallet/chains";
+import type { AgentContext } from "@/lib/wallet/agent-context";
+import type { Idempotency } from "@/lib/wallet/idempotency";
+import { PolicyViolation } from "@/lib/wallet/policy";
+import { policyRefusal } from "@/lib/wallet/requests";
+import { paymentAnswer, paymentTerms, type AuthorizationPayload, type PaidX402 } from "./answer";
+import { X402NotPayableError, type Payable } from "./choose";
+import { judgeAuthorizable, toSign, type Authorizable } from "./one-tap";
+import type { Offer, PaymentRequired } from "./requirement";
+
+/** An eip3009 offer the agent account pays, with the any-payee delegation of the allowance that funds it. */
+export type AccountChoice = Extract<Authorizable, { method: "eip3009" }> & { allowanceId: string; delegationHash: string };
+
+/** Why `offer` cannot be paid from an agent account, or the choice it makes. */
+export function judgeForAccount(offer: Offer, configured: readonly number[], payable: readonly Payable[]): AccountChoice | string {
+  const terms = judgeAuthorizable(offer, configured);
+  if (typeof terms === "string") return terms;
+  if (terms.method !== "eip3009")
+    return `chain ${terms.chainId} by ${terms.method} (within an allowance Agent Wallet pays eip3009 or erc7710)`;
+  const forToken = payable.filter((entry) => entry.chainId === terms.chainId && entry.token === terms.asset);
+  if (!forToken.length) return `the token ${terms.asset} on chain ${terms.chainId}, which no allowance of this grant covers`;
+  // Only an allowance for any payee: one naming its payees pins them on chain, which an authorization would not.
+  const covering = forToken.find((entry) => entry.anyPayeeUpTo !== undefined);
+  if (!covering)
+    return `chain ${terms.chainId} by eip3009, which Agent Wallet pays within an allowance for any payee only (this one names its payees)`;
+  if (terms.amount > covering.anyPayeeUpTo!)
+    return (
+      `a payment of ${terms.amount} base units of ${terms.asset}, above the most the allowance pays any payee at once ` +
+      `(${covering.anyPayeeUpTo} base units)`
+    );
+  return { ...terms, allowanceId: covering.allowanceId, delegationHash: covering.delegationHash };
+}
+
+const EIP3009 = parseAbi([
+  "function name() view returns (string)",
+  "function version() view returns (string)",
+  "function authorizationState(address authorizer, bytes32 nonce) view returns (bool)",
+]);
+
+/**
+ * The token as the chain has it: EIP-3009 (it answers authorizationState) in the EIP-712 domain the offer names. A
+ * wrong domain would make an authorization no facilitator can settle: refused before anything is funded.
+ */
+async function checkedToken(choice: AccountChoice): Promise<void> {
+  const read = (functionName: "name" | "version") =>
+    onChain(choice.chainId, (client) => client.readContract({ address: choice.asset, abi: EIP3009, functionName }));
+  const [name, version, eip3009] = await Promise.all([
+    read("name").catch(() => null),
+    read("version").catch(() => null),
+    onChain(choice.chainId, (client) =>
+      client.readContract({ address: choice.asset, abi: EIP3009, functionName: "authorizationState", args: [zeroAddress, zeroHash] }),
+    ).then(
+      () => true,
+      () => false,
+    ),
+  ]);
+  if (!eip3009)
+    throw new X402NotPayableError(`The token ${choice.asset} has no EIP-3009 transfers on chain ${choice.chainId}. Nothing was paid.`);
+  if (name !== choice.name || version !== choice.version)
+    throw new X402NotPayableError(
+      `The offer names the token's EIP-712 domain as "${choice.name}" version "${choice.version}", but the token on chain ` +
+        `${choice.chainId} says "${name ?? "?"}" version "${version ?? "?"}". Nothing was paid.`,
+    );
+}
+
+/** A payment that cannot be signed now, though its funding may land or has: nothing was signed. */
+class AccountBusyError extends AppError {
+  constructor(message: string) {
+    super("allowance_busy", message, 409);
+  }
+}
+
+/** The agent account's authorizations not yet settled nor expired, as the database has them. */
+const UNSETTLED = `authorized`;
+
+/** An authorization's validBefore is read by the chain's clock, which may run behind ours: it counts this much longer. */
+const EXPIRY_MARGIN_MS = 60_000;
+
+/**
+ * What the agent account holds that no unsettled authorization of it claims, each authorization asked of the chain
+ * (used: settled; past its validBefore and unused: expired, its amount free again).
+ */
+async function unclaimed(allowanceId: string, chainId: number, token: Address, account: Address, now: Date): Promise<bigint> {
+  const rows = await db().x402Payment.findMany({ where: { allowanceId, status: UNSETTLED, token } });
+  const [balance, used] = await Promise.all([
+    onChain(chainId, (client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account] })),
+    Promise.all(
+      rows.map((row) =>
+        onChain(chainId, (client) =>
+          client.readContract({ address: token, abi: EIP3009, functionName: "authorizationState", args: [account, row.leafHash as Hex] }),
+        ),
+      ),
+    ),
+  ]);
+  let claimed = 0n;
+  for (const [index, row] of rows.entries()) {
+    if (used[index]) await db().x402Payment.update({ where: { id: row.id }, data: { status: "settled" } });
+    else if (row.expiresAt.getTime() + EXPIRY_MARGIN_MS < now.getTime())
+      await db().x402Payment.update({ where: { id: row.id }, data: { status: "expired" } });
+    else claimed += BigInt(row.amount);
+  }
+  return balance > claimed ? balance - claimed : 0n;
+}
+
+type AccountPayer = {
+  agent: AgentContext;
+  credential: { id: string; name: string };
+  clock: Clock;
+  called?: CallEvent;
+  /** stored with the funding's request, and the payment's answer with it once signed, for a retry (earlierPayment) */
+  idempotency?: Idempotency;
+};
+
+/**
+ * Pays `choice` from the allowance's agent account: funded within the allowance, then signed. `{ toPerson }` when the
+ * allowance sends the funding to the person instead (the person chose `ask`, or it stopped): nothing was funded then.
+ */
+export async function payFromAgentAccount(
+  { agent, credential, clock, called, idempotency }: AccountPayer,
+  required: PaymentRequired,
+  choice: AccountChoice,
+): Promise<PaidX402 | { toPerson: string }> {
+  const [account] = await Promise.all([agentAccountOf(choice.allowanceId), checkedToken(choice)]);
+  const funding = await payFromAllowance(
+    agent,
+    credential.id,
+    {
+      chainId: choice.chainId,
+      to: choice.asset,
+      value: "0",
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [account.address, choice.amount] }),
+    },
+    clock,
+    { called, idempotency },
+  ).catch(async (error: unknown) => {
+    // the spending policy's refusal, in the person's units and audited, as any payment's
+    if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
+    throw error;
+  });
+  // the funding's own words for the person, without its sentence on who pays: pay_x402 adds its own
+  if ("toPerson" in funding) return { toPerson: funding.toPerson.replace(/ It waits for your approval;.*$/, "") };
+  if (funding.status !== "completed")
+    throw new AccountBusyError(
+      `This payment's funding (transaction ${funding.tx_hash}) is not mined yet, so nothing was signed; what it moved stays ` +
+        "in the agent's account for its next payment or goes back to the person when the allowance is revoked.",
+    );
+  return withLease(`agent-account:${account.address}`, async () => {
+    const now = clock();
+    // A revocation committed since the funding: the account signs nothing more (what it holds goes back, revocation.ts).
+    const allowance = await findAllowance(choice.allowanceId);
+    if (allowance.status !== "active" || allowance.expiresAt <= now)
+      throw new AppError("allowance_refused", "This allowance is no longer live. Nothing was signed.", 409);
+    const free = await unclaimed(allowance.id, choice.chainId, choice.asset, account.address, now);
+    if (free < choice.amount)
+      throw new AccountBusyError(`The agent's account holds ${free} base units free of its other payments: nothing was signed.`);
+    const validBefore = Math.floor(now.getTime() / 1000) + choice.offer.maxTimeoutSeconds;
+    const { typedData, payload } = toSign(choice, account.address, validBefore);
+    const signature = await account.signTypedData(typedData as never);
+    const { authorization } = payload as AuthorizationPayload;
+    const paymentId = randomId("xp_");
+    await db().x402Payment.create({
+      data: {
+        id: paymentId,
+        allowanceId: allowance.id,
+        delegationHash: choice.delegationHash,
+        leafHash: authorization.nonce,
+        token: choice.asset,
+        payee: choice.payee,
+        amount: choice.amount.toString(),
+        resource: required.resource.url,
+        status: UNSETTLED,
+        expiresAt: new Date(validBefore * 1000),
+        createdAt: now,
+      },
+    });
+    await recordAudit(
+      {
+        type: "allowance.spent",
+        userId: agent.userId,
+        clientId: agent.clientId,
+        credentialId: credential.id,
+        requestId: funding.request_id,
+        data: {
+          allowanceId: allowance.id,
+          kind: "x402",
+          paymentId,
+          resource: required.resource.url,
+          recipient: choice.payee,
+          amount: `${choice.amount} of token ${choice.asset}`,
+          from: getAddress(account.address),
+          fundedBy: funding.tx_hash,
+          outcome: "signed",
+        },
+      },
+      clock,
+    );
+    const paid = {
+      ...paymentAnswer(required, choice.offer, { authorization, signature }),
+      payment_id: paymentId,
+      ...(await paymentTerms(required, choice, validBefore)),
+      allowance_id: allowance.id,
+    } satisfies PaidX402;
+    // a retry with the call's key is answered this payment (its funding's request holds the key)
+    if (idempotency) await db().agentRequest.update({ where: { id: funding.request_id }, data: { toolAnswer: JSON.stringify(paid) } });
+    return paid;
+  });
+}
