@@ -114,7 +114,10 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
       await page.getByRole("heading", { name: "Pay for a resource", level: 1 }).waitFor();
       await page.getByText("The resource describes itself as: “Today's weather report”", { exact: true }).waitFor();
       const details = page.getByRole("region", { name: "Details" });
-      await details.getByText(`${resource.url} (Today's weather report)`, { exact: true }).waitFor();
+      // the resource as the merchant's claim: its host apart from its path
+      assert.equal(await details.locator(".resource-host").textContent(), new URL(resource.url).host);
+      assert.equal(await details.locator(".resource-path").textContent(), new URL(resource.url).pathname);
+      await details.getByText("“Today's weather report”", { exact: true }).waitFor();
       assert.ok((await details.getByText(`0.01 USDC (raw integer ${PRICE})`).count()) > 0, "the signed value, in USDC");
       assert.ok((await details.getByText(payee).count()) > 0, "the payee in full");
       assert.deepEqual(await checkScreen(page, `x402-one-tap-${viewport.name}`), []);
