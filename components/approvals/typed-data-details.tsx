@@ -1,7 +1,6 @@
 import type { FieldNode } from "@/lib/wallet/typed-data-fields";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
-import { escapedText } from "@/lib/text/visible-text";
 import { config } from "@/lib/config";
 import { AddressText, DescribedFields, DetailField, ExecutionsFields, Field } from "./fields";
 import { ResourceClaim } from "./resource-claim";

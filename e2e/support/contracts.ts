@@ -1,7 +1,7 @@
 // Real token contracts on the local chain: OpenZeppelin's compiled presets (an installed dev dependency, so
 // nothing is downloaded), deployed with viem from one of the node's funded accounts.
 import { createRequire } from "node:module";
-import type { Address } from "viem";
+import { parseAbi, type Address } from "viem";
 import { deploy, deployer, mined, type Artifact } from "@/test-chain/contracts";
 import type { LocalChain } from "@/test-chain/node";
 
@@ -36,4 +36,11 @@ export async function deployErc1155(chain: LocalChain, mint: { id: bigint; amoun
     await wallet.writeContract({ address, abi: erc1155Preset.abi, functionName: "mint", args: [mint.holder, mint.id, mint.amount, "0x"] }),
   );
   return address;
+}
+
+/** Mints `amount` of a FiatToken (Circle's USDC, deployed by deployFiatToken, whose deployer is its minter) to `to`. */
+export async function mintFiatToken(chain: LocalChain, token: Address, to: Address, amount: bigint) {
+  const minter = await deployer(chain);
+  const abi = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+  await mined(chain, await minter.writeContract({ address: token, abi, functionName: "mint", args: [to, amount] }));
 }

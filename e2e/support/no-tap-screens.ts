@@ -6,13 +6,12 @@
 // log says it in the person's words, and its columns keep every word whole at 1280 px.
 import { after, before, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseAbi } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Browser, Page } from "playwright-core";
 import { signAllowanceFor } from "./allowances";
 import { launchBrowser } from "./browser";
 import { importWallet, newPerson } from "./consent";
-import { deployer, mined } from "./contracts";
+import { mintFiatToken } from "./contracts";
 import { brokenWords, checkScreen, overflow, VIEWPORTS, widestElement } from "./screens";
 import { startX402App } from "./x402";
 import { startPaidResourceAsking } from "./x402-resource";
@@ -43,12 +42,7 @@ export function noTapScreens(database: "sqlite" | "postgres") {
     ({ page } = await newPerson(browser, world.app, email, []));
     await importWallet(page, "Main", key);
     await world.chain.fund(person.address, "1");
-    const minter = await deployer(world.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      world.chain,
-      await minter.writeContract({ address: world.token, abi: mint, functionName: "mint", args: [person.address, 1_000_000n] }),
-    );
+    await mintFiatToken(world.chain, world.token, person.address, 1_000_000n);
     const user = await db().user.findFirstOrThrow({ where: { email } });
     const credential = await db().credential.findFirstOrThrow({ where: { userId: user.id, name: "Main" } });
     shop = world.recipient();
@@ -100,7 +94,7 @@ export function noTapScreens(database: "sqlite" | "postgres") {
     await world?.stop();
   });
 
-  it("the payment's page names the resource as the merchant's claim and that it was paid with no tap, not a transaction to send", async () => {
+  it("the payment's page names the resource as the merchant's claim and that it was paid with no tap, no transaction", async () => {
     const { host, pathname } = new URL(resourceUrl);
     for (const viewport of VIEWPORTS) {
       await page.setViewportSize(viewport);

@@ -6,11 +6,11 @@
 // no URL is refused before anything is held or asked.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { parseAbi, type Address } from "viem";
+import type { Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import { chainsSetting } from "../support/chain";
-import { deployer, mined } from "../support/contracts";
+import { mintFiatToken } from "../support/contracts";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { checkScreen, overflow, VIEWPORTS, widestElement } from "../support/screens";
 import { signingAgent } from "../support/signing-agent";
@@ -37,12 +37,7 @@ describe("the one-tap x402 payment's page", { timeout: 300_000 }, () => {
   const resources: PaidResource[] = [];
 
   before(async () => {
-    const minter = await deployer(suite.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      suite.chain,
-      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [suite.wallet.address, 1_000_000n] }),
-    );
+    await mintFiatToken(suite.chain, token, suite.wallet.address, 1_000_000n);
     facilitator = await startEip3009Facilitator(suite.chain);
   });
   after(async () => {

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
-import { deployer, mined } from "../support/contracts";
+import { mintFiatToken } from "../support/contracts";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { deployPermit2 } from "../support/permit2";
 import { checkScreen, overflow, VIEWPORTS } from "../support/screens";
@@ -38,12 +38,7 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
 
   before(async () => {
     token = (await deployFiatToken(suite.chain)).address;
-    const minter = await deployer(suite.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      suite.chain,
-      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [suite.wallet.address, 1_000_000n] }),
-    );
+    await mintFiatToken(suite.chain, token, suite.wallet.address, 1_000_000n);
     facilitator = await startEip3009Facilitator(suite.chain);
   });
   after(async () => {

@@ -92,10 +92,10 @@ export function allowanceCaps(assets: SummaryAsset[]): string {
 
 /**
  * The allowance in the words a person uses: "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in
- * all. Stop it any time on Clients." (for any payee, with anyPayeeWarning beside it) `nameOf` names a payee (from the address book) or gives the whole address. The
- * exact terms are describeDelegation's, one per signed delegation. On Clients itself (`onClients`), a live allowance
- * (`now` in seconds) says the days it has left ("for 6 days left"), an ended one its whole life, and neither says
- * where to stop it.
+ * all. Stop it any time on Clients." (for any payee, anyPayeeWarning goes beside it). `nameOf` names a payee (from the
+ * address book) or gives the whole address. The exact terms are describeDelegation's, one per signed delegation. On
+ * Clients itself (`onClients`), a live allowance (`now` in seconds) says the days it has left ("for 6 days left"), an
+ * ended one its whole life, and neither says where to stop it.
  */
 export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: string) => string, onClients?: { now: number | null }): string {
   const all = assets.flatMap((part) => part.meanings);

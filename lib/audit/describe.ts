@@ -2,7 +2,6 @@ import { formatEther, formatUnits, getAddress, type Address } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { TOOLS } from "@/contract";
-import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { parseAuditData, type AuditEventRow } from "./query";
 
 /**
@@ -70,7 +69,12 @@ function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
  * Names to show for the clients, credentials, recipients and requests these events mention (a removed credential has
  * none); `contacts`, the person's address book names, come from the caller.
  */
-export async function namesFor(userId: string, events: AuditEventRow[], contacts: Record<string, string>): Promise<Names> {
+export async function namesFor(
+  userId: string,
+  events: AuditEventRow[],
+  contacts: Record<string, string>,
+  readToken: TokenReader = async () => null,
+): Promise<Names> {
   const clientIds = [...new Set(events.map((event) => event.clientId).filter((id): id is string => Boolean(id)))];
   const requestIds = [...new Set(events.map((event) => event.requestId).filter((id): id is string => Boolean(id)))];
   const allowanceIds = [...new Set(events.flatMap((event) => text(event.data.allowanceId) ?? []))];
@@ -97,27 +101,25 @@ export async function namesFor(userId: string, events: AuditEventRow[], contacts
     contacts,
     requests: new Map([...byRequest].map(([id, list]) => [id, requestFacts(list)])),
     allowanceChains,
-    tokens: await tokenNames(events, allowanceChains),
+    tokens: await tokenNames(events, allowanceChains, readToken),
   };
 }
 
 /** "500000 of token 0x…", as allowance.spent records a token amount: the amount in base units and the token. */
 const TOKEN_AMOUNT = /^(\d+) of token (0x[0-9a-fA-F]{40})$/;
-/** How long the page waits for a token's symbol and decimals; one not read by then is named by its address. */
-const TOKEN_READ_MS = 1000;
+/** A token's symbol and decimals, from the caller (the page reads the chain); null when it could not say. */
+export type TokenReader = (chainId: number, token: Address) => Promise<{ symbol: string; decimals: number } | null>;
 
-/** The symbol and decimals of each token the page's payments name, read at once (known ones from memory). */
-async function tokenNames(events: AuditEventRow[], chains: Map<string, number>) {
+/** The symbol and decimals of each token the page's payments name, read at once. */
+async function tokenNames(events: AuditEventRow[], chains: Map<string, number>, readToken: TokenReader) {
   const wanted = new Map<string, { chainId: number; token: Address }>();
   for (const event of events) {
     const chainId = chains.get(text(event.data.allowanceId) ?? "");
     const token = TOKEN_AMOUNT.exec(text(event.data.amount) ?? "")?.[2];
     if (chainId !== undefined && token) wanted.set(`${chainId}:${token.toLowerCase()}`, { chainId, token: getAddress(token) });
   }
-  const read = await Promise.all(
-    [...wanted].map(async ([key, { chainId, token }]) => [key, await tokenMetadata(chainId, token, TOKEN_READ_MS)] as const),
-  );
-  return new Map(read.flatMap(([key, metadata]) => (metadata.standard === "erc20" ? [[key, metadata] as const] : [])));
+  const read = await Promise.all([...wanted].map(async ([key, { chainId, token }]) => [key, await readToken(chainId, token)] as const));
+  return new Map(read.flatMap(([key, named]) => (named ? [[key, named] as const] : [])));
 }
 
 /** A payment's amount as the person reads it: "0.5 USDC", "0.1 ETH"; a token not read, in its base units. */
@@ -152,7 +154,8 @@ function spentWords(data: Record<string, unknown>, names: Names): string {
   if (data.kind === "x402") {
     const resource = text(data.resource);
     // signed, not sent: the merchant's facilitator settles it on chain later (or never, and then it is released)
-    return `Paid ${paid}${resource ? ` for ${resource}` : ""} from the allowance, without a tap: signed, and settled on chain by the merchant`;
+    const what = `Paid ${paid}${resource ? ` for ${resource}` : ""}`;
+    return `${what} from the allowance, without a tap: signed, and settled on chain by the merchant`;
   }
   if (data.outcome === "reverted") return `A payment of ${paid} from the allowance was refused by the chain: nothing moved`;
   return `Paid ${paid} from the allowance, without a tap${text(data.txHash) ? "" : ": its transaction is not known yet"}`;
