@@ -153,9 +153,9 @@ function spentWords(data: Record<string, unknown>, names: Names): string {
   const paid = `${paidAmount(data, names)} to ${to}`;
   if (data.kind === "x402") {
     const resource = text(data.resource);
-    // signed, not sent: the merchant's facilitator settles it on chain later (or never, and then it is released)
+    // signed, not sent: the merchant's facilitator settles it on chain later (or never, and then its hold is released)
     const what = `Paid ${paid}${resource ? ` for ${resource}` : ""}`;
-    return `${what} from the allowance, without a tap: signed, and settled on chain by the merchant`;
+    return `${what} from the allowance, without a tap: signed for the merchant, who settles it on chain`;
   }
   if (data.outcome === "reverted") return `A payment of ${paid} from the allowance was refused by the chain: nothing moved`;
   return `Paid ${paid} from the allowance, without a tap${text(data.txHash) ? "" : ": its transaction is not known yet"}`;
