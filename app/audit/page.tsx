@@ -5,8 +5,17 @@ import { auditIntegrityFor } from "@/lib/audit/integrity";
 import { auditChoices, auditQueryString, listAuditEvents, parseAuditQuery } from "@/lib/audit/query";
 import { AUDIT_TIME_ZONE, isRead, namesFor } from "@/lib/audit/describe";
 import { contactNames } from "@/lib/wallet/address-book";
+import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { AuditTable } from "@/components/audit/audit-table";
 import { AppHeader } from "@/components/nav/app-header";
+
+/** How long the page waits for a token's symbol and decimals; one not read by then is named by its address. */
+const TOKEN_READ_MS = 1000;
+
+async function tokenNamed(chainId: number, token: `0x${string}`) {
+  const metadata = await tokenMetadata(chainId, token, TOKEN_READ_MS);
+  return metadata.standard === "erc20" ? metadata : null;
+}
 
 type Props = { searchParams: Promise<Record<string, string | string[] | undefined>> };
 
@@ -20,7 +29,7 @@ export default async function AuditPage({ searchParams }: Props) {
     query.errors.length ? null : listAuditEvents(user.id, query.filters, query.page),
     contactNames(user.id),
   ]);
-  const names = list ? await namesFor(user.id, list.events, contacts) : null;
+  const names = list ? await namesFor(user.id, list.events, contacts, tokenNamed) : null;
   const filtered = Object.values(values).some(Boolean);
 
   return (

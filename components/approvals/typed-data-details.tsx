@@ -1,8 +1,20 @@
 import type { FieldNode } from "@/lib/wallet/typed-data-fields";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
-import { escapedText } from "@/lib/text/visible-text";
+import { config } from "@/lib/config";
 import { AddressText, DescribedFields, DetailField, ExecutionsFields, Field } from "./fields";
+import { ResourceClaim } from "./resource-claim";
+
+/** Whether the domain's verifying contract is a token the chain's settings list (CHAINS' `tokens`). */
+function verifyingContractListed(domain: FieldNode[]): boolean {
+  const valueOf = (name: string) => {
+    const field = domain.find((entry) => entry.name === name);
+    return field && "value" in field ? String(field.value) : null;
+  };
+  const contract = valueOf("verifyingContract")?.toLowerCase();
+  const chain = config().chains.find((entry) => String(entry.id) === valueOf("chainId"));
+  return Boolean(contract && chain?.tokens?.some((token) => token.toLowerCase() === contract));
+}
 
 /** Declared fields only, nested structs and arrays as nested lists. */
 function FieldTree({ fields, names }: { fields: FieldNode[]; names: ContactNames }) {
@@ -50,15 +62,12 @@ export function TypedDataDetails({
   valued,
 }: Extract<RequestDescription, { kind: "sign_typed_data" }> & { names: ContactNames; valued: boolean }) {
   const app = domain.find((field) => field.name === "name");
+  // The domain of a token the operator listed for the chain is that token's own: its name is not an app's claim.
+  const listedToken = verifyingContractListed(domain);
   const granted = permit ?? delegation;
   return (
     <>
-      {payment && (
-        <Field label="Pays for">
-          <span className="mono">{escapedText(payment.resource.url)}</span>
-          {payment.resource.description ? ` (${escapedText(payment.resource.description)})` : ""}
-        </Field>
-      )}
+      {payment && <ResourceClaim url={payment.resource.url} description={payment.resource.description} />}
       {granted && <DescribedFields described={granted} names={names} valued={valued} />}
       {operation && (
         <>
@@ -70,7 +79,15 @@ export function TypedDataDetails({
       )}
       {app && "value" in app && (
         <Field label="App">
-          calls itself “{app.value}” <span className="muted small">(a name the app chose; nothing checks it)</span>
+          {listedToken ? (
+            <>
+              “{app.value}” <span className="muted small">(the token contract this service lists for the chain)</span>
+            </>
+          ) : (
+            <>
+              calls itself “{app.value}” <span className="muted small">(a name the app chose; nothing checks it)</span>
+            </>
+          )}
         </Field>
       )}
       <Field label="Domain">

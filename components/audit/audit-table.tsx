@@ -83,7 +83,7 @@ export function AuditTable({ title, caption, events, names }: { title: string; c
                     <span className="muted">—</span>
                   )}
                 </td>
-                <td data-label="Event" className="mono small">
+                <td data-label="Event" className="mono small audit-event">
                   {event.type}
                 </td>
               </tr>

@@ -7,6 +7,7 @@ import type { RevocationToSign } from "@/lib/allowances/revocation-operation";
 import type { ClientAllowance } from "@/lib/oauth/connected-clients";
 import type { RevocationCeremony } from "./sign-revocations";
 import { when } from "@/components/shared/when";
+import { AnyPayeeWarning } from "@/components/grants/any-payee-warning";
 import { atUtc } from "@/lib/clock";
 
 const BADGES: Record<string, string> = { active: "Live", suspended: "Paused", revoking: "Stopped", expired: "Expired", revoked: "Ended" };
@@ -120,6 +121,7 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                 <p className="error">Stopped here: no payment is made from it. It is still live on chain until you sign to disable it.</p>
               ))}
             {allowance.summary && <p className="allowance-summary">{allowance.summary}</p>}
+            <AnyPayeeWarning warning={allowance.warning} />
             {allowance.limits.some((limit) => limit.unavailable || limit.left !== null) && (
               <ul className="small">
                 {allowance.limits.map((limit) => (

@@ -3,18 +3,19 @@
 // The allowance picker and the one tap that signs what it stated, with the Delegation Framework's code (several
 // hundred KB): loaded only once the person chooses the allowance mode (allowance-form.tsx), so that consent and
 // /clients are usable before it arrives on a slow phone.
-import { useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { isAddress } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { callApi, messageOf } from "@/components/browser/api";
 import { assertForSeals } from "@/components/browser/passkey";
 import { delegationFromJson, delegationToJson } from "@/lib/allowances/caveats";
 import { allowanceBinding, readAllowanceToSign, signAllowance, type AllowanceToSign } from "@/lib/allowances/signing";
-import { allowanceSummary, describeDelegation, type SummaryAsset } from "@/lib/allowances/wording";
+import { allowanceSummary, anyPayeeWarning, describeDelegation, type SummaryAsset } from "@/lib/allowances/wording";
 import { moneyText } from "@/lib/prices/format";
 import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
+import { AnyPayeeWarning } from "./any-payee-warning";
 import { ContactPicks } from "./contact-picks";
 import { useContractTokens } from "./contract-tokens";
 import type { PickableToken } from "@/lib/wallet/policy-presets";
@@ -60,7 +61,7 @@ function reviewOf(
   prepared: PreparedAllowance,
   chain: AllowanceChain | undefined,
   contacts: Contact[],
-): { summary: string; words: string[] } {
+): { summary: string; warning: string | null; words: string[] } {
   const meanings = readAllowanceToSign(prepared.address, toSign(prepared));
   const now = Math.floor(Date.now() / 1000);
   const assetOf = (token: string | null) => {
@@ -108,7 +109,7 @@ function reviewOf(
         "Agent Wallet pays the fee.",
     );
   }
-  return { summary, words: lines };
+  return { summary, warning: anyPayeeWarning(parts), words: lines };
 }
 
 /**
@@ -174,6 +175,12 @@ export function AllowancePicker({
   tokens?: PickableToken[];
 }) {
   const [busy, setBusy] = useState(false);
+  // A card just reviewed comes to the top of the screen: on a phone, the button that signs it follows it there.
+  const card = useRef<HTMLElement>(null);
+  const reviewed = review && !("error" in review) ? review : null;
+  useEffect(() => {
+    if (reviewed) card.current?.scrollIntoView({ block: "start" });
+  }, [reviewed]);
   const name = credential.name;
   const id = (field: string) => `allowance-${field}-${scope}`;
   const chain = chains.find((candidate) => candidate.id === form.chainId);
@@ -373,9 +380,10 @@ export function AllowancePicker({
             Nothing will be signed: {review.error}
           </p>
         ) : (
-          <section aria-label={`Allowance you sign for ${name}`} className="card allowance-card">
+          <section ref={card} aria-label={`Allowance you sign for ${name}`} className="card allowance-card">
             <h3>The allowance you sign for {name}</h3>
             <p className="allowance-summary">{review.summary}</p>
+            <AnyPayeeWarning warning={review.warning} />
             <details>
               <summary>The exact terms you sign</summary>
               <ul>

@@ -24,4 +24,6 @@ export type AllowanceForm = {
  * What the server prepared, as this page decoded it from the fields to sign; or why nothing will be signed. `summary`
  * says it in the person's words, `words` are the exact terms.
  */
-export type AllowanceReview = { prepared: PreparedAllowance; summary: string; words: string[] } | { error: string };
+export type AllowanceReview =
+  | { prepared: PreparedAllowance; summary: string; /** for any payee, set apart */ warning: string | null; words: string[] }
+  | { error: string };

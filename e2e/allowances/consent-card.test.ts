@@ -79,6 +79,32 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     assert.deepEqual(cut, [], `placeholders cut at ${width} px`);
   }
 
+  /**
+   * On a phone (390×844), reviewing the allowance brings its card to the screen with the Approve button: both are on it
+   * whole, with no scrolling of the person's own.
+   */
+  async function cardAndApproveOnAPhone(page: Page) {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.getByRole("button", { name: "Review allowance for Main" }).click();
+    const card = reviewCard(page);
+    await card.waitFor();
+    // brought to the screen by the page itself, once reviewed
+    await page
+      .waitForFunction(() => {
+        const shown = document.querySelector(".allowance-card")?.getBoundingClientRect();
+        return shown !== undefined && shown.top >= 0 && shown.bottom <= window.innerHeight;
+      })
+      .catch(() => {});
+    await page.screenshot({ path: "test-results/screenshots/consent-allowance-card-and-approve-390.png" });
+    const onScreen = async (name: string, box: { x: number; y: number; width: number; height: number } | null) => {
+      assert.ok(box, `${name} is shown`);
+      assert.ok(box.y >= 0 && box.y + box.height <= 844, `${name} spans ${Math.round(box.y)}–${Math.round(box.y + box.height)} px of 844`);
+    };
+    await onScreen("the card", await card.boundingBox());
+    await onScreen("Approve with passkey", await page.getByRole("button", { name: "Approve with passkey" }).boundingBox());
+  }
+
   it("one card in the person's words above Approve, the exact terms one tap away, whole on a phone", async () => {
     const { page, callback } = await personAtConsent("card@example.com", "allowance");
     await page.getByRole("button", { name: "Let Main pay Alice" }).click();
@@ -94,6 +120,7 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     const approve = page.getByRole("button", { name: "Approve with passkey" });
     const [cardBox, approveBox] = [await card.boundingBox(), await approve.boundingBox()];
     assert.ok(cardBox && approveBox && cardBox.y + cardBox.height <= approveBox.y, "the card stands above the Approve button");
+    await cardAndApproveOnAPhone(page);
     await fitsAt(page, 375, "consent-allowance-card");
     const words = await reviewedWords(page);
     assert.match(words[0], new RegExp(`^Up to 0\\.05 ETH per day, the day starting at \\d\\d:\\d\\d UTC, to ${ALICE};`));
@@ -114,10 +141,15 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     assert.equal(
       (await card.locator(".allowance-summary").textContent())?.trim(),
       "0.05 USDC a day to any payee, at most 0.015 USDC per payment, for 7 days, at most 20 payments in all. Stop it any time on " +
-        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 0.05 USDC a day and no more. " +
-        "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
-        "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
+        "Clients.",
     );
+    // the warning is a note of its own on the card, not the sentence's tail
+    const warning =
+      "Any payee: If Agent Wallet's server were compromised, anyone could be paid, up to 0.05 USDC a day and no more. " +
+      "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
+      "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.";
+    assert.equal((await card.getByRole("note", { name: "Any payee warning" }).textContent())?.trim(), warning);
+    await cardAndApproveOnAPhone(page);
     await fitsAt(page, 375, "consent-allowance-any-payee");
     const words = (await reviewedWords(page)).join("\n");
     assert.match(words, /to any payee, at most 0\.015 USDC per payment;/);
@@ -148,6 +180,7 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
         { exact: false },
       )
       .waitFor();
+    assert.equal((await shown.getByRole("note", { name: "Any payee warning" }).textContent())?.trim(), warning);
     await fitsAt(page, 375, "clients-allowance-any-payee");
     await fitsAt(page, 1280, "clients-allowance-any-payee");
   });

@@ -20,7 +20,7 @@ import {
 import { db } from "@/lib/db";
 import { apiKeyHolding, signAllowanceFor } from "./allowances";
 import { cliEnv, runCli } from "./cli";
-import { mintUsdc } from "./contracts";
+import { mintFiatToken } from "./contracts";
 import { startX402App } from "./x402";
 import { paidToolClient, startPaidMcpTool } from "./x402-mcp-tool";
 import { startPaidResource, type PaidResource } from "./x402-resource";
@@ -50,7 +50,7 @@ export function agentGuardSuite(database: "sqlite" | "postgres") {
     async function agent() {
       const person = privateKeyToAccount(generatePrivateKey());
       await world.chain.fund(person.address, "1");
-      await mintUsdc(world.chain, world.token, person.address);
+      await mintFiatToken(world.chain, world.token, person.address, 1_000_000n);
       const { apiKey, ...owner } = await apiKeyHolding(person.address, "Guarded script");
       const shop = world.recipient();
       await signAllowanceFor(world.chain, person, owner, {

@@ -38,9 +38,9 @@ export async function deployErc1155(chain: LocalChain, mint: { id: bigint; amoun
   return address;
 }
 
-/** `amount` of the local USDC (base units; 1 USDC by default) minted to `to` by the deployer, its minter. */
-export async function mintUsdc(chain: LocalChain, token: Address, to: Address, amount = 1_000_000n) {
-  const wallet = await deployer(chain);
-  const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-  await mined(chain, await wallet.writeContract({ address: token, abi: mint, functionName: "mint", args: [to, amount] }));
+/** Mints `amount` of a FiatToken (Circle's USDC, deployed by deployFiatToken, whose deployer is its minter) to `to`. */
+export async function mintFiatToken(chain: LocalChain, token: Address, to: Address, amount: bigint) {
+  const minter = await deployer(chain);
+  const abi = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
+  await mined(chain, await minter.writeContract({ address: token, abi, functionName: "mint", args: [to, amount] }));
 }

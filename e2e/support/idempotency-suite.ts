@@ -7,12 +7,12 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { parseAbi, parseEther, type Address } from "viem";
+import { parseEther, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { AgentWalletClient, type FetchLike } from "agent-wallet/sdk";
 import { agentHolding, agentOverMcp, apiKeyHolding, signAllowanceFor } from "./allowances";
 import { cliEnv, runCli } from "./cli";
-import { deployer, mined } from "./contracts";
+import { mintFiatToken } from "./contracts";
 import { startX402App } from "./x402";
 import { startPaidResourceAsking } from "./x402-resource";
 import { db } from "@/lib/db";
@@ -206,14 +206,7 @@ export function idempotencySuite(database: "sqlite" | "postgres") {
     });
 
     /** 1 USDC for `address`. */
-    async function mintUsdc(address: Address) {
-      const minter = await deployer(world.chain);
-      const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-      await mined(
-        world.chain,
-        await minter.writeContract({ address: world.token, abi: mint, functionName: "mint", args: [address, 1_000_000n] }),
-      );
-    }
+    const mintUsdc = (address: Address) => mintFiatToken(world.chain, world.token, address, 1_000_000n);
 
     /** A resource selling a report to `shop` for 0.01 USDC, and the PAYMENT-REQUIRED of its 402. */
     async function report(shop: Address) {

@@ -71,3 +71,27 @@ export const VIEWPORTS = [
   { name: "phone", width: 375, height: 812 },
   { name: "desktop", width: 1280, height: 800 },
 ] as const;
+
+/**
+ * The words broken across two lines inside `selector` (a table's cells: a column squeezed to a few letters breaks
+ * "Credential" as "Creden-tial"), each with the text it stands in. A word here is a run of letters: an address, a
+ * hash or a URL may wrap where it must.
+ */
+export async function brokenWords(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((within) => {
+    const broken: string[] = [];
+    const range = document.createRange();
+    for (const root of document.querySelectorAll(within)) {
+      const texts = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      for (let text = texts.nextNode(); text; text = texts.nextNode()) {
+        for (const match of (text.textContent ?? "").matchAll(/\p{L}+/gu)) {
+          range.setStart(text, match.index);
+          range.setEnd(text, match.index + match[0].length);
+          const tops = new Set([...range.getClientRects()].filter((rect) => rect.width > 0).map((rect) => Math.round(rect.top)));
+          if (tops.size > 1) broken.push(`${match[0]} (in “${(text.textContent ?? "").trim().slice(0, 60)}”)`);
+        }
+      }
+    }
+    return broken;
+  }, selector);
+}

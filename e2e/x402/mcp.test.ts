@@ -9,7 +9,7 @@ import { parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { apiKeyHolding, signAllowanceFor } from "../support/allowances";
-import { mintUsdc } from "../support/contracts";
+import { mintFiatToken } from "../support/contracts";
 import { connectWithBearer } from "../support/mcp-client";
 import { obtainTokens } from "../support/oauth";
 import { requirementHeader, startX402App } from "../support/x402";
@@ -50,7 +50,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   async function agentOf(mode: "allowance" | "approve") {
     const person: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey());
     await world.chain.fund(person.address, "1");
-    await mintUsdc(world.chain, token, person.address);
+    await mintFiatToken(world.chain, token, person.address, 1_000_000n);
     let credentialId = "";
     const flow = await obtainTokens(world.app, {
       credentials: async (userId) => {
@@ -161,7 +161,7 @@ describe("pay_x402 through MCP", { timeout: 300_000 }, () => {
   async function cliPayingForReports(name: string) {
     const person = privateKeyToAccount(generatePrivateKey());
     await world.chain.fund(person.address, "1");
-    await mintUsdc(world.chain, token, person.address);
+    await mintFiatToken(world.chain, token, person.address, 1_000_000n);
     const { apiKey, ...owner } = await apiKeyHolding(person.address, name);
     const shop = world.recipient();
     await signAllowanceFor(world.chain, person, owner, {

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { encodeFunctionData, erc20Abi, parseAbi, type Address } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
-import { deployer, mined } from "../support/contracts";
+import { mintFiatToken } from "../support/contracts";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { deployPermit2 } from "../support/permit2";
 import { checkScreen, overflow, VIEWPORTS } from "../support/screens";
@@ -38,12 +38,7 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
 
   before(async () => {
     token = (await deployFiatToken(suite.chain)).address;
-    const minter = await deployer(suite.chain);
-    const mint = parseAbi(["function mint(address to, uint256 amount) returns (bool)"]);
-    await mined(
-      suite.chain,
-      await minter.writeContract({ address: token, abi: mint, functionName: "mint", args: [suite.wallet.address, 1_000_000n] }),
-    );
+    await mintFiatToken(suite.chain, token, suite.wallet.address, 1_000_000n);
     facilitator = await startEip3009Facilitator(suite.chain);
   });
   after(async () => {
@@ -114,7 +109,10 @@ describe("x402 payments with one tap (eip3009)", { timeout: 300_000 }, () => {
       await page.getByRole("heading", { name: "Pay for a resource", level: 1 }).waitFor();
       await page.getByText("The resource describes itself as: “Today's weather report”", { exact: true }).waitFor();
       const details = page.getByRole("region", { name: "Details" });
-      await details.getByText(`${resource.url} (Today's weather report)`, { exact: true }).waitFor();
+      // the resource as the merchant's claim: its host apart from its path
+      assert.equal(await details.locator(".resource-host").textContent(), new URL(resource.url).host);
+      assert.equal(await details.locator(".resource-path").textContent(), new URL(resource.url).pathname);
+      await details.getByText("“Today's weather report”", { exact: true }).waitFor();
       assert.ok((await details.getByText(`0.01 USDC (raw integer ${PRICE})`).count()) > 0, "the signed value, in USDC");
       assert.ok((await details.getByText(payee).count()) > 0, "the payee in full");
       assert.deepEqual(await checkScreen(page, `x402-one-tap-${viewport.name}`), []);

@@ -15,7 +15,7 @@ import {
 } from "./caveats";
 import { frameworkOn } from "@/lib/wallet/delegation-framework";
 import { address, NOW, testFramework } from "./framework.fixture";
-import { allowanceCaps, allowanceSummary, describeDelegation, periodWords } from "./wording";
+import { allowanceCaps, allowanceSummary, anyPayeeWarning, describeDelegation, periodWords } from "./wording";
 
 const framework = testFramework;
 
@@ -220,13 +220,20 @@ describe("allowance caveats", () => {
         "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
         "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
     );
+    const parts = [{ meanings: [meaning], asset: usdc, money: "$5.00", perPaymentMax: 1_000_000n }];
     assert.equal(
-      allowanceSummary([{ meanings: [meaning], asset: usdc, money: "$5.00", perPaymentMax: 1_000_000n }], (payee) => payee),
+      allowanceSummary(parts, (payee) => payee),
       "5 USDC (≈ $5.00) a day to any payee, at most 1 USDC per payment, for 7 days, at most 3 payments in all. Stop it any time on " +
-        "Clients. If Agent Wallet's server were compromised, anyone could be paid, up to 5 USDC (≈ $5.00) a day and no more. " +
+        "Clients.",
+    );
+    // the warning stands apart from the sentence, so the card can show it as one
+    assert.equal(
+      anyPayeeWarning(parts),
+      "If Agent Wallet's server were compromised, anyone could be paid, up to 5 USDC (≈ $5.00) a day and no more. " +
         "Paid APIs (x402) are paid from an account of the agent's own, filled from this allowance one payment at a time: only " +
         "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
     );
+    assert.equal(anyPayeeWarning([{ ...parts[0], meanings: [{ ...meaning, anyPayee: false }] }]), null);
   });
 
   it("sums an allowance up in the person's words: names from the address book, the value, how long, how many payments", () => {
@@ -248,8 +255,16 @@ describe("allowance caveats", () => {
         ],
         (payee) => (payee === SHOP ? "Alice" : payee),
       ),
-      `0.01 ETH and 10 TKN a day to Alice or ${address(0xeeee)}, for 7 days, at most 3 payments in all, counted for each asset and ` +
-        "payee apart. Stop it any time on Clients.",
+      // each delegation counts its own: the coin's one for both payees, the token's one per payee
+      `0.01 ETH and 10 TKN a day to Alice or ${address(0xeeee)}, for 7 days, at most 3 payments of ETH and 3 of TKN to each ` +
+        "payee. Stop it any time on Clients.",
+    );
+    assert.equal(
+      allowanceSummary(
+        [{ meanings: two.slice(1), asset: { symbol: "TKN", decimals: 18 }, money: null, perPaymentMax: null }],
+        (payee) => payee,
+      ),
+      `10 TKN a day to ${SHOP} or ${address(0xeeee)}, for 7 days, at most 3 payments to each payee. Stop it any time on Clients.`,
     );
   });
 

@@ -10,7 +10,7 @@ import { ATTENTION_WORDS, type Attention } from "./guard";
 import { heldPayments, type Held } from "./holds";
 import { priceCurrency, priceOf } from "@/lib/prices/feeds";
 import { moneyText } from "@/lib/prices/format";
-import { allowanceCaps, allowanceSummary, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
+import { allowanceCaps, allowanceSummary, anyPayeeWarning, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
 
 export type AllowanceView = {
   id: string;
@@ -29,6 +29,8 @@ export type AllowanceView = {
   relayable: boolean;
   /** for the person's page (`person` asked): the consent card's one line, and its caps a period ("0.05 ETH a day") */
   summary: string | null;
+  /** for any payee, what a compromised server could still pay, shown apart from the summary */
+  warning: string | null;
   caps: string | null;
   limits: {
     delegationHash: string;
@@ -140,6 +142,7 @@ export async function allowanceViews(
         attention: allowance.attention ? (ATTENTION_WORDS[allowance.attention as Attention] ?? allowance.attention) : null,
         relayable: allowance.attention !== "revocation_reverted",
         summary: summary ? allowanceSummary(summary, person.nameOf, { now: live ? now : null }) : null,
+        warning: summary ? anyPayeeWarning(summary) : null,
         caps: summary ? allowanceCaps(summary) : null,
         limits,
         spends: allowance.spends.map((spend) => {

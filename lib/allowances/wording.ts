@@ -100,10 +100,10 @@ export function allowanceCaps(assets: SummaryAsset[]): string {
 
 /**
  * The allowance in the words a person uses: "0.05 ETH (≈ $125.00) a day to Alice, for 7 days, at most 5 payments in
- * all. Stop it any time on Clients." `nameOf` names a payee (from the address book) or gives the whole address. The
- * exact terms are describeDelegation's, one per signed delegation. On Clients itself (`onClients`), a live allowance
- * (`now` in seconds) says the days it has left ("for 6 days left"), an ended one its whole life, and neither says
- * where to stop it.
+ * all. Stop it any time on Clients." (for any payee, anyPayeeWarning goes beside it). `nameOf` names a payee (from the
+ * address book) or gives the whole address. The exact terms are describeDelegation's, one per signed delegation. On
+ * Clients itself (`onClients`), a live allowance (`now` in seconds) says the days it has left ("for 6 days left"), an
+ * ended one its whole life, and neither says where to stop it.
  */
 export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: string) => string, onClients?: { now: number | null }): string {
   const all = assets.flatMap((part) => part.meanings);
@@ -123,11 +123,33 @@ export function allowanceSummary(assets: SummaryAsset[], nameOf: (address: strin
       ? Math.max(1, Math.round((first.expiresAt - start) / DAY))
       : Math.max(1, Math.ceil((first.expiresAt - Math.max(start, now)) / DAY));
   const duration = `for ${days} day${days === 1 ? "" : "s"}${now === null ? "" : " left"}`;
-  const payments = `at most ${first.transactions} payment${first.transactions === 1 ? "" : "s"} in all`;
-  // each delegation counts its own payments: with several, say so
-  const counted = all.length > 1 ? `${payments}, counted for each asset${anyPayee ? "" : " and payee"} apart` : payments;
   const caps = allowanceCaps(assets);
-  const sentence = `${caps} to ${payees}, ${duration}, ${counted}.${onClients ? "" : " Stop it any time on Clients."}`;
-  if (!anyPayee) return sentence;
-  return `${sentence} If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more. ${AGENT_ACCOUNT_WORDS}`;
+  return `${caps} to ${payees}, ${duration}, ${paymentsCounted(assets)}.${onClients ? "" : " Stop it any time on Clients."}`;
+}
+
+/**
+ * How many payments the chain lets through, as it counts them: each signed delegation has its own count, and there is
+ * one per asset, and per payee for named payees. "at most 5 payments in all" with one; "at most 5 payments of each
+ * asset to each payee" with several, never a total that is then said to be counted apart.
+ */
+function paymentsCounted(assets: SummaryAsset[]): string {
+  const all = assets.flatMap((part) => part.meanings);
+  const count = all[0].transactions;
+  const payments = `at most ${count} payment${count === 1 ? "" : "s"}`;
+  if (all.length === 1) return `${payments} in all`;
+  // the coin's one delegation names all its payees; a token has one per payee (caveats.ts allowanceDelegations)
+  const perPayee = assets.map((part) => part.meanings.length > 1);
+  if (assets.length === 1) return `${payments} to each payee`;
+  if (perPayee.every((each) => each === perPayee[0])) return `${payments} of each asset${perPayee[0] ? " to each payee" : ""}`;
+  const of = (part: SummaryAsset, index: number) => `of ${part.asset.symbol}${perPayee[index] ? " to each payee" : ""}`;
+  return `${payments} ${assets.map((part, index) => (index === 0 ? of(part, index) : `${count} ${of(part, index)}`)).join(" and ")}`;
+}
+
+/**
+ * The warning an allowance for any payee carries, apart from its sentence: what the chain alone still holds to if
+ * Agent Wallet's server, the one that checks the payees and the most per payment, were compromised. Null for payee lists.
+ */
+export function anyPayeeWarning(assets: SummaryAsset[]): string | null {
+  if (!assets.some((part) => part.meanings.some((meaning) => meaning.anyPayee))) return null;
+  return `If Agent Wallet's server were compromised, anyone could be paid, up to ${allowanceCaps(assets)} and no more. ${AGENT_ACCOUNT_WORDS}`;
 }

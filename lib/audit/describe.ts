@@ -1,4 +1,4 @@
-import { formatEther } from "viem";
+import { formatEther, formatUnits, getAddress, type Address } from "viem";
 import { db } from "@/lib/db";
 import { config } from "@/lib/config";
 import { TOOLS } from "@/contract";
@@ -41,6 +41,10 @@ export type Names = {
   contacts?: Record<string, string>;
   /** by request id, from the request's own audit events */
   requests?: Map<string, RequestFacts>;
+  /** by allowance id: its chain (an allowance's events name their payments' tokens, not the chain) */
+  allowanceChains?: Map<string, number>;
+  /** a token's symbol and decimals by `chainId:address` (lowercased), for the amounts its payments name */
+  tokens?: Map<string, { symbol: string; decimals: number }>;
 };
 
 type Described = Pick<AuditEventRow, "type" | "data"> & Partial<Pick<AuditEventRow, "clientId" | "requestId">>;
@@ -65,10 +69,16 @@ function requestFacts(events: Pick<AuditEventRow, "data">[]): RequestFacts {
  * Names to show for the clients, credentials, recipients and requests these events mention (a removed credential has
  * none); `contacts`, the person's address book names, come from the caller.
  */
-export async function namesFor(userId: string, events: AuditEventRow[], contacts: Record<string, string>): Promise<Names> {
+export async function namesFor(
+  userId: string,
+  events: AuditEventRow[],
+  contacts: Record<string, string>,
+  readToken: TokenReader = async () => null,
+): Promise<Names> {
   const clientIds = [...new Set(events.map((event) => event.clientId).filter((id): id is string => Boolean(id)))];
   const requestIds = [...new Set(events.map((event) => event.requestId).filter((id): id is string => Boolean(id)))];
-  const [clients, credentials, requestEvents] = await Promise.all([
+  const allowanceIds = [...new Set(events.flatMap((event) => text(event.data.allowanceId) ?? []))];
+  const [clients, credentials, requestEvents, allowances] = await Promise.all([
     db().client.findMany({ where: { id: { in: clientIds } }, select: { id: true, name: true } }),
     db().credential.findMany({ where: { userId }, select: { id: true, name: true } }),
     db().auditEvent.findMany({
@@ -76,7 +86,9 @@ export async function namesFor(userId: string, events: AuditEventRow[], contacts
       orderBy: { seq: "asc" },
       select: { requestId: true, data: true },
     }),
+    db().allowance.findMany({ where: { id: { in: allowanceIds }, userId }, select: { id: true, chainId: true } }),
   ]);
+  const allowanceChains = new Map(allowances.map((allowance) => [allowance.id, allowance.chainId]));
   const byRequest = new Map<string, Pick<AuditEventRow, "data">[]>();
   for (const event of requestEvents) {
     const list = byRequest.get(event.requestId!) ?? [];
@@ -88,7 +100,65 @@ export async function namesFor(userId: string, events: AuditEventRow[], contacts
     credentials: new Map(credentials.map((credential) => [credential.id, credential.name])),
     contacts,
     requests: new Map([...byRequest].map(([id, list]) => [id, requestFacts(list)])),
+    allowanceChains,
+    tokens: await tokenNames(events, allowanceChains, readToken),
   };
+}
+
+/** "500000 of token 0x…", as allowance.spent records a token amount: the amount in base units and the token. */
+const TOKEN_AMOUNT = /^(\d+) of token (0x[0-9a-fA-F]{40})$/;
+/** A token's symbol and decimals, from the caller (the page reads the chain); null when it could not say. */
+export type TokenReader = (chainId: number, token: Address) => Promise<{ symbol: string; decimals: number } | null>;
+
+/** The symbol and decimals of each token the page's payments name, read at once. */
+async function tokenNames(events: AuditEventRow[], chains: Map<string, number>, readToken: TokenReader) {
+  const wanted = new Map<string, { chainId: number; token: Address }>();
+  for (const event of events) {
+    const chainId = chains.get(text(event.data.allowanceId) ?? "");
+    const token = TOKEN_AMOUNT.exec(text(event.data.amount) ?? "")?.[2];
+    if (chainId !== undefined && token) wanted.set(`${chainId}:${token.toLowerCase()}`, { chainId, token: getAddress(token) });
+  }
+  const read = await Promise.all([...wanted].map(async ([key, { chainId, token }]) => [key, await readToken(chainId, token)] as const));
+  return new Map(read.flatMap(([key, named]) => (named ? [[key, named] as const] : [])));
+}
+
+/** A payment's amount as the person reads it: "0.5 USDC", "0.1 ETH"; a token not read, in its base units. */
+function paidAmount(data: Record<string, unknown>, names: Names): string {
+  const recorded = text(data.amount);
+  if (!recorded) return "an amount not recorded";
+  const chainId = names.allowanceChains?.get(text(data.allowanceId) ?? "");
+  const token = TOKEN_AMOUNT.exec(recorded);
+  if (token) {
+    const named = chainId === undefined ? undefined : names.tokens?.get(`${chainId}:${token[2].toLowerCase()}`);
+    return named ? `${formatUnits(BigInt(token[1]), named.decimals)} ${named.symbol}` : `${token[1]} base units of the token ${token[2]}`;
+  }
+  const coin = /^(.+) of the chain's coin$/.exec(recorded);
+  if (coin) {
+    const symbol = config().chains.find((chain) => chain.id === chainId)?.symbol;
+    return symbol ? `${coin[1]} ${symbol}` : `${coin[1]} of the chain's coin`;
+  }
+  return recorded;
+}
+
+/** A chain by its name, as configured ("chain 31337" when it no longer is). */
+function chainName(chainId: unknown): string {
+  const id = typeof chainId === "number" ? chainId : Number(text(chainId));
+  return config().chains.find((chain) => chain.id === id)?.name ?? (Number.isFinite(id) ? `chain ${id}` : "a chain no longer configured");
+}
+
+/** A payment from an allowance, in the person's words: what, to whom, for what, and where it stands on chain. */
+function spentWords(data: Record<string, unknown>, names: Names): string {
+  const recipient = text(data.recipient);
+  const to = recipient ? (names.contacts?.[recipient.toLowerCase()] ?? recipient) : "a payee not recorded";
+  const paid = `${paidAmount(data, names)} to ${to}`;
+  if (data.kind === "x402") {
+    const resource = text(data.resource);
+    // signed, not sent: the merchant's facilitator settles it on chain later (or never, and then its hold is released)
+    const what = `Paid ${paid}${resource ? ` for ${resource}` : ""}`;
+    return `${what} from the allowance, without a tap: signed for the merchant, who settles it on chain`;
+  }
+  if (data.outcome === "reverted") return `A payment of ${paid} from the allowance was refused by the chain: nothing moved`;
+  return `Paid ${paid} from the allowance, without a tap${text(data.txHash) ? "" : ": its transaction is not known yet"}`;
 }
 
 function text(value: unknown): string | null {
@@ -107,8 +177,9 @@ function grantSet(value: unknown, names: Names): string {
   return value
     .map((entry) => {
       const { credential, mode } = (entry ?? {}) as { credential?: unknown; mode?: unknown };
-      const id = text(credential) ?? "?";
-      return `${names.credentials.get(id) ?? id} (${text(mode) ?? "?"})`;
+      const id = text(credential);
+      const named = id === null ? "a wallet not recorded" : (names.credentials.get(id) ?? id);
+      return `${named} (${text(mode) ?? "mode not recorded"})`;
     })
     .join(", ");
 }
@@ -180,17 +251,20 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
       return `API key${quoted(data.name)} issued for ${grantSet(data.credentials, names)}`;
     case "api_key.revoked":
       return `API key${quoted(data.name)} revoked`;
-    case "allowance.created":
-      return `Allowance created on chain ${text(data.chainId) ?? "?"}: ${text(data.summary) ?? "?"}`;
+    case "allowance.created": {
+      // its terms are on Clients, as signed; the event records what the chain was told, not the sentence
+      const above = data.overLimit === "ask" ? "anything above it comes to you to approve" : "anything above it is refused";
+      return `Allowance signed with your passkey on ${chainName(data.chainId)}: the chain enforces it, ${above}`;
+    }
     case "allowance.spent":
-      return `Paid from the allowance: ${text(data.amount) ?? "?"} to ${text(data.recipient) ?? "?"} (tx ${text(data.txHash) ?? "?"})`;
+      return spentWords(data, names);
     case "allowance.stopped": {
       const onChain = data.expired
         ? "it had already expired, so nothing is sent to the chain"
         : data.revocationStored
           ? "its disabling on chain, signed with it, is being sent"
           : "still live on chain until you sign to disable it on /clients";
-      return `Allowance stopped here, ${text(data.reason) ?? "?"}: ${onChain}`;
+      return `Allowance stopped here${text(data.reason) ? `, ${text(data.reason)}` : ""}: ${onChain}`;
     }
     case "allowance.suspended":
       return data.attention === "code_changed"
@@ -203,11 +277,13 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
     case "allowance.revoked":
       return data.expired
         ? "Allowance ended: it had expired, nothing was sent to the chain"
-        : `Allowance revoked on chain (transaction ${text(data.txHash) ?? "?"})`;
+        : text(data.txHash)
+          ? "Allowance revoked on chain"
+          : "Allowance revoked: its transaction on chain is not known yet";
     case "mcp.tool_called": {
-      const outcome = `${text(data.outcome) ?? "?"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
+      const outcome = `${text(data.outcome) ?? "outcome not recorded"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
       const words = READ_WORDS[text(data.tool) ?? ""];
-      if (!words || !isRead(event)) return `Tool ${text(data.tool) ?? "?"}: ${outcome}`;
+      if (!words || !isRead(event)) return `Tool ${text(data.tool) ?? "not recorded"}: ${outcome}`;
       const who = (event.clientId && names.clients.get(event.clientId)) || "An agent";
       return `${who} ${words}${data.outcome === "ok" ? "" : `: ${outcome}`}`;
     }
@@ -215,15 +291,15 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
       // The words the agent read, when the event carries them; older events name the rule.
       return text(data.words)
         ? `Refused by the spending policy: ${text(data.words)}`
-        : `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "?"})`;
+        : `A ${text(data.kind) ?? "request"} refused by the spending policy (${text(data.rule) ?? "rule not recorded"})`;
     case "policy.changed":
       return "Spending limits changed";
     case "address_book.saved":
-      return `Address ${text(data.address) ?? "?"} saved as${quoted(data.label)}`;
+      return `Address ${text(data.address) ?? "(not recorded)"} saved as${quoted(data.label)}`;
     case "address_book.removed":
-      return `Address ${text(data.address) ?? "?"} removed from the address book`;
+      return `Address ${text(data.address) ?? "(not recorded)"} removed from the address book`;
     case "step_up.refused":
-      return `Refused without a matching passkey approval: ${text(data.operation) ?? "?"}`;
+      return `Refused without a matching passkey approval${text(data.operation) ? `: ${text(data.operation)}` : ""}`;
     case "session.ended_everywhere":
       return `Signed out everywhere${text(data.reason) ? ` (${text(data.reason)})` : ""}`;
     case "request.transition":

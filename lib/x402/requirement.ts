@@ -14,6 +14,24 @@ export class X402RequirementError extends AppError {
   }
 }
 
+/**
+ * A resource's URL as people read it: its host (with any port) apart from its path (and query). Both are the
+ * merchant's claim, nothing Agent Wallet checked. Null for what is no URL naming a host (an http(s) resource, or a paid
+ * MCP tool's `mcp://server/tools/name`).
+ */
+export function resourceParts(url: string): { host: string; path: string } | null {
+  if (!URL.canParse(url)) return null;
+  const parsed = new URL(url);
+  if (!parsed.host) return null;
+  return { host: parsed.host, path: `${parsed.pathname}${parsed.search}` };
+}
+
+// What a payment is for is a resource's address: one that is no URL cannot be shown to anyone as what they pay for.
+const resourceUrl = z
+  .string()
+  .min(1)
+  .refine((url) => resourceParts(url) !== null, "must be the resource's URL (such as https://host/path)");
+
 const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address");
 const atomicAmount = z
   .string()
@@ -42,7 +60,7 @@ const requiredV2 = z.strictObject({
   x402Version: z.literal(2),
   error: z.string().optional(),
   resource: z.strictObject({
-    url: z.string().min(1),
+    url: resourceUrl,
     description: z.string().optional(),
     mimeType: z.string().optional(),
     serviceName: z.string().optional(),
@@ -57,7 +75,7 @@ const requirementV1 = z.strictObject({
   scheme: z.string().min(1),
   network: z.string().min(1),
   maxAmountRequired: atomicAmount,
-  resource: z.string().min(1),
+  resource: resourceUrl,
   description: z.string(),
   mimeType: z.string(),
   outputSchema: open.nullable().optional(),

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { getAddress } from "viem";
 import { paymentAnswer } from "./answer";
 import { chainIdOf, chooseOffer, X402NotPayableError, type Payable } from "./choose";
-import { parsePaymentRequired, X402RequirementError } from "./requirement";
+import { parsePaymentRequired, resourceParts, X402RequirementError } from "./requirement";
 
 const TOKEN = getAddress("0x036cbd53842c5426634e7929541ec2318f3dcf7e");
 const PAYEE = getAddress("0x209693bc6afc0c5328ba36faf03c514ef312287c");
@@ -81,6 +81,15 @@ describe("x402 requirements", () => {
     );
     refused(header({ ...v2(), surprise: true }), /Unrecognized key/);
     refused(header(v2([])), /must offer at least one way to pay/);
+    // what it pays for is shown to the person as a host and a path: a resource that is no URL is not paid
+    for (const url of ["Today's weather report", "/report", "urn:isbn:123"])
+      refused(header({ ...v2(), resource: { url } }), /resource\.url must be the resource's URL/);
+    refused(v1Body({ resource: "weather" }), /accepts\.0\.resource must be the resource's URL/);
+    assert.deepEqual(resourceParts("https://api.example.com:8443/v1/report?city=Porto"), {
+      host: "api.example.com:8443",
+      path: "/v1/report?city=Porto",
+    });
+    assert.deepEqual(resourceParts("mcp://paid-weather/tools/forecast"), { host: "paid-weather", path: "/tools/forecast" });
   });
 });
 

@@ -16,7 +16,7 @@ import { ApprovalActions } from "@/components/approvals/approval-actions";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
 import { BalanceFields } from "@/components/approvals/balance-fields";
 import { CopyButton } from "@/components/shared/copy-button";
-import { Field } from "@/components/approvals/fields";
+import { AddressText, Field } from "@/components/approvals/fields";
 import { headlineAmounts, headlineOf } from "@/lib/wallet/headline";
 import { valuedAmounts } from "@/lib/prices/holdings";
 import { AmountValues } from "@/components/prices/amount-values";
@@ -27,11 +27,21 @@ import { SignedOutApproval } from "@/components/approvals/signed-out-approval";
 import { SignInCheck, SignInDetails } from "@/components/approvals/sign-in-details";
 import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
+import { ResourceClaim } from "@/components/approvals/resource-claim";
+import { paidWithoutTap, type PaidWithoutTap } from "@/lib/x402/paid";
 
 const TITLES = { sign_message: "Sign a message", sign_typed_data: "Sign typed data", send_transaction: "Send a transaction" };
 
+/** Where a payment signed with no tap stands: the merchant's facilitator settles it on chain, or it lapses. */
+function paidOutcome(paid: PaidWithoutTap): string {
+  if (paid.status === "settled") return "Paid within your allowance, with no tap: the merchant has settled it on chain.";
+  if (paid.status === "expired") return "Signed within your allowance, with no tap, but the merchant never settled it: nothing moved.";
+  const until = paid.expiresAt ? ` by ${utcDateTime(paid.expiresAt)}` : "";
+  return `Paid within your allowance, with no tap: signed for the merchant, whose facilitator settles it on chain${until} or never.`;
+}
+
 /** Where the request stands, in a sentence, with the transaction on the chain's explorer when it has one. */
-function Outcome({ view, chain }: { view: RequestView; chain: Chain | null }) {
+function Outcome({ view, chain, paid }: { view: RequestView; chain: Chain | null; paid: PaidWithoutTap | null }) {
   const explorer = view.tx_hash && chain?.explorerUrl ? `${chain.explorerUrl.replace(/\/$/, "")}/tx/${view.tx_hash}` : null;
   const sentence: Record<RequestView["status"], string> = {
     pending: `Waiting for you until ${utcDateTime(new Date(view.expires_at))}.`,
@@ -45,7 +55,7 @@ function Outcome({ view, chain }: { view: RequestView; chain: Chain | null }) {
   };
   return (
     <p className={`outcome ${view.status}`}>
-      <span className="badge">{view.status}</span> {sentence[view.status]}
+      <span className="badge">{view.status}</span> {paid ? paidOutcome(paid) : sentence[view.status]}
       {explorer && (
         <>
           {" "}
@@ -103,14 +113,29 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
   ]);
   const unavailable = [...description.unavailable, ...(risk?.unavailable ?? [])];
   const chain = description.kind === "send_transaction" ? description.chain : null;
+  // pay_x402 within an allowance: a completed transfer with no transaction of its own, whose audit event names it
+  const paid = chain && view.status === "completed" && !view.tx_hash ? await paidWithoutTap(user.id, view.request_id, chain.id) : null;
+  const payment = description.kind === "sign_typed_data" ? description.payment : null;
   const today = limits?.remaining.native_by_chain.find((entry) => entry.chain_id === chain?.id)?.per_day;
   return (
     <>
       <AppHeader email={user.email} />
       <main className="approval">
         {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
-        <h1>{description.kind === "sign_typed_data" && description.payment ? "Pay for a resource" : TITLES[description.kind]}</h1>
-        <p className="headline">{headlineOf(description, approval.credentialName, names)}</p>
+        <h1>{paid ? "Paid for a resource" : payment ? "Pay for a resource" : TITLES[description.kind]}</h1>
+        <p className="headline">
+          {paid
+            ? escapedText(
+                `Paid ${paid.amount} to ${names[paid.payee.toLowerCase()] ?? paid.payee} for ${paid.resource.host ?? paid.resource.url}`,
+              )
+            : headlineOf(description, approval.credentialName, names)}
+        </p>
+        {paid && (
+          <p className="no-tap" role="note">
+            Paid with no tap, within the allowance you signed for this agent: nothing waited for you, and the chain holds it to the
+            allowance&apos;s limits.
+          </p>
+        )}
         {/* What the headline's amounts are worth, under it on a phone's first screen (only while it waits: a decided
             request's value today is not the one it was decided at). */}
         {pending && (
@@ -169,7 +194,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
             }
           }
         >
-          <Outcome view={view} chain={chain} />
+          <Outcome view={view} chain={chain} paid={paid} />
         </ApprovalActions>
         {next && (
           <p className="next-request">
@@ -197,7 +222,19 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               </Field>
             )}
             {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} valued={pending} />}
-            {description.kind === "send_transaction" && <TransactionDetails {...description} names={names} valued={pending} />}
+            {paid && (
+              <>
+                <ResourceClaim url={paid.resource.url} description={null} />
+                <Field label="Amount">{paid.amount}</Field>
+                <Field label="Paid to">
+                  <AddressText address={paid.payee} names={names} />
+                </Field>
+                <Field label="Paid from">
+                  <Link href="/clients">your allowance for this agent</Link> <span className="mono small">{paid.allowanceId}</span>
+                </Field>
+              </>
+            )}
+            {description.kind === "send_transaction" && !paid && <TransactionDetails {...description} names={names} valued={pending} />}
             {pending && <BalanceFields userId={user.id} address={approval.address as `0x${string}`} description={description} />}
             {today && chain && (
               <Field label="Spending limit today">
@@ -215,7 +252,8 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
                 <span className="mono small">{view.tx_hash}</span> <CopyButton text={view.tx_hash} what="transaction hash" />
               </Field>
             )}
-            <Field label="Expires">{utcDateTime(new Date(view.expires_at))}</Field>
+            {/* a payment says one time, the one it is valid until (among its details); a no-tap one waited for no one */}
+            {!paid && !payment && <Field label="Expires">{utcDateTime(new Date(view.expires_at))}</Field>}
           </dl>
         </section>
       </main>
