@@ -151,5 +151,6 @@ function paymentsCounted(assets: SummaryAsset[]): string {
  */
 export function anyPayeeWarning(assets: SummaryAsset[]): string | null {
   if (!assets.some((part) => part.meanings.some((meaning) => meaning.anyPayee))) return null;
-  return `If Agent Wallet's server were compromised, anyone could be paid, up to ${allowanceCaps(assets)} and no more. ${AGENT_ACCOUNT_WORDS}`;
+  const caps = allowanceCaps(assets);
+  return `If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more. ${AGENT_ACCOUNT_WORDS}`;
 }
