@@ -89,11 +89,12 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     await page.getByRole("button", { name: "Review allowance for Main" }).click();
     const card = reviewCard(page);
     await card.waitFor();
-    // brought to the screen by the page itself, once reviewed
+    // brought to the screen by the page itself once this review is back: the page, at its top before, has scrolled (the
+    // card of the review before may already be in view while the review is on its way)
     await page
       .waitForFunction(() => {
         const shown = document.querySelector(".allowance-card")?.getBoundingClientRect();
-        return shown !== undefined && shown.top >= 0 && shown.bottom <= window.innerHeight;
+        return window.scrollY > 0 && shown !== undefined && shown.top >= 0 && shown.bottom <= window.innerHeight;
       })
       .catch(() => {});
     await page.screenshot({ path: "test-results/screenshots/consent-allowance-card-and-approve-390.png" });

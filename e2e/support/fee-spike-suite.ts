@@ -428,11 +428,15 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
         }),
       ])) as Hex;
 
-    it("a payment whose nonce another sender's transaction took in the pool at a higher fee is replaced over it and lands", async () => {
+    /** An agent paying a shop, once nothing of the relayer's waits: the nonce its payment will take, and a fresh recipient. */
+    async function payingNext() {
       const { pay, shop } = await agentPayingShop(world, PAYMENT);
       await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
-      const nonce = await world.relayerNonce();
-      const recipient = world.recipient();
+      return { pay, shop, nonce: await world.relayerNonce(), recipient: world.recipient() };
+    }
+
+    it("a payment whose nonce another sender's transaction took in the pool at a higher fee is replaced over it and lands", async () => {
+      const { pay, shop, nonce, recipient } = await payingNext();
       let paying!: Promise<unknown>;
       let elsewhere!: Hex;
       await world.chain.holdingBlocks(async () => {
@@ -476,10 +480,7 @@ export function feeSpikeSuite(database: "sqlite" | "postgres") {
     });
 
     it("reconciliation outbids another sender's transaction that took a waiting payment's place in the pool: it lands", async () => {
-      const { pay, shop } = await agentPayingShop(world, PAYMENT);
-      await until(async () => (await world.relayerNonce()) === (await pendingNonce()), "nothing of the relayer's waits");
-      const nonce = await world.relayerNonce();
-      const recipient = world.recipient();
+      const { pay, shop, nonce, recipient } = await payingNext();
       let paying!: Promise<unknown>;
       let elsewhere!: Hex;
       let first!: Hex;
