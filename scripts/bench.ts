@@ -1096,7 +1096,7 @@ async function burst(app: RunningApp, chain: LocalChain): Promise<Burst> {
 }
 
 /** The relayers of payments the throughput scenarios' chain has (ALLOWANCE_RELAYERS). */
-const THROUGHPUT_RELAYERS = 4;
+const THROUGHPUT_RELAYERS = 8;
 
 async function run(scale: number): Promise<Result[]> {
   const chain = await startChain();

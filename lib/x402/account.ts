@@ -159,7 +159,7 @@ export async function payFromAgentAccount(
   if (funding.status !== "completed")
     throw new AccountBusyError(
       `This payment's funding (transaction ${funding.tx_hash}) is not mined yet, so nothing was signed; what it moved stays ` +
-        "in the agent's account for its next payment or goes back to the person when the allowance is revoked.",
+        "in the agent's account until the allowance is revoked, which sends it back to the person.",
     );
   return withLease(`agent-account:${account.address}`, async () => {
     const now = clock();
