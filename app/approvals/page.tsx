@@ -8,6 +8,7 @@ import { contactNames } from "@/lib/wallet/address-book";
 import { chipText, riskChip, type RiskChip } from "@/lib/wallet/risk";
 import { requestingClient } from "@/lib/oauth/connected-clients";
 import { valuedAmounts } from "@/lib/prices/holdings";
+import { paidHeadlines } from "@/lib/x402/paid";
 import { AppHeader } from "@/components/nav/app-header";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
 import { headlineAmounts, headlineOf } from "@/lib/wallet/headline";
@@ -66,9 +67,19 @@ export default async function ApprovalsPage() {
   // Each request says what it is in the sentence its own page opens with, with its risk as a chip, and, while it
   // waits, what its amounts are worth, streamed in after the list (a decided one's value today is not the one it was
   // decided at: docs/decisions/0018-balances-and-prices.md).
+  // a no-tap x402 payment reads as the payment it made, as its page says, never as the transfer that held or funded it
+  const paid = await paidHeadlines(
+    user.id,
+    listed.flatMap((request) =>
+      request.status === "completed" && request.description.kind === "send_transaction"
+        ? [{ id: request.id, chainId: request.description.chain.id }]
+        : [],
+    ),
+    names,
+  );
   const requests = listed.map((request) => ({
     ...request,
-    headline: headlineOf(request.description, request.credentialName, names),
+    headline: paid.get(request.id) ?? headlineOf(request.description, request.credentialName, names),
     chip: request.risk && riskChip(request.risk),
     values: valuedAmounts(request.status === "pending" ? headlineAmounts(request.description) : []),
   }));

@@ -1,7 +1,7 @@
 import type { FieldNode } from "@/lib/wallet/typed-data-fields";
 import type { RequestDescription } from "@/lib/wallet/request-description";
 import type { ContactNames } from "@/lib/wallet/address-book";
-import { config } from "@/lib/config";
+import { listedTokens } from "@/lib/wallet/chains";
 import { AddressText, DescribedFields, DetailField, ExecutionsFields, Field } from "./fields";
 import { ResourceClaim } from "./resource-claim";
 
@@ -12,8 +12,8 @@ function verifyingContractListed(domain: FieldNode[]): boolean {
     return field && "value" in field ? String(field.value) : null;
   };
   const contract = valueOf("verifyingContract")?.toLowerCase();
-  const chain = config().chains.find((entry) => String(entry.id) === valueOf("chainId"));
-  return Boolean(contract && chain?.tokens?.some((token) => token.toLowerCase() === contract));
+  const chainId = Number(valueOf("chainId"));
+  return Boolean(contract && Number.isSafeInteger(chainId) && listedTokens(chainId).has(contract));
 }
 
 /** Declared fields only, nested structs and arrays as nested lists. */

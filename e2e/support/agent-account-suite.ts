@@ -89,6 +89,29 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       });
     });
 
+    it("the payment's request reads as the payment it made, from the agent's account, never as the funding's transfer", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { paidHeadlines, paidWithoutTap } = await import("@/lib/x402/paid");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      const payee = world.recipient();
+      const { url, required } = await merchant(payee);
+      const paid = await payX402(agent, credentialId, required);
+      assert.ok(paid.header);
+      const request = await db().agentRequest.findFirstOrThrow({ where: { grantId: agent.grantId } });
+      assert.ok(request.txHash, "the request is the funding, with its transaction");
+      const shown = await paidWithoutTap(agent.userId, request.id, world.chain.chainId);
+      assert.ok(shown, "the request's page shows the payment");
+      assert.equal(shown.amount, "0.01 USDC");
+      assert.equal(shown.payee, payee);
+      assert.equal(shown.resource.url, url);
+      assert.equal(shown.agentAccount, await accountOf(allowanceId));
+      const listed = await paidHeadlines(agent.userId, [{ id: request.id, chainId: world.chain.chainId }], {
+        [payee.toLowerCase()]: "Shop",
+      });
+      assert.equal(listed.get(request.id), `Paid 0.01 USDC to Shop for ${new URL(url).host}`);
+    });
+
     it("a retry with the call's idempotency key answers the same payment, funded once", async () => {
       const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
       const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
@@ -181,6 +204,29 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       });
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0, "nothing was funded");
       assert.equal(await db().auditEvent.count({ where: { type: "policy.refused", clientId: agent.clientId } }), 1);
+    });
+
+    it("the spending policy's allowed recipients are the merchants paid, never the agent's account that a funding fills", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { PolicyViolation } = await import("@/lib/wallet/policy");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      const shop = world.recipient();
+      await db().grantCredential.update({
+        where: { grantId_credentialId: { grantId: agent.grantId, credentialId } },
+        data: { policy: JSON.stringify({ recipients: [shop] }) },
+      });
+      const paid = await payX402(agent, credentialId, (await merchant(shop)).required);
+      assert.ok(paid.header, "the allowed merchant is paid with no tap");
+      assert.equal(paid.payee, shop);
+      const stranger = world.recipient();
+      await assert.rejects(payX402(agent, credentialId, (await merchant(stranger)).required), (error: unknown) => {
+        assert.ok(error instanceof PolicyViolation, String(error));
+        assert.equal(error.rule, "recipients");
+        assert.match(error.message, new RegExp(`${stranger} is not an allowed recipient`, "i"));
+        return true;
+      });
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "only the allowed merchant's payment was funded");
     });
 
     it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back", async () => {

@@ -119,6 +119,17 @@ export function noTapScreens(database: "sqlite" | "postgres") {
     }
   });
 
+  it("the approvals queue lists the payment as the payment it made, not as a transfer", async () => {
+    const { host } = new URL(resourceUrl);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(`${world.app.appUrl}/approvals`);
+    const recent = page.getByRole("region", { name: "Recent" });
+    const link = recent.getByRole("link", { name: `Paid 0.01 USDC to Weather Shop for ${host}`, exact: true });
+    await link.waitFor();
+    assert.equal(await link.getAttribute("href"), `/approvals/${requestId}`);
+    assert.equal(await recent.getByRole("link", { name: /^Transfer / }).count(), 0, "a no-tap payment listed as a transfer");
+  });
+
   it("the audit log says the payment and the allowance in the person's words, every column's words whole at 1280 px", async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${world.app.appUrl}/audit`);

@@ -2,8 +2,8 @@
 // virtual passkey, Circle's USDC deployed before the app starts and listed for the chain in CHAINS (as an operator
 // configures it), a resource built with the real `@x402/express` asking for eip3009, and the real MCP SDK client. The
 // payee is named from the address book; the resource is the merchant's claim, its host apart from its path; the page
-// says one validity time; the token the operator listed is not "a name the app chose". A requirement whose resource is
-// no URL is refused before anything is held or asked.
+// says one validity time; the token the operator listed is neither "a name the app chose" nor an "Unknown contract".
+// A requirement whose resource is no URL is refused before anything is held or asked.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Address } from "viem";
@@ -96,6 +96,7 @@ describe("the one-tap x402 payment's page", { timeout: 300_000 }, () => {
       assert.equal((text.match(/valid until/gi) ?? []).length, 1, text);
       // the operator listed the token: its domain is not an app's unchecked claim
       assert.ok(!text.includes("nothing checks it"), text);
+      assert.ok(!text.includes("Unknown contract"), `the listed token is called an unknown contract: ${text}`);
       await details.getByText("(the token contract this service lists for the chain)", { exact: true }).waitFor();
       assert.deepEqual(await checkScreen(page, `x402-one-tap-page-${viewport.name}`), []);
       assert.equal(await overflow(page), 0, `nothing scrolls sideways: ${await widestElement(page)}`);

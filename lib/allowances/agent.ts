@@ -72,17 +72,18 @@ async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<
  * The allowance is the one this process remembers (lib/allowances/live.ts) unless `fresh`: a payment from a remembered
  * one that it would refuse or send to the person, or whose grant stopped, is asked again from a fresh read. The call's
  * idempotency key is stored with the payment's request, before anything is sent: a concurrent call with the key that
- * stored it first leaves this one nothing to send (IdempotencyKeyTaken).
+ * stored it first leaves this one nothing to send (IdempotencyKeyTaken). `judgedAs`: what the spending policy judges in
+ * the payment's stead (the merchant's payment that a funding of the agent's account pays for).
  */
 export async function payFromAllowance(
   agent: AgentContext,
   credentialId: string,
   payment: AskedTransaction,
   clock: Clock,
-  call: AgentCall = {},
+  call: AgentCall & { judgedAs?: AskedTransaction } = {},
   fresh = false,
 ): ReturnType<Payer> {
-  const { called, idempotency } = call;
+  const { called, idempotency, judgedAs } = call;
   const now = clock();
   const live = await liveAllowances(agent.grantId, credentialId, now, { fresh });
   // What a remembered read would refuse is asked again of the database (lib/allowances/live.ts).
@@ -96,10 +97,11 @@ export async function payFromAllowance(
   }
   // The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
   // transaction names the payment and no nonce, gas or fee of the person's.
-  const payload: RequestPayload = {
+  const unsigned = (asked: AskedTransaction): RequestPayload => ({
     kind: "send_transaction",
-    transaction: { type: "eip1559", ...payment, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
-  };
+    transaction: { type: "eip1559", ...asked, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
+  });
+  const payload = unsigned(payment);
   const asked: Payment = { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data };
   /** The allowance's refusal, before anything was sent, in the person's units: to the person, or to the agent. */
   const refused = async (error: AllowanceRefusal) => {
@@ -127,6 +129,7 @@ export async function payFromAllowance(
       expiresAt: now,
       decidedAt: now,
       idempotency,
+      ...(judgedAs && { judgedAs: unsigned(judgedAs) }),
     },
     function* () {
       yield* live.unchanged(allowance.id);

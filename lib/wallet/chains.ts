@@ -16,6 +16,11 @@ export class ChainError extends AppError {
 /** The RPC gave no answer (timeout, connection failure): what was sent may or may not have reached the node. */
 export class ChainUnansweredError extends ChainError {}
 
+/** The tokens the operator lists for `chainId` (config), lowercased: none for a chain it does not configure. */
+export function listedTokens(chainId: number | null): Set<string> {
+  return new Set((config().chains.find((chain) => chain.id === chainId)?.tokens ?? []).map((token) => token.toLowerCase()));
+}
+
 export function chainById(chainId: number): Chain {
   const chain = config().chains.find((candidate) => candidate.id === chainId);
   if (!chain) {

@@ -671,11 +671,16 @@ export function createWithinPolicy(
     decidedAt?: Date;
     completedAt?: Date;
     idempotency?: KeyedRequest;
+    /**
+     * What the policy judges and holds in the stored payload's stead: a funding of the agent's account (lib/x402/account.ts)
+     * is judged as the payment it funds, to the merchant, so that its allowed recipients are the merchants'.
+     */
+    judgedAs?: RequestPayload;
   },
   also?: (requestId: string) => TransactionScript<void>,
 ) {
   const keyed = fields.idempotency;
-  return withinPolicy({ grantId: agent.grantId, credentialId, now, payload }, function* (hold) {
+  return withinPolicy({ grantId: agent.grantId, credentialId, now, payload: fields.judgedAs ?? payload }, function* (hold) {
     const id = randomId("rq_");
     if (keyed) yield* keyStaysFree(agent.grantId, keyed.tool, keyed.key);
     if (also) yield* also(id);

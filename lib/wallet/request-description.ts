@@ -16,7 +16,7 @@ import { ANY_BENEFICIARY } from "@metamask/delegation-core";
 import { config, type Chain } from "@/lib/config";
 import { fromNow, utcDateTime } from "@/lib/clock";
 import { frameworkContracts, type Framework } from "@/lib/wallet/delegation-framework";
-import { allowanceFramework, chainById, READ_BUDGET_MS } from "./chains";
+import { allowanceFramework, chainById, listedTokens, READ_BUDGET_MS } from "./chains";
 import { decodeCall, isUnlimitedAmount, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall, type Execution } from "./deleGator-calls";
 import {
@@ -453,7 +453,7 @@ const pairKey = (name: string) => name.replace(/amount|value|token|asset|currenc
  * answer as an ERC-20 stays raw, and an amount that could be in either of two tokens is not guessed.
  */
 async function inWords(fields: FieldNode[], chainId: number | null, ownToken: Address | null, lookup: TokenLookup): Promise<FieldNode[]> {
-  const chainTokens = new Set((config().chains.find((chain) => chain.id === chainId)?.tokens ?? []).map((token) => token.toLowerCase()));
+  const chainTokens = listedTokens(chainId);
   const readable = chainId !== null && Number.isSafeInteger(chainId);
   const walk = async (within: FieldNode[], inherited: Address | null): Promise<FieldNode[]> => {
     const candidates = within.filter(

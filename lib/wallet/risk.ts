@@ -11,7 +11,7 @@ import { config } from "@/lib/config";
 import { decodeCall, type TokenCall } from "./call-decoding";
 import { decodeDeleGatorCall, type DeleGatorCall } from "./deleGator-calls";
 import { recogniseDelegation, recogniseUserOperation } from "./deleGator-typed-data";
-import { onChain, quickly } from "./chains";
+import { listedTokens, onChain, quickly } from "./chains";
 import { payeeOf, recognisePermit } from "./permits";
 import type { ContactNames } from "./address-book";
 import { payloadOf, type RequestPayload } from "./request-payload";
@@ -266,7 +266,10 @@ export async function requestRisk(
   { known, holder, askerHosts }: RiskContext,
   deadlineMs: number = CODE_DEADLINE_MS,
 ): Promise<RequestRisk> {
-  const dealings = dealingsOf(payload);
+  // a token the operator lists for the chain is no unknown contract: the service itself names it
+  const dealt = dealingsOf(payload);
+  const listed = listedTokens(dealt.chainId);
+  const dealings = { ...dealt, contracts: dealt.contracts.filter((contract) => !listed.has(contract.toLowerCase())) };
   if (!dealings.contracts.length && !dealings.parties.length) {
     const described = await description;
     const hosts = described.kind === "sign_message" && described.signIn && askerHosts ? await askerHosts() : null;

@@ -138,18 +138,18 @@ export async function payFromAgentAccount(
   choice: AccountChoice,
 ): Promise<PaidX402 | { toPerson: string }> {
   const [account] = await Promise.all([agentAccountOf(choice.allowanceId), checkedToken(choice)]);
-  const funding = await payFromAllowance(
-    agent,
-    credential.id,
-    {
-      chainId: choice.chainId,
-      to: choice.asset,
-      value: "0",
-      data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [account.address, choice.amount] }),
-    },
-    clock,
-    { called, idempotency },
-  ).catch(async (error: unknown) => {
+  const transferTo = (recipient: Address) => ({
+    chainId: choice.chainId,
+    to: choice.asset,
+    value: "0",
+    data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [recipient, choice.amount] }),
+  });
+  // the spending policy judges the payment the funding is for: its allowed recipients are merchants, never the account
+  const funding = await payFromAllowance(agent, credential.id, transferTo(account.address), clock, {
+    called,
+    idempotency,
+    judgedAs: transferTo(choice.payee),
+  }).catch(async (error: unknown) => {
     // the spending policy's refusal, in the person's units and audited, as any payment's
     if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
     throw error;

@@ -28,7 +28,7 @@ import { SignInCheck, SignInDetails } from "@/components/approvals/sign-in-detai
 import { TransactionDetails } from "@/components/approvals/transaction-details";
 import { TypedDataDetails } from "@/components/approvals/typed-data-details";
 import { ResourceClaim } from "@/components/approvals/resource-claim";
-import { paidWithoutTap, type PaidWithoutTap } from "@/lib/x402/paid";
+import { paidHeadline, paidWithoutTap, type PaidWithoutTap } from "@/lib/x402/paid";
 
 const TITLES = { sign_message: "Sign a message", sign_typed_data: "Sign typed data", send_transaction: "Send a transaction" };
 
@@ -113,8 +113,9 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
   ]);
   const unavailable = [...description.unavailable, ...(risk?.unavailable ?? [])];
   const chain = description.kind === "send_transaction" ? description.chain : null;
-  // pay_x402 within an allowance: a completed transfer with no transaction of its own, whose audit event names it
-  const paid = chain && view.status === "completed" && !view.tx_hash ? await paidWithoutTap(user.id, view.request_id, chain.id) : null;
+  // pay_x402 within an allowance: a completed transfer whose audit event names the payment (with a transaction of its
+  // own where it funded the agent's account)
+  const paid = chain && view.status === "completed" ? await paidWithoutTap(user.id, view.request_id, chain.id) : null;
   const payment = description.kind === "sign_typed_data" ? description.payment : null;
   const today = limits?.remaining.native_by_chain.find((entry) => entry.chain_id === chain?.id)?.per_day;
   return (
@@ -123,13 +124,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
       <main className="approval">
         {pending || view.status === "submitted" ? <AutoRefresh seconds={3} /> : null}
         <h1>{paid ? "Paid for a resource" : payment ? "Pay for a resource" : TITLES[description.kind]}</h1>
-        <p className="headline">
-          {paid
-            ? escapedText(
-                `Paid ${paid.amount} to ${names[paid.payee.toLowerCase()] ?? paid.payee} for ${paid.resource.host ?? paid.resource.url}`,
-              )
-            : headlineOf(description, approval.credentialName, names)}
-        </p>
+        <p className="headline">{paid ? paidHeadline(paid, names) : headlineOf(description, approval.credentialName, names)}</p>
         {paid && (
           <p className="no-tap" role="note">
             Paid with no tap, within the allowance you signed for this agent: nothing waited for you, and the chain holds it to the
@@ -231,6 +226,12 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
                 </Field>
                 <Field label="Paid from">
                   <Link href="/clients">your allowance for this agent</Link> <span className="mono small">{paid.allowanceId}</span>
+                  {paid.agentAccount && (
+                    <>
+                      , through the agent&apos;s own account <span className="mono small">{paid.agentAccount}</span>, which the transaction
+                      below filled with exactly this amount
+                    </>
+                  )}
                 </Field>
               </>
             )}
@@ -248,7 +249,7 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               </Field>
             )}
             {view.tx_hash && (
-              <Field label="Transaction hash">
+              <Field label={paid ? "Funding transaction" : "Transaction hash"}>
                 <span className="mono small">{view.tx_hash}</span> <CopyButton text={view.tx_hash} what="transaction hash" />
               </Field>
             )}
