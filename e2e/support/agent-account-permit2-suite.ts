@@ -169,7 +169,10 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       const { allowanceForAgent } = await import("@/lib/allowances/agent");
       const { agent, credentialId, allowanceId, person } = await anyPayee();
       const sales = await Promise.all(Array.from({ length: 20 }, () => merchant(world.recipient())));
-      const outcomes = await Promise.allSettled(sales.map((sale) => payX402(agent, credentialId, sale.required)));
+      // on 2-second blocks: the first payment's approval takes two of them while the others wait for it
+      const outcomes = await world.chain.miningEvery(2000, () =>
+        Promise.allSettled(sales.map((sale) => payX402(agent, credentialId, sale.required))),
+      );
       const paid = outcomes.flatMap((outcome, index) =>
         outcome.status === "fulfilled" ? [{ paid: outcome.value, sale: sales[index] }] : [],
       );
@@ -209,6 +212,9 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       assert.equal(await balanceOf(person), UNIT, "what it held went back to the person");
       const row = await db().x402Payment.findFirstOrThrow({ where: { allowanceId } });
       assert.equal(row.status, "returned");
+      const sweep = await db().relayedTransaction.findFirstOrThrow({ where: { allowanceId, purpose: "payment" }, orderBy: { createdAt: "desc" } });
+      assert.equal(sweep.status, "landed");
+      console.log(`gas: the revocation's Permit2 transfer back ${sweep.gasUsed}`);
 
       // not from the allowance, nor by the person's tap: their wallet has not let Permit2 take the token
       await assert.rejects(payX402(agent, credentialId, (await merchant(world.recipient())).required), (error: unknown) => {
