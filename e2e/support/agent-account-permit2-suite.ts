@@ -60,7 +60,7 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       return getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
     }
 
-    it("pays with no tap: Permit2 approved once, the facilitator settles, the merchant holds the amount, the allowance counts it", async () => {
+    it("pays with no tap: Permit2 approved once, the facilitator settles, the merchant holds it, the allowance counts it", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { allowanceForAgent } = await import("@/lib/allowances/agent");
       const { PERMIT2, X402_EXACT_PERMIT2_PROXY } = await import("@/lib/wallet/permits");
@@ -77,7 +77,12 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
         const account = await accountOf(allowanceId);
         // the permit2 payload @x402/evm's exact client builds: the witness transfer's fields as strings, and its signature
         const payload = (JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8")) as PaymentPayload).payload as {
-          permit2Authorization: { from: Address; permitted: { token: Address; amount: string }; spender: Address; witness: { to: Address } };
+          permit2Authorization: {
+            from: Address;
+            permitted: { token: Address; amount: string };
+            spender: Address;
+            witness: { to: Address };
+          };
           signature: Hex;
         };
         assert.deepEqual(Object.keys(payload), ["permit2Authorization", "signature"]);
@@ -96,7 +101,10 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
         assert.equal(allowed, maxUint256, "the account let Permit2 take the token");
         assert.equal(await balanceOf(account), PRICE, "funded with exactly the payment, within the allowance");
         // the approval's two transactions are the relayer's ledger's, counted for the person: both landed
-        const approval = await db().relayedTransaction.findMany({ where: { allowanceId, purpose: "approval" }, orderBy: { createdAt: "asc" } });
+        const approval = await db().relayedTransaction.findMany({
+          where: { allowanceId, purpose: "approval" },
+          orderBy: { createdAt: "asc" },
+        });
         assert.deepEqual(
           approval.map((row) => [getAddress(row.relayer) === account, row.status, row.userId !== null]),
           [
@@ -133,6 +141,31 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       });
     });
 
+    it("a retry with the call's idempotency key answers the same payment, funded and approved once", async () => {
+      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
+      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
+      const { systemClock } = await import("@/lib/clock");
+      const { db } = await import("@/lib/db");
+      const { agent, credentialId, allowanceId } = await anyPayee();
+      const { required, url } = await merchant(world.recipient());
+      const idempotency = idempotencyOf("pay_x402", { credential_id: credentialId, payment_required: required, idempotency_key: "k1" });
+      const call = () =>
+        once(
+          agent,
+          idempotency,
+          () => payX402(agent, credentialId, required, systemClock, { idempotency }),
+          (row) => earlierPayment(agent, row),
+        );
+      const first = await call();
+      const again = await call();
+      assert.ok(first.header);
+      assert.equal(again.value, first.value);
+      assert.equal(again.payment_id, first.payment_id);
+      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
+      assert.equal(await db().relayedTransaction.count({ where: { allowanceId, purpose: "approval" } }), 2, "approved once");
+      assert.equal((await fetch(url, { headers: { [again.header!]: again.value! } })).status, 200);
+    });
+
     it("says the payment in the person's words on its page and in the audit log, as an eip3009 one", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { paidWithoutTap } = await import("@/lib/x402/paid");
@@ -145,7 +178,9 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       const { required, url } = await merchant(payee);
       const paid = await payX402(agent, credentialId, required);
       // the payment's own event, with the funding's request (the funding's has none)
-      const event = await db().auditEvent.findFirstOrThrow({ where: { userId: agent.userId, type: "allowance.spent", requestId: { not: null } } });
+      const event = await db().auditEvent.findFirstOrThrow({
+        where: { userId: agent.userId, type: "allowance.spent", requestId: { not: null } },
+      });
       const page = await paidWithoutTap(agent.userId, event.requestId!, world.chain.chainId);
       assert.equal(page?.amount, "0.01 TKN");
       assert.equal(page?.payee, payee);
@@ -212,7 +247,10 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       assert.equal(await balanceOf(person), UNIT, "what it held went back to the person");
       const row = await db().x402Payment.findFirstOrThrow({ where: { allowanceId } });
       assert.equal(row.status, "returned");
-      const sweep = await db().relayedTransaction.findFirstOrThrow({ where: { allowanceId, purpose: "payment" }, orderBy: { createdAt: "desc" } });
+      const sweep = await db().relayedTransaction.findFirstOrThrow({
+        where: { allowanceId, purpose: "payment" },
+        orderBy: { createdAt: "desc" },
+      });
       assert.equal(sweep.status, "landed");
       console.log(`gas: the revocation's Permit2 transfer back ${sweep.gasUsed}`);
 

@@ -73,7 +73,12 @@ export async function startX402World(
     await mined(
       world.chain,
       options.token
-        ? await minter.writeContract({ address: asset, abi: erc20Abi, functionName: "transfer", args: [person.address, options.token.holding] })
+        ? await minter.writeContract({
+            address: asset,
+            abi: erc20Abi,
+            functionName: "transfer",
+            args: [person.address, options.token.holding],
+          })
         : await minter.writeContract({ address: token, abi: mintAbi, functionName: "mint", args: [person.address, 1_000_000n] }),
     );
     const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");

@@ -7,7 +7,19 @@
 // bytes, so that reconciliation hands it to the node again and writes its outcome after a crash. What a revoked
 // allowance's account holds of such a token goes back by a Permit2 transfer the account signs and the relayer sends.
 import { randomBytes } from "node:crypto";
-import { encodeFunctionData, erc20Abi, hexToBigInt, maxUint256, parseAbi, serializeTransaction, toHex, zeroAddress, zeroHash, type Address, type Hex } from "viem";
+import {
+  encodeFunctionData,
+  erc20Abi,
+  hexToBigInt,
+  maxUint256,
+  parseAbi,
+  serializeTransaction,
+  toHex,
+  zeroAddress,
+  zeroHash,
+  type Address,
+  type Hex,
+} from "viem";
 import { runTransaction, unansweredAll } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { ServerAccount } from "@/lib/wallet/native-signer";
@@ -25,7 +37,7 @@ const TRANSFER_GAS = 21_000n;
 const RECEIPT_TIMEOUT_MS = 60_000;
 
 /** Whose account it is: the allowance, its person and chain. */
-export type AccountOwner = { allowanceId: string; userId: string; chainId: number };
+type AccountOwner = { allowanceId: string; userId: string; chainId: number };
 
 const EIP3009_STATE = parseAbi(["function authorizationState(address authorizer, bytes32 nonce) view returns (bool)"]);
 
@@ -34,12 +46,10 @@ export async function answersEip3009(chainId: number, token: Address): Promise<b
   return onChain(chainId, async (client) => {
     const [code, state] = await Promise.all([
       client.getCode({ address: token }),
-      client
-        .readContract({ address: token, abi: EIP3009_STATE, functionName: "authorizationState", args: [zeroAddress, zeroHash] })
-        .then(
-          () => true,
-          () => false,
-        ),
+      client.readContract({ address: token, abi: EIP3009_STATE, functionName: "authorizationState", args: [zeroAddress, zeroHash] }).then(
+        () => true,
+        () => false,
+      ),
     ]);
     return Boolean(code && code !== "0x") && state;
   });
@@ -53,7 +63,12 @@ const allowedToPermit2 = (chainId: number, token: Address, account: Address) =>
  * by the account's own approval of the most (so that no later payment needs another), its gas sent by the relayer.
  * Under the account's own lease for it: two payments at once send one approval. Answers the approval's gas, when sent.
  */
-export async function approvedForPermit2(owner: AccountOwner, account: ServerAccount, token: Address, amount: bigint): Promise<bigint | null> {
+export async function approvedForPermit2(
+  owner: AccountOwner,
+  account: ServerAccount,
+  token: Address,
+  amount: bigint,
+): Promise<bigint | null> {
   const { chainId } = owner;
   if ((await allowedToPermit2(chainId, token, account.address)) >= amount) return null;
   return withLease(`agent-account-approval:${account.address}`, async () => {
@@ -85,7 +100,11 @@ export async function approvedForPermit2(owner: AccountOwner, account: ServerAcc
     });
     const answer = await onChain(chainId, (client) => broadcastOn(client, signed));
     if (answer !== "taken") throw new ChainError(`The node refused the agent account's approval of Permit2: ${answer.refused}`);
-    const receipt = await receiptWatched(chainId, { hashes: [hash], sender: { address: account.address, nonce }, timeoutMs: RECEIPT_TIMEOUT_MS });
+    const receipt = await receiptWatched(chainId, {
+      hashes: [hash],
+      sender: { address: account.address, nonce },
+      timeoutMs: RECEIPT_TIMEOUT_MS,
+    });
     if (receipt === "taken") throw new ChainError(`Another transaction of the agent account took the nonce of its approval ${hash}.`);
     await runTransaction(function* () {
       yield* unansweredAll(receiptRows(receipt));
@@ -142,6 +161,11 @@ export async function returnByPermit2(owner: AccountOwner, account: ServerAccoun
     functionName: "permitTransferFrom",
     args: [permit, { to: person, requestedAmount: balance }, account.address, signature],
   });
-  const relayed = await relay(chainId, { to: PERMIT2, data }, { purpose: "payment", userId: owner.userId, allowanceId: owner.allowanceId }, { relayer });
+  const relayed = await relay(
+    chainId,
+    { to: PERMIT2, data },
+    { purpose: "payment", userId: owner.userId, allowanceId: owner.allowanceId },
+    { relayer },
+  );
   return (await relayed.receipt()).transactionHash;
 }

@@ -77,8 +77,8 @@ const TRANSFER_BY_AUTHORIZATION = [
 /**
  * What a revoked (or expired) allowance's agent account holds goes back to the person: for each of its tokens, an
  * EIP-3009 transfer of the whole balance to the person's account (a Permit2 transfer for a token without EIP-3009),
- * signed by the agent account (it has no gas) and sent by the relayer. Authorizations it signed and no facilitator settled yet fail from then on: the allowance
- * stopped. Answers the transactions sent, mined.
+ * signed by the agent account (it has no gas) and sent by the relayer. Authorizations it signed and no facilitator
+ * settled yet fail from then on: the allowance stopped. Answers the transactions sent, mined.
  */
 export async function returnAgentAccount(allowanceId: string): Promise<Hex[]> {
   const account = await existingAgentAccount(allowanceId);

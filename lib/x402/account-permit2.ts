@@ -25,8 +25,8 @@ async function checkedForPermit2(choice: Permit2Choice): Promise<void> {
   const missing = ["the token", "Permit2", "x402's exact Permit2 proxy"].filter((_, index) => !codes[index] || codes[index] === "0x");
   if (missing.length)
     throw new X402NotPayableError(
-      `This offer is paid through Permit2, but on chain ${choice.chainId} ${missing.join(" and ")} ${missing.length > 1 ? "have" : "has"} ` +
-        "no code. Nothing was paid.",
+      `This offer is paid through Permit2, but on chain ${choice.chainId} ${missing.join(" and ")} ` +
+        `${missing.length > 1 ? "have" : "has"} no code. Nothing was paid.`,
     );
 }
 

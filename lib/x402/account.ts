@@ -41,7 +41,10 @@ export function judgeForAccount(offer: Offer, configured: readonly number[], pay
   // Only an allowance for any payee: one naming its payees pins them on chain, which an authorization would not.
   const covering = forToken.find((entry) => entry.anyPayeeUpTo !== undefined);
   if (!covering)
-    return `chain ${terms.chainId} by ${terms.method}, which Agent Wallet pays within an allowance for any payee only (this one names its payees)`;
+    return (
+      `chain ${terms.chainId} by ${terms.method}, which Agent Wallet pays within an allowance for any payee only ` +
+      "(this one names its payees)"
+    );
   if (terms.amount > covering.anyPayeeUpTo!)
     return (
       `a payment of ${terms.amount} base units of ${terms.asset}, above the most the allowance pays any payee at once ` +
@@ -104,7 +107,12 @@ async function unclaimed(choice: AccountChoice, account: Address, now: Date): Pr
         choice.method === "permit2"
           ? permit2NonceUsed(chainId, account, row.leafHash as Hex)
           : onChain(chainId, (client) =>
-              client.readContract({ address: token, abi: EIP3009, functionName: "authorizationState", args: [account, row.leafHash as Hex] }),
+              client.readContract({
+                address: token,
+                abi: EIP3009,
+                functionName: "authorizationState",
+                args: [account, row.leafHash as Hex],
+              }),
             ),
       ),
     ),
