@@ -12,6 +12,7 @@ import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { deployErc20, deployer } from "./contracts";
+import { assertConcurrentPaymentsWithinTheCap, assertRetryAnswersTheSamePayment } from "./agent-account-cases";
 import { deployPermit2 } from "./permit2";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
@@ -142,28 +143,11 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
     });
 
     it("a retry with the call's idempotency key answers the same payment, funded and approved once", async () => {
-      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
-      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
-      const { systemClock } = await import("@/lib/clock");
       const { db } = await import("@/lib/db");
-      const { agent, credentialId, allowanceId } = await anyPayee();
-      const { required, url } = await merchant(world.recipient());
-      const idempotency = idempotencyOf("pay_x402", { credential_id: credentialId, payment_required: required, idempotency_key: "k1" });
-      const call = () =>
-        once(
-          agent,
-          idempotency,
-          () => payX402(agent, credentialId, required, systemClock, { idempotency }),
-          (row) => earlierPayment(agent, row),
-        );
-      const first = await call();
-      const again = await call();
-      assert.ok(first.header);
-      assert.equal(again.value, first.value);
-      assert.equal(again.payment_id, first.payment_id);
-      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
-      assert.equal(await db().relayedTransaction.count({ where: { allowanceId, purpose: "approval" } }), 2, "approved once");
-      assert.equal((await fetch(url, { headers: { [again.header!]: again.value! } })).status, 200);
+      const paying = await anyPayee();
+      await assertRetryAnswersTheSamePayment(paying, await merchant(world.recipient()));
+      const approval = await db().relayedTransaction.count({ where: { allowanceId: paying.allowanceId, purpose: "approval" } });
+      assert.equal(approval, 2, "approved once");
     });
 
     it("says the payment in the person's words on its page and in the audit log, as an eip3009 one", async () => {
@@ -200,28 +184,11 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
     });
 
     it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
-      const { payX402 } = await import("@/lib/x402/pay");
-      const { allowanceForAgent } = await import("@/lib/allowances/agent");
-      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const paying = await anyPayee();
       const sales = await Promise.all(Array.from({ length: 20 }, () => merchant(world.recipient())));
       // on 2-second blocks: the first payment's approval takes two of them while the others wait for it
-      const outcomes = await world.chain.miningEvery(2000, () =>
-        Promise.allSettled(sales.map((sale) => payX402(agent, credentialId, sale.required))),
-      );
-      const paid = outcomes.flatMap((outcome, index) =>
-        outcome.status === "fulfilled" ? [{ paid: outcome.value, sale: sales[index] }] : [],
-      );
-      const refused = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [outcome.reason as Error & { code?: string }] : []));
-      assert.equal(paid.length, Number(CAP / PRICE), refused.map((error) => error.message).join("\n"));
-      for (const error of refused) assert.equal(error.code, "allowance_refused", error.message);
-      for (const { paid: one, sale } of paid) {
-        const response = await fetch(sale.url, { headers: { [one.header!]: one.value! } });
-        assert.equal(response.status, 200);
-      }
-      assert.equal(await balanceOf(person), UNIT - CAP, "the chain moved exactly the cap");
-      assert.equal(await balanceOf(await accountOf(allowanceId)), 0n);
-      const [allowance] = (await allowanceForAgent(agent, credentialId)).allowances;
-      assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
+      const expect = { paying: Number(CAP / PRICE), cap: CAP, balanceOf };
+      await assertConcurrentPaymentsWithinTheCap(paying, sales, expect, (work) => world.chain.miningEvery(2000, work));
     });
 
     it("after Revoke allowance the next payment is not paid from it, and its account's token goes back through Permit2", async () => {

@@ -9,6 +9,7 @@ import { getAddress, type Address, type Hex } from "viem";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
+import { assertConcurrentPaymentsWithinTheCap, assertRetryAnswersTheSamePayment } from "./agent-account-cases";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
@@ -90,49 +91,13 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     });
 
     it("a retry with the call's idempotency key answers the same payment, funded once", async () => {
-      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
-      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
-      const { systemClock } = await import("@/lib/clock");
-      const { db } = await import("@/lib/db");
-      const { agent, credentialId, allowanceId } = await anyPayee();
-      const { required } = await merchant(world.recipient());
-      const idempotency = idempotencyOf("pay_x402", { credential_id: credentialId, payment_required: required, idempotency_key: "k1" });
-      const call = () =>
-        once(
-          agent,
-          idempotency,
-          () => payX402(agent, credentialId, required, systemClock, { idempotency }),
-          (row) => earlierPayment(agent, row),
-        );
-      const first = await call();
-      const again = await call();
-      assert.ok(first.header);
-      assert.equal(again.value, first.value);
-      assert.equal(again.payment_id, first.payment_id);
-      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
+      await assertRetryAnswersTheSamePayment(await anyPayee(), await merchant(world.recipient()));
     });
 
     it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
-      const { payX402 } = await import("@/lib/x402/pay");
-      const { allowanceForAgent } = await import("@/lib/allowances/agent");
-      const { agent, credentialId, allowanceId, person } = await anyPayee();
-      const before = await world.tokenBalance(person);
+      const paying = await anyPayee();
       const sales = await Promise.all(Array.from({ length: 20 }, () => merchant(world.recipient())));
-      const outcomes = await Promise.allSettled(sales.map((sale) => payX402(agent, credentialId, sale.required)));
-      const paid = outcomes.flatMap((outcome, index) =>
-        outcome.status === "fulfilled" ? [{ paid: outcome.value, sale: sales[index] }] : [],
-      );
-      const refused = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [outcome.reason as Error & { code?: string }] : []));
-      assert.equal(paid.length, Number(CAP / PRICE), refused.map((error) => error.message).join("\n"));
-      for (const error of refused) assert.equal(error.code, "allowance_refused", error.message);
-      for (const { paid: one, sale } of paid) {
-        const response = await fetch(sale.url, { headers: { [one.header!]: one.value! } });
-        assert.equal(response.status, 200);
-      }
-      assert.equal(await world.tokenBalance(person), before - CAP, "the chain moved exactly the cap");
-      assert.equal(await world.tokenBalance(await accountOf(allowanceId)), 0n);
-      const [allowance] = (await allowanceForAgent(agent, credentialId)).allowances;
-      assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
+      await assertConcurrentPaymentsWithinTheCap(paying, sales, { paying: Number(CAP / PRICE), cap: CAP, balanceOf: world.tokenBalance });
     });
 
     it("above the most per payment, or in a domain not the token's, refused, nothing funded; named payees get one tap", async () => {

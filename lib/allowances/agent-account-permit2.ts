@@ -24,7 +24,7 @@ import { runTransaction, unansweredAll } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { ServerAccount } from "@/lib/wallet/native-signer";
 import { keccak256 } from "@/lib/wallet/keccak";
-import { PERMIT2 } from "@/lib/wallet/permits";
+import { PERMIT2, PERMIT_TRANSFER_FROM_TYPES } from "@/lib/wallet/permits";
 import { feesNow, feesWithinMost, l1FeeOf } from "./fees";
 import { withLease } from "./lease";
 import { relay, relayerFor } from "./relay";
@@ -141,18 +141,7 @@ export async function returnByPermit2(owner: AccountOwner, account: ServerAccoun
   };
   const signature = await account.signTypedData({
     domain: { name: "Permit2", chainId, verifyingContract: PERMIT2 },
-    types: {
-      PermitTransferFrom: [
-        { name: "permitted", type: "TokenPermissions" },
-        { name: "spender", type: "address" },
-        { name: "nonce", type: "uint256" },
-        { name: "deadline", type: "uint256" },
-      ],
-      TokenPermissions: [
-        { name: "token", type: "address" },
-        { name: "amount", type: "uint256" },
-      ],
-    },
+    types: PERMIT_TRANSFER_FROM_TYPES,
     primaryType: "PermitTransferFrom",
     message: { ...permit, spender: relayer.address },
   });
