@@ -20,7 +20,7 @@ import {
   type Address,
   type Hex,
 } from "viem";
-import { runTransaction, unansweredAll } from "@/lib/db/transaction-script";
+import { runTransaction, unansweredAll, writeTogether } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
 import type { ServerAccount } from "@/lib/wallet/native-signer";
 import { keccak256 } from "@/lib/wallet/keccak";
@@ -28,7 +28,7 @@ import { PERMIT2, PERMIT_TRANSFER_FROM_TYPES } from "@/lib/wallet/permits";
 import { feesNow, feesWithinMost, l1FeeOf } from "./fees";
 import { withLease } from "./lease";
 import { relay, relayerFor } from "./relay";
-import { receiptRows, relayedRow, type RelayFor } from "./relayer-ledger";
+import { droppedRow, receiptRows, relayedRow, type RelayFor } from "./relayer-ledger";
 import { receiptWatched } from "./receipt-watcher";
 import { broadcastOn } from "./replacement";
 
@@ -43,16 +43,12 @@ const EIP3009_STATE = parseAbi(["function authorizationState(address authorizer,
 
 /** Whether `token` has EIP-3009's transfers (it answers authorizationState); a chain that does not answer throws. */
 export async function answersEip3009(chainId: number, token: Address): Promise<boolean> {
-  return onChain(chainId, async (client) => {
-    const [code, state] = await Promise.all([
-      client.getCode({ address: token }),
-      client.readContract({ address: token, abi: EIP3009_STATE, functionName: "authorizationState", args: [zeroAddress, zeroHash] }).then(
-        () => true,
-        () => false,
-      ),
-    ]);
-    return Boolean(code && code !== "0x") && state;
-  });
+  return onChain(chainId, (client) =>
+    client.readContract({ address: token, abi: EIP3009_STATE, functionName: "authorizationState", args: [zeroAddress, zeroHash] }).then(
+      () => true,
+      () => false,
+    ),
+  );
 }
 
 const allowedToPermit2 = (chainId: number, token: Address, account: Address) =>
@@ -61,23 +57,19 @@ const allowedToPermit2 = (chainId: number, token: Address, account: Address) =>
 /**
  * Makes sure Permit2 may take at least `amount` of `token` from the agent account: at once when it may already, else
  * by the account's own approval of the most (so that no later payment needs another), its gas sent by the relayer.
- * Under the account's own lease for it: two payments at once send one approval. Answers the approval's gas, when sent.
+ * Under the account's own lease for it: two payments at once send one approval.
  */
-export async function approvedForPermit2(
-  owner: AccountOwner,
-  account: ServerAccount,
-  token: Address,
-  amount: bigint,
-): Promise<bigint | null> {
+export async function approvedForPermit2(owner: AccountOwner, account: ServerAccount, token: Address, amount: bigint): Promise<void> {
   const { chainId } = owner;
-  if ((await allowedToPermit2(chainId, token, account.address)) >= amount) return null;
-  return withLease(`agent-account-approval:${account.address}`, async () => {
-    if ((await allowedToPermit2(chainId, token, account.address)) >= amount) return null;
+  if ((await allowedToPermit2(chainId, token, account.address)) >= amount) return;
+  await withLease(`agent-account-approval:${account.address}`, async () => {
+    if ((await allowedToPermit2(chainId, token, account.address)) >= amount) return;
     const data = encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [PERMIT2, maxUint256] });
     const relayFor: RelayFor = { purpose: "approval", userId: owner.userId, allowanceId: owner.allowanceId };
     const { gas, fees, l1Fee, held, nonce } = await onChain(chainId, async (client) => {
       const [gas, now, held, nonce] = await Promise.all([
-        client.estimateGas({ account: account.address, to: token, data }),
+        // asked without fees: the account holds no ETH yet, and a node weighs a call with fees against its balance
+        client.request({ method: "eth_estimateGas", params: [{ from: account.address, to: token, data }, "latest"] }).then(BigInt),
         feesNow(client),
         client.getBalance({ address: account.address }),
         client.getTransactionCount({ address: account.address, blockTag: "pending" }),
@@ -99,7 +91,11 @@ export async function approvedForPermit2(
       yield* unansweredAll([relayedRow(row)]);
     });
     const answer = await onChain(chainId, (client) => broadcastOn(client, signed));
-    if (answer !== "taken") throw new ChainError(`The node refused the agent account's approval of Permit2: ${answer.refused}`);
+    if (answer !== "taken") {
+      // never to be broadcast again (as a relayer's refused transaction): the next payment asks anew
+      await writeTogether([droppedRow(hash)]);
+      throw new ChainError(`The node refused the agent account's approval of Permit2: ${answer.refused}`);
+    }
     const receipt = await receiptWatched(chainId, {
       hashes: [hash],
       sender: { address: account.address, nonce },
@@ -110,7 +106,6 @@ export async function approvedForPermit2(
       yield* unansweredAll(receiptRows(receipt));
     });
     if (receipt.status !== "success") throw new ChainError(`The agent account's approval of Permit2 (${hash}) reverted.`);
-    return receipt.gasUsed;
   });
 }
 
