@@ -1,7 +1,10 @@
 // What every stock merchant's payment from the agent's account must do, by eip3009 (agent-account-suite.ts) or by
 // permit2 (agent-account-permit2-suite.ts): the same cases, each suite's agent, merchants and token.
 import assert from "node:assert/strict";
-import type { Address } from "viem";
+import { getAddress, type Address, type Hex, type PublicClient } from "viem";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentPayload } from "@x402/core/types";
+import type { PrivateKeyAccount } from "viem/accounts";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 
 /** An agent paying from its allowance's account, and the person whose allowance it is. */
@@ -63,4 +66,85 @@ export async function assertConcurrentPaymentsWithinTheCap(
   assert.equal(await expect.balanceOf(account), 0n);
   const [allowance] = (await allowanceForAgent(agent, credentialId)).allowances;
   assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
+}
+
+/**
+ * A payment signed and never presented to its merchant (what it moved stays in the agent's account), then the allowance
+ * revoked with the person's key (`mine`: on the chain's blocks as the caller mines them): revoked, the account holds
+ * nothing, the person holds again what they held. Answers the unused payment and the account.
+ */
+export async function revokedAfterAnUnusedPayment(
+  paying: Paying & { personKey: PrivateKeyAccount },
+  sale: Sale,
+  expect: { price: bigint; balanceOf: (address: Address) => Promise<bigint> },
+  mine: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+) {
+  const { payX402 } = await import("@/lib/x402/pay");
+  const { db } = await import("@/lib/db");
+  const { prepareRevocation, revokeAllowances } = await import("@/lib/allowances/revocation");
+  const { signRevocation } = await import("@/lib/allowances/revocation-operation");
+  const { agent, credentialId, allowanceId, person, personKey } = paying;
+  const before = await expect.balanceOf(person);
+  const unused = await payX402(agent, credentialId, sale.required);
+  assert.ok(unused.header);
+  const account = (await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address as Address;
+  assert.equal(await expect.balanceOf(account), expect.price);
+
+  const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+  await mine(async () => {
+    const prepared = await prepareRevocation(userId, [allowanceId]);
+    await revokeAllowances(userId, [allowanceId], { nonce: prepared.nonce, signature: await signRevocation(personKey, prepared) });
+  });
+  assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoked");
+  assert.equal(await expect.balanceOf(account), 0n, "the agent's account holds nothing after the revocation");
+  assert.equal(await expect.balanceOf(person), before, "what it held went back to the person");
+  return { unused, account };
+}
+
+/**
+ * The payment of `sale` to `payee` paid with no tap from the allowance's account, funded with exactly `price`: its
+ * answer, the account, and the payload it carries (decoded, for the caller's scheme to check).
+ */
+export async function paidFromTheAccount(
+  { agent, credentialId, allowanceId }: Paying,
+  sale: Sale,
+  expect: { payee: Address; price: bigint; balanceOf: (address: Address) => Promise<bigint> },
+) {
+  const { payX402 } = await import("@/lib/x402/pay");
+  const { db } = await import("@/lib/db");
+  const paid = await payX402(agent, credentialId, sale.required);
+  assert.equal(paid.header, "PAYMENT-SIGNATURE");
+  assert.equal(paid.payee, expect.payee);
+  assert.equal(paid.paid.amount, String(expect.price));
+  assert.equal(paid.allowance_id, allowanceId);
+  const account = getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
+  assert.equal(await expect.balanceOf(account), expect.price, "funded with exactly the payment, within the allowance");
+  const payload = (JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8")) as PaymentPayload).payload;
+  return { paid, account, payload };
+}
+
+/**
+ * `paid` presented to its merchant: 200 and the content, `price` moved from the person (who held `before`) to the
+ * payee, the account left with nothing. Answers the gas of the payment's funding and of the facilitator's settlement.
+ */
+export async function settledByTheMerchant(
+  { allowanceId, person }: Paying,
+  sale: Sale,
+  paid: { header: string | null; value: string | null },
+  expect: { payee: Address; account: Address; price: bigint; before: bigint; balanceOf: (address: Address) => Promise<bigint> },
+  chain: PublicClient,
+) {
+  const { db } = await import("@/lib/db");
+  const response = await fetch(sale.url, { headers: { [paid.header!]: paid.value! } });
+  assert.equal(response.status, 200);
+  assert.deepEqual(await response.json(), { report: "paid content" });
+  assert.equal(await expect.balanceOf(expect.payee), expect.price);
+  assert.equal(await expect.balanceOf(expect.account), 0n);
+  assert.equal(await expect.balanceOf(person), expect.before - expect.price);
+  const settled = decodePaymentResponseHeader(response.headers.get("payment-response")!);
+  const settlement = await chain.getTransactionReceipt({ hash: settled.transaction as Hex });
+  const [spend] = await db().allowanceSpend.findMany({ where: { allowanceId } });
+  assert.equal(spend.recipient, expect.account, "the funding's recipient is the agent's account");
+  const funding = await chain.getTransactionReceipt({ hash: spend.txHash as Hex });
+  return { funding: funding.gasUsed, settlement: settlement.gasUsed };
 }

@@ -7,12 +7,17 @@
 // (agent-account-permit2-postgres.test.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { erc20Abi, getAddress, maxUint256, type Address, type Hex } from "viem";
-import { decodePaymentResponseHeader } from "@x402/core/http";
+import { erc20Abi, getAddress, maxUint256, type Address } from "viem";
 import type { FacilitatorClient } from "@x402/core/server";
-import type { PaymentPayload } from "@x402/core/types";
 import { deployErc20, deployer } from "./contracts";
-import { assertConcurrentPaymentsWithinTheCap, assertRetryAnswersTheSamePayment } from "./agent-account-cases";
+import {
+  assertConcurrentPaymentsWithinTheCap,
+  assertRetryAnswersTheSamePayment,
+  paidFromTheAccount,
+  revokedAfterAnUnusedPayment,
+  settledByTheMerchant,
+} from "./agent-account-cases";
+import type { Permit2Payload } from "@/lib/x402/answer";
 import { deployPermit2 } from "./permit2";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
@@ -56,38 +61,21 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
     const anyPayee = () =>
       world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST, token: { address: token, holding: UNIT } });
 
-    async function accountOf(allowanceId: string): Promise<Address> {
-      const { db } = await import("@/lib/db");
-      return getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
-    }
-
     it("pays with no tap: Permit2 approved once, the facilitator settles, the merchant holds it, the allowance counts it", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { allowanceForAgent } = await import("@/lib/allowances/agent");
       const { PERMIT2, X402_EXACT_PERMIT2_PROXY } = await import("@/lib/wallet/permits");
       const { db } = await import("@/lib/db");
-      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const paying = await anyPayee();
+      const { agent, credentialId, allowanceId } = paying;
       const payee = world.recipient();
-      const { url, required } = await merchant(payee);
+      const sale = await merchant(payee);
       await world.chain.miningEvery(2000, async () => {
-        const paid = await payX402(agent, credentialId, required);
-        assert.equal(paid.header, "PAYMENT-SIGNATURE");
-        assert.equal(paid.payee, payee);
-        assert.equal(paid.paid.amount, String(PRICE));
-        assert.equal(paid.allowance_id, allowanceId);
-        const account = await accountOf(allowanceId);
+        const expect = { payee, price: PRICE, balanceOf };
+        const { paid, account, payload } = await paidFromTheAccount(paying, sale, expect);
         // the permit2 payload @x402/evm's exact client builds: the witness transfer's fields as strings, and its signature
-        const payload = (JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8")) as PaymentPayload).payload as {
-          permit2Authorization: {
-            from: Address;
-            permitted: { token: Address; amount: string };
-            spender: Address;
-            witness: { to: Address };
-          };
-          signature: Hex;
-        };
+        const permit = (payload as { permit2Authorization: Permit2Payload["permit2Authorization"] }).permit2Authorization;
         assert.deepEqual(Object.keys(payload), ["permit2Authorization", "signature"]);
-        const permit = payload.permit2Authorization;
         assert.deepEqual(Object.keys(permit), ["from", "permitted", "spender", "nonce", "deadline", "witness"]);
         assert.equal(permit.from, account);
         assert.deepEqual(permit.permitted, { token, amount: String(PRICE) });
@@ -100,7 +88,6 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
           args: [account, PERMIT2],
         });
         assert.equal(allowed, maxUint256, "the account let Permit2 take the token");
-        assert.equal(await balanceOf(account), PRICE, "funded with exactly the payment, within the allowance");
         // the approval's two transactions are the relayer's ledger's, counted for the person: both landed
         const approval = await db().relayedTransaction.findMany({
           where: { allowanceId, purpose: "approval" },
@@ -114,24 +101,14 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
           ],
         );
 
-        const response = await fetch(url, { headers: { [paid.header!]: paid.value! } });
-        assert.equal(response.status, 200);
-        assert.deepEqual(await response.json(), { report: "paid content" });
-        assert.equal(await balanceOf(payee), PRICE);
-        assert.equal(await balanceOf(account), 0n);
-        assert.equal(await balanceOf(person), UNIT - PRICE);
+        const gas = await settledByTheMerchant(paying, sale, paid, { ...expect, account, before: UNIT }, world.chain.client);
         const [allowance] = (await allowanceForAgent(agent, credentialId)).allowances;
         assert.equal(allowance.limits[0].left, "0.04", "the person's allowance counts the payment");
 
-        const settled = decodePaymentResponseHeader(response.headers.get("payment-response")!);
-        const settlement = await world.chain.client.getTransactionReceipt({ hash: settled.transaction as Hex });
-        const [spend] = await db().allowanceSpend.findMany({ where: { allowanceId } });
-        assert.equal(spend.recipient, account, "the funding's recipient is the agent's account");
-        const funding = await world.chain.client.getTransactionReceipt({ hash: spend.txHash as Hex });
         const [gasSent, approve] = approval.map((row) => BigInt(row.gasUsed!));
         console.log(
           `gas: once per token, the relayer's transfer ${gasSent} and the account's approval ${approve}; per payment, funding ` +
-            `${funding.gasUsed}, settlement ${settlement.gasUsed}, together ${funding.gasUsed + settlement.gasUsed}`,
+            `${gas.funding}, settlement ${gas.settlement}, together ${gas.funding + gas.settlement}`,
         );
 
         // the next payment approves nothing again
@@ -194,24 +171,11 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
     it("after Revoke allowance the next payment is not paid from it, and its account's token goes back through Permit2", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
-      const { prepareRevocation, revokeAllowances } = await import("@/lib/allowances/revocation");
-      const { signRevocation } = await import("@/lib/allowances/revocation-operation");
-      const { agent, credentialId, allowanceId, person, personKey } = await anyPayee();
-      // paid and never presented to the merchant: what it moved stays in the agent's account
+      const paying = await anyPayee();
+      const { agent, credentialId, allowanceId } = paying;
       const first = await merchant(world.recipient());
-      const unused = await payX402(agent, credentialId, first.required);
-      assert.ok(unused.header);
-      const account = await accountOf(allowanceId);
-      assert.equal(await balanceOf(account), PRICE);
-
-      await world.chain.miningEvery(2000, async () => {
-        const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
-        const prepared = await prepareRevocation(userId, [allowanceId]);
-        await revokeAllowances(userId, [allowanceId], { nonce: prepared.nonce, signature: await signRevocation(personKey, prepared) });
-      });
-      assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoked");
-      assert.equal(await balanceOf(account), 0n, "the agent's account holds nothing after the revocation");
-      assert.equal(await balanceOf(person), UNIT, "what it held went back to the person");
+      const mine = <T>(work: () => Promise<T>) => world.chain.miningEvery(2000, work);
+      const { unused } = await revokedAfterAnUnusedPayment(paying, first, { price: PRICE, balanceOf }, mine);
       const row = await db().x402Payment.findFirstOrThrow({ where: { allowanceId } });
       assert.equal(row.status, "returned");
       const sweep = await db().relayedTransaction.findFirstOrThrow({

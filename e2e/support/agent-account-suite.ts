@@ -6,10 +6,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { getAddress, type Address, type Hex } from "viem";
-import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
-import type { PaymentPayload } from "@x402/core/types";
-import { assertConcurrentPaymentsWithinTheCap, assertRetryAnswersTheSamePayment } from "./agent-account-cases";
+import {
+  assertConcurrentPaymentsWithinTheCap,
+  assertRetryAnswersTheSamePayment,
+  paidFromTheAccount,
+  revokedAfterAnUnusedPayment,
+  settledByTheMerchant,
+} from "./agent-account-cases";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
@@ -43,50 +47,24 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
 
     const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });
 
-    async function accountOf(allowanceId: string): Promise<Address> {
-      const { db } = await import("@/lib/db");
-      return getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
-    }
-
     it("pays with no tap: the merchant answers 200, its payTo holds the amount, the agent's account nothing", async () => {
-      const { payX402 } = await import("@/lib/x402/pay");
-      const { db } = await import("@/lib/db");
-      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const paying = await anyPayee();
       const payee = world.recipient();
-      const { url, required } = await merchant(payee);
-      const before = await world.tokenBalance(person);
+      const sale = await merchant(payee);
+      const before = await world.tokenBalance(paying.person);
       await world.chain.miningEvery(2000, async () => {
-        const paid = await payX402(agent, credentialId, required);
-        assert.equal(paid.header, "PAYMENT-SIGNATURE");
-        assert.equal(paid.payee, payee);
-        assert.equal(paid.paid.amount, String(PRICE));
-        assert.equal(paid.allowance_id, allowanceId);
-        const account = await accountOf(allowanceId);
+        const expect = { payee, price: PRICE, balanceOf: world.tokenBalance };
+        const { paid, account, payload } = await paidFromTheAccount(paying, sale, expect);
         // the exact eip3009 payload @x402/evm's client builds: the authorization's fields as strings, and its signature
-        const payload = (JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8")) as PaymentPayload).payload as {
-          authorization: Record<string, string>;
-          signature: Hex;
-        };
+        const { authorization } = payload as { authorization: Record<string, string>; signature: Hex };
         assert.deepEqual(Object.keys(payload), ["authorization", "signature"]);
-        assert.deepEqual(Object.keys(payload.authorization), ["from", "to", "value", "validAfter", "validBefore", "nonce"]);
-        assert.equal(payload.authorization.from, account);
-        assert.equal(payload.authorization.to, payee);
-        assert.equal(payload.authorization.value, String(PRICE));
-        assert.equal(await world.tokenBalance(account), PRICE, "funded with exactly the payment, within the allowance");
+        assert.deepEqual(Object.keys(authorization), ["from", "to", "value", "validAfter", "validBefore", "nonce"]);
+        assert.equal(authorization.from, account);
+        assert.equal(authorization.to, payee);
+        assert.equal(authorization.value, String(PRICE));
 
-        const response = await fetch(url, { headers: { [paid.header!]: paid.value! } });
-        assert.equal(response.status, 200);
-        assert.deepEqual(await response.json(), { report: "paid content" });
-        assert.equal(await world.tokenBalance(payee), PRICE);
-        assert.equal(await world.tokenBalance(account), 0n);
-        assert.equal(await world.tokenBalance(person), before - PRICE);
-
-        const settled = decodePaymentResponseHeader(response.headers.get("payment-response")!);
-        const settlement = await world.chain.client.getTransactionReceipt({ hash: settled.transaction as Hex });
-        const [spend] = await db().allowanceSpend.findMany({ where: { allowanceId } });
-        assert.equal(spend.recipient, account, "the funding's recipient is the agent's account");
-        const funding = await world.chain.client.getTransactionReceipt({ hash: spend.txHash as Hex });
-        console.log(`gas: funding ${funding.gasUsed}, settlement ${settlement.gasUsed}, together ${funding.gasUsed + settlement.gasUsed}`);
+        const gas = await settledByTheMerchant(paying, sale, paid, { ...expect, account, before }, world.chain.client);
+        console.log(`gas: funding ${gas.funding}, settlement ${gas.settlement}, together ${gas.funding + gas.settlement}`);
       });
     });
 
@@ -151,23 +129,10 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
-      const { prepareRevocation, revokeAllowances } = await import("@/lib/allowances/revocation");
-      const { signRevocation } = await import("@/lib/allowances/revocation-operation");
-      const { agent, credentialId, allowanceId, person, personKey } = await anyPayee();
-      const before = await world.tokenBalance(person);
-      // paid and never presented to the merchant: what it moved stays in the agent's account
+      const paying = await anyPayee();
+      const { agent, credentialId, allowanceId } = paying;
       const first = await merchant(world.recipient());
-      const unused = await payX402(agent, credentialId, first.required);
-      assert.ok(unused.header);
-      const account = await accountOf(allowanceId);
-      assert.equal(await world.tokenBalance(account), PRICE);
-
-      const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
-      const prepared = await prepareRevocation(userId, [allowanceId]);
-      await revokeAllowances(userId, [allowanceId], { nonce: prepared.nonce, signature: await signRevocation(personKey, prepared) });
-      assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoked");
-      assert.equal(await world.tokenBalance(account), 0n, "the agent's account holds nothing after the revocation");
-      assert.equal(await world.tokenBalance(person), before, "what it held went back to the person");
+      const { unused } = await revokedAfterAnUnusedPayment(paying, first, { price: PRICE, balanceOf: world.tokenBalance });
 
       const next = await payX402(agent, credentialId, (await merchant(world.recipient())).required);
       assert.equal(next.header, null, "nothing is signed without the person");
