@@ -6,9 +6,14 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { getAddress, type Address, type Hex } from "viem";
-import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { FacilitatorClient } from "@x402/core/server";
-import type { PaymentPayload } from "@x402/core/types";
+import {
+  assertConcurrentPaymentsWithinTheCap,
+  assertRetryAnswersTheSamePayment,
+  paidFromTheAccount,
+  revokedAfterAnUnusedPayment,
+  settledByTheMerchant,
+} from "./agent-account-cases";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
@@ -42,50 +47,24 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
 
     const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });
 
-    async function accountOf(allowanceId: string): Promise<Address> {
-      const { db } = await import("@/lib/db");
-      return getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
-    }
-
     it("pays with no tap: the merchant answers 200, its payTo holds the amount, the agent's account nothing", async () => {
-      const { payX402 } = await import("@/lib/x402/pay");
-      const { db } = await import("@/lib/db");
-      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const paying = await anyPayee();
       const payee = world.recipient();
-      const { url, required } = await merchant(payee);
-      const before = await world.tokenBalance(person);
+      const sale = await merchant(payee);
+      const before = await world.tokenBalance(paying.person);
       await world.chain.miningEvery(2000, async () => {
-        const paid = await payX402(agent, credentialId, required);
-        assert.equal(paid.header, "PAYMENT-SIGNATURE");
-        assert.equal(paid.payee, payee);
-        assert.equal(paid.paid.amount, String(PRICE));
-        assert.equal(paid.allowance_id, allowanceId);
-        const account = await accountOf(allowanceId);
+        const expect = { payee, price: PRICE, balanceOf: world.tokenBalance };
+        const { paid, account, payload } = await paidFromTheAccount(paying, sale, expect);
         // the exact eip3009 payload @x402/evm's client builds: the authorization's fields as strings, and its signature
-        const payload = (JSON.parse(Buffer.from(paid.value!, "base64").toString("utf8")) as PaymentPayload).payload as {
-          authorization: Record<string, string>;
-          signature: Hex;
-        };
+        const { authorization } = payload as { authorization: Record<string, string>; signature: Hex };
         assert.deepEqual(Object.keys(payload), ["authorization", "signature"]);
-        assert.deepEqual(Object.keys(payload.authorization), ["from", "to", "value", "validAfter", "validBefore", "nonce"]);
-        assert.equal(payload.authorization.from, account);
-        assert.equal(payload.authorization.to, payee);
-        assert.equal(payload.authorization.value, String(PRICE));
-        assert.equal(await world.tokenBalance(account), PRICE, "funded with exactly the payment, within the allowance");
+        assert.deepEqual(Object.keys(authorization), ["from", "to", "value", "validAfter", "validBefore", "nonce"]);
+        assert.equal(authorization.from, account);
+        assert.equal(authorization.to, payee);
+        assert.equal(authorization.value, String(PRICE));
 
-        const response = await fetch(url, { headers: { [paid.header!]: paid.value! } });
-        assert.equal(response.status, 200);
-        assert.deepEqual(await response.json(), { report: "paid content" });
-        assert.equal(await world.tokenBalance(payee), PRICE);
-        assert.equal(await world.tokenBalance(account), 0n);
-        assert.equal(await world.tokenBalance(person), before - PRICE);
-
-        const settled = decodePaymentResponseHeader(response.headers.get("payment-response")!);
-        const settlement = await world.chain.client.getTransactionReceipt({ hash: settled.transaction as Hex });
-        const [spend] = await db().allowanceSpend.findMany({ where: { allowanceId } });
-        assert.equal(spend.recipient, account, "the funding's recipient is the agent's account");
-        const funding = await world.chain.client.getTransactionReceipt({ hash: spend.txHash as Hex });
-        console.log(`gas: funding ${funding.gasUsed}, settlement ${settlement.gasUsed}, together ${funding.gasUsed + settlement.gasUsed}`);
+        const gas = await settledByTheMerchant(paying, sale, paid, { ...expect, account, before }, world.chain.client);
+        console.log(`gas: funding ${gas.funding}, settlement ${gas.settlement}, together ${gas.funding + gas.settlement}`);
       });
     });
 
@@ -105,7 +84,8 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       assert.equal(shown.amount, "0.01 USDC");
       assert.equal(shown.payee, payee);
       assert.equal(shown.resource.url, url);
-      assert.equal(shown.agentAccount, await accountOf(allowanceId));
+      const { address } = await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } });
+      assert.equal(shown.agentAccount, getAddress(address));
       const listed = await paidHeadlines(agent.userId, [{ id: request.id, chainId: world.chain.chainId }], {
         [payee.toLowerCase()]: "Shop",
       });
@@ -113,49 +93,13 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     });
 
     it("a retry with the call's idempotency key answers the same payment, funded once", async () => {
-      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
-      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
-      const { systemClock } = await import("@/lib/clock");
-      const { db } = await import("@/lib/db");
-      const { agent, credentialId, allowanceId } = await anyPayee();
-      const { required } = await merchant(world.recipient());
-      const idempotency = idempotencyOf("pay_x402", { credential_id: credentialId, payment_required: required, idempotency_key: "k1" });
-      const call = () =>
-        once(
-          agent,
-          idempotency,
-          () => payX402(agent, credentialId, required, systemClock, { idempotency }),
-          (row) => earlierPayment(agent, row),
-        );
-      const first = await call();
-      const again = await call();
-      assert.ok(first.header);
-      assert.equal(again.value, first.value);
-      assert.equal(again.payment_id, first.payment_id);
-      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
+      await assertRetryAnswersTheSamePayment(await anyPayee(), await merchant(world.recipient()));
     });
 
     it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
-      const { payX402 } = await import("@/lib/x402/pay");
-      const { allowanceForAgent } = await import("@/lib/allowances/agent");
-      const { agent, credentialId, allowanceId, person } = await anyPayee();
-      const before = await world.tokenBalance(person);
+      const paying = await anyPayee();
       const sales = await Promise.all(Array.from({ length: 20 }, () => merchant(world.recipient())));
-      const outcomes = await Promise.allSettled(sales.map((sale) => payX402(agent, credentialId, sale.required)));
-      const paid = outcomes.flatMap((outcome, index) =>
-        outcome.status === "fulfilled" ? [{ paid: outcome.value, sale: sales[index] }] : [],
-      );
-      const refused = outcomes.flatMap((outcome) => (outcome.status === "rejected" ? [outcome.reason as Error & { code?: string }] : []));
-      assert.equal(paid.length, Number(CAP / PRICE), refused.map((error) => error.message).join("\n"));
-      for (const error of refused) assert.equal(error.code, "allowance_refused", error.message);
-      for (const { paid: one, sale } of paid) {
-        const response = await fetch(sale.url, { headers: { [one.header!]: one.value! } });
-        assert.equal(response.status, 200);
-      }
-      assert.equal(await world.tokenBalance(person), before - CAP, "the chain moved exactly the cap");
-      assert.equal(await world.tokenBalance(await accountOf(allowanceId)), 0n);
-      const [allowance] = (await allowanceForAgent(agent, credentialId)).allowances;
-      assert.equal(allowance.limits[0].left, "0", "the server counts the cap spent too");
+      await assertConcurrentPaymentsWithinTheCap(paying, sales, { paying: Number(CAP / PRICE), cap: CAP, balanceOf: world.tokenBalance });
     });
 
     it("above the most per payment, or in a domain not the token's, refused, nothing funded; named payees get one tap", async () => {
@@ -232,23 +176,10 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
-      const { prepareRevocation, revokeAllowances } = await import("@/lib/allowances/revocation");
-      const { signRevocation } = await import("@/lib/allowances/revocation-operation");
-      const { agent, credentialId, allowanceId, person, personKey } = await anyPayee();
-      const before = await world.tokenBalance(person);
-      // paid and never presented to the merchant: what it moved stays in the agent's account
+      const paying = await anyPayee();
+      const { agent, credentialId, allowanceId } = paying;
       const first = await merchant(world.recipient());
-      const unused = await payX402(agent, credentialId, first.required);
-      assert.ok(unused.header);
-      const account = await accountOf(allowanceId);
-      assert.equal(await world.tokenBalance(account), PRICE);
-
-      const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
-      const prepared = await prepareRevocation(userId, [allowanceId]);
-      await revokeAllowances(userId, [allowanceId], { nonce: prepared.nonce, signature: await signRevocation(personKey, prepared) });
-      assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoked");
-      assert.equal(await world.tokenBalance(account), 0n, "the agent's account holds nothing after the revocation");
-      assert.equal(await world.tokenBalance(person), before, "what it held went back to the person");
+      const { unused } = await revokedAfterAnUnusedPayment(paying, first, { price: PRICE, balanceOf: world.tokenBalance });
 
       const next = await payX402(agent, credentialId, (await merchant(world.recipient())).required);
       assert.equal(next.header, null, "nothing is signed without the person");

@@ -29,6 +29,7 @@ export type X402World = AllowanceWorld & {
   /**
    * A person holding 1 USDC who gave a new agent an allowance of `perPeriod` USDC units a day to `payees`, or with
    * `anyPayee` to anyone, each payment at most that many units; above it refused, or with `overLimit: "ask"` asked.
+   * With `token`, in that token instead (an ERC-20 the node's first account holds), the person holding `holding` of it.
    */
   agentWithAllowance: (options: AllowanceOptions) => Promise<{
     agent: AgentContext;
@@ -47,7 +48,14 @@ export type X402World = AllowanceWorld & {
   report: (payee: Address) => Promise<{ url: string; required: string }>;
 };
 
-type AllowanceOptions = { payees: Address[]; perPeriod: bigint; transactions?: number; anyPayee?: bigint; overLimit?: "ask" | "refuse" };
+type AllowanceOptions = {
+  payees: Address[];
+  perPeriod: bigint;
+  transactions?: number;
+  anyPayee?: bigint;
+  overLimit?: "ask" | "refuse";
+  token?: { address: Address; holding: bigint };
+};
 
 /** `rpcUrl`: where the app reaches the chain, when not at the node itself (startAllowanceWorld). */
 export async function startX402World(
@@ -61,9 +69,17 @@ export async function startX402World(
 
   async function agentWithAllowance(options: AllowanceOptions) {
     const person = await world.newPerson("1");
+    const asset = options.token?.address ?? token;
     await mined(
       world.chain,
-      await minter.writeContract({ address: token, abi: mintAbi, functionName: "mint", args: [person.address, 1_000_000n] }),
+      options.token
+        ? await minter.writeContract({
+            address: asset,
+            abi: erc20Abi,
+            functionName: "transfer",
+            args: [person.address, options.token.holding],
+          })
+        : await minter.writeContract({ address: token, abi: mintAbi, functionName: "mint", args: [person.address, 1_000_000n] }),
     );
     const { agent, userId, grantId, credentialId } = await agentHolding(person.address, "allowance", "Paying agent");
     const { id } = await signAllowanceFor(
@@ -74,7 +90,7 @@ export async function startX402World(
         recipients: options.payees,
         anyPayee: options.anyPayee !== undefined,
         native: undefined,
-        tokens: [{ address: token, perPeriod: options.perPeriod, perPayment: options.anyPayee }],
+        tokens: [{ address: asset, perPeriod: options.perPeriod, perPayment: options.anyPayee }],
         transactions: options.transactions ?? 20,
         overLimit: options.overLimit ?? "refuse",
       },

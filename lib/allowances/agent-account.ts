@@ -3,13 +3,14 @@
 // facilitator settles. Made on the allowance's first such payment, its key kept in the database sealed under
 // ALLOWANCE_KEY_SECRET as the delegate key is (key-secret.ts): a copy of both opens it, as it opens the delegate key.
 import { randomBytes } from "node:crypto";
-import { encodeFunctionData, erc20Abi, getAddress, parseAbi, parseSignature, toHex, type Hex } from "viem";
+import { encodeFunctionData, erc20Abi, getAddress, parseAbi, parseSignature, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { LRUCache } from "lru-cache";
 import { db } from "@/lib/db";
 import { onChain } from "@/lib/wallet/chains";
 import { nativeAccount, type ServerAccount } from "@/lib/wallet/native-signer";
 import { TRANSFER_WITH_AUTHORIZATION } from "@/lib/wallet/permits";
+import { answersEip3009, returnByPermit2 } from "./agent-account-permit2";
 import { findAllowance } from "./allowances";
 import { sealDelegateKey, unsealDelegateKey } from "./key-secret";
 import { withLease } from "./lease";
@@ -75,9 +76,9 @@ const TRANSFER_BY_AUTHORIZATION = [
 
 /**
  * What a revoked (or expired) allowance's agent account holds goes back to the person: for each of its tokens, an
- * EIP-3009 transfer of the whole balance to the person's account, signed by the agent account (it has no gas) and
- * sent by the relayer. Authorizations it signed and no facilitator settled yet fail from then on: the allowance
- * stopped. Answers the transactions sent, mined.
+ * EIP-3009 transfer of the whole balance to the person's account (a Permit2 transfer for a token without EIP-3009),
+ * signed by the agent account (it has no gas) and sent by the relayer. Authorizations it signed and no facilitator
+ * settled yet fail from then on: the allowance stopped. Answers the transactions sent, mined.
  */
 export async function returnAgentAccount(allowanceId: string): Promise<Hex[]> {
   const account = await existingAgentAccount(allowanceId);
@@ -87,7 +88,16 @@ export async function returnAgentAccount(allowanceId: string): Promise<Hex[]> {
   const tokens = [...new Set(allowance.delegations.flatMap((row) => (row.token ? [getAddress(row.token)] : [])))];
   return withLease(`agent-account:${account.address}`, async () => {
     const sent: Hex[] = [];
+    const returned = (token: Address) =>
+      db().x402Payment.updateMany({ where: { allowanceId, token, status: "authorized" }, data: { status: "returned" } });
     for (const token of tokens) {
+      // a token without EIP-3009 (paid by permit2) goes back through Permit2 (agent-account-permit2.ts)
+      if (!(await answersEip3009(allowance.chainId, token))) {
+        const hash = await returnByPermit2({ allowanceId, userId: allowance.userId, chainId: allowance.chainId }, account, token, person);
+        if (hash) sent.push(hash);
+        await returned(token);
+        continue;
+      }
       const read = <T>(call: Parameters<typeof onChain<T>>[1]) => onChain(allowance.chainId, call);
       const [balance, name, version] = await Promise.all([
         read((client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account.address] })),
@@ -117,7 +127,7 @@ export async function returnAgentAccount(allowanceId: string): Promise<Hex[]> {
       });
       const relayed = await relay(allowance.chainId, { to: token, data }, { purpose: "payment", userId: allowance.userId, allowanceId });
       await relayed.receipt();
-      await db().x402Payment.updateMany({ where: { allowanceId, token, status: "authorized" }, data: { status: "returned" } });
+      await returned(token);
       sent.push(relayed.hash);
     }
     return sent;

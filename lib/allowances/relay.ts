@@ -418,7 +418,7 @@ function notFound(error: unknown): null {
  */
 export async function relay(
   chainId: number,
-  call: { to: Address; data: Hex; gas?: bigint; kind?: string; authorizationList?: SignedAuthorizationList },
+  call: { to: Address; data: Hex; value?: bigint; gas?: bigint; kind?: string; authorizationList?: SignedAuthorizationList },
   relayFor: RelayFor,
   options: {
     recordWith?: (hash: Hex) => Query[];
@@ -441,6 +441,7 @@ export async function relay(
             from: relayer.address,
             to: call.to,
             data: call.data,
+            ...(call.value && { value: numberToHex(call.value) }),
             maxFeePerGas: numberToHex(fees.maxFeePerGas),
             maxPriorityFeePerGas: numberToHex(fees.maxPriorityFeePerGas),
           });
@@ -480,6 +481,7 @@ export async function relay(
             nonce,
             to: call.to,
             data: call.data,
+            value: call.value,
             gas,
             maxFeePerGas: fees.maxFeePerGas,
             maxPriorityFeePerGas: fees.maxPriorityFeePerGas,

@@ -6,8 +6,12 @@ import { db, queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { requiring, rowsLater, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
-/** What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held (./unblock.ts). */
-export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock";
+/**
+ * What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held
+ * (./unblock.ts); "approval": an agent account's approval of Permit2 and the gas the relayer sent it for it
+ * (./agent-account-permit2.ts), the approval's row with the account as its sender.
+ */
+export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock" | "approval";
 
 /** Whom a relayed transaction serves: a person's allowance, or nobody's in particular. */
 export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowanceId: string | null };

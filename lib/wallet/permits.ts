@@ -209,6 +209,12 @@ export function x402Permit2TypedData(payment: Permit2Payment) {
   };
 }
 
+/** Permit2's plain signature transfer (no witness), as its typed data declares it: a spender takes `permitted` once. */
+export const PERMIT_TRANSFER_FROM_TYPES = {
+  PermitTransferFrom: fields(`permitted:TokenPermissions,${TRANSFER_FROM}`),
+  TokenPermissions: fields(PERMISSIONS),
+};
+
 const same = (address: unknown, expected: Address) => typeof address === "string" && address.toLowerCase() === expected.toLowerCase();
 
 /** An x402 Permit2 payment's payee and start: a witness transfer on Permit2, spent by x402's exact proxy. */

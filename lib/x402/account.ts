@@ -4,8 +4,10 @@
 // policy, the lease, the relayer, the ledger, the receipt), so that the chain still holds the cap per period, the
 // number of payments and the expiry. Once it is mined, the agent account signs EIP-3009's TransferWithAuthorization
 // of exactly that amount to the payee, and the merchant's facilitator settles it and pays its gas. The chain pins no
-// payee here, as with any payee already: the server holds each payment to the allowance's most per payment.
-import { encodeFunctionData, erc20Abi, getAddress, parseAbi, zeroAddress, zeroHash, type Address, type Hex } from "viem";
+// payee here, as with any payee already: the server holds each payment to the allowance's most per payment. An offer
+// by permit2 (a token without EIP-3009) is paid the same way, the account signing x402's Permit2 transfer instead
+// (account-permit2.ts).
+import { encodeFunctionData, erc20Abi, getAddress, parseAbi, type Address, type Hex } from "viem";
 import { recordAudit, type CallEvent } from "@/lib/audit";
 import type { Clock } from "@/lib/clock";
 import { randomId } from "@/lib/crypto";
@@ -13,6 +15,7 @@ import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { findAllowance } from "@/lib/allowances/allowances";
 import { agentAccountOf } from "@/lib/allowances/agent-account";
+import { answersEip3009 } from "@/lib/allowances/agent-account-permit2";
 import { payFromAllowance } from "@/lib/allowances/agent";
 import { withLease } from "@/lib/allowances/lease";
 import { onChain } from "@/lib/wallet/chains";
@@ -20,26 +23,28 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import type { Idempotency } from "@/lib/wallet/idempotency";
 import { PolicyViolation } from "@/lib/wallet/policy";
 import { policyRefusal } from "@/lib/wallet/requests";
-import { paymentAnswer, paymentTerms, type AuthorizationPayload, type PaidX402 } from "./answer";
+import { paymentAnswer, paymentTerms, type PaidX402 } from "./answer";
+import { permit2NonceKey, permit2NonceUsed, readyForPermit2 } from "./account-permit2";
 import { X402NotPayableError, type Payable } from "./choose";
 import { judgeAuthorizable, toSign, type Authorizable } from "./one-tap";
 import type { Offer, PaymentRequired } from "./requirement";
 
-/** An eip3009 offer the agent account pays, with the any-payee delegation of the allowance that funds it. */
-export type AccountChoice = Extract<Authorizable, { method: "eip3009" }> & { allowanceId: string; delegationHash: string };
+/** An eip3009 or permit2 offer the agent account pays, with the any-payee delegation of the allowance that funds it. */
+export type AccountChoice = Authorizable & { allowanceId: string; delegationHash: string };
 
 /** Why `offer` cannot be paid from an agent account, or the choice it makes. */
 export function judgeForAccount(offer: Offer, configured: readonly number[], payable: readonly Payable[]): AccountChoice | string {
   const terms = judgeAuthorizable(offer, configured);
   if (typeof terms === "string") return terms;
-  if (terms.method !== "eip3009")
-    return `chain ${terms.chainId} by ${terms.method} (within an allowance Agent Wallet pays eip3009 or erc7710)`;
   const forToken = payable.filter((entry) => entry.chainId === terms.chainId && entry.token === terms.asset);
   if (!forToken.length) return `the token ${terms.asset} on chain ${terms.chainId}, which no allowance of this grant covers`;
   // Only an allowance for any payee: one naming its payees pins them on chain, which an authorization would not.
   const covering = forToken.find((entry) => entry.anyPayeeUpTo !== undefined);
   if (!covering)
-    return `chain ${terms.chainId} by eip3009, which Agent Wallet pays within an allowance for any payee only (this one names its payees)`;
+    return (
+      `chain ${terms.chainId} by ${terms.method}, which Agent Wallet pays within an allowance for any payee only ` +
+      "(this one names its payees)"
+    );
   if (terms.amount > covering.anyPayeeUpTo!)
     return (
       `a payment of ${terms.amount} base units of ${terms.asset}, above the most the allowance pays any payee at once ` +
@@ -58,18 +63,13 @@ const EIP3009 = parseAbi([
  * The token as the chain has it: EIP-3009 (it answers authorizationState) in the EIP-712 domain the offer names. A
  * wrong domain would make an authorization no facilitator can settle: refused before anything is funded.
  */
-async function checkedToken(choice: AccountChoice): Promise<void> {
+async function checkedToken(choice: Extract<AccountChoice, { method: "eip3009" }>): Promise<void> {
   const read = (functionName: "name" | "version") =>
     onChain(choice.chainId, (client) => client.readContract({ address: choice.asset, abi: EIP3009, functionName }));
   const [name, version, eip3009] = await Promise.all([
     read("name").catch(() => null),
     read("version").catch(() => null),
-    onChain(choice.chainId, (client) =>
-      client.readContract({ address: choice.asset, abi: EIP3009, functionName: "authorizationState", args: [zeroAddress, zeroHash] }),
-    ).then(
-      () => true,
-      () => false,
-    ),
+    answersEip3009(choice.chainId, choice.asset),
   ]);
   if (!eip3009)
     throw new X402NotPayableError(`The token ${choice.asset} has no EIP-3009 transfers on chain ${choice.chainId}. Nothing was paid.`);
@@ -97,15 +97,23 @@ const EXPIRY_MARGIN_MS = 60_000;
  * What the agent account holds that no unsettled authorization of it claims, each authorization asked of the chain
  * (used: settled; past its validBefore and unused: expired, its amount free again).
  */
-async function unclaimed(allowanceId: string, chainId: number, token: Address, account: Address, now: Date): Promise<bigint> {
+async function unclaimed(choice: AccountChoice, account: Address, now: Date): Promise<bigint> {
+  const { allowanceId, chainId, asset: token } = choice;
   const rows = await db().x402Payment.findMany({ where: { allowanceId, status: UNSETTLED, token } });
   const [balance, used] = await Promise.all([
     onChain(chainId, (client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account] })),
     Promise.all(
       rows.map((row) =>
-        onChain(chainId, (client) =>
-          client.readContract({ address: token, abi: EIP3009, functionName: "authorizationState", args: [account, row.leafHash as Hex] }),
-        ),
+        choice.method === "permit2"
+          ? permit2NonceUsed(chainId, account, row.leafHash as Hex)
+          : onChain(chainId, (client) =>
+              client.readContract({
+                address: token,
+                abi: EIP3009,
+                functionName: "authorizationState",
+                args: [account, row.leafHash as Hex],
+              }),
+            ),
       ),
     ),
   ]);
@@ -137,7 +145,12 @@ export async function payFromAgentAccount(
   required: PaymentRequired,
   choice: AccountChoice,
 ): Promise<PaidX402 | { toPerson: string }> {
-  const [account] = await Promise.all([agentAccountOf(choice.allowanceId), checkedToken(choice)]);
+  const opening = agentAccountOf(choice.allowanceId);
+  // a permit2 offer: Permit2 let take the token first (once), so that nothing is funded that the account cannot pay
+  const [account] = await Promise.all([
+    opening,
+    choice.method === "permit2" ? readyForPermit2(choice, opening, agent.userId) : checkedToken(choice),
+  ]);
   const transferTo = (recipient: Address) => ({
     chainId: choice.chainId,
     to: choice.asset,
@@ -167,20 +180,20 @@ export async function payFromAgentAccount(
     const allowance = await findAllowance(choice.allowanceId);
     if (allowance.status !== "active" || allowance.expiresAt <= now)
       throw new AppError("allowance_refused", "This allowance is no longer live. Nothing was signed.", 409);
-    const free = await unclaimed(allowance.id, choice.chainId, choice.asset, account.address, now);
+    const free = await unclaimed(choice, account.address, now);
     if (free < choice.amount)
       throw new AccountBusyError(`The agent's account holds ${free} base units free of its other payments: nothing was signed.`);
     const validBefore = Math.floor(now.getTime() / 1000) + choice.offer.maxTimeoutSeconds;
     const { typedData, payload } = toSign(choice, account.address, validBefore);
     const signature = await account.signTypedData(typedData as never);
-    const { authorization } = payload as AuthorizationPayload;
+    const nonce = "authorization" in payload ? payload.authorization.nonce : permit2NonceKey(payload);
     const paymentId = randomId("xp_");
     await db().x402Payment.create({
       data: {
         id: paymentId,
         allowanceId: allowance.id,
         delegationHash: choice.delegationHash,
-        leafHash: authorization.nonce,
+        leafHash: nonce,
         token: choice.asset,
         payee: choice.payee,
         amount: choice.amount.toString(),
@@ -212,7 +225,7 @@ export async function payFromAgentAccount(
       clock,
     );
     const paid = {
-      ...paymentAnswer(required, choice.offer, { authorization, signature }),
+      ...paymentAnswer(required, choice.offer, { ...payload, signature }),
       payment_id: paymentId,
       ...(await paymentTerms(required, choice, validBefore)),
       allowance_id: allowance.id,

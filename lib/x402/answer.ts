@@ -58,8 +58,8 @@ function paymentBody(
   return { header: "PAYMENT-SIGNATURE", body };
 }
 
-/** The eip3009 payload of the exact scheme, signed: as `@x402/evm`'s exact client builds it. */
-export type SignedAuthorization = AuthorizationPayload & { signature: Hex };
+/** The eip3009 or permit2 payload of the exact scheme, signed: as `@x402/evm`'s exact client builds it. */
+export type SignedAuthorization = (AuthorizationPayload | Permit2Payload) & { signature: Hex };
 
 export function paymentAnswer(required: PaymentRequired, offer: Offer, payload: DelegationPayload | SignedAuthorization): PaymentAnswer {
   const { header, body } = paymentBody(required, offer, payload);

@@ -1,0 +1,4 @@
+// x402 by permit2 at a stock merchant from the agent's account, on PostgreSQL (the suite: e2e/support/agent-account-permit2-suite.ts).
+import { agentAccountPermit2Suite } from "../support/agent-account-permit2-suite";
+
+agentAccountPermit2Suite("postgres");
