@@ -6,8 +6,11 @@ import { db, queryPastOrm, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { requiring, rowsLater, writing, type Query, type TransactionScript } from "@/lib/db/transaction-script";
 
-/** What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held (./unblock.ts). */
-export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock";
+/**
+ * What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held
+ * (./unblock.ts); "sweep": what a stopped allowance's agent account holds, sent back to the person (./agent-account.ts).
+ */
+export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock" | "sweep";
 
 /** Whom a relayed transaction serves: a person's allowance, or nobody's in particular. */
 export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowanceId: string | null };
