@@ -247,6 +247,26 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       });
     });
 
+    it("an allowance that expired with a balance in the agent's account: reconciliation sends it back", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { reconcilePayments } = await import("@/lib/allowances/reconcile");
+      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const before = await world.tokenBalance(person);
+      await world.chain.miningEvery(2000, async () => {
+        assert.ok((await payX402(agent, credentialId, (await merchant(world.recipient())).required)).header);
+        const account = await accountOf(allowanceId);
+        await reconcilePayments();
+        assert.equal(await world.tokenBalance(account), PRICE, "a live allowance's account keeps what its payments need");
+        // ended an hour ago, past the margin the chain's clock may run off ours: dead on chain, never revoked
+        await db().allowance.update({ where: { id: allowanceId }, data: { expiresAt: new Date(Date.now() - 3_600_000) } });
+        await reconcilePayments();
+        assert.equal(await world.tokenBalance(account), 0n);
+        assert.equal(await world.tokenBalance(person), before);
+        assert.match((await sweepAudited(allowanceId)).words, /^0\.01 USDC sent back to your wallet/);
+      });
+    });
+
     it("a sweep the node never got is sent again by reconciliation and lands; one never sent is sent by its next pass", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
