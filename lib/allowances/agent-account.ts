@@ -104,12 +104,15 @@ export async function returnAgentAccount(allowanceId: string, lease: { waitMs?: 
       const sent: Hex[] = [];
       for (const token of tokens) {
         const read = <T>(call: Parameters<typeof onChain<T>>[1]) => onChain(allowance.chainId, call);
-        const [balance, name, version] = await Promise.all([
-          read((client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account.address] })),
+        const balance = await read((client) =>
+          client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account.address] }),
+        );
+        // a token of the allowance the account was never funded in (one without EIP-3009, say): nothing to send back
+        if (balance === 0n) continue;
+        const [name, version] = await Promise.all([
           read((client) => client.readContract({ address: token, abi: TOKEN_DOMAIN, functionName: "name" })),
           read((client) => client.readContract({ address: token, abi: TOKEN_DOMAIN, functionName: "version" })),
         ]);
-        if (balance === 0n) continue;
         const message = {
           from: account.address,
           to: person,
