@@ -23,7 +23,9 @@ import type { ChainNode } from "@/test-chain/node";
 import { deployFramework, frameworksSetting } from "@/test-chain/delegation-framework";
 import { relayersSetting, signAllowanceFor } from "../e2e/support/allowances";
 import { keyHolder } from "../e2e/support/key-holder";
-import { deployer, deployErc20 } from "../e2e/support/contracts";
+import { deployer, deployErc20, mintFiatToken } from "../e2e/support/contracts";
+import { startEip3009Facilitator } from "../e2e/support/x402-eip3009";
+import { deployFiatToken } from "@/test-chain/fiat-token";
 import { createUser, createWatchCredential, mcp, obtainTokens, pkcePair } from "../e2e/support/oauth";
 import { db } from "@/lib/db";
 import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
@@ -117,6 +119,8 @@ type Result = {
    */
   inReads?: number;
   readCpuUs?: number;
+  /** a stock merchant's payment: the gas of its funding (a redemption the relayer sends) and of its settlement, mean */
+  gasPerPayment?: { funding: number; settlement: number };
 };
 
 /** CPU time a process has used so far, all its threads (Linux: utime + stime in /proc/<pid>/stat). */
@@ -442,8 +446,8 @@ async function agentWithAllowance(app: RunningApp, chain: LocalChain, spec: Para
     },
   });
   await db().grantCredential.update({ where: { grantId_credentialId: { grantId, credentialId } }, data: { mode: "allowance" } });
-  await signAllowanceFor(chain, person, { userId: user.id, credentialId, grantId }, spec);
-  return { credentialId, accessToken: tokens.access_token };
+  const { id: allowanceId } = await signAllowanceFor(chain, person, { userId: user.id, credentialId, grantId }, spec);
+  return { credentialId, accessToken: tokens.access_token, person: person.address, allowanceId };
 }
 
 /** An agent with an allowance of 2 ETH a day to `shop`, and its send_transaction of 0.001 ETH there. */
@@ -510,6 +514,97 @@ async function x402Payments(bench: PaymentBench): Promise<Result> {
     return { accessToken, body };
   };
   return inTurn(bench, X402_PAYMENT, agent, /"header":"PAYMENT-SIGNATURE"/);
+}
+
+const STOCK_MERCHANT = "/mcp pay_x402 at a stock merchant (eip3009, 2 s blocks)";
+/** Each waits for its funding's block: fewer than the other payments' 200 and 1,000, about 2 s each. */
+const STOCK_PAYMENTS = 30;
+const STOCK_WARM_UP = 10;
+/** Of the measured payments, the last this many are settled by the facilitator for their gas. */
+const STOCK_SETTLED = 5;
+
+/**
+ * The time from an MCP tools/call pay_x402 to its answer for a stock merchant's offer (`exact` by eip3009, Circle's
+ * USDC) within an allowance for any payee, on 2-second blocks (decision 0035): the allowance funds the agent's account
+ * with the payment (a redemption the relayer sends, waited for until mined), then that account signs EIP-3009's
+ * authorization. One after another, by one agent (its warm-up first), then the last few settled by `@x402/evm`'s own
+ * facilitator: the gas of a payment is its funding's and its settlement's.
+ */
+async function stockMerchantPayments({ app, chain, scale, headers }: PaymentBench): Promise<Result> {
+  const merchant = privateKeyToAccount(generatePrivateKey()).address;
+  const token = (await deployFiatToken(chain)).address;
+  const facilitator = await startEip3009Facilitator(chain);
+  const offer = {
+    scheme: "exact",
+    network: `eip155:${chain.chainId}`,
+    amount: "10000",
+    asset: token,
+    payTo: merchant,
+    maxTimeoutSeconds: 300,
+    extra: { name: "USD Coin", version: "2" },
+  };
+  const required = { x402Version: 2, resource: { url: "https://api.example.test/report", description: "A report" }, accepts: [offer] };
+  const { credentialId, accessToken, person, allowanceId } = await agentWithAllowance(app, chain, {
+    recipients: [],
+    anyPayee: true,
+    native: undefined,
+    tokens: [{ address: token, perPeriod: 10n ** 12n, perPayment: 10_000n }],
+    transactions: ALLOWANCE_TRANSACTIONS,
+    overLimit: "refuse",
+  });
+  await mintFiatToken(chain, token, person, 10n ** 12n);
+  const body = toolCall("pay_x402", {
+    credential_id: credentialId,
+    payment_required: Buffer.from(JSON.stringify(required)).toString("base64"),
+  });
+  const call = () => fetch(`${app.baseUrl}/mcp`, { method: "POST", headers: { ...headers, Authorization: `Bearer ${accessToken}` }, body });
+  const paid = /"header":"PAYMENT-SIGNATURE","value":"([A-Za-z0-9+/=]+)"/;
+  return chain.miningEvery(BLOCK_MS, async () => {
+    for (let index = 0; index < STOCK_WARM_UP; index++) {
+      const text = await (await call()).text();
+      if (!paid.test(text)) throw new Error(`a warm-up payment (${STOCK_MERCHANT}) was not paid: ${text.slice(0, 300)}`);
+    }
+    const latencies: number[] = [];
+    const values: string[] = [];
+    let errors = 0;
+    let peak = rssMb(app.pid);
+    const cpuBefore = cpuMs(app.pid);
+    const started = performance.now();
+    for (let index = 0; index < STOCK_PAYMENTS; index++) {
+      const sent = performance.now();
+      const text = await (await call()).text();
+      latencies.push(Math.round(performance.now() - sent));
+      const value = paid.exec(text)?.[1];
+      if (value) values.push(value);
+      else errors++;
+      peak = Math.max(peak, rssMb(app.pid));
+    }
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuMs(app.pid) - cpuBefore;
+    // one after another: the facilitator's one key sends each
+    const settlements: bigint[] = [];
+    for (const value of values.slice(-STOCK_SETTLED)) {
+      const payload = JSON.parse(Buffer.from(value, "base64").toString("utf8")) as Parameters<typeof facilitator.settle>[0];
+      const settled = await facilitator.settle(payload, offer as Parameters<typeof facilitator.settle>[1]);
+      if (!settled.success) throw new Error(`the facilitator did not settle a payment: ${settled.errorReason}`);
+      settlements.push((await chain.client.getTransactionReceipt({ hash: settled.transaction as Hex })).gasUsed);
+    }
+    const fundings = await db().allowanceSpend.findMany({ where: { allowanceId }, orderBy: { createdAt: "desc" }, take: STOCK_SETTLED });
+    const fundingGas = await Promise.all(
+      fundings.map(async (spend) => (await chain.client.getTransactionReceipt({ hash: spend.txHash as Hex })).gasUsed),
+    );
+    const mean = (gas: bigint[]) => Math.round(Number(gas.reduce((sum, one) => sum + one, 0n)) / Math.max(1, gas.length));
+    return {
+      scenario: STOCK_MERCHANT,
+      scale,
+      rps: Math.round((STOCK_PAYMENTS / seconds) * 100) / 100,
+      ...quantiles(latencies.sort((a, b) => a - b)),
+      errors,
+      cpuUsPerRequest: Math.round((cpu * 1000) / STOCK_PAYMENTS),
+      peakRssMb: Math.round(peak),
+      gasPerPayment: { funding: mean(fundingGas), settlement: mean(settlements) },
+    };
+  });
 }
 
 /** The throughput scenarios' part of a name, for `--only` (issue 55: throughput near the chain's). */
@@ -1361,6 +1456,7 @@ async function run(scale: number): Promise<Result[]> {
     const payments: PaymentBench = { app, chain, scale, headers: mcpHeaders(""), read };
     if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) results.push(await allowanceSpends(payments));
     if (!wanted || wanted.some((part) => X402_PAYMENT.includes(part))) results.push(await x402Payments(payments));
+    if (!wanted || wanted.some((part) => STOCK_MERCHANT.includes(part))) results.push(await stockMerchantPayments(payments));
     if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app, chain));
     return results;
   } finally {
@@ -1403,6 +1499,10 @@ function printed(scale: number, results: Result[]): Result[] {
         `${String(r.peakRssMb).padStart(12)}   ${ratio}`,
     );
     if (r.inReads) console.log(`  ↳ ${r.inReads} reads (a read beside it: ${r.readCpuUs} µs)`);
+    if (r.gasPerPayment) {
+      const { funding, settlement } = r.gasPerPayment;
+      console.log(`  ↳ gas a payment: funding ${funding} + settlement ${settlement} = ${funding + settlement}`);
+    }
   }
   console.log(
     `peak RSS of the server over the run: ${Math.max(...results.filter((r) => !r.scenario.startsWith("peer")).map((r) => r.peakRssMb))} MB`,

@@ -179,7 +179,7 @@ export function agentAccountPermit2Suite(database: "sqlite" | "postgres") {
       const row = await db().x402Payment.findFirstOrThrow({ where: { allowanceId } });
       assert.equal(row.status, "returned");
       const sweep = await db().relayedTransaction.findFirstOrThrow({
-        where: { allowanceId, purpose: "payment" },
+        where: { allowanceId, purpose: "sweep" },
         orderBy: { createdAt: "desc" },
       });
       assert.equal(sweep.status, "landed");

@@ -2,18 +2,20 @@
 // Framework and Circle's USDC, a resource of `@x402/express`'s own middleware and `@x402/evm`'s exact scheme settled by
 // its unmodified facilitator (eip3009), and an agent whose person signed an allowance for any payee. Each payment is
 // funded within the allowance (a redemption the chain caps) into the allowance's agent account, which signs the
-// EIP-3009 authorization. Run on SQLite (agent-account.test.ts) and PostgreSQL (agent-account-postgres.test.ts).
+// EIP-3009 authorization. The app reaches the chain through a fault proxy (fault-proxy.ts), which fails the sweep of
+// a revoked allowance's agent account in one case. Run on SQLite (agent-account.test.ts) and PostgreSQL
+// (agent-account-postgres.test.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getAddress, type Address, type Hex } from "viem";
+import { getAddress, parseTransaction, type Address, type Hex, type PrivateKeyAccount } from "viem";
 import type { FacilitatorClient } from "@x402/core/server";
 import {
   assertConcurrentPaymentsWithinTheCap,
   assertRetryAnswersTheSamePayment,
   paidFromTheAccount,
-  revokedAfterAnUnusedPayment,
   settledByTheMerchant,
 } from "./agent-account-cases";
+import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
@@ -26,14 +28,19 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
   describe(`x402 at a stock merchant from the agent's account (${database})`, { timeout: 300_000 }, () => {
     let world: X402World;
     let facilitator: FacilitatorClient;
+    let proxy: FaultProxy;
     const resources: PaidResource[] = [];
 
     before(async () => {
-      world = await startX402World(database);
+      world = await startX402World(database, async (chain) => {
+        proxy = await faultProxy(chain.rpcUrl);
+        return proxy.rpcUrl;
+      });
       facilitator = await startEip3009Facilitator(world.chain);
     });
     after(async () => {
       for (const resource of resources) await resource.close();
+      await proxy?.stop();
       await world?.stop();
     });
 
@@ -46,6 +53,34 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     }
 
     const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });
+
+    async function accountOf(allowanceId: string): Promise<Address> {
+      const { db } = await import("@/lib/db");
+      return getAddress((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).address);
+    }
+
+    /** The person presses Revoke allowance and signs its disabling: revoked once the chain shows it. */
+    async function revoke(allowanceId: string, personKey: PrivateKeyAccount) {
+      const { db } = await import("@/lib/db");
+      const { prepareRevocation, revokeAllowances } = await import("@/lib/allowances/revocation");
+      const { signRevocation } = await import("@/lib/allowances/revocation-operation");
+      const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+      const prepared = await prepareRevocation(userId, [allowanceId]);
+      await revokeAllowances(userId, [allowanceId], { nonce: prepared.nonce, signature: await signRevocation(personKey, prepared) });
+      assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "revoked");
+    }
+
+    /** The audit's sentence for the sweep of the allowance's agent account, and the transaction it names. */
+    async function sweepAudited(allowanceId: string) {
+      const { db } = await import("@/lib/db");
+      const { namesFor, summarizeEvent } = await import("@/lib/audit/describe");
+      const { parseAuditData } = await import("@/lib/audit/query");
+      const rows = await db().auditEvent.findMany({ where: { type: "agent_account.returned" } });
+      const events = rows.map((row) => ({ ...row, data: parseAuditData(row.data) })).filter((row) => row.data.allowanceId === allowanceId);
+      assert.equal(events.length, 1, "one sweep audited");
+      const names = await namesFor(events[0].userId!, events, {}, async () => ({ symbol: "USDC", decimals: 6 }));
+      return { words: summarizeEvent(events[0], names), txHash: events[0].data.txHash as Hex };
+    }
 
     it("pays with no tap: the merchant answers 200, its payTo holds the amount, the agent's account nothing", async () => {
       const paying = await anyPayee();
@@ -173,22 +208,113 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "only the allowed merchant's payment was funded");
     });
 
-    it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back", async () => {
+    it("after Revoke allowance the next payment is not paid from it, and what the agent's account held goes back, audited", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
-      const paying = await anyPayee();
-      const { agent, credentialId, allowanceId } = paying;
+      const { agent, credentialId, allowanceId, person, personKey } = await anyPayee();
+      const before = await world.tokenBalance(person);
+      // paid and never presented to the merchant: what it moved stays in the agent's account
       const first = await merchant(world.recipient());
-      const { unused } = await revokedAfterAnUnusedPayment(paying, first, { price: PRICE, balanceOf: world.tokenBalance });
+      await world.chain.miningEvery(2000, async () => {
+        const unused = await payX402(agent, credentialId, first.required);
+        assert.ok(unused.header);
+        const account = await accountOf(allowanceId);
+        assert.equal(await world.tokenBalance(account), PRICE);
 
-      const next = await payX402(agent, credentialId, (await merchant(world.recipient())).required);
-      assert.equal(next.header, null, "nothing is signed without the person");
-      assert.equal(next.allowance_id, null);
-      assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "no funding after the revocation");
-      // the authorization signed before the revocation can no longer be settled: the account holds nothing
-      const response = await fetch(first.url, { headers: { [unused.header!]: unused.value! } });
-      assert.equal(response.status, 402);
-      assert.equal(await world.tokenBalance(getAddress(unused.payee)), 0n);
+        await revoke(allowanceId, personKey);
+        assert.equal(await world.tokenBalance(account), 0n, "the agent's account holds nothing after the revocation");
+        assert.equal(await world.tokenBalance(person), before, "what it held went back to the person");
+        const { words, txHash } = await sweepAudited(allowanceId);
+        assert.equal(words, "0.01 USDC sent back to your wallet from the agent's account of an allowance that stopped");
+        const sweep = await db().relayedTransaction.findUniqueOrThrow({ where: { hash: txHash } });
+        assert.deepEqual([sweep.purpose, sweep.status], ["sweep", "landed"], "a sweep of its own in the relayer's ledger");
+        assert.ok((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).returnedAt, "nothing more to send back");
+
+        const next = await payX402(agent, credentialId, (await merchant(world.recipient())).required);
+        assert.equal(next.header, null, "nothing is signed without the person");
+        assert.equal(next.allowance_id, null);
+        assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "no funding after the revocation");
+        // the authorization signed before the revocation can no longer be settled: the account holds nothing
+        const response = await fetch(first.url, { headers: { [unused.header!]: unused.value! } });
+        assert.equal(response.status, 402);
+        assert.equal(await world.tokenBalance(getAddress(unused.payee)), 0n);
+      });
+    });
+
+    it("an allowance that expired with a balance in the agent's account: reconciliation sends it back", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { reconcilePayments } = await import("@/lib/allowances/reconcile");
+      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const before = await world.tokenBalance(person);
+      await world.chain.miningEvery(2000, async () => {
+        assert.ok((await payX402(agent, credentialId, (await merchant(world.recipient())).required)).header);
+        const account = await accountOf(allowanceId);
+        await reconcilePayments();
+        assert.equal(await world.tokenBalance(account), PRICE, "a live allowance's account keeps what its payments need");
+        // ended an hour ago, past the margin the chain's clock may run off ours: dead on chain, never revoked
+        await db().allowance.update({ where: { id: allowanceId }, data: { expiresAt: new Date(Date.now() - 3_600_000) } });
+        await reconcilePayments();
+        assert.equal(await world.tokenBalance(account), 0n);
+        assert.equal(await world.tokenBalance(person), before);
+        assert.match((await sweepAudited(allowanceId)).words, /^0\.01 USDC sent back to your wallet/);
+      });
+    });
+
+    it("a sweep the node never got is sent again by reconciliation and lands; one never sent is sent by its next pass", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { reconcilePayments } = await import("@/lib/allowances/reconcile");
+      /** The node answers 503 to a broadcast to the token (the sweep's), before it sees it. */
+      const toToken = (calls: ProxiedCall[]) =>
+        calls.some(
+          (call) =>
+            call.method === "eth_sendRawTransaction" &&
+            parseTransaction(call.params![0] as Hex).to?.toLowerCase() === world.token.toLowerCase(),
+        );
+      /** Reconciliation's passes, as the server runs them every 15 s, until the account is marked returned. */
+      const reconciledUntilReturned = async (allowanceId: string) => {
+        for (let pass = 0; pass < 10; pass += 1) {
+          await reconcilePayments();
+          if ((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).returnedAt) return;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+        assert.fail("the agent account was never returned");
+      };
+      await world.chain.miningEvery(2000, async () => {
+        // the broadcast fails: its ledger row waits, and reconciliation broadcasts the same bytes again
+        const lost = await anyPayee();
+        const before = await world.tokenBalance(lost.person);
+        assert.ok((await payX402(lost.agent, lost.credentialId, (await merchant(world.recipient())).required)).header);
+        const account = await accountOf(lost.allowanceId);
+        proxy.fault = (calls) => (toToken(calls) ? { status: 503 } : undefined);
+        await revoke(lost.allowanceId, lost.personKey);
+        proxy.fault = undefined;
+        assert.equal(await world.tokenBalance(account), PRICE, "the sweep did not reach the node");
+        const { txHash } = await sweepAudited(lost.allowanceId);
+        assert.equal((await db().relayedTransaction.findUniqueOrThrow({ where: { hash: txHash } })).status, "sent");
+        await reconciledUntilReturned(lost.allowanceId);
+        assert.equal(await world.tokenBalance(account), 0n);
+        assert.equal(await world.tokenBalance(lost.person), before, "it went back to the person");
+        assert.equal((await db().relayedTransaction.findUniqueOrThrow({ where: { hash: txHash } })).status, "landed");
+
+        // the node refuses every read of the account's balance at the revocation: no sweep is sent then, one is later
+        const unread = await anyPayee();
+        assert.ok((await payX402(unread.agent, unread.credentialId, (await merchant(world.recipient())).required)).header);
+        const unreadAccount = await accountOf(unread.allowanceId);
+        const balanceRead = `0x70a08231${unreadAccount.slice(2).toLowerCase().padStart(64, "0")}`;
+        proxy.fault = (calls) =>
+          calls.some((call) => call.method === "eth_call" && JSON.stringify(call.params).toLowerCase().includes(balanceRead))
+            ? { status: 503 }
+            : undefined;
+        await revoke(unread.allowanceId, unread.personKey);
+        proxy.fault = undefined;
+        assert.equal(await world.tokenBalance(unreadAccount), PRICE, "nothing was swept at the revocation");
+        assert.equal(await db().relayedTransaction.count({ where: { allowanceId: unread.allowanceId, purpose: "sweep" } }), 0);
+        await reconciledUntilReturned(unread.allowanceId);
+        assert.equal(await world.tokenBalance(unreadAccount), 0n, "the next pass swept it");
+        assert.match((await sweepAudited(unread.allowanceId)).words, /^0\.01 USDC sent back to your wallet/);
+      });
     });
   });
 }

@@ -19,6 +19,7 @@ import {
   zeroHash,
   type Address,
   type Hex,
+  type LocalAccount,
 } from "viem";
 import { runTransaction, unansweredAll, writeTogether } from "@/lib/db/transaction-script";
 import { ChainError, onChain } from "@/lib/wallet/chains";
@@ -117,25 +118,26 @@ const PERMIT_TRANSFER_FROM = parseAbi([
 ]);
 
 /**
- * The agent account's whole balance of `token` (one without EIP-3009) back to `person`: a Permit2 transfer the account
- * signs for the relayer that sends it, Permit2's approval made first if the account has none yet. Answers the
- * transaction, mined, or null when the account holds none.
+ * The call that sends `balance`, the agent account's whole balance of `token` (one without EIP-3009), back to `person`:
+ * a Permit2 transfer the account signs for the relayer that is to send it, Permit2's approval made first if the
+ * account has none yet.
  */
-export async function returnByPermit2(owner: AccountOwner, account: ServerAccount, token: Address, person: Address): Promise<Hex | null> {
-  const { chainId } = owner;
-  const balance = await onChain(chainId, (client) =>
-    client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account.address] }),
-  );
-  if (balance === 0n) return null;
+export async function returnByPermit2(
+  owner: AccountOwner,
+  account: ServerAccount,
+  token: Address,
+  person: Address,
+  balance: bigint,
+): Promise<{ to: Address; data: Hex; relayer: LocalAccount }> {
   await approvedForPermit2(owner, account, token, balance);
-  const relayer = relayerFor(chainId);
+  const relayer = relayerFor(owner.chainId);
   const permit = {
     permitted: { token, amount: balance },
     nonce: hexToBigInt(toHex(randomBytes(32))),
     deadline: BigInt(Math.floor(Date.now() / 1000) + 3600),
   };
   const signature = await account.signTypedData({
-    domain: { name: "Permit2", chainId, verifyingContract: PERMIT2 },
+    domain: { name: "Permit2", chainId: owner.chainId, verifyingContract: PERMIT2 },
     types: PERMIT_TRANSFER_FROM_TYPES,
     primaryType: "PermitTransferFrom",
     message: { ...permit, spender: relayer.address },
@@ -145,11 +147,5 @@ export async function returnByPermit2(owner: AccountOwner, account: ServerAccoun
     functionName: "permitTransferFrom",
     args: [permit, { to: person, requestedAmount: balance }, account.address, signature],
   });
-  const relayed = await relay(
-    chainId,
-    { to: PERMIT2, data },
-    { purpose: "payment", userId: owner.userId, allowanceId: owner.allowanceId },
-    { relayer },
-  );
-  return (await relayed.receipt()).transactionHash;
+  return { to: PERMIT2, data, relayer };
 }

@@ -12,6 +12,7 @@
 // outcome written in the ledger (what it paid, or dropped at no cost): it no longer counts as waiting, nor against
 // the person's budget at its most. A relayer's nonce that a transaction the ledger does not have holds (or a gap),
 // with the ledger's transactions waiting behind it, is taken with a no-op once two runs found it held (./unblock.ts).
+// Last, what the agent accounts of stopped allowances still hold is sent back to the person (./agent-account.ts).
 import type { Hex } from "viem";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
@@ -20,6 +21,7 @@ import { AppError } from "@/lib/http/errors";
 import { runEvery } from "@/lib/runtime/every";
 import { currentRequest, reloadRequest } from "@/lib/wallet/request-lifecycle";
 import { ChainError } from "@/lib/wallet/chains";
+import { returnStoppedAgentAccounts } from "./agent-account";
 import { withLease } from "./lease";
 import { minedRows, NonceHeldError, relayFate } from "./relay";
 import { droppedRow, type RelayPurpose } from "./relayer-ledger";
@@ -71,7 +73,8 @@ function relayerFailed(error: unknown) {
 
 /**
  * Hands the node again what it lost of the relayers' transactions, takes a relayer's nonce held by another sender's
- * (./unblock.ts), settles the spends still in flight allowance by allowance, then the requests they paid.
+ * (./unblock.ts), settles the spends still in flight allowance by allowance, then the requests they paid, then sends back
+ * what stopped allowances' agent accounts hold.
  */
 export async function reconcilePayments(): Promise<void> {
   for (const { hash, chainId, purpose } of await selectRows(RELAYED_IN_FLIGHT)) {
@@ -100,6 +103,7 @@ export async function reconcilePayments(): Promise<void> {
   for (const { id } of await selectRows(REQUESTS_RECEIVED)) {
     await currentRequest(await reloadRequest(id)).catch(logged("a payment's request"));
   }
+  await returnStoppedAgentAccounts();
 }
 
 /** Reconciles payments at once and every 15 s in this server process. */

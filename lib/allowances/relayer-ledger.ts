@@ -9,9 +9,10 @@ import { requiring, rowsLater, writing, type Query, type TransactionScript } fro
 /**
  * What a relayed transaction is for; "unblock": a no-op that takes a nonce another sender's transaction held
  * (./unblock.ts); "approval": an agent account's approval of Permit2 and the gas the relayer sent it for it
- * (./agent-account-permit2.ts), the approval's row with the account as its sender.
+ * (./agent-account-permit2.ts), the approval's row with the account as its sender; "sweep": what a stopped allowance's
+ * agent account holds, sent back to the person (./agent-account.ts).
  */
-export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock" | "approval";
+export type RelayPurpose = "authorization" | "payment" | "revocation" | "unblock" | "approval" | "sweep";
 
 /** Whom a relayed transaction serves: a person's allowance, or nobody's in particular. */
 export type RelayFor = { purpose: RelayPurpose; userId: string | null; allowanceId: string | null };

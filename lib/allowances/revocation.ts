@@ -257,7 +257,8 @@ async function markRevoked(
       credentialId: allowance.credentialId,
       data: { allowanceId: allowance.id, txHash: allowance.txHash, ...how },
     });
-    // What its agent account holds goes back to the person; one that cannot now stays there, signing nothing more.
+    // What its agent account holds goes back to the person; one that cannot now stays there, signing nothing more,
+    // until reconciliation's next pass sends it (returnStoppedAgentAccounts).
     await returnAgentAccount(allowance.id).catch((error: unknown) =>
       console.error(`allowance ${allowance.id}: its agent account's balance was not returned: ${(error as Error).message}`),
     );

@@ -43,6 +43,7 @@ export const AUDIT_EVENT_TYPES = [
   "allowance.suspended",
   "allowance.resumed",
   "allowance.revoked",
+  "agent_account.returned",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

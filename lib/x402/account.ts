@@ -118,12 +118,17 @@ async function unclaimed(choice: AccountChoice, account: Address, now: Date): Pr
     ),
   ]);
   let claimed = 0n;
+  const settled: string[] = [];
+  const expired: string[] = [];
   for (const [index, row] of rows.entries()) {
-    if (used[index]) await db().x402Payment.update({ where: { id: row.id }, data: { status: "settled" } });
-    else if (row.expiresAt.getTime() + EXPIRY_MARGIN_MS < now.getTime())
-      await db().x402Payment.update({ where: { id: row.id }, data: { status: "expired" } });
+    if (used[index]) settled.push(row.id);
+    else if (row.expiresAt.getTime() + EXPIRY_MARGIN_MS < now.getTime()) expired.push(row.id);
     else claimed += BigInt(row.amount);
   }
+  // one statement a status, on the payment's path
+  const marked = (ids: string[], status: string) =>
+    ids.length ? db().x402Payment.updateMany({ where: { id: { in: ids } }, data: { status } }) : null;
+  await Promise.all([marked(settled, "settled"), marked(expired, "expired")]);
   return balance > claimed ? balance - claimed : 0n;
 }
 

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "AgentAccount" ADD COLUMN "returnedAt" TIMESTAMP(3);
