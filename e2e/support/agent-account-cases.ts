@@ -25,7 +25,7 @@ export async function assertRetryAnswersTheSamePayment({ agent, credentialId, al
       agent,
       idempotency,
       () => payX402(agent, credentialId, required, systemClock, { idempotency }),
-      (row) => earlierPayment(agent, row),
+      (row) => earlierPayment(agent, row, (funded) => payX402(agent, credentialId, required, systemClock, { idempotency, funded })),
     );
   const first = await call();
   const again = await call();

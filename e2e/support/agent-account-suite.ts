@@ -131,6 +131,64 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       await assertRetryAnswersTheSamePayment(await anyPayee(), await merchant(world.recipient()));
     });
 
+    it("a funding not mined within the minute: busy, nothing signed; once it lands a retry with the key signs from it", async () => {
+      const { earlierPayment, payX402 } = await import("@/lib/x402/pay");
+      const { idempotencyOf, once } = await import("@/lib/wallet/idempotency");
+      const { reconcilePayments } = await import("@/lib/allowances/reconcile");
+      const { systemClock } = await import("@/lib/clock");
+      const { db } = await import("@/lib/db");
+      const paying = await anyPayee();
+      const { agent, credentialId, allowanceId, person } = paying;
+      const payee = world.recipient();
+      const sale = await merchant(payee);
+      const before = await world.tokenBalance(person);
+      const idempotency = idempotencyOf("pay_x402", {
+        credential_id: credentialId,
+        payment_required: sale.required,
+        idempotency_key: "held",
+      });
+      // as the server composes a keyed pay_x402 (lib/mcp/server.ts)
+      const call = () =>
+        once(
+          agent,
+          idempotency,
+          () => payX402(agent, credentialId, sale.required, systemClock, { idempotency }),
+          (row) =>
+            earlierPayment(agent, row, (funded) => payX402(agent, credentialId, sale.required, systemClock, { idempotency, funded })),
+        );
+      const busy = (error: unknown) => {
+        assert.equal((error as { code?: string }).code, "allowance_busy", String(error));
+        return true;
+      };
+      await world.chain.holdingBlocks(async () => {
+        await assert.rejects(call(), (error: unknown) => {
+          busy(error);
+          assert.match((error as Error).message, /is not mined yet, so nothing was signed/);
+          return true;
+        });
+        // a retry while it still waits: not paid yet, and nothing funded again
+        await assert.rejects(call(), busy);
+      });
+      assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 0, "nothing was signed");
+      await world.chain.miningEvery(2000, async () => {
+        // the funding lands; reconciliation records it, as the server's pass every 15 s does
+        const account = await accountOf(allowanceId);
+        for (let pass = 0; pass < 10 && (await world.tokenBalance(account)) !== PRICE; pass++)
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        await reconcilePayments();
+        const [retried, again] = await Promise.all([call(), call()]);
+        assert.ok(retried.header, "the retry signs from what the funding moved");
+        assert.equal(again.payment_id, retried.payment_id, "two retries at once answer one payment");
+        assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 1, "funded once");
+        assert.equal(await db().x402Payment.count({ where: { allowanceId } }), 1, "signed once");
+        const response = await fetch(sale.url, { headers: { [retried.header!]: retried.value! } });
+        assert.equal(response.status, 200);
+        assert.equal(await world.tokenBalance(payee), PRICE);
+        assert.equal(await world.tokenBalance(account), 0n);
+        assert.equal(await world.tokenBalance(person), before - PRICE);
+      });
+    });
+
     it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
       const paying = await anyPayee();
       const sales = await Promise.all(Array.from({ length: 20 }, () => merchant(world.recipient())));

@@ -166,7 +166,10 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   tool("pay_x402", (input, _ctx, call) =>
     call.once(
       () => payX402(agent, input.credential_id, input.payment_required, systemClock, call),
-      (row) => earlierPayment(agent, row),
+      (row) =>
+        earlierPayment(agent, row, (funded) =>
+          payX402(agent, input.credential_id, input.payment_required, systemClock, { ...call, funded }),
+        ),
     ),
   );
   server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));

@@ -23,6 +23,8 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import type { Idempotency } from "@/lib/wallet/idempotency";
 import { PolicyViolation } from "@/lib/wallet/policy";
 import { policyRefusal } from "@/lib/wallet/requests";
+import { payloadOf } from "@/lib/wallet/request-payload";
+import type { RequestRow } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaidX402 } from "./answer";
 import { permit2NonceKey, permit2NonceUsed, readyForPermit2 } from "./account-permit2";
 import { X402NotPayableError, type Payable } from "./choose";
@@ -139,14 +141,42 @@ type AccountPayer = {
   called?: CallEvent;
   /** stored with the funding's request, and the payment's answer with it once signed, for a retry (earlierPayment) */
   idempotency?: Idempotency;
+  /**
+   * A retry's: the first call's funding, mined, which that call gave up waiting for before it signed: signed now from
+   * what it moved, never funded again.
+   */
+  funded?: RequestRow;
 };
+
+/** The transfer within the allowance of `choice`'s amount to `recipient`. */
+function transferOf(choice: AccountChoice, recipient: Address) {
+  return {
+    chainId: choice.chainId,
+    to: choice.asset,
+    value: "0",
+    data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [recipient, choice.amount] }),
+  };
+}
+
+/** The first call's funding as a retry finds it: refused unless it moved exactly this payment to this account. */
+function fundedEarlier(row: RequestRow, expected: ReturnType<typeof transferOf>) {
+  const payload = payloadOf(row);
+  const moved = payload.kind === "send_transaction" ? payload.transaction : null;
+  if (
+    moved?.chainId !== expected.chainId ||
+    moved.to.toLowerCase() !== expected.to.toLowerCase() ||
+    moved.data.toLowerCase() !== expected.data.toLowerCase()
+  )
+    throw new AccountBusyError("The first call with this idempotency key funded another payment: nothing was signed.");
+  return { request_id: row.id, tx_hash: row.txHash, status: row.status };
+}
 
 /**
  * Pays `choice` from the allowance's agent account: funded within the allowance, then signed. `{ toPerson }` when the
  * allowance sends the funding to the person instead (the person chose `ask`, or it stopped): nothing was funded then.
  */
 export async function payFromAgentAccount(
-  { agent, credential, clock, called, idempotency }: AccountPayer,
+  { agent, credential, clock, called, idempotency, funded }: AccountPayer,
   required: PaymentRequired,
   choice: AccountChoice,
 ): Promise<PaidX402 | { toPerson: string }> {
@@ -156,30 +186,32 @@ export async function payFromAgentAccount(
     opening,
     choice.method === "permit2" ? readyForPermit2(choice, opening, agent.userId) : checkedToken(choice),
   ]);
-  const transferTo = (recipient: Address) => ({
-    chainId: choice.chainId,
-    to: choice.asset,
-    value: "0",
-    data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [recipient, choice.amount] }),
-  });
   // the spending policy judges the payment the funding is for: its allowed recipients are merchants, never the account
-  const funding = await payFromAllowance(agent, credential.id, transferTo(account.address), clock, {
-    called,
-    idempotency,
-    judgedAs: transferTo(choice.payee),
-  }).catch(async (error: unknown) => {
-    // the spending policy's refusal, in the person's units and audited, as any payment's
-    if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
-    throw error;
-  });
+  const funding = funded
+    ? fundedEarlier(funded, transferOf(choice, account.address))
+    : await payFromAllowance(agent, credential.id, transferOf(choice, account.address), clock, {
+        called,
+        idempotency,
+        judgedAs: transferOf(choice, choice.payee),
+      }).catch(async (error: unknown) => {
+        // the spending policy's refusal, in the person's units and audited, as any payment's
+        if (error instanceof PolicyViolation) throw await policyRefusal(agent, credential, "x402", error, clock);
+        throw error;
+      });
   // the funding's own words for the person, without its sentence on who pays: pay_x402 adds its own
   if ("toPerson" in funding) return { toPerson: funding.toPerson.replace(/ It waits for your approval;.*$/, "") };
   if (funding.status !== "completed")
     throw new AccountBusyError(
-      `This payment's funding (transaction ${funding.tx_hash}) is not mined yet, so nothing was signed; what it moved stays ` +
-        "in the agent's account until the allowance is revoked, which sends it back to the person.",
+      `This payment's funding (transaction ${funding.tx_hash}) is not mined yet, so nothing was signed. Once it is, a retry ` +
+        "with this call's idempotency_key pays from what it moved; without a key what it moved stays in the agent's account " +
+        "until the allowance stops, which sends it back to the person.",
     );
   return withLease(`agent-account:${account.address}`, async () => {
+    // two retries of a funded payment at once: the one that signed first answers both
+    if (funded) {
+      const { toolAnswer } = await db().agentRequest.findUniqueOrThrow({ where: { id: funded.id }, select: { toolAnswer: true } });
+      if (toolAnswer) return JSON.parse(toolAnswer) as PaidX402;
+    }
     const now = clock();
     // A revocation committed since the funding: the account signs nothing more (what it holds goes back, revocation.ts).
     const allowance = await findAllowance(choice.allowanceId);

@@ -26,7 +26,7 @@ import type { AgentCall, Idempotency } from "@/lib/wallet/idempotency";
 import { createWithinPolicy, PolicyViolation } from "@/lib/wallet/policy";
 import { getRequest, policyRefusal } from "@/lib/wallet/requests";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
-import { GrantRevokedError, RequestError, type RequestRow } from "@/lib/wallet/request-lifecycle";
+import { currentRequest, GrantRevokedError, RequestError, type RequestRow } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaidX402 } from "./answer";
 import { cheapest, judgeOffer, payeesOf, X402NotPayableError, type Choice, type Payable } from "./choose";
 import { judgeForAccount, payFromAgentAccount, type AccountChoice } from "./account";
@@ -342,7 +342,7 @@ export async function payX402(
   credentialId: string,
   given: unknown,
   clock: Clock = systemClock,
-  { called, idempotency }: AgentCall = {},
+  { called, idempotency, funded }: AgentCall & { funded?: RequestRow } = {},
 ): Promise<PaidX402 | ToolOutput<"pay_x402">> {
   const entry = grantedForPayments(agent, credentialId);
   const required = await readableAssets(
@@ -350,7 +350,7 @@ export async function payX402(
     config().chains.map((chain) => chain.id),
   );
   if (entry.mode !== "allowance") return payWithOneTap(agent, credentialId, required, clock, undefined, idempotency);
-  const payer = { agent, credential: { id: credentialId, name: entry.name }, clock, called, idempotency };
+  const payer = { agent, credential: { id: credentialId, name: entry.name }, clock, called, idempotency, funded };
   return withinAllowance(payer, required, await liveAllowances(agent.grantId, credentialId, clock()));
 }
 
@@ -414,10 +414,24 @@ async function withinAllowance(
  * What a retry of pay_x402 with the first call's idempotency key answers: that call's answer, the same payment; for a
  * payment the person approves, with its header and value once they approved it (as get_request answers them).
  */
-export async function earlierPayment(agent: AgentContext, row: RequestRow): Promise<ToolOutput<"pay_x402">> {
-  // a payment from the agent's account whose first call has not signed it yet (account.ts): its funding holds the key
-  if (row.toolAnswer === null && row.kind === "send_transaction")
+export async function earlierPayment(
+  agent: AgentContext,
+  row: RequestRow,
+  signFunded: (funded: RequestRow) => Promise<ToolOutput<"pay_x402">>,
+): Promise<ToolOutput<"pay_x402">> {
+  // a payment from the agent's account whose first call has not signed it (account.ts): its funding holds the key.
+  // Mined since, this retry signs it from what the funding moved; still on its way, it is not paid yet.
+  if (row.toolAnswer === null && row.kind === "send_transaction") {
+    const funding = await currentRequest(row);
+    if (funding.status === "completed") return signFunded(funding);
+    if (funding.status === "failed")
+      throw new AppError(
+        "payment_failed",
+        "The first call with this idempotency key failed: nothing was paid. Give a new call a new key.",
+        409,
+      );
     throw new AppError("allowance_busy", "The first call with this idempotency key is still paying; try again shortly.", 409);
+  }
   if (row.toolAnswer === null) throw new Error(`Request ${row.id} holds no pay_x402 answer`);
   const answer = JSON.parse(row.toolAnswer) as ToolOutput<"pay_x402">;
   if (answer.header !== null) return answer;
