@@ -79,7 +79,8 @@ async function serveMcp(request: Request, pastTheSdk: boolean): Promise<Response
         headers: { ...PUBLIC_CORS, "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
       });
     }
-    const challenged = error instanceof InvalidTokenError || error instanceof InvalidDpopProofError || error instanceof InsufficientScopeError;
+    const challenged =
+      error instanceof InvalidTokenError || error instanceof InvalidDpopProofError || error instanceof InsufficientScopeError;
     return oauthErrorResponse(error, challenged ? { "WWW-Authenticate": challenge(error) } : {});
   }
   if (request.method !== "POST") {

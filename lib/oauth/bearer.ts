@@ -118,7 +118,8 @@ export async function resolveBearer(
 async function resolveAccessToken(token: string, clock: Clock): Promise<AgentContext> {
   const claims = await verifyAccessToken(token, clock);
   // RFC 9449 §7.1: as a bearer, a bound token is worth nothing to whoever copied it.
-  if (claims.jkt) throw new InvalidTokenError("The access token is bound to a DPoP key: send it as Authorization: DPoP with a proof", true, "DPoP");
+  if (claims.jkt)
+    throw new InvalidTokenError("The access token is bound to a DPoP key: send it as Authorization: DPoP with a proof", true, "DPoP");
   return grantOf(claims, clock);
 }
 
@@ -135,7 +136,8 @@ async function resolveDpopToken(token: string, dpop: PresentedProof, clock: Cloc
     const proof = singleProof(dpop.proof, 401);
     if (proof === null) throw new InvalidDpopProofError("A DPoP-bound access token needs a DPoP proof header", 401);
     const checked = await checkDpopProof(proof, { htm: dpop.method, htu: config().mcpResource, accessToken: token, status: 401 }, clock);
-    if (checked.jkt !== claims.jkt) throw new InvalidDpopProofError("The DPoP proof is signed by another key than the token is bound to", 401);
+    if (checked.jkt !== claims.jkt)
+      throw new InvalidDpopProofError("The DPoP proof is signed by another key than the token is bound to", 401);
     await spendDpopProof(checked, 401);
     return await grantOf(claims, clock);
   } catch (error) {

@@ -41,7 +41,8 @@ export function singleProof(header: string | null, status: 400 | 401 = 400): str
   if (header === null) return null;
   const proof = header.trim();
   if (!proof || proof.includes(",")) throw new InvalidDpopProofError("Send exactly one DPoP header", status);
-  if (proof.length > MAX_PROOF_LENGTH) throw new InvalidDpopProofError(`A DPoP proof may be at most ${MAX_PROOF_LENGTH} characters`, status);
+  if (proof.length > MAX_PROOF_LENGTH)
+    throw new InvalidDpopProofError(`A DPoP proof may be at most ${MAX_PROOF_LENGTH} characters`, status);
   return proof;
 }
 
