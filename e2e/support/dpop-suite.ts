@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { AgentWalletClient, dpopProof, dpopSigner, generateDpopJwk, type DpopSigner } from "agent-wallet/sdk";
 import { startApp, type RunningApp } from "./app";
-import { approvedCode, exchangeCode, expectOAuthError, INITIALIZE_PARAMS, obtainTokens, refreshTokens, token } from "./oauth";
+import { approvedCode, expectOAuthError, INITIALIZE_PARAMS, obtainTokens, refreshTokens, token } from "./oauth";
 import { cliEnv, DEVICE_PROMPT, runCli, startCli, waitForOutput } from "./cli";
 import { db } from "@/lib/db";
 import { approveAuthorizationRequest } from "@/lib/oauth/consent";
@@ -93,7 +93,8 @@ export function dpopSuite(database: "sqlite" | "postgres") {
       assert.match(
         challenge,
         new RegExp(
-          `^Bearer resource_metadata="${app.baseUrl}/.well-known/oauth-protected-resource", scope="mcp offline_access", DPoP error="${error}", `,
+          `^Bearer resource_metadata="${app.baseUrl}/.well-known/oauth-protected-resource", scope="mcp offline_access", ` +
+            `DPoP error="${error}", `,
         ),
       );
       assert.match(challenge, /algs="ES256 EdDSA RS256"$/);
@@ -137,7 +138,7 @@ export function dpopSuite(database: "sqlite" | "postgres") {
       await mcp.close();
     });
 
-    it("refuses a bound token as Bearer, without a proof, with another key's proof, a wrong ath, htm or htu, or a stale iat: changing nothing", async () => {
+    it("refuses a bound token as Bearer, unproved, by another key, with a wrong ath, htm, htu, a stale iat: no change", async () => {
       const signer = await newSigner();
       const { tokens } = await boundTokens(signer);
       const bound = tokens.access_token;
@@ -195,7 +196,7 @@ export function dpopSuite(database: "sqlite" | "postgres") {
         await expectDpopRefusal(answer, "invalid_dpop_proof", /already used/);
     });
 
-    it("the token endpoint refuses alg none, a private key in the jwk, a replayed proof and one for another URL, spending nothing", async () => {
+    it("the token endpoint refuses alg none, a private jwk, a replayed proof, one for another URL: spending nothing", async () => {
       const signer = await newSigner();
       const approved = await approvedCode(app);
       const form = {

@@ -71,7 +71,8 @@ describe("checkDpopProof", () => {
 
   it("refuses alg none, a MAC, a private key in the jwk, another typ, no jwk, and a signature by another key", async () => {
     const { jwk } = await handMade();
-    const unsigned = `${b64({ alg: "none", typ: "dpop+jwt", jwk })}.${b64({ jti: "j", htm: "POST", htu: HTU, iat: Math.floor(Date.now() / 1000) })}.`;
+    const claims = { jti: "j", htm: "POST", htu: HTU, iat: Math.floor(Date.now() / 1000) };
+    const unsigned = `${b64({ alg: "none", typ: "dpop+jwt", jwk })}.${b64(claims)}.`;
     assert.match(await refusal(unsigned), /alg must be one of ES256, EdDSA, RS256/);
     const mac = `${b64({ alg: "HS256", typ: "dpop+jwt", jwk: { kty: "oct", k: "c2VjcmV0" } })}.${b64({ jti: "j" })}.c2ln`;
     assert.match(await refusal(mac), /alg must be/);

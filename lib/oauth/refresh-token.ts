@@ -32,7 +32,8 @@ export function* mintRefreshToken(input: {
   const token = randomSecret(32);
   const { grantId, clientId, scope, now, jkt } = input;
   yield* unanswered(
-    `INSERT INTO "RefreshToken" ("tokenHash", "grantId", "clientId", "scope", "createdAt", "expiresAt", "jkt") VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO "RefreshToken" ("tokenHash", "grantId", "clientId", "scope", "createdAt", "expiresAt", "jkt")
+      VALUES (?, ?, ?, ?, ?, ?, ?)`,
     sha256Hex(token),
     grantId,
     clientId,
