@@ -1,6 +1,7 @@
 // RFC 9449 DPoP proofs, checked as §4.3 lists, without the database: the single use of each proof's jti is
 // lib/oauth/dpop-replay.ts. The allowed algorithms are asymmetric only: a proof shows possession of a private key.
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, jwtVerify, type JWK } from "jose";
+import { calculateJwkThumbprint, decodeProtectedHeader, importJWK, jwtVerify, type CryptoKey, type JWK } from "jose";
+import { LRUCache } from "lru-cache";
 import { sha256Base64Url } from "@/lib/crypto";
 import type { Clock } from "@/lib/clock";
 import { InvalidDpopProofError } from "./errors";
@@ -17,6 +18,31 @@ const MAX_PROOF_LENGTH = 4096;
 const MAX_JTI_LENGTH = 256;
 /** The members of a JWK that only a private (or symmetric) key has. */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"];
+
+/**
+ * Each proof's key, imported once with its thumbprint, by its algorithm and JWK as the header carries them: a client
+ * sends the same key with every call, and importing it (jose's EmbeddedJWK does on every verification) and hashing
+ * it cost as much as the verification itself on /mcp's path (docs/performance.md). Only what the JWK alone decides
+ * is kept; every proof's signature and claims are checked each time. The least recently used of 5,000 makes room.
+ */
+const keys = new LRUCache<string, Promise<{ key: CryptoKey; jkt: string } | null>>({ max: 5_000 });
+
+function importedKey(alg: string, jwk: JWK): Promise<{ key: CryptoKey; jkt: string } | null> {
+  const id = `${alg} ${JSON.stringify(jwk)}`;
+  let imported = keys.get(id);
+  if (!imported) {
+    // RFC 7517 §4.2, §4.4 as jose's EmbeddedJWK checks them: a key meant for something else, or another alg, is no key here.
+    const usable = (jwk.use === undefined || jwk.use === "sig") && (jwk.alg === undefined || jwk.alg === alg);
+    imported = usable
+      ? Promise.all([importJWK(jwk, alg), calculateJwkThumbprint(jwk, "sha256")]).then(
+          ([key, jkt]) => (key instanceof Uint8Array || key.type !== "public" ? null : { key, jkt }),
+          () => null,
+        )
+      : Promise.resolve(null);
+    keys.set(id, imported);
+  }
+  return imported;
+}
 
 /** An accepted proof: the key's RFC 7638 thumbprint, and what makes it single-use. */
 export type CheckedProof = { jkt: string; jti: string; iat: number };
@@ -65,9 +91,11 @@ export async function checkDpopProof(proof: string, target: ProofTarget, clock: 
   const jwk = header.jwk as JWK | undefined;
   if (!jwk || typeof jwk !== "object") throw refuse("The DPoP proof's header carries no jwk");
   if (PRIVATE_MEMBERS.some((member) => member in jwk)) throw refuse("The DPoP proof's jwk must be a public key, without its private part");
+  const imported = await importedKey(header.alg as string, jwk);
+  if (!imported) throw refuse(`The DPoP proof's jwk is not a public ${header.alg as string} signing key`);
   let payload;
   try {
-    ({ payload } = await jwtVerify(proof, EmbeddedJWK, { typ: PROOF_TYPE, algorithms: [...DPOP_ALGORITHMS] }));
+    ({ payload } = await jwtVerify(proof, imported.key, { typ: PROOF_TYPE, algorithms: [...DPOP_ALGORITHMS] }));
   } catch {
     throw refuse("The DPoP proof's signature does not verify with its jwk");
   }
@@ -80,5 +108,5 @@ export async function checkDpopProof(proof: string, target: ProofTarget, clock: 
     throw refuse(`The DPoP proof's iat must be within ${DPOP_PROOF_MAX_AGE_SECONDS} seconds of now`);
   if (target.accessToken !== undefined && ath !== sha256Base64Url(target.accessToken))
     throw refuse("The DPoP proof's ath is not the hash of the access token");
-  return { jkt: await calculateJwkThumbprint(jwk, "sha256"), jti, iat };
+  return { jkt: imported.jkt, jti, iat };
 }
