@@ -1,6 +1,7 @@
 // RFC 9449 DPoP proofs, made with WebCrypto so this runs in Node and browsers: a client holding a key sends one
 // proof with each token request and each /mcp call, and its tokens are worth nothing to whoever copies them
 // without the key.
+import { base64url } from "./base64url";
 
 /** A key to prove possession of: a WebCrypto key pair (ECDSA P-256, Ed25519 or RSASSA-PKCS1-v1_5 SHA-256), or a private JWK. */
 export type DpopKey = CryptoKeyPair | JsonWebKey;
@@ -10,12 +11,6 @@ export type DpopSigner = { privateKey: CryptoKey; alg: "ES256" | "EdDSA" | "RS25
 
 /** The members of a JWK that only its private part has. */
 const PRIVATE_MEMBERS = ["d", "p", "q", "dp", "dq", "qi", "oth", "k"] as const;
-
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
 
 const utf8 = (text: string) => new TextEncoder().encode(text);
 const base64urlJson = (value: object) => base64url(utf8(JSON.stringify(value)));

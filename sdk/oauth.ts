@@ -3,6 +3,7 @@
 // PKCE S256, state and resource (RFC 8707), the code exchange and the refresh.
 // Only the public surface and the standard well-known locations are used; every
 // endpoint comes from metadata. WebCrypto only, so this runs in Node and browsers.
+import { base64url } from "./base64url";
 import { dpopProof, dpopSigner, type DpopKey, type DpopSigner } from "./dpop";
 import { AuthenticationError, NetworkError, OAuthError, ServerError } from "./errors";
 
@@ -241,12 +242,6 @@ export async function register(
   if (!isObject(body) || typeof body.client_id !== "string")
     throw new ServerError("the registration response has no client_id", response.status);
   return body as RegisteredClient;
-}
-
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** A PKCE code verifier (RFC 7636 §4.1): 32 random bytes, base64url, 43 characters. */
