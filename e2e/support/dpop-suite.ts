@@ -12,9 +12,11 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { AgentWalletClient, dpopProof, dpopSigner, generateDpopJwk, type DpopSigner } from "agent-wallet/sdk";
 import { startApp, type RunningApp } from "./app";
-import { approvedCode, expectOAuthError, INITIALIZE_PARAMS, obtainTokens, refreshTokens, token } from "./oauth";
+import { approvedCode, createUser, expectOAuthError, INITIALIZE_PARAMS, obtainTokens, refreshTokens, token } from "./oauth";
 import { cliEnv, DEVICE_PROMPT, runCli, startCli, waitForOutput } from "./cli";
 import { db } from "@/lib/db";
+import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
+import { API_KEY_PREFIX } from "@/contract";
 import { approveAuthorizationRequest } from "@/lib/oauth/consent";
 import { findDeviceRequest } from "@/lib/oauth/device-authorization";
 
@@ -282,6 +284,23 @@ export function dpopSuite(database: "sqlite" | "postgres") {
       assert.equal(((await refreshed.json()) as Tokens).token_type, "Bearer");
       // Untouched too: a token request without any DPoP header reads as before.
       await expectOAuthError(await token(app, { grant_type: "authorization_code", client_id: client.client_id }), 400, "invalid_request");
+    });
+
+    it("a personal svc_live_ key stays a bearer key: as Bearer it works, with the DPoP scheme it is refused", async () => {
+      const user = await createUser();
+      const key = `${API_KEY_PREFIX}${randomSecret()}`;
+      const clientId = randomId("c_");
+      await db().client.create({
+        data: { id: clientId, kind: "api_key", name: "Key", userId: user.id, keyHash: sha256Hex(key), keyHint: "x" },
+      });
+      await db().grant.create({ data: { id: randomId("g_"), userId: user.id, clientId, scope: "mcp", createdAt: new Date() } });
+      assert.equal((await mcpCall(app, `Bearer ${key}`)).status, 200);
+      const signer = await newSigner();
+      await expectDpopRefusal(
+        await mcpCall(app, `DPoP ${key}`, await dpopProof(signer, "POST", mcpUrl, key)),
+        "invalid_token",
+        /Bearer scheme/,
+      );
     });
 
     it("the CLI makes a key at login, keeps it with its tokens in a file of mode 0600, and calls with DPoP", async () => {
