@@ -377,7 +377,8 @@ export class AgentWalletClient {
     const mcpUrl = await this.resolveMcpUrl(options.signal);
     for (let attempt = 0; ; attempt++) {
       const bearer = await this.bearer(options.signal);
-      const signer = await this.dpop;
+      // A proof goes with a token the server bound (token_type DPoP); a bearer token it answered stays a bearer.
+      const signer = this.tokenSet?.tokenType.toLowerCase() === "dpop" ? await this.dpop : undefined;
       const headers: Record<string, string> = {
         Authorization: `${signer ? "DPoP" : "Bearer"} ${bearer}`,
         "Content-Type": "application/json",
