@@ -65,7 +65,7 @@ export const COMMANDS = [
       "at it too). Sign in there, on any device, and approve with your passkey: the terminal goes on by itself. The\n" +
       'CLI registers once per service as "Agent Wallet CLI" and reuses that registration. The tokens are stored in\n' +
       "your config folder ($AGENT_WALLET_CONFIG_DIR, else $XDG_CONFIG_HOME/agent-wallet, else ~/.config/agent-wallet),\n" +
-      "readable only by you (mode 0600).",
+      "readable only by you (mode 0600), with the key made at login that they are bound to (DPoP).",
     options: {
       "no-browser": { type: "boolean", description: "Do not open a browser; only show the code, the address and the QR code" },
     },

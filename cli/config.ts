@@ -1,4 +1,4 @@
-// The stored session: {baseUrl, clientId, tokens} in the user's config folder (and the CLI's registration per
+// The stored session: {baseUrl, clientId, tokens, dpopKey} in the user's config folder (and the CLI's registration per
 // service in clients.json),
 // the folder mode 0700 and the file 0600, written atomically. A lock file
 // serialises refreshes between CLI processes sharing the session: a refresh
@@ -17,6 +17,11 @@ export type StoredSession = {
   resource?: string;
   tokenEndpoint?: string;
   tokens: TokenSet;
+  /**
+   * The ES256 private key (a JWK) made at login, which the tokens are bound to (RFC 9449 DPoP): kept with them, in
+   * this file of mode 0600. Absent in a session stored before DPoP: its tokens are bearer tokens.
+   */
+  dpopKey?: JsonWebKey;
   savedAt: string;
 };
 

@@ -7,6 +7,8 @@ import QRCode from "qrcode";
 import {
   DEVICE_CODE_GRANT_TYPE,
   discover,
+  dpopSigner,
+  generateDpopJwk,
   OAuthError,
   pollDeviceToken,
   register,
@@ -104,10 +106,12 @@ export async function login(options: LoginOptions): Promise<StoredSession> {
   options.say(await terminalQr(link));
   if (options.openBrowser && openBrowser(link)) options.say("(Opening your browser…)");
   options.waiting.start(`Waiting for your approval (code ${authorization.user_code})`);
+  // A key of this login's own, which the tokens are bound to: a copy of the tokens alone calls nothing.
+  const dpopKey = await generateDpopJwk();
   let tokens;
   try {
     tokens = await pollDeviceToken(
-      { tokenEndpoint: discovery.tokenEndpoint, clientId, authorization, resource: discovery.resource },
+      { tokenEndpoint: discovery.tokenEndpoint, clientId, authorization, resource: discovery.resource, dpopKey: await dpopSigner(dpopKey) },
       { signal: options.signal },
     );
   } finally {
@@ -119,6 +123,7 @@ export async function login(options: LoginOptions): Promise<StoredSession> {
     resource: discovery.resource,
     tokenEndpoint: discovery.tokenEndpoint,
     tokens,
+    dpopKey,
     savedAt: new Date().toISOString(),
   };
   saveSession(session, options.env);

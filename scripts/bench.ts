@@ -8,6 +8,7 @@
 //   BENCH_PROFILE=<folder> also writes a V8 CPU profile of the app's server when it stops.
 //   BENCH_NODE_ARGS="<flags>" adds Node flags to the app's server (a V8 setting to try, a monitor to --import).
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { generateKeyPairSync, sign } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -28,7 +29,7 @@ import { startEip3009Facilitator } from "../e2e/support/x402-eip3009";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { createUser, createWatchCredential, mcp, obtainTokens, pkcePair } from "../e2e/support/oauth";
 import { db } from "@/lib/db";
-import { randomId, randomSecret, sha256Hex } from "@/lib/crypto";
+import { randomId, randomSecret, sha256Base64Url, sha256Hex } from "@/lib/crypto";
 import { performance } from "node:perf_hooks";
 import { recordAudit } from "@/lib/audit";
 import { API_KEY_PREFIX } from "@/contract";
@@ -95,6 +96,21 @@ type Scenario = {
  */
 const TIMING_FILE = path.join(os.tmpdir(), `agent-wallet-bench-${process.pid}.log`);
 const TIMING_IMPORT = ["--import", path.resolve("scripts/bench-request-timing.mjs")];
+
+/**
+ * DPoP proofs (RFC 9449) of an ES256 key of the bench's own, signed with node:crypto: synchronously, as autocannon's
+ * setupRequest must make each request's new proof.
+ */
+function dpopProofs() {
+  const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const base64url = (value: object) => Buffer.from(JSON.stringify(value)).toString("base64url");
+  const header = base64url({ typ: "dpop+jwt", alg: "ES256", jwk: publicKey.export({ format: "jwk" }) });
+  return (htu: string, accessToken?: string) => {
+    const ath = accessToken === undefined ? {} : { ath: sha256Base64Url(accessToken) };
+    const input = `${header}.${base64url({ jti: randomId(), htm: "POST", htu, iat: Math.floor(Date.now() / 1000), ...ath })}`;
+    return `${input}.${sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")}`;
+  };
+}
 
 /** A refresh token and its client: one rotation chain. */
 type RefreshChain = { clientId: string; token: string };
@@ -1261,6 +1277,22 @@ async function run(scale: number): Promise<Result[]> {
       },
     });
     const apiKey = await apiKeyFor(user.id, watchId);
+    // The read again with a DPoP-bound token of the same grant set: each call with a new proof.
+    const proof = dpopProofs();
+    const { tokens: bound } = await obtainTokens(app, {
+      credentials: async (userId) => [
+        { credentialId: (await createWatchCredential(userId, "Bench")).id, mode: "read" },
+        {
+          credentialId: (
+            await db().credential.create({
+              data: { id: randomId("cr_"), userId, name: "Signer", kind: "evm", address: `0x${"ce".repeat(20)}` },
+            })
+          ).id,
+          mode: "approve",
+        },
+      ],
+      dpop: () => proof(`${app.baseUrl}/oauth/token`),
+    });
     // Request creation is measured as agents make requests under the default limit of requests waiting
     // (PENDING_REQUESTS_PER_CREDENTIAL, 50): one agent with thousands waiting, which that limit refuses, made every
     // creation count them all (an index range that grew through the run, about 0.3 ms of SQLite's CPU at 6,000).
@@ -1301,6 +1333,22 @@ async function run(scale: number): Promise<Result[]> {
         body: toolCall("list_credentials"),
         pid: app.pid,
         halfLoad: true,
+      },
+      {
+        name: "/mcp list_credentials (DPoP)",
+        url: mcpUrl,
+        body: toolCall("list_credentials"),
+        pid: app.pid,
+        stateless: true,
+        requests: [
+          {
+            method: "POST",
+            setupRequest: (request) => ({
+              ...request,
+              headers: { ...mcpHeaders(""), Authorization: `DPoP ${bound.access_token}`, DPoP: proof(mcpUrl, bound.access_token) },
+            }),
+          },
+        ],
       },
       {
         name: "/mcp list_credentials (2026-07-28)",

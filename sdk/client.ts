@@ -27,6 +27,7 @@ import {
   ToolError,
   WaitTimeoutError,
 } from "./errors";
+import { dpopProof, dpopSigner, type DpopKey, type DpopSigner } from "./dpop";
 import { authenticationErrorFrom, discover, discoverResource, httpFetch, refresh, sleep, type FetchLike, type TokenSet } from "./oauth";
 
 export const SDK_VERSION = "0.1.0";
@@ -67,6 +68,11 @@ export type OAuthClientOptions = CommonOptions & {
     lock: <T>(critical: () => Promise<T>) => Promise<T>;
     load: () => Promise<TokenSet | undefined>;
   };
+  /**
+   * The key the tokens are bound to (RFC 9449 DPoP): each /mcp call and refresh then carries a proof signed with
+   * it, and the tokens are useless without it. Without a key, tokens are bearer tokens, as before.
+   */
+  dpopKey?: DpopKey;
   apiKey?: undefined;
 };
 
@@ -143,6 +149,7 @@ export class AgentWalletClient {
   private mcpUrl?: string;
   private tokenEndpoint?: string;
   private refreshing?: Promise<void>;
+  private dpop?: Promise<DpopSigner>;
   private initialized?: Promise<void>;
   private protocolVersion = PROTOCOL_VERSION;
   private sessionId?: string;
@@ -158,10 +165,14 @@ export class AgentWalletClient {
       this.apiKey = options.apiKey;
     } else {
       this.tokenEndpoint = options.tokenEndpoint;
+      if (options.dpopKey) {
+        this.dpop = dpopSigner(options.dpopKey);
+        this.dpop.catch(() => {}); // an unusable key is reported by the first call that needs it
+      }
       if (options.accessToken || options.refreshToken) {
         this.tokenSet = {
           accessToken: options.accessToken ?? "",
-          tokenType: "Bearer",
+          tokenType: options.dpopKey ? "DPoP" : "Bearer",
           ...(options.refreshToken ? { refreshToken: options.refreshToken } : {}),
           ...(options.expiresAt ? { expiresAt: options.expiresAt } : {}),
         };
@@ -361,17 +372,20 @@ export class AgentWalletClient {
     return message.result;
   }
 
-  /** One POST to /mcp with the bearer; a 401 refreshes (once) and retries. */
+  /** One POST to /mcp with the bearer (or the DPoP-bound token and a fresh proof); a 401 refreshes (once) and retries. */
   private async post(body: unknown, options: { signal?: AbortSignal; timeoutMs?: number }): Promise<Response> {
     const mcpUrl = await this.resolveMcpUrl(options.signal);
     for (let attempt = 0; ; attempt++) {
       const bearer = await this.bearer(options.signal);
+      // A proof goes with a token the server bound (token_type DPoP); a bearer token it answered stays a bearer.
+      const signer = this.tokenSet?.tokenType.toLowerCase() === "dpop" ? await this.dpop : undefined;
       const headers: Record<string, string> = {
-        Authorization: `Bearer ${bearer}`,
+        Authorization: `${signer ? "DPoP" : "Bearer"} ${bearer}`,
         "Content-Type": "application/json",
         Accept: "application/json, text/event-stream",
         "MCP-Protocol-Version": this.protocolVersion,
       };
+      if (signer) headers.DPoP = await dpopProof(signer, "POST", mcpUrl, bearer);
       if (this.sessionId) headers["Mcp-Session-Id"] = this.sessionId;
       const response = await httpFetch(
         mcpUrl,
@@ -442,7 +456,7 @@ export class AgentWalletClient {
       let fresh: TokenSet;
       try {
         fresh = await refresh(
-          { tokenEndpoint: this.tokenEndpoint, clientId: options.clientId, refreshToken: current.refreshToken },
+          { tokenEndpoint: this.tokenEndpoint, clientId: options.clientId, refreshToken: current.refreshToken, dpopKey: await this.dpop },
           { fetch: options.fetch, signal },
         );
       } catch (error) {

@@ -1,6 +1,8 @@
 // agent-wallet/sdk: the typed client of Agent Wallet's public surface.
 export { AgentWalletClient, PROTOCOL_VERSION, SDK_VERSION } from "./client";
 export type { AgentWalletClientOptions, ApiKeyClientOptions, CallOptions, OAuthClientOptions, WaitOptions } from "./client";
+export { dpopProof, dpopSigner, generateDpopJwk, generateDpopKey } from "./dpop";
+export type { DpopKey, DpopSigner } from "./dpop";
 export { callPaidTool, payingFetch } from "./x402";
 export type { McpToolCall, McpToolResult, PaidToolOptions, PayingFetchOptions } from "./x402";
 export { DEFAULT_MAX_PER_PAYMENT } from "./x402-guard";

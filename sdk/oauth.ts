@@ -3,6 +3,8 @@
 // PKCE S256, state and resource (RFC 8707), the code exchange and the refresh.
 // Only the public surface and the standard well-known locations are used; every
 // endpoint comes from metadata. WebCrypto only, so this runs in Node and browsers.
+import { base64url } from "./base64url";
+import { dpopProof, dpopSigner, type DpopKey, type DpopSigner } from "./dpop";
 import { AuthenticationError, NetworkError, OAuthError, ServerError } from "./errors";
 
 export type FetchLike = typeof fetch;
@@ -242,12 +244,6 @@ export async function register(
   return body as RegisteredClient;
 }
 
-function base64url(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
 /** A PKCE code verifier (RFC 7636 §4.1): 32 random bytes, base64url, 43 characters. */
 export function generateCodeVerifier(): string {
   return base64url(crypto.getRandomValues(new Uint8Array(32)));
@@ -325,17 +321,17 @@ function tokenSetFrom(body: unknown, now: number): TokenSet {
   };
 }
 
-async function tokenRequest(tokenEndpoint: string, form: Record<string, string>, options: HttpOptions): Promise<TokenSet> {
+/** A token request, with a fresh DPoP proof of `dpopKey` when given (RFC 9449 §5: the tokens are then bound to it). */
+async function tokenRequest(
+  tokenEndpoint: string,
+  form: Record<string, string>,
+  options: HttpOptions,
+  dpopKey?: DpopKey | DpopSigner,
+): Promise<TokenSet> {
   const now = Date.now();
-  const response = await httpFetch(
-    tokenEndpoint,
-    {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
-      body: new URLSearchParams(form).toString(),
-    },
-    options,
-  );
+  const headers: Record<string, string> = { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" };
+  if (dpopKey) headers.DPoP = await dpopProof(await dpopSigner(dpopKey), "POST", tokenEndpoint);
+  const response = await httpFetch(tokenEndpoint, { method: "POST", headers, body: new URLSearchParams(form).toString() }, options);
   if (!response.ok) throw await oauthErrorFrom(response, "token request");
   return tokenSetFrom(await readJson(response, "token response"), now);
 }
@@ -386,7 +382,13 @@ export async function startDeviceAuthorization(
  * or `expired_token`, or with the signal's reason when aborted.
  */
 export async function pollDeviceToken(
-  params: { tokenEndpoint: string; clientId: string; authorization: DeviceAuthorization; resource?: string },
+  params: {
+    tokenEndpoint: string;
+    clientId: string;
+    authorization: DeviceAuthorization;
+    resource?: string;
+    dpopKey?: DpopKey | DpopSigner;
+  },
   options: HttpOptions = {},
 ): Promise<TokenSet> {
   let interval = params.authorization.interval ?? 5;
@@ -404,6 +406,7 @@ export async function pollDeviceToken(
           ...(params.resource ? { resource: params.resource } : {}),
         },
         options,
+        params.dpopKey,
       );
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
@@ -446,9 +449,17 @@ export async function revokeToken(
   if (!response.ok) throw await oauthErrorFrom(response, "token revocation");
 }
 
-/** The authorization-code exchange (public client: no secret, the PKCE verifier instead). */
+/** The authorization-code exchange (public client: no secret, the PKCE verifier instead); DPoP-bound with `dpopKey`. */
 export function exchangeCode(
-  params: { tokenEndpoint: string; clientId: string; code: string; redirectUri: string; codeVerifier: string; resource?: string },
+  params: {
+    tokenEndpoint: string;
+    clientId: string;
+    code: string;
+    redirectUri: string;
+    codeVerifier: string;
+    resource?: string;
+    dpopKey?: DpopKey | DpopSigner;
+  },
   options: HttpOptions = {},
 ): Promise<TokenSet> {
   return tokenRequest(
@@ -462,16 +473,18 @@ export function exchangeCode(
       ...(params.resource ? { resource: params.resource } : {}),
     },
     options,
+    params.dpopKey,
   );
 }
 
 /**
  * One refresh. The refresh token rotates: the one passed in is spent the moment
  * this succeeds, so store the returned `refreshToken` before using the tokens.
- * Presenting a spent refresh token again revokes the client.
+ * Presenting a spent refresh token again revokes the client. A refresh token bound to a DPoP key is refreshed only
+ * with a proof of that key (`dpopKey`).
  */
 export function refresh(
-  params: { tokenEndpoint: string; clientId: string; refreshToken: string; resource?: string },
+  params: { tokenEndpoint: string; clientId: string; refreshToken: string; resource?: string; dpopKey?: DpopKey | DpopSigner },
   options: HttpOptions = {},
 ): Promise<TokenSet> {
   return tokenRequest(
@@ -483,13 +496,18 @@ export function refresh(
       ...(params.resource ? { resource: params.resource } : {}),
     },
     options,
+    params.dpopKey,
   );
 }
 
-/** The parameters of a `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3, RFC 9728 §5.1). */
-export function parseBearerChallenge(header: string | null): Record<string, string> | undefined {
+/**
+ * The parameters of a `WWW-Authenticate: Bearer …` challenge (RFC 6750 §3, RFC 9728 §5.1), or of the one of
+ * `scheme` (DPoP, RFC 9449 §7.1) when the header holds several.
+ */
+export function parseBearerChallenge(header: string | null, scheme: "Bearer" | "DPoP" = "Bearer"): Record<string, string> | undefined {
   if (!header) return undefined;
-  const match = /^\s*Bearer\b(.*)$/is.exec(header);
+  const other = scheme === "Bearer" ? "DPoP" : "Bearer";
+  const match = new RegExp(`(?:^|,)\\s*${scheme}\\b((?:(?!,\\s*${other}\\b).)*)`, "is").exec(header);
   if (!match) return undefined;
   const params: Record<string, string> = {};
   const pattern = /([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))/g;
@@ -498,9 +516,15 @@ export function parseBearerChallenge(header: string | null): Record<string, stri
   return params;
 }
 
-/** An AuthenticationError built from a 401's challenge. */
+/** An AuthenticationError built from a 401's challenge: a DPoP challenge's error, if any, and the Bearer one's metadata. */
 export function authenticationErrorFrom(response: Response, message: string): AuthenticationError {
-  const challenge = parseBearerChallenge(response.headers.get("www-authenticate"));
-  const description = challenge?.error_description;
-  return new AuthenticationError(description ? `${message}: ${description}` : message, description, challenge?.resource_metadata);
+  const header = response.headers.get("www-authenticate");
+  const bearer = parseBearerChallenge(header);
+  const challenge: Record<string, string | undefined> = {
+    ...bearer,
+    ...parseBearerChallenge(header, "DPoP"),
+    resource_metadata: bearer?.resource_metadata,
+  };
+  const description = challenge.error_description;
+  return new AuthenticationError(description ? `${message}: ${description}` : message, description, challenge.resource_metadata);
 }

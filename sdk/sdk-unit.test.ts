@@ -6,7 +6,9 @@ import {
   AgentWalletClient,
   buildAuthorizationUrl,
   codeChallengeS256,
+  dpopSigner,
   generateCodeVerifier,
+  generateDpopJwk,
   InvalidInputError,
   NetworkError,
   OAuthError,
@@ -76,6 +78,24 @@ describe("URLs, challenges and callbacks", () => {
     );
     assert.equal(parseBearerChallenge("Basic realm=x"), undefined);
     assert.equal(parseBearerChallenge(null), undefined);
+  });
+  it("parses each of a Bearer and a DPoP challenge in one header (RFC 9449 §7.1)", () => {
+    const header =
+      'Bearer resource_metadata="https://a.test/.well-known/oauth-protected-resource", scope="mcp offline_access", ' +
+      'DPoP error="invalid_dpop_proof", error_description="The DPoP proof was already used", algs="ES256 EdDSA RS256"';
+    assert.deepEqual(parseBearerChallenge(header), {
+      resource_metadata: "https://a.test/.well-known/oauth-protected-resource",
+      scope: "mcp offline_access",
+    });
+    assert.deepEqual(parseBearerChallenge(header, "DPoP"), {
+      error: "invalid_dpop_proof",
+      error_description: "The DPoP proof was already used",
+      algs: "ES256 EdDSA RS256",
+    });
+  });
+  it("a DPoP key given as a JWK must be a private one", async () => {
+    const { d: _private, ...publicJwk } = await generateDpopJwk();
+    await assert.rejects(dpopSigner(publicJwk), /must be its private key/);
   });
   it("a callback must carry our state and our issuer; an error becomes an OAuthError with its code", () => {
     const query = (entries: Record<string, string>) => new URLSearchParams(entries);

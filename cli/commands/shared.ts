@@ -132,6 +132,7 @@ export async function connect(ctx: Context): Promise<Connection> {
     accessToken: session.tokens.accessToken,
     refreshToken: session.tokens.refreshToken,
     expiresAt: session.tokens.expiresAt,
+    dpopKey: session.dpopKey,
     clientInfo: CLIENT_INFO,
     onTokens: (tokens) => {
       current = { ...current, tokens, savedAt: new Date().toISOString() };
@@ -141,7 +142,9 @@ export async function connect(ctx: Context): Promise<Connection> {
       lock: (critical) => withSessionLock(critical, env),
       load: async () => {
         const stored = loadSession(env);
-        return stored && stored.clientId === session.clientId ? stored.tokens : undefined;
+        // Tokens another process stored are adopted only if bound to this session's key (or, like it, to none).
+        const sameKey = JSON.stringify(stored?.dpopKey) === JSON.stringify(session.dpopKey);
+        return stored && stored.clientId === session.clientId && sameKey ? stored.tokens : undefined;
       },
     },
   });

@@ -159,9 +159,11 @@ describe("the agent-wallet CLI and the SDK against the app", { timeout: 300_000 
       accessToken: "garbage.access.token",
       refreshToken: stored.tokens.refreshToken,
       clientId: stored.clientId,
+      // The CLI's tokens are bound to its key (RFC 9449): refreshed only with a proof of it.
+      dpopKey: stored.dpopKey,
       fetch: async (input, init) => {
-        const bearer = new Headers(init?.headers).get("authorization");
-        if (bearer) events.push(`mcp ${bearer.slice(7)}`);
+        const authorization = new Headers(init?.headers).get("authorization");
+        if (authorization) events.push(`mcp ${authorization.replace(/^\S+ /, "")}`);
         return fetch(input, init);
       },
       onTokens: async (tokens) => {

@@ -81,7 +81,7 @@ describe("sweeping expired rows", () => {
 
     // At most 2 batches of 2 per kind in one sweep: 4 of the old rows go, the rest wait for the next sweep.
     const first = await sweepExpired({ batchSize: 2, maxBatches: 2, clock });
-    const nothingElse = { rateLimit: 0, unusedClient: 0 };
+    const nothingElse = { rateLimit: 0, dpopProof: 0, unusedClient: 0 };
     assert.deepEqual(first, {
       webauthnChallenge: 4,
       authorizationRequest: 4,

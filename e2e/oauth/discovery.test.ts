@@ -9,7 +9,7 @@ describe("discovery documents", () => {
   });
   after(() => app.stop());
 
-  it("serves the RFC 8414 metadata: the seed's fields, revocation, RFC 9207 and CIMD, built from BASE_URL", async () => {
+  it("serves the RFC 8414 metadata: the seed's fields, revocation, RFC 9207, CIMD and DPoP, built from BASE_URL", async () => {
     const response = await fetch(`${app.baseUrl}/.well-known/oauth-authorization-server`);
     assert.equal(response.status, 200);
     assert.match(response.headers.get("content-type")!, /application\/json/);
@@ -30,6 +30,7 @@ describe("discovery documents", () => {
       scopes_supported: ["mcp", "offline_access"],
       authorization_response_iss_parameter_supported: true,
       client_id_metadata_document_supported: true,
+      dpop_signing_alg_values_supported: ["ES256", "EdDSA", "RS256"],
     });
   });
 
@@ -43,6 +44,8 @@ describe("discovery documents", () => {
         authorization_servers: [app.baseUrl],
         bearer_methods_supported: ["header"],
         scopes_supported: ["mcp"],
+        dpop_signing_alg_values_supported: ["ES256", "EdDSA", "RS256"],
+        dpop_bound_access_tokens_required: false,
       });
     });
   }

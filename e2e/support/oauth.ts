@@ -84,29 +84,48 @@ export async function approve(
   return { code: redirect.searchParams.get("code")!, redirect, grantId: decision.grantId };
 }
 
-export async function token(app: RunningApp, params: Record<string, string | undefined>): Promise<Response> {
+export async function token(
+  app: RunningApp,
+  params: Record<string, string | undefined>,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   const body = new URLSearchParams();
   for (const [name, value] of Object.entries(params)) if (value !== undefined) body.set(name, value);
-  return fetch(`${app.baseUrl}/oauth/token`, { method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" }, body });
+  return fetch(`${app.baseUrl}/oauth/token`, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded", ...headers },
+    body,
+  });
 }
 
 /** The whole flow up to a token response, for tests that start from tokens. */
 export async function obtainTokens(
   app: RunningApp,
-  options: { scope?: string; stayConnected?: boolean; credentials?: (userId: string) => Promise<GrantSet>; client?: TestClient } = {},
+  options: {
+    scope?: string;
+    stayConnected?: boolean;
+    credentials?: (userId: string) => Promise<GrantSet>;
+    client?: TestClient;
+    /** a DPoP proof for the code exchange: the tokens are then bound to its key */
+    dpop?: () => string;
+  } = {},
 ) {
   const client = options.client ?? (await register(app));
   const user = await createUser();
   const credentials = options.credentials ? await options.credentials(user.id) : [];
   const { requestId, pkce } = await startValidAuthorization(app, client, { scope: options.scope ?? "mcp offline_access" });
   const { code, grantId } = await approve(requestId, user.id, credentials, { stayConnected: options.stayConnected });
-  const response = await token(app, {
-    grant_type: "authorization_code",
-    client_id: client.client_id,
-    code,
-    redirect_uri: client.redirect_uris[0],
-    code_verifier: pkce.verifier,
-  });
+  const response = await token(
+    app,
+    {
+      grant_type: "authorization_code",
+      client_id: client.client_id,
+      code,
+      redirect_uri: client.redirect_uris[0],
+      code_verifier: pkce.verifier,
+    },
+    options.dpop ? { DPoP: options.dpop() } : {},
+  );
   if (response.status !== 200) throw new Error(`code exchange failed: ${response.status} ${await response.text()}`);
   const tokens = (await response.json()) as {
     access_token: string;

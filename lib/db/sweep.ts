@@ -23,6 +23,8 @@ export const RETENTION = {
   agentRequest: 90 * DAY,
   /** Rate-limit counters are useless once their window is over. */
   rateLimit: 0,
+  /** A DPoP proof's jti, once its iat is out of the window: the proof is refused as stale from then on. */
+  dpopProof: 0,
 } as const;
 
 /** Dynamically registered clients that never got a grant go this long after registration (UNUSED_CLIENT_RETENTION_HOURS). */
@@ -94,6 +96,13 @@ const SWEPT: Record<Kind, Swept> = {
         .rateLimit.findMany({ where: { expire: { lt: cutoff } }, select: { key: true }, take })
         .then(keysOf("key")),
     remove: (keys) => db().rateLimit.deleteMany({ where: { key: { in: keys } } }),
+  },
+  dpopProof: {
+    find: (cutoff, _now, take) =>
+      db()
+        .dpopProof.findMany({ where: { expiresAt: { lt: cutoff } }, select: { jtiHash: true }, take })
+        .then(keysOf("jtiHash")),
+    remove: (keys) => db().dpopProof.deleteMany({ where: { jtiHash: { in: keys } } }),
   },
   // Registered by RFC 7591 (not a metadata document's cache, not an API key) and never granted: nothing refers
   // to it but its audit event, which stays. Its consent requests expire on their own.

@@ -7,7 +7,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { config } from "@/lib/config";
 import { resolveBearer } from "@/lib/oauth/bearer";
-import { InsufficientScopeError, InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
+import { DPOP_ALGORITHMS } from "@/lib/oauth/dpop-proof";
+import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError, oauthErrorResponse } from "@/lib/oauth/errors";
 import { protectedResourceMetadataUrl } from "@/lib/oauth/metadata";
 import { isDatabaseUnavailable, RateLimitedError, UNAVAILABLE_RETRY_AFTER_SECONDS } from "@/lib/http/errors";
 import { type JsonBodyError, parseJsonBody } from "@/lib/http/input-limits";
@@ -27,15 +28,20 @@ function quoted(value: string): string {
   return `"${value.replace(/["\\]/g, "")}"`;
 }
 
+type Refusal = InvalidTokenError | InvalidDpopProofError | InsufficientScopeError;
+
 /**
  * The RFC 6750 / RFC 9728 challenge for a missing or unusable bearer (401), or for one without the scope
- * /mcp needs (403, RFC 6750 §3.1: the scope named is the one to re-authorize with).
+ * /mcp needs (403, RFC 6750 §3.1: the scope named is the one to re-authorize with). A refused DPoP-bound token or
+ * proof is described in a DPoP challenge (RFC 9449 §7.1) after the Bearer one, which still names the metadata.
  */
-function bearerChallenge(error: InvalidTokenError | InsufficientScopeError): string {
+function challenge(error: Refusal): string {
   const metadata = `resource_metadata=${quoted(protectedResourceMetadataUrl(config()))}`;
   const described = [`error="${error.code}"`, `error_description=${quoted(error.message)}`];
   if (error instanceof InsufficientScopeError) return `Bearer ${[...described, `scope=${quoted(error.scope)}`, metadata].join(", ")}`;
   const parts = [metadata, `scope=${quoted(CHALLENGE_SCOPE)}`];
+  if (error instanceof InvalidDpopProofError || error.scheme === "DPoP")
+    return `Bearer ${parts.join(", ")}, DPoP ${[...described, `algs="${DPOP_ALGORITHMS.join(" ")}"`].join(", ")}`;
   return `Bearer ${(error.tokenPresented ? [...described, ...parts] : parts).join(", ")}`;
 }
 
@@ -61,7 +67,7 @@ async function serveMcp(request: Request, pastTheSdk: boolean): Promise<Response
   let agent;
   try {
     await spendRateLimit("mcp", { ip: clientIp(request.headers) });
-    agent = await resolveBearer(request.headers.get("authorization"));
+    agent = await resolveBearer(request.headers.get("authorization"), { proof: request.headers.get("dpop"), method: request.method });
     await spendRateLimit("mcp", { client: agent.grantId });
   } catch (error) {
     if (error instanceof RateLimitedError) {
@@ -73,8 +79,9 @@ async function serveMcp(request: Request, pastTheSdk: boolean): Promise<Response
         headers: { ...PUBLIC_CORS, "Retry-After": String(UNAVAILABLE_RETRY_AFTER_SECONDS) },
       });
     }
-    const challenged = error instanceof InvalidTokenError || error instanceof InsufficientScopeError;
-    return oauthErrorResponse(error, challenged ? { "WWW-Authenticate": bearerChallenge(error) } : {});
+    const challenged =
+      error instanceof InvalidTokenError || error instanceof InvalidDpopProofError || error instanceof InsufficientScopeError;
+    return oauthErrorResponse(error, challenged ? { "WWW-Authenticate": challenge(error) } : {});
   }
   if (request.method !== "POST") {
     return json(
@@ -96,7 +103,8 @@ async function serveMcp(request: Request, pastTheSdk: boolean): Promise<Response
   const legacy = await isLegacyRequest(request, parsed);
   const read = pastTheSdk && legacy ? await answerPlainRead(request, parsed, agent) : undefined;
   if (read) return read;
-  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().slice("Bearer ".length), toolsCalledBy(parsed));
+  // The token after its scheme, Bearer or DPoP.
+  const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().replace(/^\S+ /, ""), toolsCalledBy(parsed));
   const serve = (message: unknown, info: AuthInfo) =>
     legacy ? serveLegacy(request, message, info) : modernHandler().fetch(request, { authInfo: info, parsedBody: message });
   const response = (await serveAsTask(parsed, legacy, authInfo, serve)) ?? (await serve(parsed, authInfo));

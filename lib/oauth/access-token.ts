@@ -16,6 +16,8 @@ export type AccessTokenClaims = {
   scope: string;
   /** the grant this token carries; /mcp loads it on every call */
   grant_id: string;
+  /** RFC 9449: the thumbprint of the DPoP key the token is bound to, signed as `cnf.jkt`; absent for a bearer token */
+  jkt?: string;
 };
 
 /**
@@ -51,6 +53,7 @@ export function signAccessToken(claims: AccessTokenClaims, clock: Clock): string
     client_id: claims.client_id,
     scope: claims.scope,
     grant_id: claims.grant_id,
+    ...(claims.jkt ? { cnf: { jkt: claims.jkt } } : {}),
     iss: baseUrl,
     sub: claims.sub,
     aud: mcpResource,
@@ -64,7 +67,7 @@ export function signAccessToken(claims: AccessTokenClaims, clock: Clock): string
   return `${signingInput}.${createHmac("sha256", key).update(signingInput).digest("base64url")}`;
 }
 
-/** Verified claims, as every /mcp call reads them. */
+/** Verified claims, as every /mcp call reads them: `cnf.jkt` read out as `jkt`. */
 type VerifiedClaims = Readonly<AccessTokenClaims & JWTPayload>;
 
 /**
@@ -114,7 +117,8 @@ async function verifyAccessTokenSignature(token: string, clock: Clock): Promise<
     if (typeof payload.grant_id !== "string" || typeof payload.client_id !== "string" || typeof payload.scope !== "string") {
       throw new InvalidTokenError("The access token lacks its grant");
     }
-    return payload as AccessTokenClaims & JWTPayload;
+    const jkt = (payload.cnf as { jkt?: unknown } | undefined)?.jkt;
+    return { ...payload, ...(typeof jkt === "string" ? { jkt } : {}) } as AccessTokenClaims & JWTPayload;
   } catch (error) {
     if (error instanceof InvalidTokenError) throw error;
     if (error instanceof joseErrors.JWTExpired) throw new InvalidTokenError("The access token expired");

@@ -56,7 +56,7 @@ type Claimed = { grant: ActiveGrant; scope: string; refreshToken?: string };
  * refresh token.
  */
 export async function claimAuthorizationCode(
-  input: { clientId: string; code: string; redirectUri: string; verifier: string },
+  input: { clientId: string; code: string; redirectUri: string; verifier: string; jkt: string | null },
   clock: Clock,
 ): Promise<Claimed> {
   const { clientId } = input;
@@ -77,7 +77,7 @@ export async function claimAuthorizationCode(
     const grant = activeGrantOf(stored);
     if (!(yield* changesOf(SPEND, now, codeHash, now))) return { lost: stored };
     const refreshToken = hasScope(grant.scope, "offline_access")
-      ? yield* mintRefreshToken({ grantId: grant.id, clientId: grant.clientId, scope: grant.scope, now })
+      ? yield* mintRefreshToken({ grantId: grant.id, clientId: grant.clientId, scope: grant.scope, now, jkt: input.jkt })
       : undefined;
     yield* grantUsed(grant.id, now);
     return { grant, scope: stored.scope, refreshToken };

@@ -2,8 +2,11 @@ import { db, selectRows } from "@/lib/db";
 import { PreparedSelect, storedTime } from "@/lib/db/prepared";
 import { sha256Hex } from "@/lib/crypto";
 import { systemClock, type Clock } from "@/lib/clock";
+import { config } from "@/lib/config";
 import { verifyAccessToken } from "./access-token";
-import { InsufficientScopeError, InvalidTokenError } from "./errors";
+import { checkDpopProof, singleProof } from "./dpop-proof";
+import { spendDpopProof } from "./dpop-replay";
+import { InsufficientScopeError, InvalidDpopProofError, InvalidTokenError } from "./errors";
 import { hasScope } from "./scope";
 import { API_KEY_PREFIX, type ApprovalMode, type CredentialKind } from "@/contract";
 import { MAX_AUTHORIZATION_HEADER } from "@/lib/http/input-limits";
@@ -89,22 +92,61 @@ async function loadGrant(statement: PreparedSelect<BearerRow>, key: string): Pro
   };
 }
 
+/** The request's `DPoP` header and method, for a token sent with the DPoP scheme (its htu is /mcp's own URL). */
+export type PresentedProof = { proof: string | null; method: string };
+
 /**
  * Resolves an Authorization header to the caller's grant. The token alone is
- * never enough: the grant and the client must still be active right now.
+ * never enough: the grant and the client must still be active right now. A token
+ * bound to a DPoP key (RFC 9449 §7) comes with the DPoP scheme and a proof of that key.
  */
-export async function resolveBearer(header: string | null, clock: Clock = systemClock): Promise<AgentContext> {
+export async function resolveBearer(
+  header: string | null,
+  dpop: PresentedProof = { proof: null, method: "POST" },
+  clock: Clock = systemClock,
+): Promise<AgentContext> {
   if (!header) throw new InvalidTokenError("An Authorization: Bearer header is required", false);
   if (header.length > MAX_AUTHORIZATION_HEADER)
     throw new InvalidTokenError(`The Authorization header may be at most ${MAX_AUTHORIZATION_HEADER} characters`);
-  const match = /^Bearer ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
+  const match = /^(Bearer|DPoP) ([A-Za-z0-9\-._~+/]+=*)$/i.exec(header.trim());
   if (!match) throw new InvalidTokenError("The Authorization header must be: Bearer <token>");
-  const token = match[1];
+  const [, scheme, token] = match;
+  if (scheme.toLowerCase() === "dpop") return resolveDpopToken(token, dpop, clock);
   return token.startsWith(API_KEY_PREFIX) ? resolveApiKey(token, clock) : resolveAccessToken(token, clock);
 }
 
 async function resolveAccessToken(token: string, clock: Clock): Promise<AgentContext> {
   const claims = await verifyAccessToken(token, clock);
+  // RFC 9449 §7.1: as a bearer, a bound token is worth nothing to whoever copied it.
+  if (claims.jkt)
+    throw new InvalidTokenError("The access token is bound to a DPoP key: send it as Authorization: DPoP with a proof", true, "DPoP");
+  return grantOf(claims, clock);
+}
+
+/**
+ * A token sent with the DPoP scheme: bound (a personal API key never is), with one proof for this request (`htm`,
+ * `htu` /mcp, `ath` of the token) signed by the key it is bound to, whose jti is spent before the grant is read. Its
+ * refusals are challenged with the DPoP scheme, which is the one the client answers.
+ */
+async function resolveDpopToken(token: string, dpop: PresentedProof, clock: Clock): Promise<AgentContext> {
+  try {
+    if (token.startsWith(API_KEY_PREFIX)) throw new InvalidTokenError("A personal API key goes with the Bearer scheme");
+    const claims = await verifyAccessToken(token, clock);
+    if (!claims.jkt) throw new InvalidTokenError("The access token is not DPoP-bound: send it as Authorization: Bearer");
+    const proof = singleProof(dpop.proof, 401);
+    if (proof === null) throw new InvalidDpopProofError("A DPoP-bound access token needs a DPoP proof header", 401);
+    const checked = await checkDpopProof(proof, { htm: dpop.method, htu: config().mcpResource, accessToken: token, status: 401 }, clock);
+    if (checked.jkt !== claims.jkt)
+      throw new InvalidDpopProofError("The DPoP proof is signed by another key than the token is bound to", 401);
+    await spendDpopProof(checked, 401);
+    return await grantOf(claims, clock);
+  } catch (error) {
+    if (error instanceof InvalidTokenError && error.scheme === "Bearer") throw new InvalidTokenError(error.message, true, "DPoP");
+    throw error;
+  }
+}
+
+async function grantOf(claims: Awaited<ReturnType<typeof verifyAccessToken>>, clock: Clock): Promise<AgentContext> {
   if (!hasScope(claims.scope, "mcp")) throw new InsufficientScopeError("mcp");
   const grant = await loadGrant(GRANT_BY_ID, claims.grant_id);
   if (!grant || grant.clientId !== claims.client_id || grant.userId !== claims.sub)

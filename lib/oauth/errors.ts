@@ -106,8 +106,17 @@ export class InvalidTokenError extends OAuthEndpointError {
     description: string,
     /** false when no token was presented at all: then no error code goes in the challenge. */
     readonly tokenPresented = true,
+    /** the scheme whose challenge carries the error: DPoP for a bound token, or one sent with the DPoP scheme */
+    readonly scheme: "Bearer" | "DPoP" = "Bearer",
   ) {
     super("invalid_token", description, 401);
+  }
+}
+
+/** RFC 9449 §5 and §7.1: a DPoP proof missing, malformed or not for this request (400 at the token endpoint, 401 at /mcp). */
+export class InvalidDpopProofError extends OAuthEndpointError {
+  constructor(description: string, status: 400 | 401 = 400) {
+    super("invalid_dpop_proof", description, status);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { Config } from "@/lib/config";
+import { DPOP_ALGORITHMS } from "./dpop-proof";
 
 export const SCOPES = ["mcp", "offline_access"] as const;
 export type Scope = (typeof SCOPES)[number];
@@ -6,8 +7,8 @@ export type Scope = (typeof SCOPES)[number];
 /**
  * RFC 8414 authorization-server metadata: the seed's fields, the RFC 7009 revocation endpoint (its auth
  * methods too, since omitting them means client_secret_basic), RFC 8628's device authorization endpoint,
- * RFC 9207's `iss` on authorization responses, and client_ids that are URLs of client metadata documents
- * (lib/oauth/client-metadata-document.ts).
+ * RFC 9207's `iss` on authorization responses, client_ids that are URLs of client metadata documents
+ * (lib/oauth/client-metadata-document.ts), and RFC 9449's DPoP proofs at the token endpoint.
  */
 export function authorizationServerMetadata(config: Config) {
   return {
@@ -26,16 +27,22 @@ export function authorizationServerMetadata(config: Config) {
     scopes_supported: [...SCOPES],
     authorization_response_iss_parameter_supported: true,
     client_id_metadata_document_supported: true,
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
   };
 }
 
-/** RFC 9728 protected-resource metadata of the MCP endpoint. */
+/**
+ * RFC 9728 protected-resource metadata of the MCP endpoint: the seed's fields, and DPoP (RFC 9728 §2's fields for
+ * RFC 9449): proofs of these algorithms are accepted, and a bearer token still is.
+ */
 export function protectedResourceMetadata(config: Config) {
   return {
     resource: config.mcpResource,
     authorization_servers: [config.baseUrl],
     bearer_methods_supported: ["header"],
     scopes_supported: ["mcp"],
+    dpop_signing_alg_values_supported: [...DPOP_ALGORITHMS],
+    dpop_bound_access_tokens_required: false,
   };
 }
 

@@ -6,7 +6,7 @@ import { serveDirectly } from "@/lib/http/direct-routes";
 
 export async function POST(request: Request) {
   try {
-    const tokens = await exchangeToken(await readOAuthForm(request, "token"));
+    const tokens = await exchangeToken(await readOAuthForm(request, "token"), request.headers.get("dpop"));
     return json(tokens, { headers: { ...PUBLIC_CORS, ...NO_STORE } });
   } catch (error) {
     return oauthErrorResponse(error);

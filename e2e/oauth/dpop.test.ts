@@ -1,0 +1,3 @@
+import { dpopSuite } from "../support/dpop-suite";
+
+dpopSuite("sqlite");
