@@ -7,7 +7,9 @@
 // (agent-account-postgres.test.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getAddress, parseTransaction, type Address, type Hex, type PrivateKeyAccount } from "viem";
+import { randomBytes } from "node:crypto";
+import { getAddress, parseAbi, parseSignature, parseTransaction, toHex, type Address, type Hex, type PrivateKeyAccount } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import {
   assertConcurrentPaymentsWithinTheCap,
@@ -15,10 +17,17 @@ import {
   paidFromTheAccount,
   settledByTheMerchant,
 } from "./agent-account-cases";
+import { fundedWallet } from "./chain";
 import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
+
+/** FiatToken's transferWithAuthorization, as anyone holding a signed authorization can send it. */
+const TRANSFER_BY_AUTHORIZATION = parseAbi([
+  "function transferWithAuthorization(address from, address to, uint256 value, uint256 validAfter, uint256 validBefore, " +
+    "bytes32 nonce, uint8 v, bytes32 r, bytes32 s)",
+]);
 
 const PRICE = 10_000n; // 0.01 USDC
 const CAP = 50_000n; // 0.05 USDC a day
@@ -187,6 +196,56 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
         assert.equal(await world.tokenBalance(account), 0n);
         assert.equal(await world.tokenBalance(person), before - PRICE);
       });
+    });
+
+    it("a copy of the database and ALLOWANCE_KEY_SECRET moves what the person was told: the account's payments and the cap", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { unsealDelegateKey } = await import("@/lib/allowances/key-secret");
+      const { TRANSFER_WITH_AUTHORIZATION } = await import("@/lib/wallet/permits");
+      const { agent, credentialId, allowanceId, person } = await anyPayee();
+      const before = await world.tokenBalance(person);
+      // a payment on its way: funded, signed, not yet presented to its merchant
+      assert.ok((await payX402(agent, credentialId, (await merchant(world.recipient())).required)).header);
+      // the thief's copy: the account's sealed key and the secret open it, and a wallet of their own pays the gas
+      const row = await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } });
+      const stolen = privateKeyToAccount(unsealDelegateKey(row.sealed, row.address).privateKey);
+      const thief = world.recipient();
+      const wallet = await fundedWallet(world.chain);
+      const take = async (value: bigint) => {
+        const message = {
+          from: stolen.address,
+          to: thief,
+          value,
+          validAfter: 0n,
+          validBefore: BigInt(Math.floor(Date.now() / 1000) + 600),
+          nonce: toHex(randomBytes(32)),
+        };
+        const signature = await stolen.signTypedData({
+          domain: { name: "USD Coin", version: "2", chainId: world.chain.chainId, verifyingContract: world.token },
+          types: { TransferWithAuthorization: TRANSFER_WITH_AUTHORIZATION },
+          primaryType: "TransferWithAuthorization",
+          message,
+        });
+        const { v, r, s } = parseSignature(signature);
+        const args = [message.from, message.to, value, message.validAfter, message.validBefore, message.nonce, Number(v), r, s] as const;
+        return wallet
+          .writeContract({ address: world.token, abi: TRANSFER_BY_AUTHORIZATION, functionName: "transferWithAuthorization", args })
+          .then(
+            async (hash) => (await wallet.waitForTransactionReceipt({ hash })).status === "success",
+            () => false,
+          );
+      };
+      // the account: what it holds for the payment on its way, and nothing more
+      assert.equal(await take(PRICE + 1n), false, "more than the account holds");
+      assert.equal(await take(PRICE), true, "the payment on its way");
+      // the delegate key the same secret opens: what is left of the cap, to anyone, and no more
+      const left = CAP - PRICE;
+      assert.equal((await world.settleWithStolenKey(allowanceId, thief, left + 1n)).success, false, "past the cap");
+      assert.equal((await world.settleWithStolenKey(allowanceId, thief, left)).success, true, world.facilitator.lastRefusal() ?? undefined);
+      assert.equal(await world.tokenBalance(thief), CAP, "what the warning says: the payments on their way and what is left of the cap");
+      assert.equal(await world.tokenBalance(person), before - CAP);
+      assert.equal((await world.settleWithStolenKey(allowanceId, thief, 1n)).success, false, "and no more");
     });
 
     it("20 concurrent payments never pay past the cap: the chain's cap and the server's count agree", async () => {
