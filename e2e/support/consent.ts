@@ -40,6 +40,9 @@ export async function agentAsks(app: RunningApp, page: Page, name = "Test Agent"
   assert.ok(provider.authorizationUrl, "the SDK discovered the authorization endpoint and registered");
   await page.goto(provider.authorizationUrl.toString());
   await page.waitForURL(/\/consent\?request=/);
+  // hydrated (its buttons, consent's or a signed-out person's sign-in, are enabled only then): a box ticked before
+  // would be ticked back by React
+  await page.locator("main button:enabled").first().waitFor();
   return { provider, callback };
 }
 
