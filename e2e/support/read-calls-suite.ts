@@ -1,9 +1,10 @@
 // A plain read call, 2025-era or 2026-07-28, is answered past the SDK (lib/mcp/read-calls.ts, decision 0033), on SQLite
-// (e2e/mcp/read-calls.test.ts) and PostgreSQL (e2e/postgres/read-calls.test.ts): each request here is answered by /mcp's handler as it serves, and by the same handler with every request served by the
-// SDK, in this process against the app's database; status, headers and body bytes must be the same. The cases the
-// path covers (reads that succeed and that fail as tools) are checked to be served past the SDK; the others (bad
-// arguments, an unknown tool, an unsupported protocol version, a batch, a notification, progress, wrong headers, an
-// envelope with more in it than a plain read's) to be left to the SDK, so that its answer stays the one it gave.
+// (e2e/mcp/read-calls.test.ts) and PostgreSQL (e2e/postgres/read-calls.test.ts): each request here is answered by
+// /mcp's handler as it serves, and by the same handler with every request served by the SDK, in this process against
+// the app's database; status, headers and body bytes must be the same. The cases the path covers (reads that succeed
+// and that fail as tools) are checked to be served past the SDK; the others (bad arguments, an unknown tool, an
+// unsupported protocol version, a batch, a notification, progress, wrong headers, an envelope with more in it than a
+// plain read's) to be left to the SDK, so that its answer stays the one it gave.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { isLegacyRequest } from "@modelcontextprotocol/server";
@@ -97,6 +98,9 @@ export function readCallsSuite(database: "sqlite" | "postgres") {
       { name: "2026-07-28 list_requests", ...modern("list_requests", { status: "pending" }), pastTheSdk: true },
       { name: "2026-07-28 bare elicitation", ...withCapabilities({ elicitation: {} }), pastTheSdk: true },
       { name: "2026-07-28 bare sampling and roots", ...withCapabilities({ sampling: {}, roots: {} }), pastTheSdk: true },
+      { name: "2026-07-28 bare experimental and extensions", ...withCapabilities({ experimental: {}, extensions: {} }), pastTheSdk: true },
+      { name: "2026-07-28 a bare tasks capability", ...withCapabilities({ tasks: {} }), pastTheSdk: false },
+      { name: "2026-07-28 an unknown capability", ...withCapabilities({ example: {} }), pastTheSdk: false },
       { name: "2026-07-28 elicitation by URL", ...withCapabilities({ elicitation: { url: {} } }), pastTheSdk: false },
       { name: "2026-07-28 task capability", ...withCapabilities({ tasks: { requests: { tools: { call: {} } } } }), pastTheSdk: false },
       { name: "2026-07-28 capabilities not an object", ...withCapabilities("all"), pastTheSdk: false },

@@ -66,9 +66,16 @@ function plainReadCall(headers: Headers, message: unknown): PlainReadCall | unde
   return readCallOf(message, PARAMS_KEYS);
 }
 
+/** The capabilities a 2026-07-28 client declares (the SDK's schema of them; it drops any other member). */
+const CAPABILITY_KEYS: ReadonlySet<string> = new Set(["experimental", "sampling", "elicitation", "roots", "extensions"]);
+
 /** No capability at all, or ones declared bare ({}): what a 2026-07-28 client that asks for nothing more sends. */
 function plainCapabilities(value: unknown): boolean {
-  return isRecord(value) && Object.values(value).every((member) => isRecord(member) && Object.keys(member).length === 0);
+  return (
+    isRecord(value) &&
+    hasOnly(value, CAPABILITY_KEYS) &&
+    Object.values(value).every((member) => isRecord(member) && Object.keys(member).length === 0)
+  );
 }
 
 /** A client's name and version, both strings, and nothing else. */
