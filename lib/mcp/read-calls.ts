@@ -1,9 +1,18 @@
-// A plain 2025-era read call answered past the SDK (decision 0033): the same tool run, the same bytes on the wire,
-// without the SDK's per-request server and transport or its zod checks of the whole message and result.
-import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type CallToolResult } from "@modelcontextprotocol/server";
+// A plain read call answered past the SDK (decision 0033): the same tool run, the same bytes on the wire, without the
+// SDK's per-request server and transport or its zod checks of the whole message and result.
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  isJsonContentType,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+} from "@modelcontextprotocol/server";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { json, PUBLIC_CORS } from "@/lib/http/respond";
 import { TOOLS } from "@/contract";
+import { SERVER_INFO } from "./server";
 import { isPlainRead, PLAIN_READS, runTool, type PlainRead, type ToolInput } from "./tool-run";
 
 type PlainReadCall = { id: string | number; name: PlainRead; arguments: Record<string, unknown> };
@@ -18,27 +27,79 @@ function hasOnly(value: Record<string, unknown>, keys: ReadonlySet<string>): boo
 
 const MESSAGE_KEYS: ReadonlySet<string> = new Set(["jsonrpc", "id", "method", "params"]);
 const PARAMS_KEYS: ReadonlySet<string> = new Set(["name", "arguments"]);
+const MODERN_PARAMS_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "_meta"]);
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
+const CLIENT_INFO_KEYS: ReadonlySet<string> = new Set(["name", "version"]);
+const MODERN = "2026-07-28";
 
 /**
- * The call, when the request is one the SDK's stateless transport serves as JSON by handing its one message, as it
- * came, to a plain read tool: it accepts JSON and event streams, sends JSON, names a protocol version the SDK supports
- * (or none), and is one tools/call with an id (no batch, no notification) whose params are the tool's name and its
- * arguments only (no _meta: no progress token, no task, no approval state). Anything else goes to the SDK, which
- * answers it (and refuses what it refuses) as it always has.
+ * The one message's call, when it is a JSON-RPC request (an id: no batch, no notification) of a plain read tool whose
+ * params hold only the given members and whose arguments are an object or absent.
  */
-function plainReadCall(headers: Headers, message: unknown): PlainReadCall | undefined {
-  const accept = headers.get("accept");
-  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
-  if (!isJsonContentType(headers.get("content-type"))) return undefined;
-  const version = headers.get("mcp-protocol-version");
-  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+function readCallOf(message: unknown, paramsKeys: ReadonlySet<string>): (PlainReadCall & { params: Record<string, unknown> }) | undefined {
   if (!isRecord(message) || !hasOnly(message, MESSAGE_KEYS)) return undefined;
   if (message.jsonrpc !== "2.0" || message.method !== "tools/call") return undefined;
   const { id, params } = message;
   if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
-  if (!isRecord(params) || !hasOnly(params, PARAMS_KEYS) || !isPlainRead(params.name)) return undefined;
+  if (!isRecord(params) || !hasOnly(params, paramsKeys) || !isPlainRead(params.name)) return undefined;
   if (params.arguments !== undefined && !isRecord(params.arguments)) return undefined;
-  return { id: id as string | number, name: params.name, arguments: params.arguments ?? {} };
+  return { id: id as string | number, name: params.name, arguments: params.arguments ?? {}, params };
+}
+
+/** Whether the SDK's stateless transport would take the request as it is and answer it as JSON. */
+function takesJson(headers: Headers): boolean {
+  const accept = headers.get("accept");
+  return !!accept?.includes("application/json") && accept.includes("text/event-stream") && isJsonContentType(headers.get("content-type"));
+}
+
+/**
+ * The call, when the request is one the SDK's stateless transport serves as JSON by handing its one message, as it
+ * came, to a plain read tool: it accepts JSON and event streams, sends JSON, names a protocol version the SDK supports
+ * (or none), and is one tools/call whose params are the tool's name and its arguments only (no _meta: no progress
+ * token, no task, no approval state). Anything else goes to the SDK, which answers it (and refuses what it refuses)
+ * as it always has.
+ */
+function plainReadCall(headers: Headers, message: unknown): PlainReadCall | undefined {
+  if (!takesJson(headers)) return undefined;
+  const version = headers.get("mcp-protocol-version");
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  return readCallOf(message, PARAMS_KEYS);
+}
+
+/** The capabilities a 2026-07-28 client declares (the SDK's schema of them; it drops any other member). */
+const CAPABILITY_KEYS: ReadonlySet<string> = new Set(["experimental", "sampling", "elicitation", "roots", "extensions"]);
+
+/** No capability at all, or ones declared bare ({}): what a 2026-07-28 client that asks for nothing more sends. */
+function plainCapabilities(value: unknown): boolean {
+  return (
+    isRecord(value) &&
+    hasOnly(value, CAPABILITY_KEYS) &&
+    Object.values(value).every((member) => isRecord(member) && Object.keys(member).length === 0)
+  );
+}
+
+/** A client's name and version, both strings, and nothing else. */
+function plainClientInfo(value: unknown): boolean {
+  return isRecord(value) && hasOnly(value, CLIENT_INFO_KEYS) && typeof value.name === "string" && typeof value.version === "string";
+}
+
+/**
+ * The 2026-07-28 call the SDK's createMcpHandler serves as JSON by handing it to a plain read tool, with nothing of
+ * its envelope in play: the standard headers exactly as the body names them (MCP-Protocol-Version 2026-07-28,
+ * Mcp-Method tools/call, Mcp-Name the tool's name as it is), and params of the name, the arguments and a _meta of
+ * the envelope alone: protocol version 2026-07-28, capabilities none or bare, and a client's name and version (or
+ * none). No progress token, no log level, no task, no approval state, no trace context. Anything else, the SDK's.
+ */
+function modernReadCall(headers: Headers, message: unknown): PlainReadCall | undefined {
+  if (!takesJson(headers)) return undefined;
+  if (headers.get("mcp-protocol-version") !== MODERN || headers.get("mcp-method") !== "tools/call") return undefined;
+  const call = readCallOf(message, MODERN_PARAMS_KEYS);
+  if (!call || headers.get("mcp-name") !== call.name) return undefined;
+  const meta = call.params._meta;
+  if (!isRecord(meta) || !hasOnly(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN) return undefined;
+  if (!plainCapabilities(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  const info = meta[CLIENT_INFO_META_KEY];
+  return info === undefined || plainClientInfo(info) ? call : undefined;
 }
 
 /** The SDK's tool error result, as McpServer makes it of a failure outside the tool's own handling. */
@@ -70,13 +131,20 @@ async function readResult<N extends PlainRead>(agent: AgentContext, name: N, inp
  * The answer to a plain read call, byte for byte the SDK's (status, headers, body; e2e/mcp/read-calls.test.ts), or
  * undefined for the SDK to serve the request: anything that is not one, and a call whose arguments the tool's input
  * schema refuses (the SDK words that refusal). The result needs no second check as a CallToolResult: runTool and
- * toolError build it of text content and an object's structured content only.
+ * toolError build it of text content and an object's structured content only. A 2026-07-28 result also carries what
+ * the SDK's encoder stamps on it: resultType "complete" and the server's identity in _meta.
  */
-export async function answerPlainRead(request: Request, message: unknown, agent: AgentContext): Promise<Response | undefined> {
-  const call = plainReadCall(request.headers, message);
+export async function answerPlainRead(
+  request: Request,
+  message: unknown,
+  agent: AgentContext,
+  legacy: boolean,
+): Promise<Response | undefined> {
+  const call = legacy ? plainReadCall(request.headers, message) : modernReadCall(request.headers, message);
   if (!call) return undefined;
   const input = TOOLS[call.name].input.safeParse(call.arguments);
   if (!input.success) return undefined;
-  const result = await readResult(agent, call.name, input.data as ToolInput<PlainRead>);
+  const read = await readResult(agent, call.name, input.data as ToolInput<PlainRead>);
+  const result = legacy ? read : { ...read, resultType: "complete", _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } };
   return json({ result, jsonrpc: "2.0", id: call.id }, { status: 200, headers: PUBLIC_CORS });
 }

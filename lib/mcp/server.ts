@@ -93,6 +93,9 @@ function toolDefinitions(): Record<ToolName, Tool> {
   return definitions;
 }
 
+/** The server's identity, as initialize answers it and as a 2026-07-28 result's _meta carries it. */
+export const SERVER_INFO = { name: "agent-wallet", version: "0.1.0" };
+
 /**
  * A server for one request of that era, whose tools see exactly the caller's grant. It registers only the tools
  * the request calls: tools/list is answered from the definitions, and registering every tool for every call was a
@@ -100,7 +103,7 @@ function toolDefinitions(): Record<ToolName, Tool> {
  */
 export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledTools: ReadonlySet<string>): McpServer {
   const server = new McpServer(
-    { name: "agent-wallet", version: "0.1.0" },
+    SERVER_INFO,
     // The tool list never changes while the server runs: no list_changed notifications to promise.
     { capabilities: { tools: { listChanged: false } }, requestState: { verify: verifyApprovalState } },
   );

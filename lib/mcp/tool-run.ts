@@ -29,7 +29,7 @@ export type ToolCall = Required<Pick<AgentCall, "called">> &
 /**
  * The read tools whose answer is the caller's grant and the input alone: no waiting, no progress, no approval state,
  * nothing of the call's MCP context. The SDK's server runs them (lib/mcp/server.ts) and so does /mcp's path past the
- * SDK for a plain 2025-era call (lib/mcp/read-calls.ts, decision 0033).
+ * SDK for a plain call (lib/mcp/read-calls.ts, decision 0033).
  */
 export const PLAIN_READS = {
   list_credentials: async (agent: AgentContext) => listGrantedCredentials(agent),
