@@ -31,8 +31,11 @@ import { X402NotPayableError, type Payable } from "./choose";
 import { judgeAuthorizable, toSign, type Authorizable } from "./one-tap";
 import type { Offer, PaymentRequired } from "./requirement";
 
-/** An eip3009 or permit2 offer the agent account pays, with the any-payee delegation of the allowance that funds it. */
-export type AccountChoice = Authorizable & { allowanceId: string; delegationHash: string };
+/**
+ * An eip3009 or permit2 offer the agent account pays, with the any-payee delegation of the allowance that funds it and
+ * the float the person chose for its token (decision 0038).
+ */
+export type AccountChoice = Authorizable & { allowanceId: string; delegationHash: string; float?: bigint };
 
 /** Why `offer` cannot be paid from an agent account, or the choice it makes. */
 export function judgeForAccount(offer: Offer, configured: readonly number[], payable: readonly Payable[]): AccountChoice | string {
@@ -52,7 +55,8 @@ export function judgeForAccount(offer: Offer, configured: readonly number[], pay
       `a payment of ${terms.amount} base units of ${terms.asset}, above the most the allowance pays any payee at once ` +
       `(${covering.anyPayeeUpTo} base units)`
     );
-  return { ...terms, allowanceId: covering.allowanceId, delegationHash: covering.delegationHash };
+  const { allowanceId, delegationHash, float } = covering;
+  return { ...terms, allowanceId, delegationHash, ...(float !== undefined && { float }) };
 }
 
 const EIP3009 = parseAbi([
