@@ -284,7 +284,8 @@ export async function payFromAgentAccount(
           });
         if (!extra) return fund(0n);
         // the float beside it above what the period has left: the payment alone, as without a float
-        const alone = (refused: unknown) => (refused instanceof RequestError && refused.code === "allowance_refused" ? fund(0n) : Promise.reject(refused));
+        const alone = (refused: unknown) =>
+          refused instanceof RequestError && refused.code === "allowance_refused" ? fund(0n) : Promise.reject(refused);
         return fund(extra).then((funding) => ("toPerson" in funding ? fund(0n) : funding), alone);
       }).catch(async (error: unknown) => {
         // the spending policy's refusal, in the person's units and audited, as any payment's
@@ -359,9 +360,12 @@ function topUpInBackground(payer: AccountPayer, choice: AccountChoice, account: 
   const { agent, credential, clock } = payer;
   void withTopUp(choice, account, clock(), async (extra) => {
     if (extra === 0n) return;
-    await payFromAllowance(agent, credential.id, transferOf(choice, account, extra), clock, { judgedAs: transferOf(choice, choice.payee, 0n) });
+    await payFromAllowance(agent, credential.id, transferOf(choice, account, extra), clock, {
+      judgedAs: transferOf(choice, choice.payee, 0n),
+    });
   }).catch((error: unknown) => {
-    if (!(error instanceof AppError)) console.error(`Topping up allowance ${choice.allowanceId}'s agent account failed: ${(error as Error).name}`);
+    if (!(error instanceof AppError))
+      console.error(`Topping up allowance ${choice.allowanceId}'s agent account failed: ${(error as Error).name}`);
   });
 }
 
