@@ -28,7 +28,9 @@ function LeftWords({ limit }: { limit: Limit }) {
   const payments = limit.transfersLeft ?? 0;
   return (
     <span suppressHydrationWarning>
-      {limit.left} {limit.symbol} left until it resets {atUtc(new Date(limit.resetsAt), new Date())}. {payments} payment
+      {limit.left} {limit.symbol} left until it resets {atUtc(new Date(limit.resetsAt), new Date())}
+      {limit.inAgentAccount !== null && `, of which ${limit.inAgentAccount} ${limit.symbol} already in the agent's account`}. {payments}{" "}
+      payment
       {payments === 1 ? "" : "s"} left in all (this count never resets).
     </span>
   );

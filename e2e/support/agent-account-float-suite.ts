@@ -70,6 +70,14 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
         const account = await accountOf(allowanceId);
         assert.equal(await world.tokenBalance(account), PRICE + FLOAT, "the first payment funds its amount and the float");
         assert.equal(await world.tokenBalance(person), before - PRICE - FLOAT);
+        // "left" counts what is in the agent's account free of its payments on their way: the float
+        const { allowanceForAgent } = await import("@/lib/allowances/agent");
+        const limit = async () => (await allowanceForAgent(agent, credentialId)).allowances[0].limits[0];
+        assert.deepEqual(
+          [(await limit()).left, (await limit()).in_agent_account, (await limit()).transfers_left],
+          ["0.09", "0.03", 19],
+          "0.1 USDC less the payment, of which the float in the agent's account",
+        );
 
         const payee = world.recipient();
         const sale = await merchant(payee);
@@ -107,6 +115,8 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
         );
         // the first payment is still unsettled: the account holds it and the float
         assert.equal(await world.tokenBalance(account), PRICE + FLOAT);
+        // two payments made, three counted (the top-up is one on chain); the float still in the agent's account
+        assert.deepEqual([(await limit()).left, (await limit()).in_agent_account, (await limit()).transfers_left], ["0.08", "0.03", 17]);
       });
     });
 

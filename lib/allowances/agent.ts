@@ -259,6 +259,7 @@ export async function allowanceForAgent(agent: AgentContext, credentialId: strin
         resets_at: limit.resetsAt,
         transfers_left_in_all: limit.transfersLeft,
         transfers_left: limit.transfersLeft,
+        ...(limit.inAgentAccount !== null && { in_agent_account: limit.inAgentAccount }),
       })),
     })),
   };

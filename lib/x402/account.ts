@@ -15,6 +15,7 @@ import { db } from "@/lib/db";
 import { AppError } from "@/lib/http/errors";
 import { delegationState, findAllowance, frameworkFor, type Allowance } from "@/lib/allowances/allowances";
 import { agentAccountOf } from "@/lib/allowances/agent-account";
+import { UNSETTLED, unclaimed } from "@/lib/allowances/agent-account-balance";
 import { answersEip3009 } from "@/lib/allowances/agent-account-permit2";
 import { payFromAllowance, recordFromFloat } from "@/lib/allowances/agent";
 import { withLease } from "@/lib/allowances/lease";
@@ -28,7 +29,7 @@ import { payloadOf } from "@/lib/wallet/request-payload";
 import { RequestError } from "@/lib/wallet/request-lifecycle";
 import type { RequestRow } from "@/lib/wallet/request-lifecycle";
 import { paymentAnswer, paymentTerms, type PaidX402 } from "./answer";
-import { permit2NonceKey, permit2NonceUsed, readyForPermit2 } from "./account-permit2";
+import { permit2NonceKey, readyForPermit2 } from "./account-permit2";
 import { X402NotPayableError, type Payable } from "./choose";
 import { judgeAuthorizable, toSign, type Authorizable } from "./one-tap";
 import type { Offer, PaymentRequired } from "./requirement";
@@ -88,56 +89,19 @@ async function checkedToken(choice: Extract<AccountChoice, { method: "eip3009" }
     );
 }
 
+/** What of the account `choice`'s token its unsettled authorizations claim, asked of the chain as its method says. */
+const claimsOf = (choice: AccountChoice) => ({
+  allowanceId: choice.allowanceId,
+  chainId: choice.chainId,
+  token: choice.asset,
+  permit2: choice.method === "permit2",
+});
+
 /** A payment that cannot be signed now, though its funding may land or has: nothing was signed. */
 class AccountBusyError extends AppError {
   constructor(message: string) {
     super("allowance_busy", message, 409);
   }
-}
-
-/** The agent account's authorizations not yet settled nor expired, as the database has them. */
-const UNSETTLED = `authorized`;
-
-/** An authorization's validBefore is read by the chain's clock, which may run behind ours: it counts this much longer. */
-const EXPIRY_MARGIN_MS = 60_000;
-
-/**
- * What the agent account holds that no unsettled authorization of it claims, each authorization asked of the chain
- * (used: settled; past its validBefore and unused: expired, its amount free again).
- */
-async function unclaimed(choice: AccountChoice, account: Address, now: Date): Promise<bigint> {
-  const { allowanceId, chainId, asset: token } = choice;
-  const rows = await db().x402Payment.findMany({ where: { allowanceId, status: UNSETTLED, token } });
-  const [balance, used] = await Promise.all([
-    onChain(chainId, (client) => client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account] })),
-    Promise.all(
-      rows.map((row) =>
-        choice.method === "permit2"
-          ? permit2NonceUsed(chainId, account, row.leafHash as Hex)
-          : onChain(chainId, (client) =>
-              client.readContract({
-                address: token,
-                abi: EIP3009,
-                functionName: "authorizationState",
-                args: [account, row.leafHash as Hex],
-              }),
-            ),
-      ),
-    ),
-  ]);
-  let claimed = 0n;
-  const settled: string[] = [];
-  const expired: string[] = [];
-  for (const [index, row] of rows.entries()) {
-    if (used[index]) settled.push(row.id);
-    else if (row.expiresAt.getTime() + EXPIRY_MARGIN_MS < now.getTime()) expired.push(row.id);
-    else claimed += BigInt(row.amount);
-  }
-  // one statement a status, on the payment's path
-  const marked = (ids: string[], status: string) =>
-    ids.length ? db().x402Payment.updateMany({ where: { id: { in: ids } }, data: { status } }) : null;
-  await Promise.all([marked(settled, "settled"), marked(expired, "expired")]);
-  return balance > claimed ? balance - claimed : 0n;
 }
 
 type AccountPayer = {
@@ -237,7 +201,7 @@ async function withTopUp<T>(choice: AccountChoice, account: Address, now: Date, 
     return await withLease(
       `agent-account-top-up:${account}`,
       async () => {
-        const free = await unclaimed(choice, account, now);
+        const free = await unclaimed(claimsOf(choice), account, now);
         return fund(free < choice.float! ? choice.float! - free : 0n);
       },
       { waitMs: 0 },
@@ -308,7 +272,7 @@ export async function payFromAgentAccount(
     }
     const now = clock();
     const allowance = await liveAllowance(choice, now);
-    const free = await unclaimed(choice, account.address, now);
+    const free = await unclaimed(claimsOf(choice), account.address, now);
     if (free < choice.amount)
       throw new AccountBusyError(`The agent's account holds ${free} base units free of its other payments: nothing was signed.`);
     const signed = await signFromAccount(payer, required, choice, account, now);
@@ -331,7 +295,7 @@ async function fromFloat(payer: AccountPayer, required: PaymentRequired, choice:
   const paid = await withLease(`agent-account:${account.address}`, async () => {
     const now = clock();
     const allowance = await liveAllowance(choice, now);
-    const [free] = await Promise.all([unclaimed(choice, account.address, now), checkPaymentsLeft(allowance, choice)]);
+    const [free] = await Promise.all([unclaimed(claimsOf(choice), account.address, now), checkPaymentsLeft(allowance, choice)]);
     if (free < choice.amount) return null;
     const signed = await signFromAccount(payer, required, choice, account, now);
     const requestId = await recordFromFloat(agent, credential.id, transferOf(choice, choice.payee), clock, {
