@@ -84,6 +84,14 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
       return "Allowance resumed: it pays again without a tap.";
     });
 
+  const takeBack = (allowance: ClientAllowance) =>
+    run(async () => {
+      const path = `/api/allowances/${encodeURIComponent(allowance.id)}/return`;
+      const assertion = await approveWithPasskey(`${path}/options`);
+      await callApi(path, { assertion });
+      return "Sent back to your wallet. The allowance goes on: its next payment from the agent's account fills it again.";
+    });
+
   if (!allowances.length) return <Feedback error={error} status={status} />;
   return (
     <div className="stack">
@@ -183,6 +191,11 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
             {allowance.status === "suspended" && (
               <button type="button" disabled={busy} onClick={() => void resume(allowance)}>
                 Resume allowance
+              </button>
+            )}
+            {allowance.status === "active" && allowance.limits.some((limit) => Number(limit.inAgentAccount ?? 0) > 0) && (
+              <button type="button" disabled={busy} onClick={() => void takeBack(allowance)}>
+                Return what the agent&apos;s account holds
               </button>
             )}
             {allowance.status !== "revoked" && allowance.status !== "expired" && allowance.relayable && (

@@ -32,7 +32,13 @@ function choicesOf(credentialId: string, form: AllowanceForm): AllowanceChoicesI
     coin: (!anyPayee && form.coin.trim()) || undefined,
     tokens: form.tokens
       .filter((token) => token.address.trim())
-      .map((token) => ({ address: token.address.trim(), amount: token.amount, ...(anyPayee && { perPayment: token.perPayment }) })),
+      .map((token) => ({
+        address: token.address.trim(),
+        amount: token.amount,
+        ...(anyPayee && { perPayment: token.perPayment }),
+        // no float unless one is written: left empty, payments wait for their own funding as before
+        ...(anyPayee && token.float.trim() && { float: token.float.trim() }),
+      })),
     recipients: anyPayee ? [] : form.recipients.split(/[\s,]+/).filter(Boolean),
     anyPayee,
     period: form.period,
@@ -332,13 +338,17 @@ export function AllowancePicker({
               amount(id(`token-most-${index}`), `Token ${index + 1} at most per payment`, token.perPayment, unit, (value) =>
                 setToken(index, { perPayment: value }),
               )}
+            {anyPayee &&
+              amount(id(`token-float-${index}`), `Token ${index + 1} float in the agent's account (optional)`, token.float, unit, (value) =>
+                setToken(index, { float: value }),
+              )}
           </div>
         );
       })}
       <button
         type="button"
         className="small"
-        onClick={() => set({ tokens: [...form.tokens, { address: offered[0]?.address ?? "", amount: "", perPayment: "" }] })}
+        onClick={() => set({ tokens: [...form.tokens, { address: offered[0]?.address ?? "", amount: "", perPayment: "", float: "" }] })}
       >
         Add a token for {name}
       </button>

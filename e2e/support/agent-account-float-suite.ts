@@ -201,6 +201,47 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0);
     });
 
+    it("Return what the agent's account holds: the float goes back to the person, payments on their way settle, the allowance keeps paying", async () => {
+      const { payX402 } = await import("@/lib/x402/pay");
+      const { db } = await import("@/lib/db");
+      const { returnAgentAccountForUser } = await import("@/lib/allowances/person");
+      const { namesFor, summarizeEvent } = await import("@/lib/audit/describe");
+      const { parseAuditData } = await import("@/lib/audit/query");
+      const { agent, credentialId, allowanceId, person } = await withFloat();
+      const before = await world.tokenBalance(person);
+      await world.chain.miningEvery(2000, async () => {
+        const payee = world.recipient();
+        const sale = await merchant(payee);
+        const unsettled = await payX402(agent, credentialId, sale.required);
+        assert.ok(unsettled.header);
+        const account = await accountOf(allowanceId);
+        const { userId } = await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } });
+        const { txHashes } = await returnAgentAccountForUser(userId, allowanceId);
+        assert.equal(txHashes.length, 1);
+        assert.equal(await world.tokenBalance(account), PRICE, "the float went back; the payment on its way stays");
+        assert.equal(await world.tokenBalance(person), before - PRICE);
+        const sweep = await db().relayedTransaction.findUniqueOrThrow({ where: { hash: txHashes[0] } });
+        assert.deepEqual([sweep.purpose, sweep.status], ["sweep", "landed"]);
+        const rows = await db().auditEvent.findMany({ where: { type: "agent_account.returned", userId } });
+        const events = rows.map((row) => ({ ...row, data: parseAuditData(row.data) }));
+        const names = await namesFor(userId, events, {}, async () => ({ symbol: "USDC", decimals: 6 }));
+        assert.equal(
+          summarizeEvent(events[0], names),
+          "0.03 USDC sent back to your wallet from the agent's account of an allowance that goes on",
+        );
+        assert.equal((await fetch(sale.url, { headers: { [unsettled.header!]: unsettled.value! } })).status, 200, "it still settles");
+        assert.equal(await world.tokenBalance(account), 0n);
+        assert.equal((await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status, "active");
+        assert.equal((await db().agentAccount.findUniqueOrThrow({ where: { allowanceId } })).returnedAt, null);
+
+        // the allowance keeps paying: the next payment funds its amount and the float again
+        const next = await merchant(world.recipient());
+        const paid = await payX402(agent, credentialId, next.required);
+        assert.equal((await fetch(next.url, { headers: { [paid.header!]: paid.value! } })).status, 200);
+        assert.equal(await world.tokenBalance(account), FLOAT);
+      });
+    });
+
     it("Revoke allowance sends the float back to the person", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
