@@ -26,11 +26,12 @@ type Limit = ClientAllowance["limits"][number];
 function LeftWords({ limit }: { limit: Limit }) {
   if (limit.left === null || !limit.resetsAt) return null;
   const payments = limit.transfersLeft ?? 0;
+  // with a float: what of it the agent's account already holds (decision 0038)
+  const held = limit.inAgentAccount === null ? "" : `, of which ${limit.inAgentAccount} ${limit.symbol} already in the agent's account`;
   return (
     <span suppressHydrationWarning>
       {limit.left} {limit.symbol} left until it resets {atUtc(new Date(limit.resetsAt), new Date())}
-      {limit.inAgentAccount !== null && `, of which ${limit.inAgentAccount} ${limit.symbol} already in the agent's account`}. {payments}{" "}
-      payment
+      {held}. {payments} payment
       {payments === 1 ? "" : "s"} left in all (this count never resets).
     </span>
   );

@@ -58,7 +58,7 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
       assert.fail("a funding never landed");
     }
 
-    it("a payment the float covers is answered before the next block, with no funding of its own, settled by the stock facilitator", async () => {
+    it("a payment the float covers: answered before the next block, no funding of its own, settled by the stock facilitator", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
       const paying = await withFloat();
@@ -201,7 +201,7 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
       assert.equal(await db().allowanceSpend.count({ where: { allowanceId } }), 0);
     });
 
-    it("Return what the agent's account holds: the float goes back to the person, payments on their way settle, the allowance keeps paying", async () => {
+    it("Return what the agent's account holds: the float goes back, payments on their way settle, the allowance pays on", async () => {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
       const { returnAgentAccountForUser } = await import("@/lib/allowances/person");

@@ -3,7 +3,7 @@
 // path's builder, toSign) of exactly the amount to the payee, which the merchant's facilitator settles through x402's
 // exact proxy. Before its first such payment in a token, the account lets Permit2 take it (lib/allowances
 // agent-account-permit2.ts: its gas sent by the relayer, once), before anything is funded.
-import { parseAbi, toHex, type Address, type Hex } from "viem";
+import { toHex, type Hex } from "viem";
 import { approvedForPermit2 } from "@/lib/allowances/agent-account-permit2";
 import { onChain } from "@/lib/wallet/chains";
 import type { ServerAccount } from "@/lib/wallet/native-signer";

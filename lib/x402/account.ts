@@ -271,7 +271,7 @@ export async function payFromAgentAccount(
       if (toolAnswer) return JSON.parse(toolAnswer) as PaidX402;
     }
     const now = clock();
-    const allowance = await liveAllowance(choice, now);
+    await liveAllowance(choice, now);
     const free = await unclaimed(claimsOf(choice), account.address, now);
     if (free < choice.amount)
       throw new AccountBusyError(`The agent's account holds ${free} base units free of its other payments: nothing was signed.`);

@@ -72,7 +72,15 @@ type LiveDelegation = {
 /** Each delegation of the grant's live allowances, newest allowance first. */
 const delegationsOf = (live: LiveAllowances): LiveDelegation[] =>
   live.allowances.flatMap(({ id, chainId, expiresAt, delegations }) =>
-    delegations.map(({ hash, signed, perPaymentMax, float }) => ({ allowanceId: id, chainId, hash, signed, perPaymentMax, float, expiresAt })),
+    delegations.map(({ hash, signed, perPaymentMax, float }) => ({
+      allowanceId: id,
+      chainId,
+      hash,
+      signed,
+      perPaymentMax,
+      float,
+      expiresAt,
+    })),
   );
 
 /** What the grant's live allowances for this credential can pay, per chain and token. */
