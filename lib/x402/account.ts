@@ -156,12 +156,13 @@ function fundedEarlier(row: RequestRow, choice: AccountChoice, account: Address)
   return { request_id: row.id, tx_hash: row.txHash, status: row.status };
 }
 
+const isLive = (allowance: Allowance, now: Date) => allowance.status === "active" && allowance.expiresAt > now;
+
 /** The allowance as a payment from the account finds it under the account's lease: live, or nothing is signed. */
 async function liveAllowance(choice: AccountChoice, now: Date) {
   // A revocation committed since: the account signs nothing more (what it holds goes back, revocation.ts).
   const allowance = await findAllowance(choice.allowanceId);
-  if (allowance.status !== "active" || allowance.expiresAt <= now)
-    throw new AppError("allowance_refused", "This allowance is no longer live. Nothing was signed.", 409);
+  if (!isLive(allowance, now)) throw new AppError("allowance_refused", "This allowance is no longer live. Nothing was signed.", 409);
   return allowance;
 }
 
@@ -234,7 +235,9 @@ export async function payFromAgentAccount(
   if (choice.float !== undefined && !funded) {
     const paid = await fromFloat(payer, required, choice, account);
     if (paid) return paid;
-    await checkPaymentsLeft(await liveAllowance(choice, clock()), choice);
+    // paused or stopped, the funding's own answer says so (to the person): counted only while it pays
+    const allowance = await findAllowance(choice.allowanceId);
+    if (isLive(allowance, clock())) await checkPaymentsLeft(allowance, choice);
   }
   // the spending policy judges the payment the funding is for: its allowed recipients are merchants, never the account
   const funding = funded
@@ -288,13 +291,14 @@ export async function payFromAgentAccount(
  * The payment signed from the account's float, under the account's lease, when what it holds free of its other
  * payments covers it and the allowance has a payment left (counted by the server): no funding, no block. Recorded as a
  * request within the spending policy (recordFromFloat), and a top-up back to the float started in the background once
- * answered. Null when the float does not cover it: the payment is funded on its own.
+ * answered. Null when the float does not cover it, or the allowance is not live: the payment goes the funded way.
  */
 async function fromFloat(payer: AccountPayer, required: PaymentRequired, choice: AccountChoice, account: ServerAccount) {
   const { agent, credential, clock, called, idempotency } = payer;
   const paid = await withLease(`agent-account:${account.address}`, async () => {
     const now = clock();
-    const allowance = await liveAllowance(choice, now);
+    const allowance = await findAllowance(choice.allowanceId);
+    if (!isLive(allowance, now)) return null;
     const [free] = await Promise.all([unclaimed(claimsOf(choice), account.address, now), checkPaymentsLeft(allowance, choice)]);
     if (free < choice.amount) return null;
     const signed = await signFromAccount(payer, required, choice, account, now);
