@@ -9,7 +9,8 @@ import { getAddress, type Address } from "viem";
 import type { FacilitatorClient } from "@x402/core/server";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
-import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
+import { eip3009Sale } from "./agent-account-cases";
+import type { PaidResource } from "./x402-resource";
 
 const PRICE = 10_000n; // 0.01 USDC
 const CAP = 100_000n; // 0.1 USDC a day
@@ -31,12 +32,8 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
       await world?.stop();
     });
 
-    async function merchant(payTo: Address, amount = PRICE) {
-      const sale = { facilitator, transfer: "eip3009" as const, chainId: world.chain.chainId, token: world.token, payTo, amount };
-      const { resource, required } = await startPaidResourceAsking({ ...sale, description: "A report" });
-      resources.push(resource);
-      return { url: resource.url, required };
-    }
+    const merchant = (payTo: Address, amount = PRICE) =>
+      eip3009Sale({ facilitator, chainId: world.chain.chainId, token: world.token, resources }, payTo, amount);
 
     const withFloat = (options: { perPeriod?: bigint; transactions?: number } = {}) =>
       world.agentWithAllowance({ payees: [], perPeriod: options.perPeriod ?? CAP, anyPayee: MOST, float: FLOAT, ...options });

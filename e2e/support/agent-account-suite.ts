@@ -10,6 +10,7 @@ import assert from "node:assert/strict";
 import { getAddress, parseTransaction, type Address, type Hex, type PrivateKeyAccount } from "viem";
 import type { FacilitatorClient } from "@x402/core/server";
 import {
+  eip3009Sale,
   assertConcurrentPaymentsWithinTheCap,
   assertRetryAnswersTheSamePayment,
   paidFromTheAccount,
@@ -18,7 +19,7 @@ import {
 import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
-import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
+import type { PaidResource } from "./x402-resource";
 
 const PRICE = 10_000n; // 0.01 USDC
 const CAP = 50_000n; // 0.05 USDC a day
@@ -45,12 +46,8 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     });
 
     /** A stock merchant selling a report to `payTo` for `amount`, and its PAYMENT-REQUIRED. */
-    async function merchant(payTo: Address, amount = PRICE) {
-      const sale = { facilitator, transfer: "eip3009" as const, chainId: world.chain.chainId, token: world.token, payTo, amount };
-      const { resource, required } = await startPaidResourceAsking({ ...sale, description: "A report" });
-      resources.push(resource);
-      return { url: resource.url, required };
-    }
+    const merchant = (payTo: Address, amount = PRICE) =>
+      eip3009Sale({ facilitator, chainId: world.chain.chainId, token: world.token, resources }, payTo, amount);
 
     const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });
 
