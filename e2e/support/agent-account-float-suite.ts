@@ -75,6 +75,11 @@ export function agentAccountFloatSuite(database: "sqlite" | "postgres") {
           ["0.09", "0.03", 19],
           "0.1 USDC less the payment, of which the float in the agent's account",
         );
+        // Clients' view of it: the same words, and the any-payee warning names the float
+        const { allowanceViews } = await import("@/lib/allowances/view");
+        const [shown] = await allowanceViews({ grantId: agent.grantId }, { person: { nameOf: (address) => address } });
+        assert.deepEqual([shown.limits[0].left, shown.limits[0].inAgentAccount], ["0.09", "0.03"]);
+        assert.match(shown.warning!, / A compromised server could take the float, up to 0\.03 USDC, and what is left of the cap\.$/);
 
         const payee = world.recipient();
         const sale = await merchant(payee);
