@@ -186,6 +186,36 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     await fitsAt(page, 1280, "clients-allowance-any-payee");
   });
 
+  it("a float for any payee: the card states it and the warning names it; what is stored is what was approved", async () => {
+    const { page, callback } = await personAtConsent("float@example.com", "allowance");
+    await fillAllowanceFields(page, {
+      token: { symbol: "USDC", amount: "0.05" },
+      anyPayee: "0.015",
+      float: "0.03",
+      transactions: 20,
+      over: "refuse",
+    });
+    const card = reviewCard(page);
+    await card.waitFor();
+    const warning = (await card.getByRole("note", { name: "Any payee warning" }).textContent())?.trim() ?? "";
+    assert.match(warning, / A compromised server could take the float, up to 0\.03 USDC, and what is left of the cap\.$/);
+    const words = (await reviewedWords(page)).join("\n");
+    assert.match(words, /Agent Wallet keeps up to 0\.03 USDC of this allowance in the agent's account/);
+    await fitsAt(page, 375, "consent-allowance-float");
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await redirected(page, callback);
+    await callback.close();
+    const allowance = await db().allowance.findFirstOrThrow({
+      where: { delegations: { some: { token: usdc, float: { not: null } } } },
+      include: { delegations: true },
+    });
+    assert.deepEqual(
+      allowance.delegations.map((row) => [row.perPaymentMax, row.float]),
+      [["15000", "30000"]],
+      "the float the person chose is kept, bound to their tap",
+    );
+  });
+
   it("a token cap is picked by the token's name and typed in its units; every field shows its placeholder whole", async () => {
     const { page, callback, credentialId } = await personAtConsent("caps@example.com", "approve");
     await page.getByLabel("Spending limits for Main").selectOption("custom");
