@@ -324,6 +324,13 @@ const allowanceOutput = z.object({
             .optional()
             .describe("Payments left over the allowance's whole life: this count never resets (absent from servers before it)"),
           transfers_left: z.number().nullable().describe("The same count as transfers_left_in_all, under its first name"),
+          in_agent_account: z
+            .string()
+            .optional()
+            .describe(
+              "With a float: what of `left` is already in the agent's own account, whole units (payments it covers are " +
+                "answered at once); absent without a float",
+            ),
         }),
       ),
     }),

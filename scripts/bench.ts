@@ -533,6 +533,9 @@ async function x402Payments(bench: PaymentBench): Promise<Result> {
 }
 
 const STOCK_MERCHANT = "/mcp pay_x402 at a stock merchant (eip3009, 2 s blocks)";
+const STOCK_MERCHANT_FLOAT = "/mcp pay_x402 at a stock merchant from a float (eip3009, 2 s blocks)";
+/** The float of the second run (decision 0038): a hundred payments, more than the warm-up and the run take between blocks. */
+const STOCK_FLOAT = 1_000_000n;
 /** Each waits for its funding's block: fewer than the other payments' 200 and 1,000, about 2 s each. */
 const STOCK_PAYMENTS = 30;
 const STOCK_WARM_UP = 10;
@@ -544,9 +547,12 @@ const STOCK_SETTLED = 5;
  * USDC) within an allowance for any payee, on 2-second blocks (decision 0035): the allowance funds the agent's account
  * with the payment (a redemption the relayer sends, waited for until mined), then that account signs EIP-3009's
  * authorization. One after another, by one agent (its warm-up first), then the last few settled by `@x402/evm`'s own
- * facilitator: the gas of a payment is its funding's and its settlement's.
+ * facilitator: the gas of a payment is its funding's and its settlement's. With a `float` (decision 0038), the first
+ * payment funds itself and the float, and the others are signed from the float at once, each topped up in the
+ * background (a funding's gas is then a top-up's, which covers one payment or several).
  */
-async function stockMerchantPayments({ app, chain, scale, headers }: PaymentBench): Promise<Result> {
+async function stockMerchantPayments({ app, chain, scale, headers }: PaymentBench, float?: bigint): Promise<Result> {
+  const scenario = float === undefined ? STOCK_MERCHANT : STOCK_MERCHANT_FLOAT;
   const merchant = privateKeyToAccount(generatePrivateKey()).address;
   const token = (await deployFiatToken(chain)).address;
   const facilitator = await startEip3009Facilitator(chain);
@@ -564,7 +570,7 @@ async function stockMerchantPayments({ app, chain, scale, headers }: PaymentBenc
     recipients: [],
     anyPayee: true,
     native: undefined,
-    tokens: [{ address: token, perPeriod: 10n ** 12n, perPayment: 10_000n }],
+    tokens: [{ address: token, perPeriod: 10n ** 12n, perPayment: 10_000n, float }],
     transactions: ALLOWANCE_TRANSACTIONS,
     overLimit: "refuse",
   });
@@ -578,7 +584,7 @@ async function stockMerchantPayments({ app, chain, scale, headers }: PaymentBenc
   return chain.miningEvery(BLOCK_MS, async () => {
     for (let index = 0; index < STOCK_WARM_UP; index++) {
       const text = await (await call()).text();
-      if (!paid.test(text)) throw new Error(`a warm-up payment (${STOCK_MERCHANT}) was not paid: ${text.slice(0, 300)}`);
+      if (!paid.test(text)) throw new Error(`a warm-up payment (${scenario}) was not paid: ${text.slice(0, 300)}`);
     }
     const latencies: number[] = [];
     const values: string[] = [];
@@ -611,7 +617,7 @@ async function stockMerchantPayments({ app, chain, scale, headers }: PaymentBenc
     );
     const mean = (gas: bigint[]) => Math.round(Number(gas.reduce((sum, one) => sum + one, 0n)) / Math.max(1, gas.length));
     return {
-      scenario: STOCK_MERCHANT,
+      scenario,
       scale,
       rps: Math.round((STOCK_PAYMENTS / seconds) * 100) / 100,
       ...quantiles(latencies.sort((a, b) => a - b)),
@@ -1505,6 +1511,8 @@ async function run(scale: number): Promise<Result[]> {
     if (!wanted || wanted.some((part) => ALLOWANCE_SPEND.includes(part))) results.push(await allowanceSpends(payments));
     if (!wanted || wanted.some((part) => X402_PAYMENT.includes(part))) results.push(await x402Payments(payments));
     if (!wanted || wanted.some((part) => STOCK_MERCHANT.includes(part))) results.push(await stockMerchantPayments(payments));
+    if (!wanted || wanted.some((part) => STOCK_MERCHANT_FLOAT.includes(part)))
+      results.push(await stockMerchantPayments(payments, STOCK_FLOAT));
     if (!wanted || wanted.some((part) => "burst".includes(part))) bursts.push(await burst(app, chain));
     return results;
   } finally {

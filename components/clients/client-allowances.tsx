@@ -26,9 +26,12 @@ type Limit = ClientAllowance["limits"][number];
 function LeftWords({ limit }: { limit: Limit }) {
   if (limit.left === null || !limit.resetsAt) return null;
   const payments = limit.transfersLeft ?? 0;
+  // with a float: what of it the agent's account already holds (decision 0038)
+  const held = limit.inAgentAccount === null ? "" : `, of which ${limit.inAgentAccount} ${limit.symbol} already in the agent's account`;
   return (
     <span suppressHydrationWarning>
-      {limit.left} {limit.symbol} left until it resets {atUtc(new Date(limit.resetsAt), new Date())}. {payments} payment
+      {limit.left} {limit.symbol} left until it resets {atUtc(new Date(limit.resetsAt), new Date())}
+      {held}. {payments} payment
       {payments === 1 ? "" : "s"} left in all (this count never resets).
     </span>
   );
@@ -80,6 +83,14 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
       const assertion = await approveWithPasskey(`${path}/options`);
       await callApi(path, { assertion });
       return "Allowance resumed: it pays again without a tap.";
+    });
+
+  const takeBack = (allowance: ClientAllowance) =>
+    run(async () => {
+      const path = `/api/allowances/${encodeURIComponent(allowance.id)}/return`;
+      const assertion = await approveWithPasskey(`${path}/options`);
+      await callApi(path, { assertion });
+      return "Sent back to your wallet. The allowance goes on: its next payment from the agent's account fills it again.";
     });
 
   if (!allowances.length) return <Feedback error={error} status={status} />;
@@ -181,6 +192,11 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
             {allowance.status === "suspended" && (
               <button type="button" disabled={busy} onClick={() => void resume(allowance)}>
                 Resume allowance
+              </button>
+            )}
+            {allowance.status === "active" && allowance.limits.some((limit) => Number(limit.inAgentAccount ?? 0) > 0) && (
+              <button type="button" disabled={busy} onClick={() => void takeBack(allowance)}>
+                Return what the agent&apos;s account holds
               </button>
             )}
             {allowance.status !== "revoked" && allowance.status !== "expired" && allowance.relayable && (

@@ -10,7 +10,7 @@ import { callApi, messageOf } from "@/components/browser/api";
 import { assertForSeals } from "@/components/browser/passkey";
 import { delegationFromJson, delegationToJson } from "@/lib/allowances/caveats";
 import { allowanceBinding, readAllowanceToSign, signAllowance, type AllowanceToSign } from "@/lib/allowances/signing";
-import { allowanceSummary, anyPayeeWarning, describeDelegation, type SummaryAsset } from "@/lib/allowances/wording";
+import { allowanceSummary, anyPayeeWarning, describeDelegation, floatWords, type SummaryAsset } from "@/lib/allowances/wording";
 import { moneyText } from "@/lib/prices/format";
 import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
@@ -32,7 +32,13 @@ function choicesOf(credentialId: string, form: AllowanceForm): AllowanceChoicesI
     coin: (!anyPayee && form.coin.trim()) || undefined,
     tokens: form.tokens
       .filter((token) => token.address.trim())
-      .map((token) => ({ address: token.address.trim(), amount: token.amount, ...(anyPayee && { perPayment: token.perPayment }) })),
+      .map((token) => ({
+        address: token.address.trim(),
+        amount: token.amount,
+        ...(anyPayee && { perPayment: token.perPayment }),
+        // no float unless one is written: left empty, payments wait for their own funding as before
+        ...(anyPayee && token.float.trim() && { float: token.float.trim() }),
+      })),
     recipients: anyPayee ? [] : form.recipients.split(/[\s,]+/).filter(Boolean),
     anyPayee,
     period: form.period,
@@ -77,9 +83,15 @@ function reviewOf(
     const max = prepared.perPayment.find((entry) => entry.token === token)?.max;
     return max ? BigInt(max) : null;
   };
+  const floatOf = (token: string | null) => {
+    const float = prepared.perPayment.find((entry) => entry.token === token)?.float;
+    return float ? BigInt(float) : null;
+  };
   const lines = meanings.map((meaning) => {
     const words = describeDelegation(meaning, assetOf(meaning.token).asset, now, perPaymentOf(meaning.token));
-    return meaning.token ? `${words} Token contract: ${meaning.token}.` : words;
+    const float = floatOf(meaning.token);
+    const withFloat = float ? `${words} ${floatWords(float, assetOf(meaning.token).asset)}` : words;
+    return meaning.token ? `${withFloat} Token contract: ${meaning.token}.` : withFloat;
   });
   const parts: SummaryAsset[] = [...new Set(meanings.map((meaning) => meaning.token))].map((token) => {
     const own = meanings.filter((meaning) => meaning.token === token);
@@ -89,6 +101,7 @@ function reviewOf(
       asset,
       money: price && moneyText(own[0].perPeriod, asset.decimals, price, prepared.currency),
       perPaymentMax: perPaymentOf(token),
+      float: floatOf(token),
     };
   });
   const nameOf = (address: string) => contacts.find((contact) => contact.address.toLowerCase() === address.toLowerCase())?.label ?? address;
@@ -325,13 +338,17 @@ export function AllowancePicker({
               amount(id(`token-most-${index}`), `Token ${index + 1} at most per payment`, token.perPayment, unit, (value) =>
                 setToken(index, { perPayment: value }),
               )}
+            {anyPayee &&
+              amount(id(`token-float-${index}`), `Token ${index + 1} float in the agent's account (optional)`, token.float, unit, (value) =>
+                setToken(index, { float: value }),
+              )}
           </div>
         );
       })}
       <button
         type="button"
         className="small"
-        onClick={() => set({ tokens: [...form.tokens, { address: offered[0]?.address ?? "", amount: "", perPayment: "" }] })}
+        onClick={() => set({ tokens: [...form.tokens, { address: offered[0]?.address ?? "", amount: "", perPayment: "", float: "" }] })}
       >
         Add a token for {name}
       </button>

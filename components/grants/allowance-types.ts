@@ -9,8 +9,11 @@ export type AllowanceChain = { id: number; name: string; symbol: string };
 export type AllowanceForm = {
   chainId: number;
   coin: string;
-  /** `perPayment`: with any payee, the most one payment may be */
-  tokens: { address: string; amount: string; perPayment: string }[];
+  /**
+   * `perPayment`: with any payee, the most one payment may be; `float`: with any payee, optional, what the agent's
+   * account is kept topped up to so that payments it covers are answered at once (decision 0038)
+   */
+  tokens: { address: string; amount: string; perPayment: string; float: string }[];
   recipients: string;
   /** "listed" (the default): only the recipients named; "any": anyone, each payment at most its token's `perPayment` */
   payees: "listed" | "any";

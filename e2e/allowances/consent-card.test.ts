@@ -6,7 +6,7 @@
 // and 1280 px nothing makes the page scroll sideways; each screen is written to test-results/screenshots.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { getAddress, parseAbi, type Address } from "viem";
+import { erc20Abi, getAddress, parseAbi, type Address } from "viem";
 import type { Browser, Page } from "playwright-core";
 import type { RunningApp } from "../support/app";
 import { startAllowanceApp, type AllowanceApp } from "../support/allowances";
@@ -15,6 +15,7 @@ import { deployErc20, deployer, mined } from "../support/contracts";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { fillAllowanceFields, reviewCard, reviewedWords } from "../support/allowance-picker";
 import { overflow, screenshot, widestElement } from "../support/screens";
+import { requirementHeader } from "../support/x402";
 import { db } from "@/lib/db";
 
 const ALICE = getAddress("0x00000000000000000000000000000000000a11ce");
@@ -184,6 +185,62 @@ describe("the allowance at consent, as a person sees it", { timeout: 600_000 }, 
     assert.equal((await shown.getByRole("note", { name: "Any payee warning" }).textContent())?.trim(), warning);
     await fitsAt(page, 375, "clients-allowance-any-payee");
     await fitsAt(page, 1280, "clients-allowance-any-payee");
+  });
+
+  it("a float for any payee: the card states it and the warning names it; what is stored is what was approved", async () => {
+    const { page, callback } = await personAtConsent("float@example.com", "allowance");
+    await fillAllowanceFields(page, {
+      token: { symbol: "USDC", amount: "0.05" },
+      anyPayee: "0.015",
+      float: "0.03",
+      transactions: 20,
+      over: "refuse",
+    });
+    const card = reviewCard(page);
+    await card.waitFor();
+    const warning = (await card.getByRole("note", { name: "Any payee warning" }).textContent())?.trim() ?? "";
+    assert.match(warning, / A compromised server could take the float, up to 0\.03 USDC, and what is left of the cap\.$/);
+    const words = (await reviewedWords(page)).join("\n");
+    assert.match(words, /Agent Wallet keeps up to 0\.03 USDC of this allowance in the agent's account/);
+    await fitsAt(page, 375, "consent-allowance-float");
+    await page.getByRole("button", { name: "Approve with passkey" }).click();
+    await redirected(page, callback);
+    await callback.close();
+    const allowance = await db().allowance.findFirstOrThrow({
+      where: { delegations: { some: { token: usdc, float: { not: null } } } },
+      include: { delegations: true },
+    });
+    assert.deepEqual(
+      allowance.delegations.map((row) => [row.perPaymentMax, row.float]),
+      [["15000", "30000"]],
+      "the float the person chose is kept, bound to their tap",
+    );
+
+    // the agent's first payment funds itself and the float; /clients counts the float in what is left, and takes it back
+    const { payX402 } = await import("@/lib/x402/pay");
+    const grant = await db().grant.findFirstOrThrow({ where: { id: allowance.grantId! }, include: { client: true, user: true } });
+    const main = await db().credential.findUniqueOrThrow({ where: { id: allowance.credentialId } });
+    const agent = {
+      userId: grant.userId,
+      userEmail: grant.user.email,
+      clientId: grant.clientId,
+      clientName: grant.client.name,
+      grantId: grant.id,
+      via: "access_token" as const,
+      credentials: [{ credentialId: main.id, mode: "allowance" as const, name: main.name, kind: "evm" as const, address: main.address }],
+    };
+    const offer = { chainId: world.chain.chainId, asset: usdc, amount: "10000", payTo: ALICE, extra: { name: "USD Coin", version: "2" } };
+    assert.ok((await payX402(agent, main.id, requirementHeader(offer))).header, "paid from the agent's account");
+    await page.goto(`${app.appUrl}/clients`);
+    const shown = page.getByRole("region", { name: "Allowance of Main on Local dev chain" });
+    await shown.getByText(/0\.04 USDC left until it resets .*, of which 0\.03 USDC already in the agent's account\./).waitFor();
+    await shown.getByRole("button", { name: "Return what the agent's account holds" }).click();
+    await page.getByText("Sent back to your wallet. The allowance goes on").waitFor();
+    const account = await db().agentAccount.findUniqueOrThrow({ where: { allowanceId: allowance.id } });
+    const balanceOf = (owner: string) =>
+      world.chain.client.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [getAddress(owner)] });
+    assert.equal(await balanceOf(account.address), 10_000n, "the float went back; the payment on its way stays");
+    assert.equal(await balanceOf(main.address), 5_000_000n - 10_000n);
   });
 
   it("a token cap is picked by the token's name and typed in its units; every field shows its placeholder whole", async () => {

@@ -5,7 +5,25 @@ import { getAddress, type Address, type Hex, type PublicClient } from "viem";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import type { PrivateKeyAccount } from "viem/accounts";
+import type { FacilitatorClient } from "@x402/core/server";
 import type { AgentContext } from "@/lib/wallet/agent-context";
+import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
+
+/**
+ * A stock merchant selling a report for `amount` of `token` to `payTo` by eip3009, settled by `facilitator`: its URL and
+ * its PAYMENT-REQUIRED. The resource joins `resources`, which the suite closes after.
+ */
+export async function eip3009Sale(
+  market: { facilitator: FacilitatorClient; chainId: number; token: Address; resources: PaidResource[] },
+  payTo: Address,
+  amount: bigint,
+): Promise<Sale> {
+  const { facilitator, chainId, token, resources } = market;
+  const sale = { facilitator, transfer: "eip3009" as const, chainId, token, payTo, amount };
+  const { resource, required } = await startPaidResourceAsking({ ...sale, description: "A report" });
+  resources.push(resource);
+  return { url: resource.url, required };
+}
 
 /** An agent paying from its allowance's account, and the person whose allowance it is. */
 type Paying = { agent: AgentContext; credentialId: string; allowanceId: string; person: Address };

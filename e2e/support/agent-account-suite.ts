@@ -12,6 +12,7 @@ import { getAddress, parseAbi, parseSignature, parseTransaction, toHex, type Add
 import { privateKeyToAccount } from "viem/accounts";
 import type { FacilitatorClient } from "@x402/core/server";
 import {
+  eip3009Sale,
   assertConcurrentPaymentsWithinTheCap,
   assertRetryAnswersTheSamePayment,
   paidFromTheAccount,
@@ -21,7 +22,7 @@ import { fundedWallet } from "./chain";
 import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
 import { requirementHeader, startX402World, type X402World } from "./x402";
 import { startEip3009Facilitator } from "./x402-eip3009";
-import { startPaidResourceAsking, type PaidResource } from "./x402-resource";
+import type { PaidResource } from "./x402-resource";
 
 /** FiatToken's transferWithAuthorization, as anyone holding a signed authorization can send it. */
 const TRANSFER_BY_AUTHORIZATION = parseAbi([
@@ -54,12 +55,8 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
     });
 
     /** A stock merchant selling a report to `payTo` for `amount`, and its PAYMENT-REQUIRED. */
-    async function merchant(payTo: Address, amount = PRICE) {
-      const sale = { facilitator, transfer: "eip3009" as const, chainId: world.chain.chainId, token: world.token, payTo, amount };
-      const { resource, required } = await startPaidResourceAsking({ ...sale, description: "A report" });
-      resources.push(resource);
-      return { url: resource.url, required };
-    }
+    const merchant = (payTo: Address, amount = PRICE) =>
+      eip3009Sale({ facilitator, chainId: world.chain.chainId, token: world.token, resources }, payTo, amount);
 
     const anyPayee = () => world.agentWithAllowance({ payees: [], perPeriod: CAP, anyPayee: MOST });
 

@@ -11,6 +11,8 @@ export type AllowanceForm = {
   /** named payees (whole addresses); or any payee, each payment at most `anyPayee` of the token */
   recipient?: Address;
   anyPayee?: string;
+  /** with anyPayee: the float of the agent's account */
+  float?: string;
   transactions: number;
   over: "ask" | "refuse";
 };
@@ -25,6 +27,7 @@ export async function fillAllowanceFields(scope: Page | Locator, form: Allowance
     else await scope.getByLabel("Token 1 contract for Main").fill(form.token.address);
     await scope.getByLabel("Token 1 per period for Main").fill(form.token.amount);
     if (form.anyPayee) await scope.getByLabel("Token 1 at most per payment for Main").fill(form.anyPayee);
+    if (form.float) await scope.getByLabel("Token 1 float in the agent's account (optional) for Main").fill(form.float);
   }
   if (form.recipient) await scope.getByLabel("Allowed recipients for Main").fill(form.recipient);
   assert.equal(await scope.getByLabel("Allowance period for Main").inputValue(), "day");

@@ -53,6 +53,8 @@ type AllowanceOptions = {
   perPeriod: bigint;
   transactions?: number;
   anyPayee?: bigint;
+  /** with anyPayee: the float of the agent's account (decision 0038) */
+  float?: bigint;
   overLimit?: "ask" | "refuse";
   token?: { address: Address; holding: bigint };
 };
@@ -90,7 +92,7 @@ export async function startX402World(
         recipients: options.payees,
         anyPayee: options.anyPayee !== undefined,
         native: undefined,
-        tokens: [{ address: asset, perPeriod: options.perPeriod, perPayment: options.anyPayee }],
+        tokens: [{ address: asset, perPeriod: options.perPeriod, perPayment: options.anyPayee, float: options.float }],
         transactions: options.transactions ?? 20,
         overLimit: options.overLimit ?? "refuse",
       },

@@ -12,6 +12,7 @@ import { onChain } from "@/lib/wallet/chains";
 import { nativeAccount, type ServerAccount } from "@/lib/wallet/native-signer";
 import { TRANSFER_WITH_AUTHORIZATION } from "@/lib/wallet/permits";
 import { answersEip3009, returnByPermit2 } from "./agent-account-permit2";
+import { unclaimed } from "./agent-account-balance";
 import { findAllowance } from "./allowances";
 import { EXPIRED_MARGIN_MS } from "./caveats";
 import { sealDelegateKey, unsealDelegateKey } from "./key-secret";
@@ -91,8 +92,10 @@ const SWEEP_IN_FLIGHT = new PreparedSelect<{ hash: string }>(
  * allowance stopped. Nothing is sent while an earlier sweep of it still waits; once the account holds none of the
  * allowance's tokens it is marked returned, and never read again. Answers the transactions sent, mined; throws when
  * one could not be sent or did not land, so that the next pass (returnStoppedAgentAccounts) tries again.
+ * `live`: the person takes back the float of an allowance that goes on (decision 0038): only what the account holds
+ * free of its payments on their way is sent back, those payments still settle, and the account stays in use.
  */
-export async function returnAgentAccount(allowanceId: string, lease: { waitMs?: number } = {}): Promise<Hex[]> {
+export async function returnAgentAccount(allowanceId: string, lease: { waitMs?: number; live?: boolean } = {}): Promise<Hex[]> {
   const account = await existingAgentAccount(allowanceId);
   if (!account) return [];
   const allowance = await findAllowance(allowanceId);
@@ -105,14 +108,17 @@ export async function returnAgentAccount(allowanceId: string, lease: { waitMs?: 
       const sent: Hex[] = [];
       for (const token of tokens) {
         const read = <T>(call: Parameters<typeof onChain<T>>[1]) => onChain(allowance.chainId, call);
-        const balance = await read((client) =>
-          client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account.address] }),
-        );
+        const eip3009 = await answersEip3009(allowance.chainId, token);
+        const balance = lease.live
+          ? await unclaimed({ allowanceId, chainId: allowance.chainId, token, permit2: !eip3009 }, account.address, new Date())
+          : await read((client) =>
+              client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [account.address] }),
+            );
         // a token of the allowance the account was never funded in: nothing to send back
         if (balance === 0n) continue;
         // a token without EIP-3009 (paid by permit2) goes back through Permit2 (agent-account-permit2.ts)
         const owner = { allowanceId, userId: allowance.userId, chainId: allowance.chainId };
-        const sweep = (await answersEip3009(allowance.chainId, token))
+        const sweep = eip3009
           ? await byAuthorization(account, token, balance)
           : await returnByPermit2(owner, account, token, person, balance);
         const relayed = await relay(
@@ -126,16 +132,25 @@ export async function returnAgentAccount(allowanceId: string, lease: { waitMs?: 
                 type: "agent_account.returned",
                 userId: allowance.userId,
                 credentialId: allowance.credentialId,
-                data: { allowanceId, amount: `${balance} of token ${token}`, from: account.address, to: person, txHash },
+                data: {
+                  allowanceId,
+                  amount: `${balance} of token ${token}`,
+                  from: account.address,
+                  to: person,
+                  txHash,
+                  ...(lease.live && { live: true }),
+                },
               },
             ],
           },
         );
         const receipt = await relayed.receipt();
         if (receipt.status !== "success") throw new Error(`the sweep ${receipt.transactionHash} of the agent account reverted`);
-        await db().x402Payment.updateMany({ where: { allowanceId, token, status: "authorized" }, data: { status: "returned" } });
+        if (!lease.live)
+          await db().x402Payment.updateMany({ where: { allowanceId, token, status: "authorized" }, data: { status: "returned" } });
         sent.push(relayed.hash);
       }
+      if (lease.live) return sent;
       // every token read empty or swept: nothing of the allowance's is left in the account
       await db().agentAccount.update({ where: { allowanceId }, data: { returnedAt: new Date() } });
       return sent;

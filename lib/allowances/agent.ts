@@ -9,7 +9,7 @@ import { writing } from "@/lib/db/transaction-script";
 import type { Clock } from "@/lib/clock";
 import type { AllowanceOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
-import type { AgentCall } from "@/lib/wallet/idempotency";
+import type { AgentCall, Idempotency } from "@/lib/wallet/idempotency";
 import { createWithinPolicy } from "@/lib/wallet/policy";
 import type { RequestPayload } from "@/lib/wallet/request-payload";
 import type { AskedTransaction, Payer } from "@/lib/wallet/requests";
@@ -47,6 +47,37 @@ const REQUEST_SENT = `UPDATE "AgentRequest" SET "status" = 'submitted', "txHash"
 const REQUEST_PAID = `UPDATE "AgentRequest" SET "status" = 'completed', "completedAt" = ? WHERE "id" = ? AND "status" = 'submitted'`;
 
 const YOUR_FEE = "It waits for your approval; approved, your wallet pays it and its network fee.";
+
+// The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
+// transaction names the payment and no nonce, gas or fee of the person's.
+const unsigned = (asked: AskedTransaction): RequestPayload => ({
+  kind: "send_transaction",
+  transaction: { type: "eip1559", ...asked, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
+});
+
+/**
+ * A payment signed from the float of the allowance's agent account (lib/x402/account.ts, decision 0038), recorded as a
+ * completed request within the spending policy, which judges and holds it as any payment: refused by it, nothing is
+ * answered. The call's key is stored with it and its answer with the key, for a retry. Answers the request's id.
+ */
+export async function recordFromFloat(
+  agent: AgentContext,
+  credentialId: string,
+  payment: AskedTransaction,
+  clock: Clock,
+  call: { allowanceId: string; idempotency?: Idempotency; answer: unknown },
+): Promise<string> {
+  const now = clock();
+  const { id } = await createWithinPolicy(agent, credentialId, unsigned(payment), now, {
+    status: "completed",
+    reason: `Paid from the float of the allowance ${call.allowanceId}'s agent account, without a tap`,
+    expiresAt: now,
+    decidedAt: now,
+    completedAt: now,
+    ...(call.idempotency && { idempotency: { ...call.idempotency, answer: () => call.answer } }),
+  });
+  return id;
+}
 
 /**
  * A token payment above the most the allowance's any-payee delegation pays at once: the chain would let it pass up
@@ -95,12 +126,6 @@ export async function payFromAllowance(
     const why = paused ? "This wallet's allowance is paused until you review it on Clients." : "No live allowance covers this wallet here.";
     return { toPerson: `${why} ${YOUR_FEE}` };
   }
-  // The person's account signs nothing here: the relayer's redemption carries the payment, so the prepared
-  // transaction names the payment and no nonce, gas or fee of the person's.
-  const unsigned = (asked: AskedTransaction): RequestPayload => ({
-    kind: "send_transaction",
-    transaction: { type: "eip1559", ...asked, nonce: null, gas: "0", maxFeePerGas: "0", maxPriorityFeePerGas: "0" },
-  });
   const payload = unsigned(payment);
   const asked: Payment = { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data };
   /** The allowance's refusal, before anything was sent, in the person's units: to the person, or to the agent. */
@@ -110,7 +135,10 @@ export async function payFromAllowance(
       return { toPerson: `${words} ${YOUR_FEE}` };
     throw new RequestError("allowance_refused", words, 409);
   };
-  const overMost = await abovePerPayment(allowance, asked);
+  // a funding of the agent's account is held to the most per payment as the payment it funds (a top-up beside it is
+  // the float the person chose, decision 0038)
+  const judged: Payment = judgedAs ? { to: getAddress(judgedAs.to), value: BigInt(judgedAs.value), data: judgedAs.data } : asked;
+  const overMost = await abovePerPayment(allowance, judged);
   if (overMost) return live.remembered ? again() : refused(overMost);
   // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
   // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
@@ -231,6 +259,7 @@ export async function allowanceForAgent(agent: AgentContext, credentialId: strin
         resets_at: limit.resetsAt,
         transfers_left_in_all: limit.transfersLeft,
         transfers_left: limit.transfersLeft,
+        ...(limit.inAgentAccount !== null && { in_agent_account: limit.inAgentAccount }),
       })),
     })),
   };

@@ -163,8 +163,8 @@ export type NewAllowance = {
 /** An allowance whose signatures and shape were checked, and whose account runs the DeleGator: ready to store. */
 export type ReadyAllowance = Omit<NewAllowance, "grantId" | "delegations" | "authorization"> & {
   delegate: Address;
-  /** `perPaymentMax`: an any-payee delegation's most per payment, in base units */
-  checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex; perPaymentMax: string | null }[];
+  /** `perPaymentMax`, `float`: an any-payee delegation's most per payment and float, in base units */
+  checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex; perPaymentMax: string | null; float: string | null }[];
 };
 
 /**
@@ -196,7 +196,7 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     }
     if (signerOf(delegationTypedData(framework, input.chainId, delegation), delegation.signature) !== getAddress(input.delegator))
       throw new AllowanceError("A delegation's signature is not the wallet's.");
-    checked.push({ delegation, meaning, hash: delegationHash(delegation), perPaymentMax: null });
+    checked.push({ delegation, meaning, hash: delegationHash(delegation), perPaymentMax: null, float: null });
   }
   checkPerPayment(checked, input.perPayment ?? []);
   checkRevocation(framework, input);
@@ -218,7 +218,10 @@ function checkPerPayment(checked: ReadyAllowance["checked"], perPayment: PerPaym
       throw new AllowanceError("A token for any payee needs its most per payment, and only such a token has one.");
     if (given && (BigInt(given.max) <= 0n || BigInt(given.max) > entry.meaning.perPeriod))
       throw new AllowanceError("A most per payment is more than 0 and no more than the token's amount per period.");
+    if (given?.float !== undefined && (BigInt(given.float) < BigInt(given.max) || BigInt(given.float) > entry.meaning.perPeriod))
+      throw new AllowanceError("A float is at least the token's most per payment and no more than its amount per period.");
     entry.perPaymentMax = given ? BigInt(given.max).toString() : null;
+    entry.float = given?.float === undefined ? null : BigInt(given.float).toString();
   }
 }
 
@@ -261,11 +264,12 @@ export async function storeAllowance(tx: Tx, ready: ReadyAllowance, grantId: str
       expiresAt,
       revocationSignature: ready.revocation,
       delegations: {
-        create: ready.checked.map(({ delegation, meaning, hash, perPaymentMax }) => ({
+        create: ready.checked.map(({ delegation, meaning, hash, perPaymentMax, float }) => ({
           hash,
           token: meaning.token,
           signed: delegationAsStored(delegation),
           perPaymentMax,
+          float,
         })),
       },
     },
@@ -404,7 +408,7 @@ export async function findAllowance(id: string): Promise<Allowance> {
 const LIVE_ALLOWANCES = new PreparedSelect<Partial<StoredAllowance & DelegationColumns> & { made: number | string }>(
   "live_allowances",
   `SELECT m."made", a.*, d."hash" AS "delegationHash", d."token" AS "delegationToken", d."signed" AS "delegationSigned",
-    d."perPaymentMax" AS "delegationPerPaymentMax"
+    d."perPaymentMax" AS "delegationPerPaymentMax", d."float" AS "delegationFloat"
   FROM (SELECT COUNT(*) AS "made" FROM "Allowance" WHERE "grantId" = ? AND "credentialId" = ?) m
   LEFT JOIN "Allowance" a ON a."grantId" = ? AND a."credentialId" = ? AND a."status" = 'active' AND a."expiresAt" > ?
   LEFT JOIN "AllowanceDelegation" d ON d."allowanceId" = a."id"
@@ -415,6 +419,7 @@ type DelegationColumns = {
   delegationToken: string | null;
   delegationSigned: string;
   delegationPerPaymentMax: string | null;
+  delegationFloat: string | null;
 };
 
 /** The grant's live allowances for `credentialId` (newest first), and how many it was ever given for it: one statement. */
@@ -427,7 +432,7 @@ export async function readLiveAllowances(
   const allowances = new Map<string, Allowance>();
   for (const row of rows) {
     if (!row.id) continue;
-    const { made: _made, delegationHash, delegationToken, delegationSigned, delegationPerPaymentMax, ...stored } = row;
+    const { made: _made, delegationHash, delegationToken, delegationSigned, delegationPerPaymentMax, delegationFloat, ...stored } = row;
     const allowance = allowances.get(row.id) ?? allowanceOf(stored as StoredAllowance, []);
     allowances.set(row.id, allowance);
     if (!delegationHash || !delegationSigned) continue;
@@ -437,6 +442,7 @@ export async function readLiveAllowances(
       token: delegationToken ?? null,
       signed: delegationSigned,
       perPaymentMax: delegationPerPaymentMax ?? null,
+      float: delegationFloat ?? null,
     });
   }
   return { made: Number(rows[0]?.made ?? 0), allowances: [...allowances.values()] };

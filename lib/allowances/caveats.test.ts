@@ -234,6 +234,31 @@ describe("allowance caveats", () => {
         "the server checks whom it pays, and a compromised server could also take what it holds for payments on their way.",
     );
     assert.equal(anyPayeeWarning([{ ...parts[0], meanings: [{ ...meaning, anyPayee: false }] }]), null);
+    // a float chosen: the warning names it (decision 0038)
+    assert.match(
+      anyPayeeWarning([{ ...parts[0], float: 2_000_000n }])!,
+      / A compromised server could take the float, up to 2 USDC, and what is left of the cap\.$/,
+    );
+  });
+
+  it("keeps a float only with any payee, between the most per payment and the cap per period", () => {
+    const any = (tokens: AllowanceSpec["tokens"]) => spec({ native: undefined, recipients: [], anyPayee: true, tokens });
+    const float = any([{ address: TOKEN, perPeriod: 5_000_000n, perPayment: 1_000_000n, float: 2_000_000n }]);
+    assert.doesNotThrow(() => delegationsFor(float, framework, NOW));
+    assert.deepEqual(perPaymentOf(float), [{ token: TOKEN, max: "1000000", float: "2000000" }]);
+    const choices = {
+      chainId: 31337,
+      delegator: PERSON,
+      delegate: DELEGATE,
+      tokens: [{ address: TOKEN, amount: "5", decimals: 6, perPayment: "1", float: "0.5" }],
+      recipients: [],
+      anyPayee: true,
+      period: "day" as const,
+      transactions: 3,
+      overLimit: "refuse" as const,
+    };
+    assert.throws(() => specFromChoices(choices, NOW), /A float is at least the token's most per payment/);
+    assert.throws(() => specFromChoices({ ...choices, tokens: [{ ...choices.tokens[0], float: "6" }] }, NOW), /no more than its amount/);
   });
 
   it("sums an allowance up in the person's words: names from the address book, the value, how long, how many payments", () => {

@@ -37,7 +37,8 @@ export const MAX_DELEGATIONS = 12;
 export type OverLimit = "ask" | "refuse";
 
 /** Per token of an any-payee allowance, the most one payment may be (base units, decimal): the server's limit. */
-export type PerPayment = { token: Address; max: string }[];
+/** `float`: what the agent's account is kept topped up to (decision 0038), base units; absent: no float */
+export type PerPayment = { token: Address; max: string; float?: string }[];
 
 /** What the person chooses, amounts in base units (wei, or the token's smallest unit). */
 export type AllowanceSpec = {
@@ -49,7 +50,7 @@ export type AllowanceSpec = {
   /** per-period cap of the chain's coin; absent: none of it may be sent */
   native?: bigint;
   /** `perPayment`: with `anyPayee`, the most one payment may be, which Agent Wallet's server holds to (not the chain) */
-  tokens: { address: Address; perPeriod: bigint; perPayment?: bigint }[];
+  tokens: { address: Address; perPeriod: bigint; perPayment?: bigint; float?: bigint }[];
   /** empty with `anyPayee` */
   recipients: Address[];
   /**
@@ -109,7 +110,7 @@ export type AllowanceChoices = {
   /** decimal amount of the chain's coin per period, or absent */
   coin?: string;
   /** `perPayment`: with `anyPayee`, the most one payment may be, in the token's units */
-  tokens: { address: Address; amount: string; decimals: number; perPayment?: string }[];
+  tokens: { address: Address; amount: string; decimals: number; perPayment?: string; float?: string }[];
   recipients: Address[];
   anyPayee?: boolean;
   period: "hour" | "day" | "week";
@@ -141,6 +142,7 @@ export function specFromChoices(choices: AllowanceChoices, now: number): Allowan
       address: getAddress(token.address),
       perPeriod: amount(token.amount, token.decimals),
       ...(token.perPayment !== undefined && { perPayment: amount(token.perPayment, token.decimals) }),
+      ...(token.float !== undefined && { float: amount(token.float, token.decimals) }),
     })),
     recipients: choices.recipients.map((recipient) => getAddress(recipient)),
     anyPayee: choices.anyPayee ?? false,
@@ -166,11 +168,15 @@ function checkSpec(spec: AllowanceSpec, now: number): void {
         throw new AllowanceSpecError("With any payee, each token's most per payment must be more than 0.");
       if (token.perPayment > token.perPeriod)
         throw new AllowanceSpecError("With any payee, each token's most per payment must be no more than its amount per period.");
+      // a float that cannot cover one payment answers none sooner; one above the period's cap could never be filled
+      if (token.float !== undefined && (token.float < token.perPayment || token.float > token.perPeriod))
+        throw new AllowanceSpecError("A float is at least the token's most per payment and no more than its amount per period.");
     }
   } else {
     if (!spec.recipients.length) throw new AllowanceSpecError("Name at least one recipient.");
     if (spec.tokens.some((token) => token.perPayment !== undefined))
       throw new AllowanceSpecError("A most per payment goes with any payee only.");
+    if (spec.tokens.some((token) => token.float !== undefined)) throw new AllowanceSpecError("A float goes with any payee only.");
   }
   if (spec.native === undefined && !spec.tokens.length) throw new AllowanceSpecError("Choose the coin or at least one token.");
   if (spec.native !== undefined && spec.native <= 0n) throw new AllowanceSpecError("The amount per period must be more than 0.");
@@ -198,10 +204,12 @@ function delegationCount(spec: AllowanceSpec): number {
   return (spec.native !== undefined ? 1 : 0) + spec.tokens.length * (spec.anyPayee ? 1 : spec.recipients.length);
 }
 
-/** What the server keeps of `spec` beside the signed delegations: each token's most per payment to any payee. */
+/** What the server keeps of `spec` beside the signed delegations: each token's most per payment to any payee, and its float. */
 export function perPaymentOf(spec: AllowanceSpec): PerPayment {
   return spec.tokens.flatMap((token) =>
-    token.perPayment === undefined ? [] : [{ token: token.address, max: token.perPayment.toString() }],
+    token.perPayment === undefined
+      ? []
+      : [{ token: token.address, max: token.perPayment.toString(), ...(token.float !== undefined && { float: token.float.toString() }) }],
   );
 }
 

@@ -48,9 +48,10 @@ const decimal = z
   .trim()
   .regex(/^\d+(\.\d+)?$/, "must be an amount such as 0.01");
 const overLimit = z.enum(["ask", "refuse"]);
-/** Each any-payee token's most per payment, in base units: the server's limit, bound to the person's tap. */
+const baseUnits = z.string().regex(/^[1-9]\d{0,77}$/, "must be a positive whole number of base units");
+/** Each any-payee token's most per payment and float, in base units: the server's limits, bound to the person's tap. */
 const perPayment = z
-  .array(z.object({ token: address, max: z.string().regex(/^[1-9]\d{0,77}$/, "must be a positive whole number of base units") }))
+  .array(z.object({ token: address, max: baseUnits, float: baseUnits.optional() }))
   .max(MAX_DELEGATIONS)
   .default([]);
 
@@ -60,9 +61,12 @@ export const allowanceChoicesSchema = z.object({
   chainId: z.number().int().positive(),
   /** per period, of the chain's coin; absent: none of it */
   coin: decimal.optional(),
-  /** `perPayment`: with `anyPayee`, the most one payment may be */
+  /**
+   * `perPayment`: with `anyPayee`, the most one payment may be; `float`: with `anyPayee`, what the agent's account is
+   * kept topped up to so that a payment it covers is answered without waiting for a block (decision 0038)
+   */
   tokens: z
-    .array(z.object({ address, amount: decimal, perPayment: decimal.optional() }))
+    .array(z.object({ address, amount: decimal, perPayment: decimal.optional(), float: decimal.optional() }))
     .max(MAX_DELEGATIONS)
     .default([]),
   /** empty with `anyPayee` (specFromChoices says which is missing) */

@@ -10,6 +10,7 @@ import { NotFoundError } from "@/lib/http/errors";
 import { guarded, stepUpOptions, verifyStepUp } from "@/lib/auth/step-up";
 import { recordAudit } from "@/lib/audit";
 import { AllowanceError, frameworkFor } from "./allowances";
+import { returnAgentAccount } from "./agent-account";
 import { runsDeleGator } from "./guard";
 import { assertRelayable, prepareRevocation, revokeAllowances, sendStoredRevocations } from "./revocation";
 import type { RevocationToSign } from "./revocation-operation";
@@ -135,6 +136,16 @@ export async function clientRevocationOptions(userId: string, clientId: string) 
     ...wallet,
     revocations: toSign.revocations,
   };
+}
+
+/**
+ * The person takes back what the agent's account of one of their live allowances holds free of its payments on their
+ * way (its float, decision 0038), the allowance going on: the next payment from the account tops it up again.
+ */
+export async function returnAgentAccountForUser(userId: string, allowanceId: string): Promise<{ txHashes: Hex[] }> {
+  const allowance = await db().allowance.findFirst({ where: { id: allowanceId, userId, status: { in: ["active", "suspended"] } } });
+  if (!allowance) throw new NotFoundError("The live allowance");
+  return { txHashes: await returnAgentAccount(allowanceId, { live: true }) };
 }
 
 /**

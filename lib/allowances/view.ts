@@ -1,10 +1,12 @@
 // An allowance as the person and the agent see it (/clients, get_allowance): each limit in words from the signed
 // caveats, what is left this period and when it resets as the enforcers on the chain say, and every spend with its
-// transaction. Read-only.
-import { formatUnits, type Address } from "viem";
+// transaction. Read-only, but for marking the agent account's authorizations settled or expired as the chain says.
+import { formatUnits, getAddress, type Address } from "viem";
 import { chainById } from "@/lib/wallet/chains";
 import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { db } from "@/lib/db";
+import { answersEip3009 } from "./agent-account-permit2";
+import { UNSETTLED, unclaimed } from "./agent-account-balance";
 import { delegationState, frameworkFor, storedDelegation } from "./allowances";
 import { ATTENTION_WORDS, type Attention } from "./guard";
 import { heldPayments, type Held } from "./holds";
@@ -45,9 +47,29 @@ export type AllowanceView = {
     unavailable: boolean;
     resetsAt: string | null;
     transfersLeft: number | null;
+    /**
+     * With a float (decision 0038): what of `left` is already in the agent's account, free of its payments on their
+     * way (whole units); null without a float, or while the chain cannot be read
+     */
+    inAgentAccount: string | null;
   }[];
   spends: { id: string; recipient: string; token: string | null; amount: string; status: string; txHash: string | null; at: string }[];
 };
+
+/**
+ * The float of an allowance's agent account in `token`: what it holds free of its payments on their way, and how many
+ * payments it signed from the float (which the chain does not count). No account yet: nothing.
+ */
+async function floatOf(allowance: { id: string; chainId: number; agentAccount: { address: string } | null }, token: Address) {
+  if (!allowance.agentAccount) return { free: 0n, payments: 0 };
+  const address = getAddress(allowance.agentAccount.address);
+  const [permit2, payments] = await Promise.all([
+    answersEip3009(allowance.chainId, token).then((eip3009) => !eip3009),
+    db().x402Payment.count({ where: { allowanceId: allowance.id, fromFloat: true, status: { in: [UNSETTLED, "settled"] } } }),
+  ]);
+  const free = await unclaimed({ allowanceId: allowance.id, chainId: allowance.chainId, token, permit2 }, address, new Date());
+  return { free, payments };
+}
 
 export async function assetNames(chainId: number, token: Address | null): Promise<AssetNames> {
   if (!token) return { symbol: chainById(chainId).symbol, decimals: 18 };
@@ -67,7 +89,7 @@ export async function allowanceViews(
 ) {
   const rows = await db().allowance.findMany({
     where: { ...where, ...(options.revoked ? {} : { status: { not: "revoked" } }) },
-    include: { delegations: true, spends: { orderBy: { createdAt: "asc" } } },
+    include: { delegations: true, spends: { orderBy: { createdAt: "asc" } }, agentAccount: { select: { address: true } } },
     orderBy: { createdAt: "desc" },
   });
   const now = Math.floor(Date.now() / 1000);
@@ -95,10 +117,12 @@ export async function allowanceViews(
           // A chain that cannot be read leaves what is left unknown; the rest of the page still shows.
           const chainSays = live ? await delegationState(allowance.chainId, framework, row).catch(() => undefined) : null;
           const held = inFlight(row.hash);
+          // with a float, what the account holds free is still the agent's to spend, and its payments the server's count
+          const float = live && row.float !== null && chainSays ? await floatOf(allowance, meaning.token!) : null;
           const state = chainSays && {
             ...chainSays,
-            available: chainSays.available > held.amount ? chainSays.available - held.amount : 0n,
-            callsLeft: Math.max(chainSays.callsLeft - held.payments, 0),
+            available: (chainSays.available > held.amount ? chainSays.available - held.amount : 0n) + (float?.free ?? 0n),
+            callsLeft: Math.max(chainSays.callsLeft - held.payments - (float?.payments ?? 0), 0),
           };
           return {
             delegationHash: row.hash,
@@ -109,6 +133,7 @@ export async function allowanceViews(
             left: state ? formatUnits(state.available, names.decimals) : null,
             resetsAt: state ? new Date(state.resetsAt * 1000).toISOString() : null,
             transfersLeft: state ? state.callsLeft : null,
+            inAgentAccount: float ? formatUnits(float.free, names.decimals) : null,
             unavailable: state === undefined,
           };
         }),
@@ -126,6 +151,7 @@ export async function allowanceViews(
               asset,
               money: price && moneyText(own[0].meaning.perPeriod, asset.decimals, price, priceCurrency()),
               perPaymentMax: own[0].row.perPaymentMax === null ? null : BigInt(own[0].row.perPaymentMax),
+              float: own[0].row.float === null ? null : BigInt(own[0].row.float),
             };
           }),
         ));

@@ -81,6 +81,8 @@ export type SummaryAsset = {
   money: string | null;
   /** for any payee, the most one payment may be (base units) */
   perPaymentMax: bigint | null;
+  /** for any payee, the float the agent's account is kept topped up to (base units, decision 0038); absent: none */
+  float?: bigint | null;
 };
 
 function either(names: string[]): string {
@@ -152,5 +154,17 @@ function paymentsCounted(assets: SummaryAsset[]): string {
 export function anyPayeeWarning(assets: SummaryAsset[]): string | null {
   if (!assets.some((part) => part.meanings.some((meaning) => meaning.anyPayee))) return null;
   const caps = allowanceCaps(assets);
-  return `If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more. ${AGENT_ACCOUNT_WORDS}`;
+  const floats = assets.flatMap((part) => (part.float ? [`${formatUnits(part.float, part.asset.decimals)} ${part.asset.symbol}`] : []));
+  const float = floats.length
+    ? ` A compromised server could take the float, up to ${floats.join(" and ")}, and what is left of the cap.`
+    : "";
+  return `If Agent Wallet's server were compromised, anyone could be paid, up to ${caps} and no more. ${AGENT_ACCOUNT_WORDS}${float}`;
+}
+
+/** The float in words, for the consent card and Clients: what the agent's account is kept topped up to, and why. */
+export function floatWords(float: bigint, asset: AssetNames): string {
+  return (
+    `Agent Wallet keeps up to ${formatUnits(float, asset.decimals)} ${asset.symbol} of this allowance in the agent's account, ` +
+    "so that paid APIs it covers are answered at once; it counts as spent from the cap once it moves, and you can take it back on Clients."
+  );
 }

@@ -282,7 +282,9 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
           : "Allowance revoked: its transaction on chain is not known yet";
     case "agent_account.returned":
       // sent with its ledger row; reconciliation broadcasts it again until it lands (lib/allowances/agent-account.ts)
-      return `${paidAmount(data, names)} sent back to your wallet from the agent's account of an allowance that stopped`;
+      return data.live
+        ? `${paidAmount(data, names)} sent back to your wallet from the agent's account of an allowance that goes on`
+        : `${paidAmount(data, names)} sent back to your wallet from the agent's account of an allowance that stopped`;
     case "mcp.tool_called": {
       const outcome = `${text(data.outcome) ?? "outcome not recorded"}${text(data.error) ? ` (${text(data.error)})` : ""}`;
       const words = READ_WORDS[text(data.tool) ?? ""];

@@ -22,6 +22,7 @@ export type ChallengePurpose =
   | "revoke-client"
   | "revoke-allowance"
   | "resume-allowance"
+  | "return-agent-account"
   | "change-policy"
   | "give-allowance"
   | "address-book";

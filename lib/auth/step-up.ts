@@ -166,6 +166,13 @@ export const guarded = {
     decision: null,
     label: "Resuming an allowance",
   }),
+  /** Sends back to the person what an allowance's agent account holds free, the allowance going on (its float). */
+  returnAgentAccount: (allowanceId: string): GuardedOperation => ({
+    purpose: "return-agent-account",
+    subject: allowanceId,
+    decision: null,
+    label: "Returning what the agent's account holds",
+  }),
   revokeClient: (clientId: string): GuardedOperation => ({
     purpose: "revoke-client",
     subject: clientId,

@@ -3,7 +3,7 @@
 // path's builder, toSign) of exactly the amount to the payee, which the merchant's facilitator settles through x402's
 // exact proxy. Before its first such payment in a token, the account lets Permit2 take it (lib/allowances
 // agent-account-permit2.ts: its gas sent by the relayer, once), before anything is funded.
-import { parseAbi, toHex, type Address, type Hex } from "viem";
+import { toHex, type Hex } from "viem";
 import { approvedForPermit2 } from "@/lib/allowances/agent-account-permit2";
 import { onChain } from "@/lib/wallet/chains";
 import type { ServerAccount } from "@/lib/wallet/native-signer";
@@ -37,16 +37,5 @@ export async function readyForPermit2(choice: Permit2Choice, account: Promise<Se
   await approvedForPermit2(owner, await account, choice.asset, choice.amount);
 }
 
-const NONCE_BITMAP = parseAbi(["function nonceBitmap(address owner, uint256 wordPos) view returns (uint256)"]);
-
 /** A Permit2 payment's nonce as the X402Payment row keeps it (leafHash): 32 bytes, hex. */
 export const permit2NonceKey = (payload: Permit2Payload): Hex => toHex(BigInt(payload.permit2Authorization.nonce), { size: 32 });
-
-/** Whether Permit2 has spent the account's nonce `key` (permit2NonceKey): the payment settled. */
-export async function permit2NonceUsed(chainId: number, account: Address, key: Hex): Promise<boolean> {
-  const nonce = BigInt(key);
-  const word = await onChain(chainId, (client) =>
-    client.readContract({ address: PERMIT2, abi: NONCE_BITMAP, functionName: "nonceBitmap", args: [account, nonce >> 8n] }),
-  );
-  return ((word >> (nonce & 0xffn)) & 1n) === 1n;
-}

@@ -25,15 +25,21 @@ export type Payable = {
   token: Address;
   payees: Address[];
   anyPayeeUpTo?: bigint;
+  /** any payee: the float the agent's account is kept topped up to (decision 0038); absent: none */
+  float?: bigint;
 };
 
 /** Whom a delegation pays: its recipients, or any payee up to its stored most per payment (none stored: no one). */
 export function payeesOf(
   meaning: { recipients: Address[]; anyPayee: boolean },
-  row: { perPaymentMax: string | null },
-): Pick<Payable, "payees" | "anyPayeeUpTo"> {
+  row: { perPaymentMax: string | null; float: string | null },
+): Pick<Payable, "payees" | "anyPayeeUpTo" | "float"> {
   if (!meaning.anyPayee) return { payees: meaning.recipients };
-  return { payees: [], anyPayeeUpTo: row.perPaymentMax === null ? 0n : BigInt(row.perPaymentMax) };
+  return {
+    payees: [],
+    anyPayeeUpTo: row.perPaymentMax === null ? 0n : BigInt(row.perPaymentMax),
+    ...(row.float !== null && { float: BigInt(row.float) }),
+  };
 }
 
 /** An entry the agent will pay, in the terms the signing needs. */

@@ -59,12 +59,28 @@ function grantedForPayments(agent: AgentContext, credentialId: string) {
 }
 
 /** A live allowance's delegation, as a payment chooses among them. */
-type LiveDelegation = { allowanceId: string; chainId: number; hash: string; signed: string; perPaymentMax: string | null; expiresAt: Date };
+type LiveDelegation = {
+  allowanceId: string;
+  chainId: number;
+  hash: string;
+  signed: string;
+  perPaymentMax: string | null;
+  float: string | null;
+  expiresAt: Date;
+};
 
 /** Each delegation of the grant's live allowances, newest allowance first. */
 const delegationsOf = (live: LiveAllowances): LiveDelegation[] =>
   live.allowances.flatMap(({ id, chainId, expiresAt, delegations }) =>
-    delegations.map(({ hash, signed, perPaymentMax }) => ({ allowanceId: id, chainId, hash, signed, perPaymentMax, expiresAt })),
+    delegations.map(({ hash, signed, perPaymentMax, float }) => ({
+      allowanceId: id,
+      chainId,
+      hash,
+      signed,
+      perPaymentMax,
+      float,
+      expiresAt,
+    })),
   );
 
 /** What the grant's live allowances for this credential can pay, per chain and token. */
