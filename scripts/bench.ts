@@ -708,6 +708,11 @@ type Throughput = {
    * the chain as it was before the scenario, as fast as it takes them; how many it mined a block (mean and most).
    */
   node?: { perBlock: number; mostInABlock: number; byBlock: number[] };
+  /**
+   * Steady arrivals: the mean of the blocks wholly inside the sending (the span's first and last hold only what came
+   * after the first call or before the last one), and its share of a block's capacity.
+   */
+  fullBlocks?: { perBlock: number; capacityUsed: number };
   target: string;
   met: boolean;
 };
@@ -1012,10 +1017,17 @@ async function throughputs(database: "sqlite" | "postgres", latencies: number[],
         rpcLatencyMs,
         BLOCK_MS / halfABlock,
       );
+      const inner = steady.byBlock.slice(1, -1);
+      const perFullBlock = inner.length ? inner.reduce((sum, count) => sum + count, 0) / inner.length : steady.perBlock;
+      const fullBlocks = {
+        perBlock: Math.round(perFullBlock * 100) / 100,
+        capacityUsed: steady.blockCapacity ? Math.round((perFullBlock / steady.blockCapacity) * 1000) / 1000 : 0,
+      };
       results.push({
         ...steady,
-        target: `≥ ${TARGET_MANY_SHARE * 100} % of a block's capacity, p50 ≤ ${TARGET_P50_MS} ms`,
-        met: steady.capacityUsed >= TARGET_MANY_SHARE && steady.p50 <= TARGET_P50_MS && steady.refused === 0,
+        fullBlocks,
+        target: `≥ ${TARGET_MANY_SHARE * 100} % of a block's capacity in the blocks wholly inside the sending, p50 ≤ ${TARGET_P50_MS} ms`,
+        met: fullBlocks.capacityUsed >= TARGET_MANY_SHARE && steady.p50 <= TARGET_P50_MS && steady.refused === 0,
       });
       await settled(chain);
     }
@@ -1102,6 +1114,11 @@ function printedThroughput(rows: Throughput[]) {
       console.log(
         `  ↳ the node's ceiling: the same transactions sent straight to it, ${r.node.perBlock} a block (most ${r.node.mostInABlock}): ` +
           `${r.node.byBlock.join(" ")}`,
+      );
+    if (r.fullBlocks)
+      console.log(
+        `  ↳ the blocks wholly inside the sending: ${r.fullBlocks.perBlock} a block, ` +
+          `${Math.round(r.fullBlocks.capacityUsed * 1000) / 10} % of its capacity`,
       );
     for (const [words, count] of Object.entries(r.refusals)) console.log(`  ↳ refused ${count}×: ${words}`);
     console.log(`  ↳ target ${r.target}: ${r.met ? "met" : "not met"}`);
