@@ -16,6 +16,8 @@ export async function screenshot(page: Page, file: string): Promise<void> {
 /** The screen's serious or critical axe violations, after writing it to test-results/screenshots/<file>.png. */
 export async function checkScreen(page: Page, file: string): Promise<string[]> {
   await screenshot(page, file);
+  // After a refresh Next streams the page's metadata again: its <title> may be back only a moment later.
+  await page.waitForFunction(() => document.title !== "");
   const { violations } = await new AxeBuilder({ page }).withTags(["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]).analyze();
   return violations
     .filter((violation) => violation.impact === "serious" || violation.impact === "critical")

@@ -143,6 +143,9 @@ async function ensureDeleGator(
     throw new AllowanceError("The EIP-7702 authorization did not take effect.", 409);
 }
 
+/** Who holds an allowance's delegate key: the server (sealed, it signs each payment) or the agent (the server holds none). */
+export type DelegateKind = "server" | "agent";
+
 export type NewAllowance = {
   userId: string;
   credentialId: string;
@@ -158,11 +161,14 @@ export type NewAllowance = {
   revocation: Hex;
   /** for any payee, each token's most per payment (the person's choice, bound to their tap; the server holds to it) */
   perPayment?: PerPayment;
+  /** the address of a key the agent holds, which the agent asked the allowance for; absent: the server's delegate key */
+  agentDelegate?: Address;
 };
 
 /** An allowance whose signatures and shape were checked, and whose account runs the DeleGator: ready to store. */
-export type ReadyAllowance = Omit<NewAllowance, "grantId" | "delegations" | "authorization"> & {
+export type ReadyAllowance = Omit<NewAllowance, "grantId" | "delegations" | "authorization" | "agentDelegate"> & {
   delegate: Address;
+  delegateKind: DelegateKind;
   /** `perPaymentMax`, `float`: an any-payee delegation's most per payment and float, in base units */
   checked: { delegation: Delegation; meaning: DelegationMeaning; hash: Hex; perPaymentMax: string | null; float: string | null }[];
 };
@@ -174,7 +180,8 @@ export type ReadyAllowance = Omit<NewAllowance, "grantId" | "delegations" | "aut
  */
 export async function readyAllowance(input: NewAllowance, now = new Date()): Promise<ReadyAllowance> {
   const framework = frameworkFor(input.chainId);
-  const delegate = (await delegateAccount()).address;
+  const delegateKind: DelegateKind = input.agentDelegate ? "agent" : "server";
+  const delegate = input.agentDelegate ? getAddress(input.agentDelegate) : (await delegateAccount()).address;
   if (!input.delegations.length || input.delegations.length > MAX_DELEGATIONS) {
     throw new AllowanceError(`An allowance has between 1 and ${MAX_DELEGATIONS} delegations.`);
   }
@@ -187,7 +194,10 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     } catch (error) {
       throw new AllowanceError((error as Error).message);
     }
-    if (getAddress(delegation.delegate) !== delegate) throw new AllowanceError("Each delegation must name this server's delegate key.");
+    if (getAddress(delegation.delegate) !== delegate) {
+      const named = delegateKind === "agent" ? "the agent's address" : "this server's delegate key";
+      throw new AllowanceError(`Each delegation must name ${named}.`);
+    }
     if (getAddress(delegation.delegator) !== getAddress(input.delegator))
       throw new AllowanceError("Each delegation must be from the wallet's address.");
     if (delegation.salt === 0n) throw new AllowanceError("Each delegation needs a random salt.");
@@ -202,7 +212,7 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
   checkRevocation(framework, input);
   await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization, input.userId);
   const { userId, credentialId, chainId, delegator, overLimit, revocation } = input;
-  return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, checked, revocation };
+  return { userId, credentialId, chainId, delegator: getAddress(delegator), overLimit, delegate, delegateKind, checked, revocation };
 }
 
 /**
@@ -260,6 +270,7 @@ export async function storeAllowance(tx: Tx, ready: ReadyAllowance, grantId: str
       chainId: ready.chainId,
       delegator: ready.delegator,
       delegate: ready.delegate,
+      delegateKind: ready.delegateKind,
       overLimit: ready.overLimit,
       expiresAt,
       revocationSignature: ready.revocation,

@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Allowance" ADD COLUMN "delegateKind" TEXT NOT NULL DEFAULT 'server';
