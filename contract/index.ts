@@ -16,7 +16,7 @@ export type ApprovalMode = (typeof APPROVAL_MODES)[number];
 export const CREDENTIAL_KINDS = ["evm", "evm_watch"] as const;
 export type CredentialKind = (typeof CREDENTIAL_KINDS)[number];
 
-export const REQUEST_KINDS = ["sign_message", "sign_typed_data", "send_transaction"] as const;
+export const REQUEST_KINDS = ["sign_message", "sign_typed_data", "send_transaction", "request_allowance"] as const;
 export const REQUEST_STATUSES = ["pending", "approved", "submitted", "completed", "failed", "rejected", "expired", "cancelled"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 export type RequestStatus = (typeof REQUEST_STATUSES)[number];
@@ -109,6 +109,57 @@ const listRequestsInput = z.object({
 const cancelRequestInput = z.object({ request_id: z.string().min(1).max(100) });
 const getPolicyInput = z.object({ credential_id: credentialId });
 const getAllowanceInput = z.object({ credential_id: credentialId });
+
+/** The periods an allowance resets on, in seconds (ERC-7715's periodDuration): an hour, a day, a week. */
+export const PERIOD_DURATIONS = [3600, 86_400, 604_800] as const;
+const periodAmount = z
+  .string()
+  .regex(/^(0x0*[1-9a-fA-F][0-9a-fA-F]{0,63}|[1-9]\d{0,77})$/, "periodAmount is a positive amount in base units (decimal or 0x hex)")
+  .describe("The cap per period, in base units (wei, or the token's smallest unit), decimal or 0x-prefixed hex as ERC-7715 gives it");
+const periodDuration = z
+  .number()
+  .int()
+  .refine((seconds) => (PERIOD_DURATIONS as readonly number[]).includes(seconds), {
+    message: "periodDuration is 3600 (an hour), 86400 (a day) or 604800 (a week)",
+  })
+  .describe("How often the cap resets, in seconds: 3600, 86400 or 604800; the same for every permission of a request");
+/** One asset of an allowance the agent asks for, as ERC-7715 names a permission (Advanced Permissions' periodic types). */
+const askedPermission = z.discriminatedUnion("type", [
+  z.object({
+    type: z.literal("native-token-periodic"),
+    data: z.object({ periodAmount, periodDuration, justification: z.string().max(500).optional() }),
+  }),
+  z.object({
+    type: z.literal("erc20-token-periodic"),
+    data: z.object({
+      tokenAddress: address.describe("The ERC-20 contract"),
+      periodAmount,
+      periodDuration,
+      maxPerPayment: periodAmount
+        .optional()
+        .describe("With any_payee, required: the most one payment may be, in base units (Agent Wallet's addition to ERC-7715)"),
+      justification: z.string().max(500).optional(),
+    }),
+  }),
+]);
+const requestAllowanceInput = z.object({
+  credential_id: credentialId,
+  chain_id: chainId,
+  to: address.describe(
+    "The address whose key this agent holds (ERC-7715's signer): the allowance's only delegate. Agent Wallet holds no key for it",
+  ),
+  permissions: z.array(askedPermission).min(1).max(12).describe("What may be spent per period: the chain's coin and/or tokens"),
+  payees: z.array(address).max(12).optional().describe("Who may be paid; leave out with any_payee"),
+  any_payee: z
+    .boolean()
+    .optional()
+    .describe("Tokens only: anyone may be paid, each payment at most its permission's maxPerPayment; the chain then pins no payee"),
+  payments: z.number().int().min(1).max(10_000).describe("How many payments in all, over the allowance's whole life"),
+  expiry: z.number().int().positive().describe("Unix seconds when the allowance ends: between an hour and 30 days from now"),
+  justification: z.string().trim().min(1).max(500).describe("Why the agent asks, in words the person reads before deciding"),
+  wait_seconds: waitSeconds,
+  idempotency_key: idempotencyKey,
+});
 
 // ---------- spending policies ----------
 const smallestUnits = z.string().regex(/^\d{1,78}$/, "an amount in the smallest unit (wei), as a decimal string");
@@ -211,6 +262,37 @@ const balanceOutput = z.object({
     .describe("The balance of each token asked for (or capped by the policy)"),
 });
 
+/**
+ * What request_allowance's agent receives once the person approved: the allowance's id and, per asset and payee, an
+ * ERC-7715 granted permission whose `context` is the signed delegation chain to redeem (DelegationManager's
+ * redeemDelegations, from `to`'s key).
+ */
+const grantedPermission = z.object({
+  allowance_id: z.string(),
+  chain_id: z.number(),
+  from: z.string().describe("The person's account, the delegator"),
+  to: z.string().describe("The agent's address, the only delegate"),
+  delegation_manager: z.string(),
+  granted: z.array(
+    z.object({
+      chainId: z.string().describe("Hex, as ERC-7715 answers it"),
+      address: z.string(),
+      expiry: z.number(),
+      signer: z.object({ type: z.literal("account"), data: z.object({ address: z.string() }) }),
+      permission: z.object({ type: z.string(), data: z.record(z.string(), z.unknown()) }),
+      isAdjustmentAllowed: z.boolean(),
+      context: z
+        .string()
+        .describe("The ABI-encoded delegation chain (one delegation, the person's): redeemDelegations' permission context"),
+      accountMeta: z.array(z.object({ factory: z.string(), factoryData: z.string() })),
+      signerMeta: z.object({ delegationManager: z.string() }),
+      payees: z.array(z.string()).describe("Whom this delegation may pay; empty: any payee (tokens, each payment up to maxPerPayment)"),
+      payments: z.number().describe("How many payments this delegation allows in all"),
+    }),
+  ),
+});
+export type GrantedPermission = z.infer<typeof grantedPermission>;
+
 export const requestView = z.object({
   request_id: z.string(),
   kind: z.enum(REQUEST_KINDS),
@@ -244,6 +326,10 @@ export const requestView = z.object({
     .nullable()
     .optional()
     .describe("An x402 payment the person approved (pay_x402 with an approve credential), once completed: the header to retry with"),
+  permission: grantedPermission
+    .nullable()
+    .optional()
+    .describe("An allowance the person gave (request_allowance), once completed: the signed delegations to spend it with"),
 });
 export type RequestView = z.infer<typeof requestView>;
 const listRequestsOutput = z.object({ requests: z.array(requestView) });
@@ -397,6 +483,8 @@ export const TOOLS = {
   // signs within an allowance with no tap and answers at once, or answers at once with a request to follow with
   // get_request (approve mode): no task either way
   pay_x402: { input: payX402Input, output: x402PaymentOutput, sensitive: false },
+  // asks the person for an allowance that the agent's own key spends: a request like a signature's, with no task
+  request_allowance: { input: requestAllowanceInput, output: requestView, sensitive: false },
 } as const;
 export type ToolName = keyof typeof TOOLS;
 export type ToolInput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["input"]>;

@@ -21,6 +21,8 @@ async function signPayload(privateKey: `0x${string}`, payload: RequestPayload): 
   const account = privateKeyToAccount(privateKey);
   if (payload.kind === "sign_message") return account.signMessage({ message: payload.message });
   if (payload.kind === "sign_typed_data") return account.signTypedData(payload.typedData as Parameters<typeof account.signTypedData>[0]);
+  // signed as allowances are, with their own card and ceremony (components/approvals/asked-allowance.tsx)
+  if (payload.kind === "request_allowance") throw new Error("An allowance is not signed as a single payload.");
   return account.signTransaction(transactionForSigning(payload.transaction));
 }
 

@@ -15,7 +15,7 @@ import { moneyText } from "@/lib/prices/format";
 import type { AllowanceChoicesInput, PreparedAllowance, SignedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
 import { unsealPrivateKey } from "@/lib/wallet/seal";
-import { AnyPayeeWarning } from "./any-payee-warning";
+import { AllowanceCard } from "./allowance-card";
 import { ContactPicks } from "./contact-picks";
 import { useContractTokens } from "./contract-tokens";
 import type { PickableToken } from "@/lib/wallet/policy-presets";
@@ -63,7 +63,7 @@ function toSign(prepared: PreparedAllowance): AllowanceToSign {
  * they mean): anything readAllowanceToSign refuses — an unknown enforcer, no caveats — throws, and nothing is signed.
  * The summary says it as a person would, with names from the address book; the words are the exact terms.
  */
-function reviewOf(
+export function reviewOf(
   prepared: PreparedAllowance,
   chain: AllowanceChain | undefined,
   contacts: Contact[],
@@ -110,7 +110,10 @@ function reviewOf(
     prepared.overLimit === "ask"
       ? "Anything above it comes to you as a request to approve with your passkey."
       : "Anything above it is refused.",
-    `Only Agent Wallet's delegate key ${prepared.delegate} can spend it, on ${chain?.name ?? `chain ${prepared.chainId}`}.`,
+    prepared.delegateKind === "agent"
+      ? `Only the agent's own key, address ${prepared.delegate}, can spend it, on ${chain?.name ?? `chain ${prepared.chainId}`}: ` +
+          "Agent Wallet holds no key that can."
+      : `Only Agent Wallet's delegate key ${prepared.delegate} can spend it, on ${chain?.name ?? `chain ${prepared.chainId}`}.`,
     // the revocation is built in this page from these same delegations (signAllowance), nothing else
     `You also sign its revocation, which Agent Wallet sends when you revoke it or its access ends; it can only disable ` +
       `${meanings.length === 1 ? "this allowance's delegation" : `these ${meanings.length} delegations`}, and Agent Wallet pays its fee.`,
@@ -397,19 +400,7 @@ export function AllowancePicker({
             Nothing will be signed: {review.error}
           </p>
         ) : (
-          <section ref={card} aria-label={`Allowance you sign for ${name}`} className="card allowance-card">
-            <h3>The allowance you sign for {name}</h3>
-            <p className="allowance-summary">{review.summary}</p>
-            <AnyPayeeWarning warning={review.warning} />
-            <details>
-              <summary>The exact terms you sign</summary>
-              <ul>
-                {review.words.map((line) => (
-                  <li key={line}>{line}</li>
-                ))}
-              </ul>
-            </details>
-          </section>
+          <AllowanceCard name={name} review={review} cardRef={card} />
         ))}
     </div>
   );

@@ -68,7 +68,9 @@ export async function keyHolder(app: RunningApp, email: string) {
         ? await signer.signMessage({ message: payload.message })
         : payload.kind === "send_transaction"
           ? await signer.signTransaction(transactionForSigning(payload.transaction))
-          : await signer.signTypedData(payload.typedData as Parameters<typeof signer.signTypedData>[0]);
+          : payload.kind === "sign_typed_data"
+            ? await signer.signTypedData(payload.typedData as Parameters<typeof signer.signTypedData>[0])
+            : assert.fail("an allowance is approved on its own route");
     const approval = { assertion: passkey.assert(body.options), signature };
     return {
       payload,

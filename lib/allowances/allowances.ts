@@ -209,6 +209,9 @@ export async function readyAllowance(input: NewAllowance, now = new Date()): Pro
     checked.push({ delegation, meaning, hash: delegationHash(delegation), perPaymentMax: null, float: null });
   }
   checkPerPayment(checked, input.perPayment ?? []);
+  // a float is kept in an account of Agent Wallet's, topped up with the delegate key: none without that key
+  if (delegateKind === "agent" && checked.some(({ float }) => float !== null))
+    throw new AllowanceError("An allowance the agent's own key spends has no float.");
   checkRevocation(framework, input);
   await ensureDeleGator(input.chainId, framework, getAddress(input.delegator), input.authorization, input.userId);
   const { userId, credentialId, chainId, delegator, overLimit, revocation } = input;

@@ -116,11 +116,15 @@ export type AllowanceChoices = {
   period: "hour" | "day" | "week";
   /** default 7, at most 30 */
   expiresInDays?: number;
+  /** unix seconds, in place of `expiresInDays`: an agent's request names the time itself (ERC-7715's expiry) */
+  expiresAt?: number;
   transactions: number;
   overLimit: OverLimit;
 };
 
 const PERIOD_SECONDS = { hour: 3600, day: DAY, week: 7 * DAY } as const;
+/** The shortest life an allowance may be given: less is over before a person could read it. */
+const MIN_LIFE_SECONDS = 3600;
 
 function amount(value: string, decimals: number): bigint {
   if (!/^\d+(\.\d+)?$/.test(value)) throw new AllowanceSpecError(`"${value}" is not an amount.`);
@@ -133,6 +137,9 @@ export function specFromChoices(choices: AllowanceChoices, now: number): Allowan
   const days = choices.expiresInDays ?? DEFAULT_EXPIRY_DAYS;
   if (!Number.isInteger(days) || days < 1 || days > MAX_EXPIRY_DAYS)
     throw new AllowanceSpecError(`An allowance ends within ${MAX_EXPIRY_DAYS} days.`);
+  const expiresAt = choices.expiresAt ?? now + days * DAY;
+  if (!Number.isInteger(expiresAt) || expiresAt < now + MIN_LIFE_SECONDS || expiresAt > now + MAX_EXPIRY_DAYS * DAY)
+    throw new AllowanceSpecError(`An allowance ends between an hour and ${MAX_EXPIRY_DAYS} days from now.`);
   const spec: AllowanceSpec = {
     chainId: choices.chainId,
     delegator: choices.delegator,
@@ -148,7 +155,7 @@ export function specFromChoices(choices: AllowanceChoices, now: number): Allowan
     anyPayee: choices.anyPayee ?? false,
     periodSeconds: PERIOD_SECONDS[choices.period],
     startsAt: now,
-    expiresAt: now + days * DAY,
+    expiresAt,
     transactions: choices.transactions,
     overLimit: choices.overLimit,
   };

@@ -13,6 +13,7 @@ import type { Seal } from "@/lib/wallet/seal";
 import {
   AllowanceError,
   auditAllowanceCreated,
+  type DelegateKind,
   authorizationNonce,
   frameworkFor,
   readyAllowance,
@@ -75,6 +76,8 @@ export const allowanceChoicesSchema = z.object({
   anyPayee: z.boolean().default(false),
   period: z.enum(["hour", "day", "week"]).default("day"),
   expiresInDays: z.number().int().min(1).max(MAX_EXPIRY_DAYS).default(7),
+  /** unix seconds, in place of expiresInDays: the time an agent's request named (request_allowance) */
+  expiresAt: z.number().int().positive().optional(),
   transactions: z.number().int().min(1).max(10_000),
   overLimit,
 });
@@ -88,6 +91,8 @@ export type PreparedAllowance = {
   address: Address;
   framework: Framework;
   delegate: Address;
+  /** server: Agent Wallet's delegate key; agent: a key the agent holds, which it asked the allowance for */
+  delegateKind: DelegateKind;
   delegations: DelegationJson[];
   authorizationNonce: number | null;
   overLimit: "ask" | "refuse";
@@ -109,13 +114,20 @@ async function sealedCredential(userId: string, credentialId: string) {
   return credential;
 }
 
-/** The delegations for the person's choices, periods starting at the chain's current time. */
-export async function prepareAllowance(userId: string, choices: z.infer<typeof allowanceChoicesSchema>): Promise<PreparedAllowance> {
+/**
+ * The delegations for the person's choices, periods starting at the chain's current time, to Agent Wallet's delegate
+ * key or to `agentDelegate`, the address of a key the agent holds.
+ */
+export async function prepareAllowance(
+  userId: string,
+  choices: z.infer<typeof allowanceChoicesSchema>,
+  agentDelegate?: Address,
+): Promise<PreparedAllowance> {
   const credential = await sealedCredential(userId, choices.credentialId);
   const framework = frameworkFor(choices.chainId);
   const delegator = getAddress(credential.address);
   const [delegate, nonce, block] = await Promise.all([
-    delegateAccount().then((account) => account.address),
+    agentDelegate ?? delegateAccount().then((account) => account.address),
     authorizationNonce(choices.chainId, delegator),
     onChain(choices.chainId, (client) => client.getBlock()),
   ]);
@@ -142,6 +154,7 @@ export async function prepareAllowance(userId: string, choices: z.infer<typeof a
     address: delegator,
     framework,
     delegate,
+    delegateKind: agentDelegate ? "agent" : "server",
     delegations: delegations.map(delegationToJson),
     authorizationNonce: nonce,
     overLimit: choices.overLimit,
@@ -203,9 +216,18 @@ export const allowanceBindingSchema = z.object({
   delegations: z.array(word).min(1).max(MAX_DELEGATIONS),
   perPayment,
 });
+export type AllowanceBinding = z.infer<typeof allowanceBindingSchema>;
 
-/** The signed allowance of one of the person's wallets, checked and with the DeleGator's code in place: ready to store. */
-export async function readySignedAllowance(userId: string, credentialId: string, signed: SignedAllowance): Promise<ReadyAllowance> {
+/**
+ * The signed allowance of one of the person's wallets, checked and with the DeleGator's code in place: ready to store.
+ * `agentDelegate`: the address of the agent's key, which every delegation must name.
+ */
+export async function readySignedAllowance(
+  userId: string,
+  credentialId: string,
+  signed: SignedAllowance,
+  agentDelegate?: Address,
+): Promise<ReadyAllowance> {
   const credential = await sealedCredential(userId, credentialId);
   return readyAllowance({
     userId,
@@ -217,6 +239,7 @@ export async function readySignedAllowance(userId: string, credentialId: string,
     authorization: signed.authorization,
     revocation: signed.revocation,
     perPayment: signed.perPayment,
+    agentDelegate,
   });
 }
 

@@ -152,6 +152,17 @@ export const guarded = {
     allow,
     label: "Giving an allowance",
   }),
+  /**
+   * The allowance an agent asked for (request_allowance), bound to its request and delegations' hashes; only `allow`,
+   * the passkeys that sealed the wallet's key, may answer.
+   */
+  giveAskedAllowance: (requestId: string, allowance: unknown, allow: string[]): GuardedOperation => ({
+    purpose: "give-allowance",
+    subject: `request:${requestId}`,
+    decision: allowance,
+    allow,
+    label: "Giving the allowance an agent asked for",
+  }),
   /** `label` null: removing the address from the book. */
   changeContact: (address: string, label: string | null): GuardedOperation => ({
     purpose: "address-book",

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { systemClock } from "@/lib/clock";
 import { payFromAllowance } from "@/lib/allowances/agent";
+import { askedAllowance } from "@/lib/allowances/asked";
 import { earlierPayment, payX402 } from "@/lib/x402/pay";
 import type { RequestRow } from "@/lib/wallet/request-lifecycle";
 import { cancelRequest, createRequest, getRequest, waitForDecision } from "@/lib/wallet/requests";
@@ -51,6 +52,14 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "eip3009, or permit2 once the wallet lets Permit2 take the amount; the request's reason says why the allowance did " +
     "not pay): it answers at once with request_id " +
     "and approval_url and no header yet; get_request answers `payment` (header and value) once the person approved.",
+  request_allowance:
+    "Asks the person for an allowance that a key this agent holds spends (ERC-7715's permission request): for the address " +
+    "`to`, per period (periodDuration) of the chain's coin and/or tokens (permissions), to the named payees or, tokens only, " +
+    "any payee with a most per payment, for a number of payments in all, until `expiry`; `justification` is shown to the " +
+    "person. Answers a pending request with its approval_url (or waits up to wait_seconds); once the person approved it " +
+    "with a passkey, get_request's `permission` carries the signed delegations (ERC-7715's granted permissions: each " +
+    "`context` is redeemed with DelegationManager.redeemDelegations from `to`'s key). Agent Wallet holds no key that can " +
+    "spend it. A new allowance replaces the wallet's previous one for this client on that chain.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
     "how many payments are left in all (over the allowance's whole life: that count never resets), and when it expires.",
@@ -59,7 +68,7 @@ const DESCRIPTIONS: Record<ToolName, string> = {
 function annotationsOf(name: ToolName) {
   const spec = TOOLS[name];
   return {
-    readOnlyHint: !spec.sensitive && name !== "cancel_request" && name !== "pay_x402",
+    readOnlyHint: !spec.sensitive && name !== "cancel_request" && name !== "pay_x402" && name !== "request_allowance",
     openWorldHint: name === "get_balance" || name === "send_transaction",
   };
 }
@@ -166,6 +175,11 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
   tool("cancel_request", (input) => cancelRequest(agent, input.request_id));
   tool("get_policy", (input) => PLAIN_READS.get_policy(agent, input));
   tool("get_allowance", (input) => PLAIN_READS.get_allowance(agent, input));
+  tool("request_allowance", async (input, ctx, call) => {
+    const allowance = await askedAllowance(agent, input);
+    const asked = { kind: "request_allowance" as const, credential_id: input.credential_id, allowance, wait_seconds: input.wait_seconds };
+    return sensitive(asked, call, ctx);
+  });
   tool("pay_x402", (input, _ctx, call) =>
     call.once(
       () => payX402(agent, input.credential_id, input.payment_required, systemClock, call),

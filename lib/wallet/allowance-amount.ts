@@ -25,7 +25,7 @@ function calldataWith(data: Hex, amount: bigint): Hex {
 }
 
 export function allowanceAmount(payload: RequestPayload): AllowanceAmount | null {
-  if (payload.kind === "sign_message") return null;
+  if (payload.kind === "sign_message" || payload.kind === "request_allowance") return null;
   if (payload.kind === "send_transaction") {
     const { transaction } = payload;
     const call = decodeCall(transaction.data);

@@ -113,6 +113,14 @@ async function ownedRequest(userId: string, requestId: string, clock: Clock) {
   return (await owned(userId, await findRequestWithWallet(requestId), clock)).row;
 }
 
+/** One of the person's requests of `kind` that waits for their decision, or why it no longer does. */
+export async function pendingRequest(userId: string, requestId: string, kind: RequestPayload["kind"], clock: Clock = systemClock) {
+  const row = await ownedRequest(userId, requestId, clock);
+  if (row.kind !== kind) throw new RequestError("wrong_kind", `This request asks for ${row.kind}, not ${kind}`, 409);
+  if (row.status !== "pending") throw new RequestError("not_pending", notPendingMessage(row), 409);
+  return row;
+}
+
 /** The request `found`, if it is the person's, brought up to date, and its wallet's address (null once removed). */
 async function owned(userId: string, found: RequestWithWallet | null, clock: Clock) {
   if (!found || found.row.userId !== userId) throw new NotFoundError("The request");

@@ -1,6 +1,7 @@
 // A request in one sentence, as its approval page opens with it, the queue lists it, a notification says it and the
 // audit log records the person's decision on it. Pure.
 import { formatEther, type Address } from "viem";
+import { utcDateTime } from "@/lib/clock";
 import { escapedText } from "@/lib/text/visible-text";
 import type { ContactNames } from "./address-book";
 import type { Described, Detail, Executions, RequestDescription } from "./request-description";
@@ -71,7 +72,27 @@ export function headlineOf(description: RequestDescription, credentialName: stri
       if (call.kind === "executions") return `${executionsText(call, names)} on ${chain.name}${withValue}`;
       return `${actionWithParty(call, names)} on ${chain.name}${withValue}`;
     }
+    case "request_allowance":
+      return askedAllowanceHeadline(description, credentialName, names);
   }
+}
+
+/** "Give Main an allowance for the agent's own key on Base: 5 USDC a day to Alice, 10 payments in all, until …". */
+function askedAllowanceHeadline(
+  { chain, allowance }: Extract<RequestDescription, { kind: "request_allowance" }>,
+  credentialName: string,
+  names: ContactNames,
+): string {
+  const assets = [
+    ...(allowance.coin === undefined ? [] : [`${allowance.coin} ${chain.symbol}`]),
+    ...allowance.tokens.map((token) => `${token.amount} ${token.symbol}`),
+  ].join(" and ");
+  const to = allowance.anyPayee ? "any payee" : allowance.recipients.map((recipient) => shortAddress(recipient, names)).join(", ");
+  const payments = `${allowance.transactions} payment${allowance.transactions === 1 ? "" : "s"} in all`;
+  return escapedText(
+    `Give ${credentialName} an allowance for the agent's own key on ${chain.name}: ${assets} a ${allowance.period} to ${to}, ` +
+      `${payments}, until ${utcDateTime(new Date(allowance.expiresAt * 1000))}`,
+  );
 }
 
 /** The details of every call a DeleGator runs. */
@@ -103,5 +124,8 @@ export function headlineAmounts(description: RequestDescription): NamedAmount[] 
       const details = call.kind === "decoded" ? call.details : call.kind === "executions" ? call.runs.flatMap(runDetails) : [];
       return [...detailAmounts(details), ...coin];
     }
+    case "request_allowance":
+      // caps, not payments: valued on the allowance's card, not as amounts that move now
+      return [];
   }
 }

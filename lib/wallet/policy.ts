@@ -213,6 +213,13 @@ export function factsOf(payload: Intent, frameworkOf: FrameworkOf): RequestFacts
     return { kind: payload.kind, chainId: null, ...NO_CALL, readable: true, uncounted: { native: null, tokens: null }, domain: null };
   }
   if (payload.kind === "sign_typed_data") return typedDataFacts(payload.typedData, frameworkOf);
+  if (payload.kind === "request_allowance") {
+    // Its caps are the chain's, on the allowance itself: the policy judges its chain, its payees and the request count.
+    const { chainId, recipients } = payload.allowance;
+    const counterparties = recipients.map((recipient) => getAddress(recipient));
+    const uncounted = { native: null, tokens: null };
+    return { kind: payload.kind, chainId, ...NO_CALL, counterparties, readable: true, uncounted, domain: null };
+  }
   const { transaction } = payload;
   const to = getAddress(transaction.to);
   const value = BigInt(transaction.value);

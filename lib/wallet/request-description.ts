@@ -30,7 +30,7 @@ import {
   type UserOperationReading,
 } from "./deleGator-typed-data";
 import { payeeOf, recognisePermit, type Permit, type PermitKind } from "./permits";
-import type { PreparedTransaction, RequestPayload } from "./request-payload";
+import type { AskedAllowance, PreparedTransaction, RequestPayload } from "./request-payload";
 import { tokenMetadata, type TokenMetadata } from "./token-metadata";
 import { declaredFields, domainFields, type FieldNode } from "./typed-data-fields";
 import { signInOf, type SignIn } from "./sign-in";
@@ -86,7 +86,9 @@ type Description =
       /** an x402 payment the authorization makes (pay_x402): its amount and payee as signed, and what it pays for */
       payment?: X402Payment | null;
     }
-  | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription };
+  | { kind: "send_transaction"; chain: Chain; transaction: PreparedTransaction; call: CallDescription }
+  /** an allowance the agent asks for its own key: what it asked, on `chain` (what is signed is decoded in the browser) */
+  | { kind: "request_allowance"; chain: Chain; allowance: AskedAllowance };
 
 /** An x402 payment in words: the amount in the token's units and the payee, both read from the signed authorization. */
 export type X402Payment = { amount: string; payee: Address; resource: { url: string; description: string | null } };
@@ -745,6 +747,8 @@ export async function describePayload(
       payment,
     };
   }
+  if (payload.kind === "request_allowance")
+    return { kind: "request_allowance", chain: chainById(payload.allowance.chainId), allowance: payload.allowance };
   const { transaction } = payload;
   const chain = chainById(transaction.chainId);
   return {

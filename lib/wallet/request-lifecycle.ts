@@ -35,7 +35,12 @@ export function approvalUrl(requestId: string): string {
 
 export function toView(row: RequestRow): RequestView {
   const result = row.result
-    ? (JSON.parse(row.result) as { signature?: string; signedAmount?: string; payment?: RequestView["payment"] })
+    ? (JSON.parse(row.result) as {
+        signature?: string;
+        signedAmount?: string;
+        payment?: RequestView["payment"];
+        permission?: RequestView["permission"];
+      })
     : {};
   return {
     request_id: row.id,
@@ -52,6 +57,8 @@ export function toView(row: RequestRow): RequestView {
     signed_amount: result.signedAmount ?? null,
     // only an approved x402 payment has one: other requests' views stay as they were
     ...(result.payment && { payment: result.payment }),
+    // only a given allowance (request_allowance) has one
+    ...(result.permission && { permission: result.permission }),
   };
 }
 

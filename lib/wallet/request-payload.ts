@@ -51,10 +51,35 @@ export function x402PaymentValue(context: X402Context, signature: string): { hea
   return { header: context.header, value: base64Json({ ...context.unsigned, payload: { ...context.unsigned.payload, signature } }) };
 }
 
+/**
+ * An allowance an agent asks for an address whose key it holds (request_allowance), in the person's units, each token
+ * with its symbol and decimals as read when it asked. What the person signs is built from it when they open it and
+ * decoded in their browser (lib/allowances/asked.ts); its digest stands for what was asked.
+ */
+export type AskedAllowance = {
+  /** the address whose key the agent holds: the allowance's only delegate */
+  agent: `0x${string}`;
+  chainId: number;
+  /** per period, of the chain's coin, in whole units; absent: none of it */
+  coin?: string;
+  /** `amount` per period and `perPayment` (any payee), in whole tokens */
+  tokens: { address: `0x${string}`; amount: string; perPayment?: string; symbol: string; decimals: number }[];
+  /** empty with `anyPayee` */
+  recipients: `0x${string}`[];
+  anyPayee: boolean;
+  period: "hour" | "day" | "week";
+  /** unix seconds */
+  expiresAt: number;
+  transactions: number;
+  /** the agent's words for why it asks: its claim, shown as such */
+  justification: string;
+};
+
 export type RequestPayload =
   | { kind: "sign_message"; message: string }
   | { kind: "sign_typed_data"; typedData: TypedDataDefinition; x402?: X402Context }
-  | { kind: "send_transaction"; transaction: PreparedTransaction };
+  | { kind: "send_transaction"; transaction: PreparedTransaction }
+  | { kind: "request_allowance"; allowance: AskedAllowance };
 
 /** The stored payload of a request row. */
 export function payloadOf(row: { payload: string }): RequestPayload {
@@ -106,6 +131,7 @@ export function transactionMismatch(signed: TransactionSerializable, prepared: P
 export function payloadDigest(payload: RequestPayload, keccak: (data: Hex) => Hex = keccak256): Hex {
   if (payload.kind === "sign_message") return keccak(toPrefixedMessage(payload.message));
   if (payload.kind === "sign_typed_data") return hashTypedData(payload.typedData);
+  if (payload.kind === "request_allowance") return keccak(toHex(JSON.stringify(payload.allowance)));
   if (payload.transaction.nonce === null) return keccak(toHex(JSON.stringify(payload.transaction)));
   return keccak(serializeTransaction(transactionForSigning(payload.transaction)));
 }

@@ -14,7 +14,7 @@ import { allowanceFramework, chainById, onChain } from "./chains";
 import { auditedRuns, type AuditedRuns } from "./deleGator-calls";
 import { frameworkContracts } from "./delegation-framework";
 import { asRevert } from "./reverts";
-import type { PreparedTransaction, RequestPayload, X402Context } from "./request-payload";
+import type { AskedAllowance, PreparedTransaction, RequestPayload, X402Context } from "./request-payload";
 import {
   currentRequest,
   REQUEST_TTL_SECONDS,
@@ -141,7 +141,8 @@ export async function createRequest(
   input:
     | ({ kind: "sign_message" } & ToolInput<"sign_message">)
     | ({ kind: "sign_typed_data" } & ToolInput<"sign_typed_data">)
-    | ({ kind: "send_transaction" } & ToolInput<"send_transaction">),
+    | ({ kind: "send_transaction" } & ToolInput<"send_transaction">)
+    | { kind: "request_allowance"; credential_id: string; allowance: AskedAllowance; wait_seconds?: number },
   options: { payer?: Payer; called?: CallEvent; idempotency?: KeyedRequest; x402?: X402Context; reason?: string } = {},
   clock: Clock = systemClock,
 ): Promise<RequestView> {
@@ -158,6 +159,7 @@ export async function createRequest(
     if (input.kind === "sign_message") payload = { kind: "sign_message", message: input.message };
     else if (input.kind === "sign_typed_data")
       payload = { kind: "sign_typed_data", typedData: typedData!, ...(options.x402 && { x402: options.x402 }) };
+    else if (input.kind === "request_allowance") payload = { kind: "request_allowance", allowance: input.allowance };
     else {
       const transaction: AskedTransaction = {
         chainId: input.chain_id,
@@ -207,6 +209,7 @@ export async function createRequest(
           call: (input.data ?? "0x") !== "0x",
           ...runsOf(input.chain_id, (input.data ?? "0x") as Hex),
         }),
+        ...(input.kind === "request_allowance" && { chainId: input.allowance.chainId, delegate: input.allowance.agent }),
         // an x402 payment: what it pays for (its amount and payee are in the typed data)
         ...(options.x402 && { resource: options.x402.resource.url }),
       },

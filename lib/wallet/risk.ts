@@ -59,6 +59,12 @@ function executionsDealings(call: DeleGatorCall): Omit<Dealings, "chainId"> {
 
 export function dealingsOf(payload: RequestPayload): Dealings {
   if (payload.kind === "sign_message") return { chainId: null, contracts: [], parties: [] };
+  if (payload.kind === "request_allowance") {
+    const { chainId, agent, recipients } = payload.allowance;
+    const payees = recipients.map((address): Party => ({ role: "recipient", address: getAddress(address) }));
+    const parties: Party[] = [{ role: "delegate", address: getAddress(agent) }, ...payees];
+    return { chainId, contracts: [], parties };
+  }
   if (payload.kind === "sign_typed_data") {
     const { typedData } = payload;
     const domain = (typedData.domain ?? {}) as { chainId?: unknown; verifyingContract?: unknown };

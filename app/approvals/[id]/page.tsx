@@ -13,6 +13,7 @@ import type { Chain } from "@/lib/config";
 import type { RequestView } from "@/contract";
 import { AppHeader } from "@/components/nav/app-header";
 import { ApprovalActions } from "@/components/approvals/approval-actions";
+import { AskedAllowanceActions } from "@/components/approvals/asked-allowance";
 import { AutoRefresh } from "@/components/approvals/auto-refresh";
 import { BalanceFields } from "@/components/approvals/balance-fields";
 import { CopyButton } from "@/components/shared/copy-button";
@@ -30,7 +31,12 @@ import { TypedDataDetails } from "@/components/approvals/typed-data-details";
 import { ResourceClaim } from "@/components/approvals/resource-claim";
 import { paidHeadline, paidWithoutTap, type PaidWithoutTap } from "@/lib/x402/paid";
 
-const TITLES = { sign_message: "Sign a message", sign_typed_data: "Sign typed data", send_transaction: "Send a transaction" };
+const TITLES = {
+  sign_message: "Sign a message",
+  sign_typed_data: "Sign typed data",
+  send_transaction: "Send a transaction",
+  request_allowance: "Give an allowance to the agent's own key",
+};
 
 /** Where a payment signed with no tap stands: the merchant's facilitator settles it on chain, or it lapses. */
 function paidOutcome(paid: PaidWithoutTap): string {
@@ -47,7 +53,11 @@ function Outcome({ view, chain, paid }: { view: RequestView; chain: Chain | null
     pending: `Waiting for you until ${utcDateTime(new Date(view.expires_at))}.`,
     approved: "Approved and signed. The agent receives the signature.",
     submitted: "Approved and sent to the network; waiting for it to be included in a block.",
-    completed: view.tx_hash ? "Done: the transaction is included in a block." : "Done: the agent has the signature.",
+    completed: view.tx_hash
+      ? "Done: the transaction is included in a block."
+      : view.permission
+        ? "Done: the agent's own key can now spend within this allowance; it is listed on Clients, where you can revoke it."
+        : "Done: the agent has the signature.",
     failed: `Failed${view.reason ? `: ${view.reason}` : "."}`,
     rejected: "You rejected this request. Nothing was signed.",
     expired: "This request expired before it was decided. Nothing was signed; the agent has to ask again.",
@@ -175,22 +185,39 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
         {description.kind === "sign_message" && description.signIn && (
           <SignInCheck signIn={description.signIn} asker={{ name: approval.clientName, hosts: client?.hosts ?? [] }} />
         )}
+        {description.kind === "request_allowance" && (
+          <p className="payment-for">
+            The agent says why it asks: <strong>“{escapedText(description.allowance.justification)}”</strong>
+          </p>
+        )}
         {/* Right after the sentence and its risks, so a phone reaches the decision without scrolling; mounted whatever
             the status, so the outcome of a decision stays on screen after the refresh, as the one outcome line. */}
-        <ApprovalActions
-          requestId={view.request_id}
-          status={view.status}
-          acknowledge={risk?.acknowledge ?? null}
-          allowance={
-            lowerable && {
-              amount: lowerable.allowance.amount.toString(),
-              symbol: lowerable.token.symbol,
-              decimals: lowerable.token.decimals,
+        {description.kind === "request_allowance" ? (
+          <AskedAllowanceActions
+            requestId={view.request_id}
+            status={view.status}
+            walletName={approval.credentialName}
+            chain={{ id: description.chain.id, name: description.chain.name, symbol: description.chain.symbol }}
+            contacts={Object.entries(names).map(([address, label]) => ({ address, label }))}
+          >
+            <Outcome view={view} chain={null} paid={null} />
+          </AskedAllowanceActions>
+        ) : (
+          <ApprovalActions
+            requestId={view.request_id}
+            status={view.status}
+            acknowledge={risk?.acknowledge ?? null}
+            allowance={
+              lowerable && {
+                amount: lowerable.allowance.amount.toString(),
+                symbol: lowerable.token.symbol,
+                decimals: lowerable.token.decimals,
+              }
             }
-          }
-        >
-          <Outcome view={view} chain={chain} paid={paid} />
-        </ApprovalActions>
+          >
+            <Outcome view={view} chain={chain} paid={paid} />
+          </ApprovalActions>
+        )}
         {next && (
           <p className="next-request">
             {next.next ? (
@@ -217,6 +244,20 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               </Field>
             )}
             {description.kind === "sign_typed_data" && <TypedDataDetails {...description} names={names} valued={pending} />}
+            {description.kind === "request_allowance" && (
+              <>
+                <Field label="Spent by">
+                  the agent&apos;s own key, address <AddressText address={description.allowance.agent} names={names} />; Agent Wallet holds
+                  no key that can spend it
+                </Field>
+                <Field label="Chain">{description.chain.name}</Field>
+                {view.permission && (
+                  <Field label="Allowance">
+                    <Link href="/clients">on Clients</Link> <span className="mono small">{view.permission.allowance_id}</span>
+                  </Field>
+                )}
+              </>
+            )}
             {paid && (
               <>
                 <ResourceClaim url={paid.resource.url} description={null} />
@@ -254,7 +295,9 @@ export default async function ApprovalPage({ params }: { params: Promise<{ id: s
               </Field>
             )}
             {/* a payment says one time, the one it is valid until (among its details); a no-tap one waited for no one */}
-            {!paid && !payment && <Field label="Expires">{utcDateTime(new Date(view.expires_at))}</Field>}
+            {!paid && !payment && description.kind !== "request_allowance" && (
+              <Field label="Expires">{utcDateTime(new Date(view.expires_at))}</Field>
+            )}
           </dl>
         </section>
       </main>

@@ -1,0 +1,208 @@
+// Issue 57's first point, end to end on one database: an MCP SDK client asks, with request_allowance, for an allowance
+// of 5 of a test token a day to one payee, 3 payments, for an address whose key the test holds as the agent; the person
+// (Chromium, virtual passkey with PRF) opens the approval page, reads the allowance card decoded from what is signed,
+// and approves with one tap; get_request then answers ERC-7715's granted permission. On the local chain the agent's own
+// key redeems it (paying its own gas) within the cap, the chain refuses it above the cap, and Agent Wallet's delegate
+// key, everything the server holds, redeems nothing. A request the person rejects gives nothing.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { concat, encodeFunctionData, erc20Abi, getAddress, pad, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from "viem/accounts";
+import { DelegationManager } from "@metamask/delegation-abis";
+import type { RunningApp } from "./app";
+import type { LocalChain } from "./chain";
+import { startAllowanceApp, type AllowanceApp } from "./allowances";
+import { deployErc20 } from "./contracts";
+import { connectAgent, newPerson, type Person } from "./consent";
+import { reviewedWords } from "./allowance-picker";
+import { db } from "@/lib/db";
+import type { RequestView } from "@/contract";
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
+
+const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
+
+export function askedAllowanceSuite(database: "sqlite" | "postgres") {
+  describe(`an allowance the agent asks for its own key (${database})`, { timeout: 600_000 }, () => {
+    let world: AllowanceApp;
+    let chain: LocalChain;
+    let app: RunningApp;
+    let browser: Browser;
+    let person: Person;
+    let client: Client;
+    let credentialId: string;
+    let wallet: Address;
+    let token: Address;
+    const agentKey = privateKeyToAccount(generatePrivateKey());
+    const payee = getAddress(privateKeyToAccount(generatePrivateKey()).address);
+
+    before(async () => {
+      ({ chain, app, browser } = world = await startAllowanceApp({ browser: true, database }));
+      person = await newPerson(browser, app, `asks-${database}@example.com`, ["Main"]);
+      const main = await db().credential.findFirstOrThrow({ where: { name: "Main", user: { email: person.email } } });
+      credentialId = main.id;
+      wallet = getAddress(main.address);
+      await chain.fund(wallet, "1");
+      // the agent pays its own gas: the server relays nothing for an allowance whose key it does not hold
+      await chain.fund(agentKey.address, "1");
+      token = await deployErc20(chain, { name: "Test Token", symbol: "TT", supply: parseEther("100"), holder: wallet });
+      ({ client } = await connectAgent(app, person.page, "Own Key Agent", [{ name: "Main", mode: "approve" }]));
+    });
+    after(async () => {
+      await client?.close();
+      await world?.stop();
+    });
+
+    const balanceOf = (holder: Address) =>
+      chain.client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
+
+    async function ask(overrides: Record<string, unknown> = {}): Promise<ToolResult> {
+      const now = Number((await chain.client.getBlock()).timestamp);
+      return (await client.callTool({
+        name: "request_allowance",
+        arguments: {
+          credential_id: credentialId,
+          chain_id: chain.chainId,
+          to: agentKey.address,
+          permissions: [
+            {
+              type: "erc20-token-periodic",
+              data: { tokenAddress: token, periodAmount: toHex(parseUnits("5", 18)), periodDuration: 86_400 },
+            },
+          ],
+          payees: [payee],
+          payments: 3,
+          expiry: now + 7 * 86_400,
+          justification: "Pay the data feed I use for your reports",
+          ...overrides,
+        },
+      })) as ToolResult;
+    }
+    function viewOf(result: ToolResult): RequestView {
+      assert.notEqual(result.isError, true, result.content[0]?.text);
+      return result.structuredContent as RequestView;
+    }
+    const getRequest = async (requestId: string) =>
+      viewOf((await client.callTool({ name: "get_request", arguments: { request_id: requestId } })) as ToolResult);
+
+    /** The agent's own transaction: redeem `context` for a transfer of `amount` to `to`, from the agent's key. */
+    async function redeemAs(account: LocalAccount, context: Hex, manager: Address, to: Address, amount: bigint) {
+      const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] });
+      const execution = concat([token, pad(toHex(0n), { size: 32 }), transfer]);
+      const data = encodeFunctionData({
+        abi: DelegationManager,
+        functionName: "redeemDelegations",
+        args: [[context], [SINGLE_DEFAULT_MODE], [execution]],
+      });
+      const nonce = await chain.client.getTransactionCount({ address: account.address });
+      const fees = await chain.client.estimateFeesPerGas();
+      const signed = await account.signTransaction({
+        chainId: chain.chainId,
+        type: "eip1559",
+        to: manager,
+        data,
+        nonce,
+        gas: 500_000n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      });
+      const hash = await chain.client.sendRawTransaction({ serializedTransaction: signed });
+      return chain.client.waitForTransactionReceipt({ hash });
+    }
+
+    /** How the chain answered a redemption expected to fail: hardhat refuses a reverting transaction, or mines it reverted. */
+    const refusal = (outcome: unknown) => (outcome instanceof Error ? outcome.message : (outcome as { status: string }).status);
+
+    it("is refused before anyone is asked when it is not an allowance the chain could enforce", async () => {
+      const before = await db().agentRequest.count({ where: { credentialId } });
+      const twoPeriods = await ask({
+        permissions: [
+          { type: "erc20-token-periodic", data: { tokenAddress: token, periodAmount: "5", periodDuration: 86_400 } },
+          { type: "native-token-periodic", data: { periodAmount: "5", periodDuration: 3600 } },
+        ],
+      });
+      assert.equal(twoPeriods.isError, true);
+      assert.match(twoPeriods.content[0].text, /same periodDuration/);
+      const noToken = await ask({
+        permissions: [{ type: "erc20-token-periodic", data: { tokenAddress: payee, periodAmount: "5", periodDuration: 86_400 } }],
+      });
+      assert.equal(noToken.isError, true);
+      assert.match(noToken.content[0].text, /not an ERC-20 token/);
+      const tooLong = await ask({ expiry: Math.floor(Date.now() / 1000) + 90 * 86_400 });
+      assert.equal(tooLong.isError, true);
+      assert.match(tooLong.content[0].text, /30 days/);
+      const itself = await ask({ to: wallet });
+      assert.equal(itself.isError, true);
+      assert.match(itself.content[0].text, /the wallet itself/);
+      assert.equal(await db().agentRequest.count({ where: { credentialId } }), before, "no request was created");
+    });
+
+    it("a rejected request gives nothing", async () => {
+      const asked = viewOf(await ask({ justification: "Something the person declines" }));
+      assert.equal(asked.kind, "request_allowance");
+      await person.page.goto(asked.approval_url);
+      await person.page.getByRole("button", { name: "Reject" }).click();
+      await person.page.getByText("Rejected. Nothing was signed.").waitFor();
+      const view = await getRequest(asked.request_id);
+      assert.equal(view.status, "rejected");
+      assert.equal(view.permission ?? null, null);
+      assert.equal(await db().allowance.count({ where: { credentialId } }), 0);
+    });
+
+    it("the person approves it with one tap; only the agent's own key can spend it, within its caps", async () => {
+      const asked = viewOf(await ask());
+      assert.equal(asked.status, "pending");
+      const page = person.page;
+      await page.goto(asked.approval_url);
+      await page.getByRole("heading", { name: "Give an allowance to the agent's own key" }).waitFor();
+      await page.getByText("“Pay the data feed I use for your reports”").waitFor();
+      // the card, decoded in the page from the delegations its tap signs
+      const words = (await reviewedWords(page)).join("\n");
+      assert.match(words, /5 TT/);
+      assert.match(words, new RegExp(`Only the agent's own key, address ${agentKey.address}, can spend it`));
+      assert.match(words, /Agent Wallet holds no key that can/);
+      await page.getByRole("button", { name: "Approve with passkey" }).click();
+      await page.getByText(/Approved: the agent's key can now spend within this allowance/).waitFor();
+
+      const done = await getRequest(asked.request_id);
+      assert.equal(done.status, "completed");
+      const permission = done.permission!;
+      assert.ok(permission, "get_request answers the granted permission");
+      assert.equal(getAddress(permission.to), agentKey.address);
+      assert.equal(getAddress(permission.from), wallet);
+      assert.equal(permission.granted.length, 1);
+      const [granted] = permission.granted;
+      assert.equal(granted.permission.type, "erc20-token-periodic");
+      assert.equal(BigInt(granted.permission.data.periodAmount as string), parseUnits("5", 18));
+      assert.deepEqual(
+        granted.payees.map((address) => getAddress(address)),
+        [payee],
+      );
+      const stored = await db().allowance.findUniqueOrThrow({ where: { id: permission.allowance_id } });
+      assert.equal(stored.delegateKind, "agent");
+      assert.equal(getAddress(stored.delegate), agentKey.address);
+      const grantCredential = await db().grantCredential.findFirstOrThrow({ where: { credentialId } });
+      assert.equal(grantCredential.mode, "allowance");
+
+      const manager = getAddress(permission.delegation_manager);
+      const context = granted.context as Hex;
+      // everything the server holds (its database and ALLOWANCE_KEY_SECRET, shared with this process): its delegate key,
+      // which signs every server-held allowance's payments, redeems nothing of this one
+      const { delegateAccount } = await import("@/lib/allowances/delegate-key");
+      const serverKey = await delegateAccount();
+      await chain.fund(serverKey.address, "1");
+      const stolen = await redeemAs(serverKey, context, manager, payee, 1n).catch((error: unknown) => error);
+      assert.match(refusal(stolen), /revert/i, "the chain refuses the server's key");
+      assert.equal(await balanceOf(payee), 0n);
+
+      const paid = await redeemAs(agentKey, context, manager, payee, parseUnits("2", 18));
+      assert.equal(paid.status, "success");
+      assert.equal(await balanceOf(payee), parseUnits("2", 18));
+      const above = await redeemAs(agentKey, context, manager, payee, parseUnits("4", 18)).catch((error: unknown) => error);
+      assert.match(refusal(above), /revert/i, "above what is left the chain refuses");
+      assert.equal(await balanceOf(payee), parseUnits("2", 18));
+    });
+  });
+}
