@@ -339,6 +339,8 @@ function requestWords(facts: RequestFacts, names: Names): { ask: string; done: s
   if (facts.kind === "send_transaction") return { ask: "send a transaction", done: "Sent a transaction" };
   if (facts.kind === "sign_message") return { ask: "sign a message", done: "Signed a message" };
   if (facts.kind === "sign_typed_data") return { ask: "sign typed data", done: "Signed typed data" };
+  if (facts.kind === "request_allowance")
+    return { ask: "give an allowance to a key it holds", done: "Gave an allowance to a key the agent holds" };
   return { ask: "act for you", done: "Done" };
 }
 
@@ -457,6 +459,7 @@ function outcomeWords(event: AuditRow["lead"]): string | null {
     case "submitted":
       return "sent to the network";
     case "completed":
+      if (event.data.kind === "request_allowance") return "the agent has the signed allowance";
       return event.data.kind === "send_transaction" ? "included in a block" : "the agent has the signature";
     case "failed":
       return `failed${reason ? `: ${reason}` : ""}`;
