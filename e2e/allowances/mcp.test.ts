@@ -4,6 +4,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Address } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { RunningApp } from "../support/app";
 import type { LocalChain } from "../support/chain";
@@ -197,6 +198,30 @@ describe("allowances through MCP", { timeout: 300_000 }, () => {
     assert.equal(await relayerNonce(), sent + 1, "only the payment that fits was sent");
     assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.004"));
     assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 1, "the refused payment left nothing behind");
+  });
+
+  it("refuses a payment from an allowance whose key the agent holds (agent_signs_payments), above it asks the person", async () => {
+    const agent = await agentOf();
+    const shop = recipient();
+    const agentKey = privateKeyToAccount(generatePrivateKey()).address;
+    await signAllowanceFor(chain, agent.person, ownerOf(agent), {
+      recipients: [shop],
+      native: parseEther("0.01"),
+      overLimit: "ask",
+      delegate: agentKey,
+    });
+    const sent = await relayerNonce();
+    const refused = await send(agent, shop, "0.004");
+    assert.equal(refused.isError, true);
+    assert.deepEqual(refused.structuredContent, { error: "agent_signs_payments" });
+    assert.match(refused.content[0].text, /^This allowance's key is held by the agent, which signs its own payments/);
+    assert.equal(await relayerNonce(), sent, "nothing was sent");
+    assert.equal(await db().agentRequest.count({ where: { grantId: agent.grantId } }), 0, "nothing was held");
+    // what is left still reads; a payment the allowance does not cover is the person's own, which needs no delegate key
+    assert.equal((await allowanceOf(agent)).allowances[0].limits[0].left, "0.01");
+    const asked = view(await send(agent, shop, "0.02"));
+    assert.equal(asked.status, "pending");
+    assert.equal(await chain.client.getBalance({ address: shop }), 0n);
   });
 
   it("with no live allowance, a payment goes to the person", async () => {

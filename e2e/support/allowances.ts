@@ -274,7 +274,10 @@ export async function grantAllowanceFor(
   return signAllowanceFor(chain, person, owner, overrides);
 }
 
-/** What `signAllowanceFor` stores, signed but not yet sent: for a test that changes it first. */
+/**
+ * What `signAllowanceFor` stores, signed but not yet sent: for a test that changes it first. With `delegate` (a key the
+ * agent holds) the delegations name it, and the allowance is the agent's to sign payments from (delegateKind "agent").
+ */
 export async function signedAllowanceFor(
   chain: LocalChain,
   person: PrivateKeyAccount,
@@ -287,13 +290,13 @@ export async function signedAllowanceFor(
   const { allowanceFramework } = await import("@/lib/wallet/chains");
   const framework = allowanceFramework(chain.chainId);
   if (!framework) throw new Error("the deployed framework was not configured");
-  const delegate = (await delegateAccount()).address;
+  const serverDelegate = (await delegateAccount()).address;
   const block = await chain.client.getBlock();
   const now = Number(block.timestamp);
   const spec: AllowanceSpec = {
     chainId: chain.chainId,
     delegator: person.address,
-    delegate,
+    delegate: serverDelegate,
     native: parseEther("0.01"),
     tokens: [],
     periodSeconds: caveats.DAY,
@@ -307,7 +310,7 @@ export async function signedAllowanceFor(
   const signed = await signAllowance(person, {
     framework,
     chainId: chain.chainId,
-    delegate,
+    delegate: spec.delegate,
     delegations: caveats.delegationsFor(spec, framework, now),
     authorizationNonce: code ? null : await chain.client.getTransactionCount({ address: person.address }),
   });
@@ -318,6 +321,7 @@ export async function signedAllowanceFor(
       delegator: person.address,
       overLimit: spec.overLimit,
       perPayment: caveats.perPaymentOf(spec),
+      ...(spec.delegate !== serverDelegate && { agentDelegate: spec.delegate }),
       ...signed,
     },
     now: new Date(now * 1000),

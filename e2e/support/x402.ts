@@ -57,6 +57,8 @@ type AllowanceOptions = {
   float?: bigint;
   overLimit?: "ask" | "refuse";
   token?: { address: Address; holding: bigint };
+  /** a key the agent holds, which the allowance delegates to instead of the server's delegate key (decision 0042) */
+  agentDelegate?: Address;
 };
 
 /** `rpcUrl`: where the app reaches the chain, when not at the node itself (startAllowanceWorld). */
@@ -95,6 +97,7 @@ export async function startX402World(
         tokens: [{ address: asset, perPeriod: options.perPeriod, perPayment: options.anyPayee, float: options.float }],
         transactions: options.transactions ?? 20,
         overLimit: options.overLimit ?? "refuse",
+        ...(options.agentDelegate && { delegate: options.agentDelegate }),
       },
     );
     return { agent, credentialId, allowanceId: id, person: person.address, personKey: person };

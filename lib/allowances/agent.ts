@@ -1,7 +1,8 @@
 // The agent's side of an allowance (MCP): send_transaction on an `allowance` credential pays from the grant's live
 // allowance with no tap and is recorded as a request submitted with its transaction before the broadcast, completed
 // by its receipt; above what is left it goes to the person (`ask`) or is refused in the person's units (`refuse`);
-// get_allowance says what is left. The spending policy was checked first.
+// get_allowance says what is left. The spending policy was checked first. From an allowance whose delegate key the
+// agent holds (decision 0042) the server pays nothing: the agent signs its own payments.
 import { formatUnits, getAddress, type Hex } from "viem";
 import { recordAudit } from "@/lib/audit";
 import { db } from "@/lib/db";
@@ -28,17 +29,56 @@ import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from 
 import { AllowancesChanged, liveAllowances } from "./live";
 import type { OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
-import { AllowanceRefusal, paymentOf, spendFromAllowance, spendTurnIn, type Payment, type SpendRecord, type SpendTurn } from "./spend";
+import { leftFor } from "./holds";
+import {
+  AgentSignsError,
+  AllowanceRefusal,
+  leftOf,
+  paymentOf,
+  spendFromAllowance,
+  spendTurnIn,
+  type Payment,
+  type RefusalReason,
+  type SpendRecord,
+  type SpendTurn,
+} from "./spend";
 import { allowanceViews, assetNames } from "./view";
 
+type Moved = NonNullable<ReturnType<typeof paymentOf>>;
+
 /** What the payment moves and the allowance's cap a period for it, to say how far above it is. */
-function askedOf(allowance: Allowance, payment: Payment): Asked | undefined {
-  const moved = paymentOf(payment);
+function askedOf(allowance: Allowance, moved: Moved | null): Asked | undefined {
   if (!moved) return undefined;
   const framework = frameworkFor(allowance.chainId);
   // Every delegation of one asset has the same cap: the person chose one amount per asset.
   const cap = allowance.delegations.map((row) => storedDelegation(framework, row).meaning).find((meaning) => meaning.token === moved.token);
   return cap && { amount: moved.amount, perPeriod: cap.perPeriod };
+}
+
+/** The allowance's refusal of a payment that moves `moved`, in the person's units. */
+export function refusalWordsOf(allowance: Allowance, refusal: AllowanceRefusal, moved: Moved | null, now: Date): Promise<string> {
+  return refusalWords(allowance.chainId, refusal, now, askedOf(allowance, moved));
+}
+
+/**
+ * A payment from an allowance whose delegate key the agent holds (decision 0042), judged with nothing held, signed or
+ * sent: Agent Wallet holds no key the chain accepts for it, so it signs no leaf of it and funds no agent account from
+ * it. One the allowance covers throws AgentSignsError: the agent signs it itself. One it does not cover (its asset or
+ * recipient, above what is left, its payments spent) answers the allowance's refusal, which the caller treats as a
+ * server-held allowance's: to the person when they chose `ask`. That needs no delegate key (the person signs their own
+ * payment with their passkey), and it is how the person chose to hear of a payment the allowance does not cover; one
+ * it covers is never sent there, where it would look like the allowance failed.
+ */
+export async function agentHeldRefusal(allowance: Allowance, moved: Moved | null, now: Date): Promise<AllowanceRefusal> {
+  const overLimit = allowance.overLimit as OverLimit;
+  const refusal = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) =>
+    new AllowanceRefusal(reason, message, overLimit, left);
+  if (!moved) return refusal("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
+  const found = await leftFor(allowance, frameworkFor(allowance.chainId), moved, now);
+  if (!found) return refusal("recipient_not_allowed", `This allowance does not pay ${moved.recipient} in this asset.`);
+  if (found.callsLeft >= 1 && moved.amount <= found.available) throw new AgentSignsError();
+  const reason = found.callsLeft < 1 ? "no_transfers_left" : "over_cap";
+  return refusal(reason, "This payment is above what is left of the allowance.", leftOf(found, moved.token));
 }
 
 // The paid request's steps, past the ORM (through Prisma an update cost about 1.5 ms of CPU on every payment), each
@@ -130,7 +170,7 @@ export async function payFromAllowance(
   const asked: Payment = { to: getAddress(payment.to), value: BigInt(payment.value), data: payment.data };
   /** The allowance's refusal, before anything was sent, in the person's units: to the person, or to the agent. */
   const refused = async (error: AllowanceRefusal) => {
-    const words = await refusalWords(allowance.chainId, error, now, askedOf(allowance, asked));
+    const words = await refusalWordsOf(allowance, error, paymentOf(asked), now);
     if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
       return { toPerson: `${words} ${YOUR_FEE}` };
     throw new RequestError("allowance_refused", words, 409);
@@ -140,6 +180,9 @@ export async function payFromAllowance(
   const judged: Payment = judgedAs ? { to: getAddress(judgedAs.to), value: BigInt(judgedAs.value), data: judgedAs.data } : asked;
   const overMost = await abovePerPayment(allowance, judged);
   if (overMost) return live.remembered ? again() : refused(overMost);
+  // The agent holds this allowance's key: refused before anything is held (a remembered read asked again first).
+  if (allowance.delegateKind === "agent")
+    return live.remembered ? again() : refused(await agentHeldRefusal(allowance, paymentOf(asked), now));
   // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
   // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
   // takes the payment's turn at the allowance when its lease is free (no wait), which the receipt's transaction ends,

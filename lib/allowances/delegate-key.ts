@@ -1,5 +1,6 @@
-// The server's delegate key: every allowance delegates to its address, and it signs the one-shot redelegation of
-// each spend to the relayer. Generated on first use, kept in the database (so every instance uses the same one)
+// The server's delegate key: every allowance of delegateKind "server" delegates to its address, and it signs the
+// one-shot redelegation of each spend to the relayer (an allowance whose key the agent holds it never signs for,
+// decision 0042). Generated on first use, kept in the database (so every instance uses the same one)
 // sealed under ALLOWANCE_KEY_SECRET (lib/allowances/key-secret.ts); it never leaves the server.
 import { generatePrivateKey, privateKeyToAddress } from "viem/accounts";
 import { nativeAccount, type ServerAccount } from "@/lib/wallet/native-signer";

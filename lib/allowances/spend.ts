@@ -49,7 +49,7 @@ import { delegateAccount } from "./delegate-key";
 import { delegationDigest, delegationHash, encodedDelegations } from "./delegation-encoding";
 import type { Framework } from "@/lib/wallet/delegation-framework";
 import { ATTENTION_WORDS, holdForPerson, runsDeleGator, type Attention } from "./guard";
-import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Held, type Holds } from "./holds";
+import { heldPayments, heldPaymentsIn, leftFor, STATE_MOVED, STATE_MOVED_WHILE_ACTIVE, type Held, type Holds, type Left } from "./holds";
 import { WouldRevertError } from "@/lib/wallet/reverts";
 import { processWide } from "@/lib/runtime/process-wide";
 import {
@@ -96,6 +96,32 @@ export class AllowanceRefusal extends AppError {
   }
 }
 
+/**
+ * A payment from an allowance whose delegate key the agent holds (delegateKind "agent", decision 0042): the chain accepts
+ * a redelegation of it only signed by that key, so Agent Wallet signs, holds and sends nothing of it.
+ */
+export class AgentSignsError extends AppError {
+  constructor() {
+    super(
+      "agent_signs_payments",
+      "This allowance's key is held by the agent, which signs its own payments from it (Agent Wallet only relays what the " +
+        "agent signed), so Agent Wallet cannot pay from it. Nothing was held, signed or sent.",
+      409,
+    );
+  }
+}
+
+/** What is left of an allowance for a payment of `token`, as a refusal says it. */
+export function leftOf(found: Left, token: Address | null): NonNullable<AllowanceRefusal["left"]> {
+  return {
+    available: found.available.toString(),
+    resetsAt: new Date(found.state.resetsAt * 1000).toISOString(),
+    transfersLeft: found.callsLeft,
+    token,
+    periodSeconds: found.state.meaning.periodSeconds,
+  };
+}
+
 export type Payment = { to: Address; value: bigint; data?: Hex };
 
 /** What a payment moves: the coin to a recipient, or a token's transfer(recipient, amount). */
@@ -117,7 +143,7 @@ export function paymentOf(payment: Payment): { token: Address | null; recipient:
  * The delegate's one-shot, exact redelegation of this execution to the relayer, who redeems it and pays the gas: it
  * allows that one call once, and only the relayer can redeem it.
  */
-async function redelegation(
+export async function redelegation(
   framework: Framework,
   chainId: number,
   rootHash: Hex,
@@ -388,6 +414,8 @@ export async function spendFromAllowance(
     if (state?.status !== "active") throw revoked();
   };
   const admitted = () => {
+    // the server's delegate key is not the allowance's: a leaf it signed would not redeem (payFromAllowance refused it first)
+    if (allowance.delegateKind === "agent") throw new AgentSignsError();
     stillActive(allowance);
     if (allowance.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
     const moved = paymentOf(payment);
@@ -463,14 +491,8 @@ export async function spendFromAllowance(
         }
         const found = settledValue(leftNow);
         if (!found) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
-        const { state, available } = found;
-        left = {
-          available: available.toString(),
-          resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-          transfersLeft: found.callsLeft,
-          token: moved.token,
-          periodSeconds: state.meaning.periodSeconds,
-        };
+        const { available } = found;
+        left = leftOf(found, moved.token);
         if (left.transfersLeft < 1)
           throw refuse(
             "no_transfers_left",

@@ -7,6 +7,7 @@ import { listGrantedCredentials } from "@/lib/wallet/credentials";
 import { getBalance } from "@/lib/prices/balance";
 import { PolicyViolation, policyView } from "@/lib/wallet/policy";
 import { allowanceForAgent } from "@/lib/allowances/agent";
+import { AgentSignsError } from "@/lib/allowances/spend";
 import { X402AllowanceRefusal } from "@/lib/x402/pay";
 import { idempotencyOf, IdempotencyKeyReused, once, type AgentCall } from "@/lib/wallet/idempotency";
 import type { RequestRow } from "@/lib/wallet/request-lifecycle";
@@ -62,8 +63,9 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
 
 /**
  * Runs one tool for the caller's grant: its audit event, its idempotency key, and its failure as the tool's error
- * result (a policy refusal, an allowance's refusal and a reused key also machine-readable). The result's keys are in
- * the order the SDK's check of a CallToolResult gives them on the wire (content, structuredContent, isError).
+ * result (a policy refusal, an allowance's refusal, a reused key and an allowance the agent signs for also
+ * machine-readable). The result's keys are in the order the SDK's check of a CallToolResult gives them on the wire
+ * (content, structuredContent, isError).
  */
 export async function runTool<N extends ToolName>(
   agent: AgentContext,
@@ -106,7 +108,7 @@ export async function runTool<N extends ToolName>(
     const message = error instanceof HttpError ? error.message : "The tool failed unexpectedly";
     if (!(error instanceof HttpError)) console.error(`tool ${name} failed:`, (error as Error).message);
     await audit(spec.sensitive, { ...audited, data: { tool: name, outcome: "error", error: message } });
-    // A policy refusal is also machine-readable: the rule and what is left of it.
+    // A policy refusal is also machine-readable: the rule and what is left of it; so is an allowance the agent signs for.
     const structured =
       error instanceof PolicyViolation
         ? { structuredContent: { error: error.code, rule: error.rule, allowance: error.allowance } }
@@ -114,7 +116,9 @@ export async function runTool<N extends ToolName>(
           ? { structuredContent: { error: error.code, left: error.left } }
           : error instanceof IdempotencyKeyReused
             ? { structuredContent: { error: error.code, request_id: error.requestId } }
-            : {};
+            : error instanceof AgentSignsError
+              ? { structuredContent: { error: error.code } }
+              : {};
     return { content: [{ type: "text", text: message }], ...structured, isError: true } satisfies CallToolResult;
   }
 }

@@ -6,6 +6,7 @@
 // is checked against the chain (or its answer kept since nothing moved it) and the holds as the previous one left
 // them, so never more is signed than the allowance's cap. What the allowance does not cover
 // (or, when the person chose `ask`, goes above) is asked of the person as the one tap an `approve` credential's is.
+// An allowance whose delegate key the agent holds (decision 0042) the agent pays from itself: nothing is signed here.
 import { encodeFunctionData, erc20Abi, formatUnits, type Address } from "viem";
 import { auditedIn, type AuditInput, type CallEvent } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
@@ -18,7 +19,8 @@ import { decidedUnderLease, hold, holdAtOnce, keptState, leftFor, type NewHold }
 import { AllowancesChanged, liveAllowances, type LiveAllowances } from "@/lib/allowances/live";
 import { withLease, type LeaseHolding } from "@/lib/allowances/lease";
 import { refusalWords } from "@/lib/allowances/refusal-words";
-import { inFlightOf, type AllowanceRefusal } from "@/lib/allowances/spend";
+import { inFlightOf, leftOf, type AllowanceRefusal } from "@/lib/allowances/spend";
+import { agentHeldRefusal, refusalWordsOf } from "@/lib/allowances/agent";
 import { assetNames } from "@/lib/allowances/view";
 import type { ToolOutput } from "@/contract";
 import type { AgentContext } from "@/lib/wallet/agent-context";
@@ -174,13 +176,7 @@ async function signedInTurn(payer: Payer, required: PaymentRequired, choice: Cho
     throw new X402AllowanceRefusal(`${words} Nothing was signed.`, null, words);
   }
   const { state, available } = found;
-  const left = {
-    available: available.toString(),
-    resetsAt: new Date(state.resetsAt * 1000).toISOString(),
-    transfersLeft: found.callsLeft,
-    token: choice.asset,
-    periodSeconds: state.meaning.periodSeconds,
-  };
+  const left = leftOf(found, choice.asset);
   if (left.transfersLeft < 1 || choice.amount > available) await overCap(choice, left, state.meaning.perPeriod, now, allowance.overLimit);
   // Counted against the policy's caps like any payment of the grant, under the policy's lock; a refusal there comes
   // before anything is signed.
@@ -407,6 +403,17 @@ async function withinAllowance(
     if (!(error instanceof X402NotPayableError)) throw error;
     if (live.remembered) return again();
     return toPerson(payer, required, error, (asked) => notCovered(agent, credential.id, payable, asked, error));
+  }
+  const from = live.allowances.find((allowance) => allowance.id === chosen.allowanceId)!;
+  // The agent holds this allowance's key: no leaf signed, no agent account funded (a remembered read asked again first).
+  if (from.delegateKind === "agent") {
+    if (live.remembered) return again();
+    const moved = { token: chosen.asset, recipient: chosen.payee, amount: chosen.amount };
+    const refusal = await agentHeldRefusal(from, moved, clock());
+    const words = await refusalWordsOf(from, refusal, moved, clock());
+    const refused = new X402AllowanceRefusal(`${words} Nothing was signed.`, null, refusal.overLimit === "ask" ? words : null);
+    if (refused.forPerson === null) throw refused;
+    return toPerson(payer, required, refused, async () => words);
   }
   if ("method" in chosen) {
     const paid = await payFromAgentAccount(payer, required, chosen);
