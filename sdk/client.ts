@@ -224,6 +224,14 @@ export class AgentWalletClient {
   getPolicy(input: ToolInput<"get_policy">, options?: CallOptions): Promise<ToolOutput<"get_policy">> {
     return this.callTool("get_policy", input, options);
   }
+  /**
+   * Asks the person for an allowance that a key you hold spends (ERC-7715's permission request; `to` is that key's
+   * address, for instance a viem account's): returns the pending request. Once the person approved it, the request's
+   * `permission` carries the signed delegations; `ownRedemption` turns one into the transaction your key sends.
+   */
+  requestAllowance(input: ToolInput<"request_allowance">, options?: CallOptions): Promise<ToolOutput<"request_allowance">> {
+    return this.callTool("request_allowance", input, options);
+  }
   /** The on-chain allowances of a granted credential: what is left this period, when it resets and when it ends. */
   getAllowance(input: ToolInput<"get_allowance">, options?: CallOptions): Promise<ToolOutput<"get_allowance">> {
     return this.callTool("get_allowance", input, options);

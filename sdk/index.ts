@@ -6,6 +6,8 @@ export type { DpopKey, DpopSigner } from "./dpop";
 export { callPaidTool, payingFetch } from "./x402";
 export type { McpToolCall, McpToolResult, PaidToolOptions, PayingFetchOptions } from "./x402";
 export { DEFAULT_MAX_PER_PAYMENT } from "./x402-guard";
+export { ownRedemption } from "./own-allowance";
+export type { AllowanceCall } from "./own-allowance";
 export type { CheckedOffer, PaymentRequirement } from "./x402-guard";
 export {
   buildAuthorizationUrl,
@@ -56,6 +58,7 @@ export {
   FINAL_STATUSES,
   isFinalStatus,
   MAX_WAIT_SECONDS,
+  PERIOD_DURATIONS,
   REQUEST_KINDS,
   REQUEST_STATUSES,
   TOOLS,
@@ -63,6 +66,7 @@ export {
 export { formatUnits, limitsInWords, readableUnits } from "../contract/limits-in-words";
 export type {
   ApprovalMode,
+  GrantedPermission,
   Policy,
   PolicyView,
   RequestKind,

@@ -8,9 +8,9 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { concat, encodeFunctionData, erc20Abi, getAddress, pad, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from "viem/accounts";
-import { DelegationManager } from "@metamask/delegation-abis";
+import { ownRedemption } from "agent-wallet/sdk";
 import type { RunningApp } from "./app";
 import type { LocalChain } from "./chain";
 import { startAllowanceApp, type AllowanceApp } from "./allowances";
@@ -21,8 +21,6 @@ import { db } from "@/lib/db";
 import type { RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
-
-const SINGLE_DEFAULT_MODE = `0x${"00".repeat(32)}` as Hex;
 
 export function askedAllowanceSuite(database: "sqlite" | "postgres") {
   describe(`an allowance the agent asks for its own key (${database})`, { timeout: 600_000 }, () => {
@@ -87,15 +85,10 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
     const getRequest = async (requestId: string) =>
       viewOf((await client.callTool({ name: "get_request", arguments: { request_id: requestId } })) as ToolResult);
 
-    /** The agent's own transaction: redeem `context` for a transfer of `amount` to `to`, from the agent's key. */
+    /** The agent's own transaction (the SDK's ownRedemption): `context` redeemed for a transfer of `amount` to `to`. */
     async function redeemAs(account: LocalAccount, context: Hex, manager: Address, to: Address, amount: bigint) {
       const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] });
-      const execution = concat([token, pad(toHex(0n), { size: 32 }), transfer]);
-      const data = encodeFunctionData({
-        abi: DelegationManager,
-        functionName: "redeemDelegations",
-        args: [[context], [SINGLE_DEFAULT_MODE], [execution]],
-      });
+      const { data } = ownRedemption({ delegation_manager: manager }, { context }, { target: token, data: transfer });
       const nonce = await chain.client.getTransactionCount({ address: account.address });
       const fees = await chain.client.estimateFeesPerGas();
       const signed = await account.signTransaction({
