@@ -137,6 +137,32 @@ export const COMMANDS = [
       ...IDEMPOTENCY_OPTIONS,
     },
   },
+  {
+    name: "request-allowance",
+    args: ["<credential>"],
+    summary: "Ask for an allowance that a key this CLI keeps spends; waits for your approval",
+    details:
+      "The key is made on first use and kept in agent-key.json in your config folder, readable only by you (mode\n" +
+      "0600); Agent Wallet never sees it, and holds no key that can spend the allowance. Once approved, the signed\n" +
+      "delegations are printed (--json: the request, its `permission` the ERC-7715 granted permissions).",
+    options: {
+      chain: { type: "string", value: "id", description: "Chain id; may be left out when the wallet can use only one" },
+      amount: {
+        type: "string",
+        value: "amount asset",
+        description: 'Per period, in whole units: "5 USDC" (a symbol or a token address), "0.01 eth"; several: "5 USDC,0.01 eth"',
+      },
+      per: { type: "string", value: "period", description: "hour, day (default) or week: when the amounts are whole again" },
+      to: { type: "string", value: "addresses", description: "Who may be paid, separated by commas (or --any-payee)" },
+      "any-payee": { type: "boolean", description: "Tokens only: anyone may be paid, each payment at most --max-per-payment" },
+      "max-per-payment": { type: "string", value: "amount token", description: 'With --any-payee, for each token: "0.50 USDC"' },
+      payments: { type: "string", value: "n", description: "How many payments in all (required)" },
+      days: { type: "string", value: "n", description: "Days until it ends, 1 to 30 (default 7)" },
+      why: { type: "string", value: "text", description: "Why you ask, in words the person reads (required)" },
+      ...WAIT_OPTIONS,
+      ...IDEMPOTENCY_OPTIONS,
+    },
+  },
   { name: "request get", args: ["<id>"], summary: "Show a request", options: {} },
   {
     name: "request wait",

@@ -70,6 +70,28 @@ function writeConfigFile(file: string, value: unknown, env: CliEnvironment): voi
   fs.renameSync(temporary, file);
 }
 
+/**
+ * The key this CLI spends its own allowances with (request-allowance): made on first use, kept in agent-key.json
+ * (mode 0600) apart from the session, so that logging out or in again never loses what an allowance names.
+ */
+export function agentKeyFile(env: CliEnvironment = process.env): string {
+  return path.join(configDir(env), "agent-key.json");
+}
+
+export function loadAgentKey(env: CliEnvironment = process.env): `0x${string}` | undefined {
+  try {
+    const { privateKey } = JSON.parse(fs.readFileSync(agentKeyFile(env), "utf8")) as { privateKey?: unknown };
+    return typeof privateKey === "string" && /^0x[0-9a-fA-F]{64}$/.test(privateKey) ? (privateKey as `0x${string}`) : undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw new Error(`${agentKeyFile(env)} cannot be read as the CLI's key; move it aside only if no allowance names it`);
+  }
+}
+
+export function saveAgentKey(privateKey: `0x${string}`, address: string, env: CliEnvironment = process.env): void {
+  writeConfigFile(agentKeyFile(env), { address, privateKey, createdAt: new Date().toISOString() }, env);
+}
+
 export function saveSession(session: StoredSession, env: CliEnvironment = process.env): void {
   writeConfigFile(configFile(env), session, env);
 }

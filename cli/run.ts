@@ -21,6 +21,7 @@ import * as requestCancel from "./commands/request-cancel";
 import * as requestGet from "./commands/request-get";
 import * as requestWait from "./commands/request-wait";
 import * as requests from "./commands/requests";
+import * as requestAllowance from "./commands/request-allowance";
 import * as send from "./commands/send";
 import {
   CliToolError,
@@ -55,6 +56,7 @@ const RUN: Record<Command["name"], Run> = {
   "sign-typed-data": signTypedData.run,
   send: send.run,
   pay: pay.run,
+  "request-allowance": requestAllowance.run,
   "request get": requestGet.run,
   "request wait": requestWait.run,
   "request cancel": requestCancel.run,

@@ -237,7 +237,12 @@ async function waitWithSpinner(ctx: Context, client: AgentWalletClient, first: R
 /** Prints a request: completed, or not final yet (after --no-wait), is success; another final status throws (exit code 3). */
 function finish(ctx: Context, view: RequestView): number {
   if (view.status === "completed") {
-    const results = [view.signature ? `Signature: ${view.signature}` : null, view.tx_hash ? `Transaction: ${view.tx_hash}` : null];
+    const given = view.permission;
+    const results = [
+      view.signature ? `Signature: ${view.signature}` : null,
+      view.tx_hash ? `Transaction: ${view.tx_hash}` : null,
+      given ? `Allowance: ${given.allowance_id}, ${given.granted.length} signed delegation(s) for ${given.to} (--json has them)` : null,
+    ];
     print(ctx, view, results.filter(Boolean).join("\n") || requestDetails(view));
     return EXIT.ok;
   }

@@ -6,6 +6,8 @@
 // key, everything the server holds, redeems nothing. A request the person rejects gives nothing.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
 import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
@@ -17,7 +19,10 @@ import { startAllowanceApp, type AllowanceApp } from "./allowances";
 import { deployErc20 } from "./contracts";
 import { connectAgent, newPerson, type Person } from "./consent";
 import { reviewedWords } from "./allowance-picker";
+import { cliEnv, runCli } from "./cli";
 import { db } from "@/lib/db";
+import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
+import { createGrant } from "@/lib/oauth/grants";
 import type { RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
@@ -196,6 +201,51 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       const above = await redeemAs(agentKey, context, manager, payee, parseUnits("4", 18)).catch((error: unknown) => error);
       assert.match(refusal(above), /revert/i, "above what is left the chain refuses");
       assert.equal(await balanceOf(payee), parseUnits("2", 18));
+    });
+
+    it("the CLI asks with a key it makes and keeps (mode 0600); the approved permission names that key", async () => {
+      const key = `svc_live_${randomBase62(43)}`;
+      const clientId = randomId("k_");
+      const { userId } = await db().credential.findUniqueOrThrow({ where: { id: credentialId } });
+      await db().$transaction(async (tx) => {
+        await tx.client.create({
+          data: { id: clientId, kind: "api_key", name: "CLI Agent", userId, keyHash: sha256Hex(key), keyHint: key.slice(-4) },
+        });
+        await createGrant(tx, {
+          userId,
+          clientId,
+          scope: "mcp",
+          credentials: [{ credentialId, mode: "approve", policy: {} }],
+          now: new Date(),
+        });
+      });
+      const { env, configDir } = cliEnv({ AGENT_WALLET_API_KEY: key, AGENT_WALLET_URL: app.baseUrl });
+      const args = ["request-allowance", "Main", "--chain", String(chain.chainId), "--amount", `1.5 ${token}`, "--to", payee];
+      const asked = await runCli(
+        [...args, "--payments", "2", "--days", "3", "--why", "Pay the feed from the CLI", "--no-wait", "--json"],
+        env,
+      );
+      assert.equal(asked.code, 0, asked.stderr);
+      const pending = JSON.parse(asked.stdout) as RequestView;
+      assert.equal(pending.status, "pending");
+      const file = path.join(configDir, "agent-key.json");
+      assert.equal(fs.statSync(file).mode & 0o777, 0o600, "the key is readable only by its owner");
+      const kept = JSON.parse(fs.readFileSync(file, "utf8")) as { address: Address; privateKey: Hex };
+      assert.equal(privateKeyToAccount(kept.privateKey).address, kept.address);
+
+      await person.page.goto(pending.approval_url);
+      assert.match((await reviewedWords(person.page)).join("\n"), new RegExp(`Only the agent's own key, address ${kept.address}`));
+      await person.page.getByRole("button", { name: "Approve with passkey" }).click();
+      const waited = await runCli(["request", "wait", pending.request_id, "--json"], env);
+      assert.equal(waited.code, 0, waited.stderr);
+      const done = JSON.parse(waited.stdout) as RequestView;
+      assert.equal(done.status, "completed");
+      assert.equal(getAddress(done.permission!.to), kept.address);
+      assert.equal(BigInt(done.permission!.granted[0].permission.data.periodAmount as string), parseUnits("1.5", 18));
+      // asked again, the CLI uses the same key
+      const again = await runCli([...args, "--payments", "1", "--why", "Once more", "--no-wait", "--json"], env);
+      assert.equal(again.code, 0, again.stderr);
+      assert.equal((JSON.parse(fs.readFileSync(file, "utf8")) as { address: string }).address, kept.address);
     });
   });
 }
