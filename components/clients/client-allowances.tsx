@@ -133,6 +133,12 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
               ))}
             {allowance.summary && <p className="allowance-summary">{allowance.summary}</p>}
             <AnyPayeeWarning warning={allowance.warning} />
+            {allowance.agentKey && (
+              <p className="small">
+                Spent only by the agent&apos;s own key, address <span className="mono">{allowance.agentKey}</span>: Agent Wallet holds no
+                key that can, and the agent pays its own network fees.
+              </p>
+            )}
             {allowance.limits.some((limit) => limit.unavailable || limit.left !== null) && (
               <ul className="small">
                 {allowance.limits.map((limit) => (

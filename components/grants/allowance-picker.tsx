@@ -125,7 +125,7 @@ export function reviewOf(
         "Agent Wallet pays the fee.",
     );
   }
-  return { summary, warning: anyPayeeWarning(parts), words: lines };
+  return { summary, warning: anyPayeeWarning(parts, prepared.delegateKind), words: lines };
 }
 
 /**

@@ -184,6 +184,10 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       const grantCredential = await db().grantCredential.findFirstOrThrow({ where: { credentialId } });
       assert.equal(grantCredential.mode, "allowance");
 
+      // Clients lists it under the agent, naming the key that alone spends it
+      await page.goto(`${app.baseUrl}/clients`);
+      await page.getByText(`Spent only by the agent's own key, address ${agentKey.address}`).waitFor();
+
       const manager = getAddress(permission.delegation_manager);
       const context = granted.context as Hex;
       // everything the server holds (its database and ALLOWANCE_KEY_SECRET, shared with this process): its delegate key,

@@ -239,6 +239,12 @@ describe("allowance caveats", () => {
       anyPayeeWarning([{ ...parts[0], float: 2_000_000n }])!,
       / A compromised server could take the float, up to 2 USDC, and what is left of the cap\.$/,
     );
+    // the agent's own key spends it: no server checks it, a stolen key is what the person must know of
+    assert.equal(
+      anyPayeeWarning(parts, "agent"),
+      "The agent's own key may pay anyone, up to 5 USDC (≈ $5.00) a day and no more, with no most per payment on chain: " +
+        "whoever stole that key could too. Agent Wallet's server holds no key that can pay from it.",
+    );
   });
 
   it("keeps a float only with any payee, between the most per payment and the cap per period", () => {

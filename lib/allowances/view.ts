@@ -7,7 +7,7 @@ import { tokenMetadata } from "@/lib/wallet/token-metadata";
 import { db } from "@/lib/db";
 import { answersEip3009 } from "./agent-account-permit2";
 import { UNSETTLED, unclaimed } from "./agent-account-balance";
-import { delegationState, frameworkFor, storedDelegation } from "./allowances";
+import { delegationState, frameworkFor, storedDelegation, type DelegateKind } from "./allowances";
 import { ATTENTION_WORDS, type Attention } from "./guard";
 import { heldPayments, type Held } from "./holds";
 import { priceCurrency, priceOf } from "@/lib/prices/feeds";
@@ -33,6 +33,8 @@ export type AllowanceView = {
   summary: string | null;
   /** for any payee, what a compromised server could still pay, shown apart from the summary */
   warning: string | null;
+  /** the address of the agent's own key when it spends the allowance (request_allowance); null: Agent Wallet's key */
+  agentKey: string | null;
   caps: string | null;
   limits: {
     delegationHash: string;
@@ -168,7 +170,8 @@ export async function allowanceViews(
         attention: allowance.attention ? (ATTENTION_WORDS[allowance.attention as Attention] ?? allowance.attention) : null,
         relayable: allowance.attention !== "revocation_reverted",
         summary: summary ? allowanceSummary(summary, person.nameOf, { now: live ? now : null }) : null,
-        warning: summary ? anyPayeeWarning(summary) : null,
+        warning: summary ? anyPayeeWarning(summary, allowance.delegateKind as DelegateKind) : null,
+        agentKey: allowance.delegateKind === "agent" ? allowance.delegate : null,
         caps: summary ? allowanceCaps(summary) : null,
         limits,
         spends: allowance.spends.map((spend) => {

@@ -149,11 +149,18 @@ function paymentsCounted(assets: SummaryAsset[]): string {
 
 /**
  * The warning an allowance for any payee carries, apart from its sentence: what the chain alone still holds to if
- * Agent Wallet's server, the one that checks the payees and the most per payment, were compromised. Null for payee lists.
+ * Agent Wallet's server, the one that checks the payees and the most per payment, were compromised; or, when the
+ * agent's own key spends it (`delegateKind` agent), if that key were stolen. Null for payee lists.
  */
-export function anyPayeeWarning(assets: SummaryAsset[]): string | null {
+export function anyPayeeWarning(assets: SummaryAsset[], delegateKind: "server" | "agent" = "server"): string | null {
   if (!assets.some((part) => part.meanings.some((meaning) => meaning.anyPayee))) return null;
   const caps = allowanceCaps(assets);
+  // no server checks what the agent's own key signs: the chain holds the cap, the payments and the end, not the payee
+  if (delegateKind === "agent")
+    return (
+      `The agent's own key may pay anyone, up to ${caps} and no more, with no most per payment on chain: whoever stole ` +
+      "that key could too. Agent Wallet's server holds no key that can pay from it."
+    );
   const floats = assets.flatMap((part) => (part.float ? [`${formatUnits(part.float, part.asset.decimals)} ${part.asset.symbol}`] : []));
   const float = floats.length
     ? ` A compromised server could take the float, up to ${floats.join(" and ")}, and what is left of the cap.`
