@@ -22,6 +22,7 @@ import {
 } from "@metamask/delegation-core";
 import { bytesToHex, getAddress, pad, parseUnits, type Address, type Hex } from "viem";
 import { enforcerName, type EnforcerName, type Framework } from "@/lib/wallet/delegation-framework";
+import { delegationTypedData as typedDataOfDelegation } from "@/contract/delegation";
 
 export const DAY = 86_400;
 /**
@@ -330,9 +331,17 @@ export function readDelegation(framework: Framework, delegation: Pick<Delegation
   if (delegation.authority.toLowerCase() !== ROOT_AUTHORITY.toLowerCase()) {
     throw new UnreadableDelegationError("An allowance is signed by the person directly, not passed on from another delegation.");
   }
-  if (!delegation.caveats.length) throw new UnreadableDelegationError("A delegation without caveats would allow anything: refused.");
+  return readCaveats(framework, delegation.caveats);
+}
+
+/**
+ * The caveats of an allowance's shape, whoever signed them: the person's own delegation (readDelegation), or an
+ * agent's slice of it passed on to another key (lib/allowances/slices.ts), which carries the same caveats, narrower.
+ */
+export function readCaveats(framework: Framework, caveats: Delegation["caveats"]): DelegationMeaning {
+  if (!caveats.length) throw new UnreadableDelegationError("A delegation without caveats would allow anything: refused.");
   const terms = new Map<EnforcerName, Hex>();
-  for (const { enforcer, terms: value } of delegation.caveats) {
+  for (const { enforcer, terms: value } of caveats) {
     const name = enforcerName(framework, enforcer);
     if (!name) throw new UnreadableDelegationError(`Unknown caveat enforcer ${enforcer}: refused.`);
     if (terms.has(name)) throw new UnreadableDelegationError(`The caveat ${name} appears twice: refused.`);
@@ -406,32 +415,7 @@ export function readDelegation(framework: Framework, delegation: Pick<Delegation
   return { ...ofToken, recipients: [getAddress(`0x${calldata.value.slice(26)}`)], anyPayee: false };
 }
 
-const DELEGATION_TYPES = {
-  Delegation: [
-    { name: "delegate", type: "address" },
-    { name: "delegator", type: "address" },
-    { name: "authority", type: "bytes32" },
-    { name: "caveats", type: "Caveat[]" },
-    { name: "salt", type: "uint256" },
-  ],
-  Caveat: [
-    { name: "enforcer", type: "address" },
-    { name: "terms", type: "bytes" },
-  ],
-} as const;
-
 /** The EIP-712 typed data of a delegation, as the DelegationManager on `chainId` verifies it: what the person signs. */
 export function delegationTypedData(framework: Framework, chainId: number, delegation: Delegation) {
-  return {
-    domain: { name: "DelegationManager", version: "1", chainId, verifyingContract: framework.DelegationManager },
-    types: DELEGATION_TYPES,
-    primaryType: "Delegation" as const,
-    message: {
-      delegate: delegation.delegate,
-      delegator: delegation.delegator,
-      authority: delegation.authority,
-      caveats: delegation.caveats.map(({ enforcer, terms }) => ({ enforcer, terms })),
-      salt: delegation.salt,
-    },
-  };
+  return typedDataOfDelegation(framework.DelegationManager, chainId, delegation);
 }
