@@ -419,6 +419,10 @@ const allowanceOutput = z.object({
             ),
         }),
       ),
+      slices: z
+        .array(z.object({ slice_id: z.string(), to: z.string(), words: z.array(z.string()) }))
+        .optional()
+        .describe("An allowance the agent's own key spends: the slices it passed on to other keys (register_allowance_slice)"),
     }),
   ),
 });
@@ -468,6 +472,27 @@ const x402PaymentOutput = z.object({
   allowance_id: z.string().nullable().describe("The allowance it was signed within; null for a payment the person approves"),
 });
 
+const registerAllowanceSliceInput = z.object({
+  allowance_id: z.string().min(1).max(100).describe("The allowance (request_allowance's permission.allowance_id) the slice is of"),
+  to: address.describe("The sub-agent's key, to which the slice is passed on"),
+  contexts: z
+    .array(
+      z
+        .string()
+        .regex(/^0x([0-9a-fA-F]{2})+$/, "each context is 0x-prefixed hex bytes")
+        .max(2 + 2 * 16_384),
+    )
+    .min(1)
+    .max(12)
+    .describe("Each slice's permission context: ABI-encoded [the slice, signed by the agent's key; the allowance's delegation]"),
+});
+const registerAllowanceSliceOutput = z.object({
+  slice_id: z.string(),
+  allowance_id: z.string(),
+  to: z.string(),
+  delegations: z.number().describe("How many delegations of the allowance were passed on"),
+});
+
 /** Every tool: its input and result schemas, and whether it asks for a signature. */
 export const TOOLS = {
   list_credentials: { input: listCredentialsInput, output: listCredentialsOutput, sensitive: false },
@@ -485,6 +510,8 @@ export const TOOLS = {
   pay_x402: { input: payX402Input, output: x402PaymentOutput, sensitive: false },
   // asks the person for an allowance that the agent's own key spends: a request like a signature's, with no task
   request_allowance: { input: requestAllowanceInput, output: requestView, sensitive: false },
+  // records a slice the agent signed itself, for the person to see: it asks nobody and signs nothing
+  register_allowance_slice: { input: registerAllowanceSliceInput, output: registerAllowanceSliceOutput, sensitive: false },
 } as const;
 export type ToolName = keyof typeof TOOLS;
 export type ToolInput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["input"]>;

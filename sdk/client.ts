@@ -232,6 +232,13 @@ export class AgentWalletClient {
   requestAllowance(input: ToolInput<"request_allowance">, options?: CallOptions): Promise<ToolOutput<"request_allowance">> {
     return this.callTool("request_allowance", input, options);
   }
+  /** Tells the service of a slice you signed of an allowance your key spends (sliceAllowance signs and calls it). */
+  registerAllowanceSlice(
+    input: ToolInput<"register_allowance_slice">,
+    options?: CallOptions,
+  ): Promise<ToolOutput<"register_allowance_slice">> {
+    return this.callTool("register_allowance_slice", input, options);
+  }
   /** The on-chain allowances of a granted credential: what is left this period, when it resets and when it ends. */
   getAllowance(input: ToolInput<"get_allowance">, options?: CallOptions): Promise<ToolOutput<"get_allowance">> {
     return this.callTool("get_allowance", input, options);

@@ -139,6 +139,19 @@ export function ClientAllowances({ allowances }: { allowances: ClientAllowance[]
                 key that can, and the agent pays its own network fees.
               </p>
             )}
+            {allowance.slices.map((slice) => (
+              <div key={slice.id} className="small allowance-slice">
+                <p>
+                  Passed on by the agent to the key <span className="mono">{slice.delegate}</span>, within this allowance (revoking it stops
+                  this too):
+                </p>
+                <ul>
+                  {slice.words.map((line) => (
+                    <li key={line}>{line}</li>
+                  ))}
+                </ul>
+              </div>
+            ))}
             {allowance.limits.some((limit) => limit.unavailable || limit.left !== null) && (
               <ul className="small">
                 {allowance.limits.map((limit) => (

@@ -249,6 +249,7 @@ describe("the client guides (docs/clients.md), with the real client packages", {
       "list_credentials",
       "list_requests",
       "pay_x402",
+      "register_allowance_slice",
       "request_allowance",
       "send_transaction",
       "sign_message",

@@ -3,7 +3,9 @@
 // (Chromium, virtual passkey with PRF) opens the approval page, reads the allowance card decoded from what is signed,
 // and approves with one tap; get_request then answers ERC-7715's granted permission. On the local chain the agent's own
 // key redeems it (paying its own gas) within the cap, the chain refuses it above the cap, and Agent Wallet's delegate
-// key, everything the server holds, redeems nothing. A request the person rejects gives nothing.
+// key, everything the server holds, redeems nothing. A request the person rejects gives nothing. The CLI asks with a key
+// it keeps; the agent passes a narrower slice on to a sub-agent (the SDK's sliceAllowance), which the chain holds to it
+// and which stops when the person revokes the agent.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -12,18 +14,19 @@ import type { Browser } from "playwright-core";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount, type LocalAccount } from "viem/accounts";
-import { ownRedemption } from "agent-wallet/sdk";
+import { AgentWalletClient, ownRedemption, sliceAllowance, SliceError } from "agent-wallet/sdk";
 import type { RunningApp } from "./app";
 import type { LocalChain } from "./chain";
 import { startAllowanceApp, type AllowanceApp } from "./allowances";
 import { deployErc20 } from "./contracts";
 import { connectAgent, newPerson, type Person } from "./consent";
+import type { MemoryOAuthProvider } from "./mcp-client";
 import { reviewedWords } from "./allowance-picker";
 import { cliEnv, runCli } from "./cli";
 import { db } from "@/lib/db";
 import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
 import { createGrant } from "@/lib/oauth/grants";
-import type { RequestView } from "@/contract";
+import type { GrantedPermission, RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 
@@ -35,6 +38,9 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
     let browser: Browser;
     let person: Person;
     let client: Client;
+    let provider: MemoryOAuthProvider;
+    /** the allowance the person gave the agent's key (the approval's test), which the slice's test passes on */
+    let given: GrantedPermission;
     let credentialId: string;
     let wallet: Address;
     let token: Address;
@@ -51,7 +57,7 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       // the agent pays its own gas: the server relays nothing for an allowance whose key it does not hold
       await chain.fund(agentKey.address, "1");
       token = await deployErc20(chain, { name: "Test Token", symbol: "TT", supply: parseEther("100"), holder: wallet });
-      ({ client } = await connectAgent(app, person.page, "Own Key Agent", [{ name: "Main", mode: "approve" }]));
+      ({ client, provider } = await connectAgent(app, person.page, "Own Key Agent", [{ name: "Main", mode: "approve" }]));
     });
     after(async () => {
       await client?.close();
@@ -102,7 +108,8 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
         to: manager,
         data,
         nonce,
-        gas: 500_000n,
+        // a slice's chain runs the hooks of two delegations
+        gas: 1_500_000n,
         maxFeePerGas: fees.maxFeePerGas,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       });
@@ -166,7 +173,7 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
 
       const done = await getRequest(asked.request_id);
       assert.equal(done.status, "completed");
-      const permission = done.permission!;
+      const permission = (given = done.permission!);
       assert.ok(permission, "get_request answers the granted permission");
       assert.equal(getAddress(permission.to), agentKey.address);
       assert.equal(getAddress(permission.from), wallet);
@@ -250,6 +257,60 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       const again = await runCli([...args, "--payments", "1", "--why", "Once more", "--no-wait", "--json"], env);
       assert.equal(again.code, 0, again.stderr);
       assert.equal((JSON.parse(fs.readFileSync(file, "utf8")) as { address: string }).address, kept.address);
+    });
+
+    it("the agent passes a narrower slice on to a sub-agent: the chain holds the sub-agent to it, and revoking stops both", async () => {
+      const subKey = privateKeyToAccount(generatePrivateKey());
+      await chain.fund(subKey.address, "1");
+      const wallet = new AgentWalletClient({ baseUrl: app.baseUrl, accessToken: provider.tokens()!.access_token });
+      const narrower = { to: subKey.address, limits: [{ token, periodAmount: parseUnits("1", 18) }], payments: 2 };
+      // the SDK refuses more than the allowance gives before anything is signed
+      await assert.rejects(
+        sliceAllowance(wallet, agentKey, given, { ...narrower, limits: [{ token, periodAmount: parseUnits("50", 18) }] }),
+        SliceError,
+      );
+      // the service refuses a slice that is not the agent key's
+      const impostor = privateKeyToAccount(generatePrivateKey());
+      await assert.rejects(
+        sliceAllowance(wallet, { address: agentKey.address, signTypedData: (data) => impostor.signTypedData(data) }, given, narrower),
+        /signature is not the agent key's/,
+      );
+      const sub = await sliceAllowance(wallet, agentKey, given, narrower);
+      assert.equal(getAddress(sub.to), subKey.address);
+      const [slice] = sub.granted;
+      const manager = getAddress(sub.delegation_manager);
+      const paidBefore = await balanceOf(payee);
+
+      const above = await redeemAs(subKey, slice.context as Hex, manager, payee, parseUnits("1.5", 18)).catch((error: unknown) => error);
+      assert.match(refusal(above), /revert/i, "above its slice the chain refuses the sub-agent");
+      const paid = await redeemAs(subKey, slice.context as Hex, manager, payee, parseUnits("1", 18));
+      assert.equal(paid.status, "success");
+      assert.equal(await balanceOf(payee), paidBefore + parseUnits("1", 18));
+
+      // the person sees it under its parent, and the agent in get_allowance
+      await person.page.goto(`${app.baseUrl}/clients`);
+      await person.page.getByText(`Passed on by the agent to the key ${subKey.address}`).waitFor();
+      const allowance = (await client.callTool({ name: "get_allowance", arguments: { credential_id: credentialId } })) as ToolResult;
+      const listed = (allowance.structuredContent as { allowances: { id: string; slices?: { to: string }[] }[] }).allowances;
+      const parent = listed.find((entry) => entry.id === given.allowance_id)!;
+      assert.deepEqual(
+        parent.slices?.map((entry) => getAddress(entry.to)),
+        [subKey.address],
+      );
+
+      // revoking the client sends the allowance's revocation, signed with it: the slice stops with it, on chain
+      person.page.once("dialog", (dialog) => void dialog.accept());
+      await person.page.getByRole("button", { name: "Revoke Own Key Agent" }).click();
+      const hashes = (await db().allowanceDelegation.findMany({ where: { allowanceId: given.allowance_id } })).map(
+        (row) => row.hash as Hex,
+      );
+      for (let tries = 0; !(await world.disabledOnChain(hashes)).every(Boolean); tries++) {
+        assert.ok(tries < 100, "the allowance is disabled on chain");
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const afterRevoke = await redeemAs(subKey, slice.context as Hex, manager, payee, 1n).catch((error: unknown) => error);
+      assert.match(refusal(afterRevoke), /revert/i, "a slice of a revoked allowance redeems nothing");
+      assert.equal(await balanceOf(payee), paidBefore + parseUnits("1", 18));
     });
   });
 }

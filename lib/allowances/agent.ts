@@ -304,6 +304,7 @@ export async function allowanceForAgent(agent: AgentContext, credentialId: strin
         transfers_left: limit.transfersLeft,
         ...(limit.inAgentAccount !== null && { in_agent_account: limit.inAgentAccount }),
       })),
+      ...(view.agentKey && { slices: view.slices.map((slice) => ({ slice_id: slice.id, to: slice.delegate, words: slice.words })) }),
     })),
   };
 }

@@ -10,6 +10,7 @@ import { UNSETTLED, unclaimed } from "./agent-account-balance";
 import { delegationState, frameworkFor, storedDelegation, type DelegateKind } from "./allowances";
 import { ATTENTION_WORDS, type Attention } from "./guard";
 import { heldPayments, type Held } from "./holds";
+import { sliceMeanings } from "./slices";
 import { priceCurrency, priceOf } from "@/lib/prices/feeds";
 import { moneyText } from "@/lib/prices/format";
 import { allowanceCaps, allowanceSummary, anyPayeeWarning, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
@@ -35,6 +36,8 @@ export type AllowanceView = {
   warning: string | null;
   /** the address of the agent's own key when it spends the allowance (request_allowance); null: Agent Wallet's key */
   agentKey: string | null;
+  /** what the agent passed on of it to other keys (lib/allowances/slices.ts), each delegation's terms in words */
+  slices: { id: string; delegate: string; words: string[] }[];
   caps: string | null;
   limits: {
     delegationHash: string;
@@ -91,7 +94,12 @@ export async function allowanceViews(
 ) {
   const rows = await db().allowance.findMany({
     where: { ...where, ...(options.revoked ? {} : { status: { not: "revoked" } }) },
-    include: { delegations: true, spends: { orderBy: { createdAt: "asc" } }, agentAccount: { select: { address: true } } },
+    include: {
+      delegations: true,
+      spends: { orderBy: { createdAt: "asc" } },
+      agentAccount: { select: { address: true } },
+      slices: { orderBy: { createdAt: "asc" } },
+    },
     orderBy: { createdAt: "desc" },
   });
   const now = Math.floor(Date.now() / 1000);
@@ -172,6 +180,13 @@ export async function allowanceViews(
         summary: summary ? allowanceSummary(summary, person.nameOf, { now: live ? now : null }) : null,
         warning: summary ? anyPayeeWarning(summary, allowance.delegateKind as DelegateKind) : null,
         agentKey: allowance.delegateKind === "agent" ? allowance.delegate : null,
+        slices: allowance.slices.map((slice) => ({
+          id: slice.id,
+          delegate: slice.delegate,
+          words: sliceMeanings(allowance.chainId, slice).map(({ meaning }) =>
+            describeDelegation(meaning, named.get(meaning.token) ?? { symbol: "of an asset not in the allowance", decimals: 0 }, now),
+          ),
+        })),
         caps: summary ? allowanceCaps(summary) : null,
         limits,
         spends: allowance.spends.map((spend) => {

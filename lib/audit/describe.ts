@@ -280,6 +280,8 @@ export function summarizeEvent(event: Described, names: Names = { clients: new M
         : text(data.txHash)
           ? "Allowance revoked on chain"
           : "Allowance revoked: its transaction on chain is not known yet";
+    case "allowance.sliced":
+      return `The agent passed a slice of its allowance on to the key ${text(data.delegate) ?? "not recorded"}, within it (on /clients)`;
     case "agent_account.returned":
       // sent with its ledger row; reconciliation broadcasts it again until it lands (lib/allowances/agent-account.ts)
       return data.live

@@ -44,6 +44,7 @@ export const AUDIT_EVENT_TYPES = [
   "allowance.resumed",
   "allowance.revoked",
   "agent_account.returned",
+  "allowance.sliced",
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

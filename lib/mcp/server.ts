@@ -4,6 +4,7 @@ import type { AgentContext } from "@/lib/wallet/agent-context";
 import { systemClock } from "@/lib/clock";
 import { payFromAllowance } from "@/lib/allowances/agent";
 import { askedAllowance } from "@/lib/allowances/asked";
+import { registerSlice } from "@/lib/allowances/slices";
 import { earlierPayment, payX402 } from "@/lib/x402/pay";
 import type { RequestRow } from "@/lib/wallet/request-lifecycle";
 import { cancelRequest, createRequest, getRequest, waitForDecision } from "@/lib/wallet/requests";
@@ -60,6 +61,12 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "with a passkey, get_request's `permission` carries the signed delegations (ERC-7715's granted permissions: each " +
     "`context` is redeemed with DelegationManager.redeemDelegations from `to`'s key). Agent Wallet holds no key that can " +
     "spend it. A new allowance replaces the wallet's previous one for this client on that chain.",
+  register_allowance_slice:
+    "Tells the person of a slice of an allowance that this agent's own key spends, passed on to another key (a " +
+    "sub-agent's): each context is ABI-encoded [the slice, a delegation from the agent's key under one of the " +
+    "allowance's with the same caveats narrower: a lower cap, fewer payees or payments, a sooner end; the allowance's " +
+    "delegation]. Checked and shown under the allowance on Clients; the chain enforces it, and revoking the allowance " +
+    "stops it too. The SDK's sliceAllowance signs and registers one.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
     "how many payments are left in all (over the allowance's whole life: that count never resets), and when it expires.",
@@ -68,7 +75,12 @@ const DESCRIPTIONS: Record<ToolName, string> = {
 function annotationsOf(name: ToolName) {
   const spec = TOOLS[name];
   return {
-    readOnlyHint: !spec.sensitive && name !== "cancel_request" && name !== "pay_x402" && name !== "request_allowance",
+    readOnlyHint:
+      !spec.sensitive &&
+      name !== "cancel_request" &&
+      name !== "pay_x402" &&
+      name !== "request_allowance" &&
+      name !== "register_allowance_slice",
     openWorldHint: name === "get_balance" || name === "send_transaction",
   };
 }
@@ -180,6 +192,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     const asked = { kind: "request_allowance" as const, credential_id: input.credential_id, allowance, wait_seconds: input.wait_seconds };
     return sensitive(asked, call, ctx);
   });
+  tool("register_allowance_slice", (input) => registerSlice(agent, input));
   tool("pay_x402", (input, _ctx, call) =>
     call.once(
       () => payX402(agent, input.credential_id, input.payment_required, systemClock, call),
