@@ -212,6 +212,24 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       const above = await redeemAs(agentKey, context, manager, payee, parseUnits("4", 18)).catch((error: unknown) => error);
       assert.match(refusal(above), /revert/i, "above what is left the chain refuses");
       assert.equal(await balanceOf(payee), parseUnits("2", 18));
+
+      // the payment the agent sent itself, read from the chain: on Clients with what is left, and in the audit log
+      const read = (await client.callTool({ name: "get_allowance", arguments: { credential_id: credentialId } })) as ToolResult;
+      type Listed = { allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[] }[] };
+      const [limit] = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!.limits;
+      assert.deepEqual([limit.left, limit.transfers_left], ["3", 2]);
+      const spends = await db().allowanceSpend.findMany({ where: { allowanceId: permission.allowance_id } });
+      assert.deepEqual(
+        spends.map(({ amount, txHash, status }) => ({ amount, txHash, status })),
+        [{ amount: String(parseUnits("2", 18)), txHash: paid.transactionHash, status: "landed" }],
+        "recorded once, however often it is read",
+      );
+      await page.goto(`${app.baseUrl}/clients`);
+      await page.getByRole("table", { name: "Payments from this allowance" }).getByText(payee).waitFor();
+      await page.goto(`${app.baseUrl}/audit`);
+      await page
+        .getByText(new RegExp(`Paid 2 TT to ${payee} from the allowance, sent by the agent's own key ${agentKey.address}`))
+        .waitFor();
     });
 
     it("the CLI asks with a key it makes and keeps (mode 0600); the approved permission names that key", async () => {

@@ -8,6 +8,7 @@ import { db } from "@/lib/db";
 import { recordAuditIn } from "@/lib/audit";
 import { systemClock, type Clock } from "@/lib/clock";
 import { tokenMetadata } from "@/lib/wallet/token-metadata";
+import { onChain } from "@/lib/wallet/chains";
 import type { AgentContext } from "@/lib/wallet/agent-context";
 import { pendingRequest } from "@/lib/wallet/approvals";
 import { lockLiveGrant, recordTransition, RequestError, reloadRequest, toView } from "@/lib/wallet/request-lifecycle";
@@ -235,6 +236,8 @@ async function giveAskedAllowance(
   const { grantId, credentialId } = row;
   const granted = { grantId, credentialId, grant: { userId } };
   const now = clock();
+  // the agent's own payments are read from the chain's events from here on (own-payments.ts)
+  const fromBlock = await onChain(ready.chainId, (client) => client.getBlockNumber());
   const { id, replaced } = await db().$transaction(async (tx) => {
     // the grant and its client stay active until this commits: a revocation waits for it, and then stops this allowance too
     await lockLiveGrant(tx, grantId);
@@ -250,6 +253,7 @@ async function giveAskedAllowance(
     const id = await storeAllowance(tx, ready, grantId);
     const permission = grantedPermissionOf(ready, id, asked.justification);
     await tx.agentRequest.update({ where: { id: requestId }, data: { result: JSON.stringify({ permission }) } });
+    await tx.allowance.update({ where: { id }, data: { ownPaymentsFrom: Number(fromBlock) } });
     return { id, replaced };
   });
   await recordTransition(row, ["pending"], "approved", {}, clock);

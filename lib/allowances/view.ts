@@ -11,6 +11,7 @@ import { delegationState, frameworkFor, storedDelegation, type DelegateKind } fr
 import { ATTENTION_WORDS, type Attention } from "./guard";
 import { heldPayments, type Held } from "./holds";
 import { sliceMeanings } from "./slices";
+import { recordOwnPayments } from "./own-payments";
 import { priceCurrency, priceOf } from "@/lib/prices/feeds";
 import { moneyText } from "@/lib/prices/format";
 import { allowanceCaps, allowanceSummary, anyPayeeWarning, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
@@ -102,6 +103,13 @@ export async function allowanceViews(
     },
     orderBy: { createdAt: "desc" },
   });
+  // what agents sent themselves from allowances their own keys spend, read from the chain before the spends are listed;
+  // a node that does not answer leaves them for the next read
+  await Promise.all(
+    rows
+      .filter((row) => row.delegateKind === "agent")
+      .map(async (row) => row.spends.push(...(await recordOwnPayments(row).catch(() => [])))),
+  );
   const now = Math.floor(Date.now() / 1000);
   return Promise.all(
     rows.map(async (allowance): Promise<AllowanceView> => {

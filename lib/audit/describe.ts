@@ -158,6 +158,8 @@ function spentWords(data: Record<string, unknown>, names: Names): string {
     return `${what} from the allowance, without a tap: signed for the merchant, who settles it on chain`;
   }
   if (data.outcome === "reverted") return `A payment of ${paid} from the allowance was refused by the chain: nothing moved`;
+  // read from the chain: the agent's own key (or a sub-agent's, from a slice) sent it, and paid its fee
+  if (text(data.by)) return `Paid ${paid} from the allowance, sent by the agent's own key ${text(data.by)}`;
   return `Paid ${paid} from the allowance, without a tap${text(data.txHash) ? "" : ": its transaction is not known yet"}`;
 }
 

@@ -10,3 +10,6 @@ CREATE TABLE "AllowanceSlice" (
 
 -- CreateIndex
 CREATE INDEX "AllowanceSlice_allowanceId_idx" ON "AllowanceSlice"("allowanceId");
+
+-- AlterTable
+ALTER TABLE "Allowance" ADD COLUMN "ownPaymentsFrom" INTEGER;

@@ -14,3 +14,6 @@ CREATE INDEX "AllowanceSlice_allowanceId_idx" ON "AllowanceSlice"("allowanceId")
 
 -- AddForeignKey
 ALTER TABLE "AllowanceSlice" ADD CONSTRAINT "AllowanceSlice_allowanceId_fkey" FOREIGN KEY ("allowanceId") REFERENCES "Allowance"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- AlterTable
+ALTER TABLE "Allowance" ADD COLUMN "ownPaymentsFrom" INTEGER;

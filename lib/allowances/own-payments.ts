@@ -1,0 +1,125 @@
+// Payments an agent sent itself from an allowance its own key spends (or a sub-agent from a slice of it), which no
+// tool of this service saw: read from the DelegationManager's RedeemedDelegation events for the allowance's
+// delegations, each decoded from its transaction's redeemDelegations call, and recorded once as a landed spend with
+// its audit event, so that Clients, get_allowance and the audit log count them as they count the service's own.
+import { decodeDelegations } from "@metamask/delegation-core";
+import { DelegationManager } from "@metamask/delegation-abis";
+import { decodeFunctionData, formatUnits, getAddress, hexToBigInt, slice, sliceHex, type Hex } from "viem";
+import type { AllowanceSpend } from "@/lib/generated/prisma/client";
+import { recordAuditIn, type AuditInput } from "@/lib/audit";
+import { sha256Hex } from "@/lib/crypto";
+import { db } from "@/lib/db";
+import { onChain } from "@/lib/wallet/chains";
+import type { Allowance } from "./allowances";
+import { frameworkFor } from "./allowances";
+import { delegationHash } from "./delegation-encoding";
+import { paymentOf } from "./spend";
+
+/** The most blocks one read asks the node for (providers cap eth_getLogs' range). */
+const BLOCKS_PER_READ = 5_000n;
+
+const REDEEMED = DelegationManager.find((item) => item.type === "event" && item.name === "RedeemedDelegation")!;
+
+/** What the redeemDelegations call of `input` ran under `rootHash`: the execution whose chain ends at it. */
+function executionUnder(input: Hex, rootHash: string) {
+  let call;
+  try {
+    call = decodeFunctionData({ abi: DelegationManager, data: input });
+  } catch {
+    return null; // sent through another contract: its call cannot be read here
+  }
+  if (call.functionName !== "redeemDelegations") return null;
+  const [contexts, , executions] = call.args as readonly [readonly Hex[], readonly Hex[], readonly Hex[]];
+  const index = contexts.findIndex((context) => {
+    const chain = decodeDelegations(context);
+    const root = chain.at(-1);
+    return root !== undefined && delegationHash(root).toLowerCase() === rootHash.toLowerCase();
+  });
+  const execution = executions[index];
+  if (index < 0 || !execution || execution.length < 2 + 2 * 52) return null;
+  return paymentOf({
+    to: getAddress(slice(execution, 0, 20)),
+    value: hexToBigInt(sliceHex(execution, 20, 52)),
+    data: slice(execution, 52),
+  });
+}
+
+/**
+ * Records the payments the agent sent itself since the allowance's cursor, up to the chain's latest block, and moves
+ * the cursor past them. Each is one spend, whichever view reads it first: its id is derived from its transaction and
+ * delegation, so a second reader's insert finds it taken and records nothing. Returns the spends recorded now.
+ */
+export async function recordOwnPayments(allowance: Allowance): Promise<AllowanceSpend[]> {
+  if (allowance.delegateKind !== "agent" || allowance.ownPaymentsFrom === null) return [];
+  const framework = frameworkFor(allowance.chainId);
+  const roots = new Set(allowance.delegations.map((row) => row.hash.toLowerCase()));
+  // uncached: a block number kept for a few seconds would leave a payment just mined for a later read
+  const latest = await onChain(allowance.chainId, (client) => client.getBlockNumber({ cacheTime: 0 }));
+  const from = BigInt(allowance.ownPaymentsFrom);
+  if (from > latest) return [];
+  const to = from + BLOCKS_PER_READ - 1n < latest ? from + BLOCKS_PER_READ - 1n : latest;
+  const logs = await onChain(allowance.chainId, (client) =>
+    client.getLogs({
+      address: framework.DelegationManager,
+      event: REDEEMED,
+      args: { rootDelegator: getAddress(allowance.delegator) },
+      fromBlock: from,
+      toBlock: to,
+    }),
+  );
+  const recorded: AllowanceSpend[] = [];
+  for (const log of logs) {
+    const redeemed = log.args.delegation as Parameters<typeof delegationHash>[0] | undefined;
+    if (!redeemed || !log.transactionHash) continue;
+    const hash = delegationHash(redeemed).toLowerCase();
+    if (!roots.has(hash)) continue;
+    const stored = allowance.delegations.find((row) => row.hash.toLowerCase() === hash)!;
+    const txHash = log.transactionHash;
+    // a payment this service relayed is recorded already, under its own id
+    if (await db().allowanceSpend.count({ where: { allowanceId: allowance.id, txHash, delegationHash: stored.hash } })) continue;
+    const transaction = await onChain(allowance.chainId, (client) => client.getTransaction({ hash: txHash }));
+    const moved = executionUnder(transaction.input, stored.hash);
+    if (!moved) continue;
+    const spend = {
+      id: `as_${sha256Hex(`${txHash}:${stored.hash}`).slice(0, 32)}`,
+      allowanceId: allowance.id,
+      delegationHash: stored.hash,
+      recipient: moved.recipient,
+      token: moved.token,
+      amount: moved.amount.toString(),
+      status: "landed",
+      txHash,
+    };
+    const event: AuditInput = {
+      type: "allowance.spent",
+      userId: allowance.userId,
+      clientId: null,
+      credentialId: allowance.credentialId,
+      data: {
+        allowanceId: allowance.id,
+        txHash,
+        outcome: "landed",
+        by: getAddress(transaction.from),
+        recipient: moved.recipient,
+        amount: moved.token ? `${moved.amount} of token ${moved.token}` : `${formatUnits(moved.amount, 18)} of the chain's coin`,
+      },
+    };
+    try {
+      recorded.push(
+        await db().$transaction(async (tx) => {
+          const created = await tx.allowanceSpend.create({ data: spend });
+          await recordAuditIn(tx, [event]);
+          return created;
+        }),
+      );
+    } catch (error) {
+      // another reader recorded it first
+      if (!(await db().allowanceSpend.count({ where: { id: spend.id } }))) throw error;
+    }
+  }
+  await db().allowance.updateMany({
+    where: { id: allowance.id, ownPaymentsFrom: allowance.ownPaymentsFrom },
+    data: { ownPaymentsFrom: Number(to + 1n) },
+  });
+  return recorded;
+}
