@@ -126,6 +126,9 @@ describe("MCP tasks for sensitive tools", { timeout: 180_000 }, () => {
         get_allowance: undefined,
         // signed at once within an allowance, or refused: nothing to wait for
         pay_x402: undefined,
+        // a request followed with get_request (no task), and a slice recorded at once
+        request_allowance: undefined,
+        register_allowance_slice: undefined,
       });
       assert.deepEqual(session.capabilities, {
         inventory: "server-list",
