@@ -493,6 +493,52 @@ const registerAllowanceSliceOutput = z.object({
   delegations: z.number().describe("How many delegations of the allowance were passed on"),
 });
 
+/** A delegation of the Delegation Framework as JSON carries it: the salt, a uint256, as a decimal string. */
+const hexBytes = (name: string, most: number) =>
+  z
+    .string()
+    .regex(/^0x([0-9a-fA-F]{2})*$/, `${name} must be 0x-prefixed hex bytes`)
+    .max(2 + 2 * most);
+const delegationJson = z.object({
+  delegate: address,
+  delegator: address,
+  authority: z.string().regex(/^0x[0-9a-fA-F]{64}$/, "authority is the 32-byte hash of the delegation it is under"),
+  caveats: z
+    .array(z.object({ enforcer: address, terms: hexBytes("terms", 16_384), args: hexBytes("args", 4_096) }))
+    .min(1)
+    .max(8),
+  salt: z.string().regex(/^\d{1,78}$/, "salt is a uint256 as a decimal string"),
+  signature: hexBytes("signature", 4_096),
+});
+
+const prepareAllowancePaymentInput = z.object({
+  credential_id: credentialId,
+  chain_id: chainId,
+  to: address.describe("The payee, or the token contract for a token's transfer(recipient, amount)"),
+  value: sendTransactionInput.shape.value,
+  data: sendTransactionInput.shape.data,
+});
+const prepareAllowancePaymentOutput = z.object({
+  allowance_id: z.string(),
+  relayer: z.string().describe("The relayer that sends it and pays its gas: the only delegate of the delegation below"),
+  delegation: delegationJson.describe(
+    "The one-time delegation to sign with the allowance's key (signature empty): from that key to the relayer, under the " +
+      "allowance's delegation (authority), allowing exactly this call once (ExactExecution, LimitedCalls 1) until expires_at",
+  ),
+  typed_data: typedDataSchema.describe("Its EIP-712 typed data, as the DelegationManager verifies it (the salt as a decimal string)"),
+  expires_at: z.string().describe("Until when the relayer can send it (its TimestampEnforcer)"),
+});
+const sendAllowancePaymentInput = z.object({
+  credential_id: credentialId,
+  chain_id: chainId,
+  delegation: delegationJson.describe("prepare_allowance_payment's delegation, signed by the allowance's key"),
+  wait_seconds: waitSeconds,
+  idempotency_key: idempotencyKey.describe(
+    "Makes a retry safe, as for send_transaction; left out, the signed delegation is the key: sent again, it answers the " +
+      "first payment",
+  ),
+});
+
 /** Every tool: its input and result schemas, and whether it asks for a signature. */
 export const TOOLS = {
   list_credentials: { input: listCredentialsInput, output: listCredentialsOutput, sensitive: false },
@@ -512,6 +558,10 @@ export const TOOLS = {
   request_allowance: { input: requestAllowanceInput, output: requestView, sensitive: false },
   // records a slice the agent signed itself, for the person to see: it asks nobody and signs nothing
   register_allowance_slice: { input: registerAllowanceSliceInput, output: registerAllowanceSliceOutput, sensitive: false },
+  // the relayer's one-time delegation for a payment of an allowance the agent's key spends: it signs it, the server sends
+  prepare_allowance_payment: { input: prepareAllowancePaymentInput, output: prepareAllowancePaymentOutput, sensitive: false },
+  // pays at once or is refused (or goes to the person, as a transaction above the allowance does): no task
+  send_allowance_payment: { input: sendAllowancePaymentInput, output: requestView, sensitive: false },
 } as const;
 export type ToolName = keyof typeof TOOLS;
 export type ToolInput<T extends ToolName> = z.infer<(typeof TOOLS)[T]["input"]>;

@@ -52,6 +52,18 @@ export class SliceError extends Error {
 
 const bytes = (terms: Hex) => (terms.length - 2) / 2;
 
+type Caveat = Delegation<Hex>["caveats"][number];
+
+/** Whether the caveat is the delegation's end as the granted permission states it (a TimestampEnforcer's terms). */
+export function endsAsGranted(granted: Pick<Granted, "expiry">, caveat: Caveat): boolean {
+  return bytes(caveat.terms) === 32 && decodeTimestampTerms(caveat.terms).beforeThreshold === granted.expiry;
+}
+
+/** Whether the caveat is the delegation's number of payments as the granted permission states it (LimitedCalls). */
+export function countsAsGranted(granted: Pick<Granted, "payments">, caveat: Caveat): boolean {
+  return bytes(caveat.terms) === 32 && decodeLimitedCallsTerms(caveat.terms).limit === granted.payments;
+}
+
 /**
  * The delegation's caveats with the slice's terms in place of the allowance's: each caveat found by what the granted
  * permission says it holds (the period's asset, amount and duration, the end, the payments, the coin's payees), so
@@ -92,12 +104,9 @@ function narrowedCaveats(granted: Granted, parent: Delegation<Hex>, slice: Allow
       if (period.periodAmount === parentAmount && period.periodDuration === data.periodDuration)
         return replaced("period", createNativeTokenPeriodTransferTerms({ ...period, periodAmount }));
     }
-    if (bytes(caveat.terms) === 32 && !found.has("end")) {
-      const end = decodeTimestampTerms(caveat.terms);
-      if (end.beforeThreshold === granted.expiry) return replaced("end", createTimestampTerms({ ...end, beforeThreshold: expiry }));
-    }
-    if (bytes(caveat.terms) === 32 && decodeLimitedCallsTerms(caveat.terms).limit === granted.payments)
-      return replaced("payments", createLimitedCallsTerms({ limit: payments }));
+    if (!found.has("end") && endsAsGranted(granted, caveat))
+      return replaced("end", createTimestampTerms({ ...decodeTimestampTerms(caveat.terms), beforeThreshold: expiry }));
+    if (countsAsGranted(granted, caveat)) return replaced("payments", createLimitedCallsTerms({ limit: payments }));
     if (!token && slice.payees && bytes(caveat.terms) > 0 && bytes(caveat.terms) % 20 === 0) {
       const targets = decodeAllowedTargetsTerms(caveat.terms).targets.map((target) => getAddress(target));
       if (targets.length === granted.payees.length && targets.every((target, index) => target === getAddress(granted.payees[index]))) {

@@ -239,6 +239,20 @@ export class AgentWalletClient {
   ): Promise<ToolOutput<"register_allowance_slice">> {
     return this.callTool("register_allowance_slice", input, options);
   }
+  /**
+   * The relayer's one-time delegation of a payment from an allowance your key spends, for that key to sign: check it
+   * before you sign (payFromAllowance does both, and sends it).
+   */
+  prepareAllowancePayment(
+    input: ToolInput<"prepare_allowance_payment">,
+    options?: CallOptions,
+  ): Promise<ToolOutput<"prepare_allowance_payment">> {
+    return this.callTool("prepare_allowance_payment", input, options);
+  }
+  /** Sends prepareAllowancePayment's delegation, signed by your key: the relayer pays it and its gas. */
+  sendAllowancePayment(input: ToolInput<"send_allowance_payment">, options?: CallOptions): Promise<ToolOutput<"send_allowance_payment">> {
+    return this.callTool("send_allowance_payment", input, options);
+  }
   /** The on-chain allowances of a granted credential: what is left this period, when it resets and when it ends. */
   getAllowance(input: ToolInput<"get_allowance">, options?: CallOptions): Promise<ToolOutput<"get_allowance">> {
     return this.callTool("get_allowance", input, options);

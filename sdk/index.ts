@@ -7,6 +7,8 @@ export { callPaidTool, payingFetch } from "./x402";
 export type { McpToolCall, McpToolResult, PaidToolOptions, PayingFetchOptions } from "./x402";
 export { DEFAULT_MAX_PER_PAYMENT } from "./x402-guard";
 export { ownRedemption } from "./own-allowance";
+export { AllowancePaymentError, payFromAllowance } from "./allowance-payment";
+export type { AllowancePayment, AllowancePaymentOptions } from "./allowance-payment";
 export { sliceAllowance, SliceError } from "./allowance-slice";
 export type { AllowanceSlice, SliceSigner } from "./allowance-slice";
 export type { AllowanceCall } from "./own-allowance";

@@ -129,6 +129,9 @@ describe("MCP tasks for sensitive tools", { timeout: 180_000 }, () => {
         // a request followed with get_request (no task), and a slice recorded at once
         request_allowance: undefined,
         register_allowance_slice: undefined,
+        // a leaf prepared at once, and a payment sent at once or refused
+        prepare_allowance_payment: undefined,
+        send_allowance_payment: undefined,
       });
       assert.deepEqual(session.capabilities, {
         inventory: "server-list",

@@ -27,7 +27,7 @@ import { SendRefusedError } from "@/lib/wallet/reverts";
 import { chainById } from "@/lib/wallet/chains";
 import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from "./allowances";
 import { AllowancesChanged, liveAllowances } from "./live";
-import type { OverLimit } from "./caveats";
+import type { Delegation, OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
 import { leftFor } from "./holds";
 import {
@@ -62,23 +62,29 @@ export function refusalWordsOf(allowance: Allowance, refusal: AllowanceRefusal, 
 
 /**
  * A payment from an allowance whose delegate key the agent holds (decision 0042), judged with nothing held, signed or
- * sent: Agent Wallet holds no key the chain accepts for it, so it signs no leaf of it and funds no agent account from
- * it. One the allowance covers throws AgentSignsError: the agent signs it itself. One it does not cover (its asset or
- * recipient, above what is left, its payments spent) answers the allowance's refusal, which the caller treats as a
- * server-held allowance's: to the person when they chose `ask`. That needs no delegate key (the person signs their own
- * payment with their passkey), and it is how the person chose to hear of a payment the allowance does not cover; one
- * it covers is never sent there, where it would look like the allowance failed.
+ * sent: null when the allowance covers it (the agent signs it itself: prepare_allowance_payment's leaf, or its own
+ * redemption), else the allowance's refusal (its asset or recipient, above what is left, its payments spent), which the
+ * caller treats as a server-held allowance's: to the person when they chose `ask`. That needs no delegate key (the
+ * person signs their own payment with their passkey), and it is how the person chose to hear of a payment the
+ * allowance does not cover; one it covers is never sent there, where it would look like the allowance failed.
  */
-export async function agentHeldRefusal(allowance: Allowance, moved: Moved | null, now: Date): Promise<AllowanceRefusal> {
+export async function agentHeldJudgement(allowance: Allowance, moved: Moved | null, now: Date): Promise<AllowanceRefusal | null> {
   const overLimit = allowance.overLimit as OverLimit;
   const refusal = (reason: RefusalReason, message: string, left?: AllowanceRefusal["left"]) =>
     new AllowanceRefusal(reason, message, overLimit, left);
   if (!moved) return refusal("not_covered", "An allowance pays the chain's coin or a token's transfer(recipient, amount), nothing else.");
   const found = await leftFor(allowance, frameworkFor(allowance.chainId), moved, now);
   if (!found) return refusal("recipient_not_allowed", `This allowance does not pay ${moved.recipient} in this asset.`);
-  if (found.callsLeft >= 1 && moved.amount <= found.available) throw new AgentSignsError();
+  if (found.callsLeft >= 1 && moved.amount <= found.available) return null;
   const reason = found.callsLeft < 1 ? "no_transfers_left" : "over_cap";
   return refusal(reason, "This payment is above what is left of the allowance.", leftOf(found, moved.token));
+}
+
+/** agentHeldJudgement's refusal; one the allowance covers throws AgentSignsError: the agent signs it itself. */
+export async function agentHeldRefusal(allowance: Allowance, moved: Moved | null, now: Date): Promise<AllowanceRefusal> {
+  const refusal = await agentHeldJudgement(allowance, moved, now);
+  if (!refusal) throw new AgentSignsError();
+  return refusal;
 }
 
 // The paid request's steps, past the ORM (through Prisma an update cost about 1.5 ms of CPU on every payment), each
@@ -123,7 +129,7 @@ export async function recordFromFloat(
  * A token payment above the most the allowance's any-payee delegation pays at once: the chain would let it pass up
  * to the cap, so the server refuses it before anything is sent (the refusal, for the person's choice above it).
  */
-async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<AllowanceRefusal | null> {
+export async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<AllowanceRefusal | null> {
   const moved = paymentOf(payment);
   const row = moved?.token && allowance.delegations.find((candidate) => candidate.perPaymentMax && candidate.token === moved.token);
   if (!moved || !row || moved.amount <= BigInt(row.perPaymentMax!)) return null;
@@ -140,6 +146,8 @@ async function abovePerPayment(allowance: Allowance, payment: Payment): Promise<
 /**
  * Pays from the grant's live allowance for this credential and chain, recorded as a completed request; or says why
  * the payment goes to the person instead (no live allowance, a paused one, or above it and the person chose `ask`).
+ * From an allowance the agent's key spends it pays only with `leaf`, the agent's signed one-time delegation of this
+ * payment to a relayer (lib/allowances/agent-leaf.ts).
  * The allowance is the one this process remembers (lib/allowances/live.ts) unless `fresh`: a payment from a remembered
  * one that it would refuse or send to the person, or whose grant stopped, is asked again from a fresh read. The call's
  * idempotency key is stored with the payment's request, before anything is sent: a concurrent call with the key that
@@ -151,10 +159,10 @@ export async function payFromAllowance(
   credentialId: string,
   payment: AskedTransaction,
   clock: Clock,
-  call: AgentCall & { judgedAs?: AskedTransaction } = {},
+  call: AgentCall & { judgedAs?: AskedTransaction; leaf?: Delegation } = {},
   fresh = false,
 ): ReturnType<Payer> {
-  const { called, idempotency, judgedAs } = call;
+  const { called, idempotency, judgedAs, leaf } = call;
   const now = clock();
   const live = await liveAllowances(agent.grantId, credentialId, now, { fresh });
   // What a remembered read would refuse is asked again of the database (lib/allowances/live.ts).
@@ -171,7 +179,9 @@ export async function payFromAllowance(
   /** The allowance's refusal, before anything was sent, in the person's units: to the person, or to the agent. */
   const refused = async (error: AllowanceRefusal) => {
     const words = await refusalWordsOf(allowance, error, paymentOf(asked), now);
-    if (error.reason === "not_active" || error.reason === "expired" || error.reason === "suspended" || error.overLimit === "ask")
+    // the agent's own signed leaf that the chain would refuse (sent before, say) is the agent's to hear of, not the person's
+    const leafRefused = leaf && error.reason === "would_revert";
+    if (!leafRefused && (["not_active", "expired", "suspended"].includes(error.reason) || error.overLimit === "ask"))
       return { toPerson: `${words} ${YOUR_FEE}` };
     throw new RequestError("allowance_refused", words, 409);
   };
@@ -180,9 +190,11 @@ export async function payFromAllowance(
   const judged: Payment = judgedAs ? { to: getAddress(judgedAs.to), value: BigInt(judgedAs.value), data: judgedAs.data } : asked;
   const overMost = await abovePerPayment(allowance, judged);
   if (overMost) return live.remembered ? again() : refused(overMost);
-  // The agent holds this allowance's key: refused before anything is held (a remembered read asked again first).
-  if (allowance.delegateKind === "agent")
+  // The agent holds this allowance's key: unless it signed this payment's leaf, refused before anything is held (a
+  // remembered read asked again first).
+  if (allowance.delegateKind === "agent" && !leaf) {
     return live.remembered ? again() : refused(await agentHeldRefusal(allowance, paymentOf(asked), now));
+  }
   // Held against the policy's rolling caps under its lock before anything is sent, as a pending request is: of two
   // concurrent payments only as many pass a cap as fit. A grant revoked meanwhile refuses here. The same transaction
   // takes the payment's turn at the allowance when its lease is free (no wait), which the receipt's transaction ends,
@@ -204,7 +216,7 @@ export async function payFromAllowance(
     },
     function* () {
       yield* live.unchanged(allowance.id);
-      turn = yield* spendTurnIn(allowance);
+      turn = yield* spendTurnIn(allowance, leaf?.delegate);
     },
   );
   const reserved = await reserving.catch((error: unknown) => {
@@ -251,7 +263,7 @@ export async function payFromAllowance(
   };
   let spent;
   try {
-    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, sent: sentOf, landed: landedOf, turn: turn?.() });
+    spent = await spendFromAllowance(allowance, asked, { clientId: agent.clientId, sent: sentOf, landed: landedOf, turn: turn?.(), leaf });
   } catch (error) {
     if (!(error instanceof AllowanceRefusal)) {
       // Failed unless it may land: once recorded as sent (submitted), only the node's refusal says it never will; any

@@ -14,6 +14,7 @@ import type { Allowance } from "./allowances";
 import { frameworkFor } from "./allowances";
 import { delegationHash } from "./delegation-encoding";
 import { paymentOf } from "./spend";
+import { relayerNamed } from "./relay";
 
 /** The most blocks one read asks the node for (providers cap eth_getLogs' range). */
 const BLOCKS_PER_READ = 5_000n;
@@ -78,6 +79,9 @@ export async function recordOwnPayments(allowance: Allowance): Promise<Allowance
     // a payment this service relayed is recorded already, under its own id
     if (await db().allowanceSpend.count({ where: { allowanceId: allowance.id, txHash, delegationHash: stored.hash } })) continue;
     const transaction = await onChain(allowance.chainId, (client) => client.getTransaction({ hash: txHash }));
+    // sent by one of the service's relayers (the agent's signed leaf, relayed): recorded by its sender, whichever of its
+    // nonce's transactions landed
+    if (relayerNamed(allowance.chainId, transaction.from)) continue;
     const moved = executionUnder(transaction.input, stored.hash);
     if (!moved) continue;
     const spend = {

@@ -86,6 +86,11 @@ export function relayerFor(chainId: number, purpose: "payments" | "revocations" 
   return chosen;
 }
 
+/** The chain's relayer of payments with this address (a one-time delegation names it), or null when there is none. */
+export function relayerNamed(chainId: number, address: Address): LocalAccount | null {
+  return relayerAccounts(chainId).find((account) => account.address.toLowerCase() === address.toLowerCase()) ?? null;
+}
+
 /** Counts a send at the relayer's lease while `work` runs (relayerFor). */
 async function sendingAt<T>(key: string, work: () => Promise<T>): Promise<T> {
   sendsAt.set(key, (sendsAt.get(key) ?? 0) + 1);
@@ -106,13 +111,19 @@ export type RelayerTurn = { relayer: LocalAccount; lease: HeldLease; spent: GasS
 
 /**
  * In the caller's transaction, alongside the allowance's lease it takes there: a relayer's lease of the chain
- * (relayerFor) when it is free, and what the relayers spent for the person in the budget's window (no relay for them
- * can be sent meanwhile through this relayer: it would need the lease). Once committed: the turn for relay's `turn`,
- * or null (no relayer, or its lease held).
+ * (relayerFor, or the one `named`: a one-time delegation's delegate) when it is free, and what the relayers spent for
+ * the person in the budget's window (no relay for them can be sent meanwhile through this relayer: it would need the
+ * lease). Once committed: the turn for relay's `turn`, or null (no relayer, or its lease held).
  */
-export function* relayerTurnIn(chainId: number, userId: string, alongside: HeldLease): TransactionScript<() => RelayerTurn | null> {
+export function* relayerTurnIn(
+  chainId: number,
+  userId: string,
+  alongside: HeldLease,
+  named?: Address,
+): TransactionScript<() => RelayerTurn | null> {
   if (!relayerAccounts(chainId).length) return () => null;
-  const relayer = relayerFor(chainId);
+  const relayer = named ? relayerNamed(chainId, named) : relayerFor(chainId);
+  if (!relayer) return () => null;
   const lease = yield* leaseTakenIn(relayerLease(chainId, relayer.address), alongside);
   const spent = yield* gasSpentIn(userId, chainId);
   const waiting = yield* nonceAfterWaitingIn(chainId, relayer.address);

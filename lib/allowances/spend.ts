@@ -59,6 +59,7 @@ import {
   relayFate,
   RelayerLowError,
   relayerFor,
+  relayerNamed,
   relayerOn,
   relayerTurnIn,
   settledValue,
@@ -137,6 +138,18 @@ export function paymentOf(payment: Payment): { token: Address | null; recipient:
   } catch {
     return null;
   }
+}
+
+/** Of the allowance's delegations of a payment's asset, the one that pays `recipient` (the one `under`, when named). */
+export function payingDelegation(
+  framework: Framework,
+  candidates: Allowance["delegations"],
+  recipient: Address,
+  under?: Hex,
+): Allowance["delegations"][number] | undefined {
+  return candidates.find(
+    (row) => (!under || row.hash.toLowerCase() === under.toLowerCase()) && pays(storedDelegation(framework, row).meaning, recipient),
+  );
 }
 
 /**
@@ -366,14 +379,16 @@ export type SpendTurn = {
 
 /**
  * In the caller's transaction (the payment's request's): takes the allowance's lease when it is free, and the relayer's
- * turn with it (relayerTurnIn), and reads what spendFromAllowance reads first under it, with no answer waited for. Once
- * it has committed: the turn, or null when another spend holds the lease (spendFromAllowance then waits for it).
+ * turn with it (relayerTurnIn; `leafRelayer`, the one the agent's leaf names), and reads what spendFromAllowance reads
+ * first under it, with no answer waited for. Once it has committed: the turn, or null when another spend holds the
+ * lease (spendFromAllowance then waits for it).
  */
 export function* spendTurnIn(
   allowance: Pick<Allowance, "id" | "chainId" | "userId" | "delegator">,
+  leafRelayer?: Address,
 ): TransactionScript<() => SpendTurn | null> {
   const lease = yield* leaseTakenIn(`allowance:${allowance.id}`);
-  const relayer = yield* relayerTurnIn(allowance.chainId, allowance.userId, lease.asked);
+  const relayer = yield* relayerTurnIn(allowance.chainId, allowance.userId, lease.asked, leafRelayer);
   const status = yield* allowanceStatusIn(allowance.id);
   const sending = yield* rowsLater<PersonSending>(PERSON_SENDING.sql, allowance.delegator, allowance.chainId);
   const held = yield* heldPaymentsIn(allowance.id, new Date());
@@ -401,6 +416,7 @@ export async function spendFromAllowance(
     sent?: (txHash: Hex) => SpendRecord;
     landed?: (paid: SpendResult) => SpendRecord;
     turn?: SpendTurn | null;
+    leaf?: Delegation;
   } = {},
 ): Promise<SpendResult> {
   const allowance = typeof given === "string" ? await findAllowance(given) : given;
@@ -414,8 +430,8 @@ export async function spendFromAllowance(
     if (state?.status !== "active") throw revoked();
   };
   const admitted = () => {
-    // the server's delegate key is not the allowance's: a leaf it signed would not redeem (payFromAllowance refused it first)
-    if (allowance.delegateKind === "agent") throw new AgentSignsError();
+    // the server's delegate key is not the allowance's: a leaf it signed would not redeem, so the agent signs it
+    if (allowance.delegateKind === "agent" && !context.leaf) throw new AgentSignsError();
     stillActive(allowance);
     if (allowance.expiresAt.getTime() <= Date.now()) throw refuse("expired", "This allowance has expired.");
     const moved = paymentOf(payment);
@@ -458,13 +474,17 @@ export async function spendFromAllowance(
         );
       // The delegation that may pay this recipient: the leaf and the redemption are made before the chain is asked, so
       // that the relayer's rehearsal goes out with the checks below.
-      const paying = candidates.find((row) => pays(storedDelegation(framework, row).meaning, moved.recipient));
+      // The agent's signed leaf is under the delegation it names.
+      const paying = payingDelegation(framework, candidates, moved.recipient, context.leaf?.authority);
       if (!paying) throw refuse("recipient_not_allowed", `${moved.recipient} is not among this allowance's recipients.`);
       const root = storedDelegation(framework, paying).delegation;
       const execution = { target: getAddress(payment.to), value: payment.value, callData: payment.data ?? "0x" };
       // The relayer that sends it is the only one the one-time delegation lets redeem it.
-      const relayer = relayerTurn?.relayer ?? relayerFor(allowance.chainId);
-      const leaf = await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer.address, execution);
+      const relayer =
+        relayerTurn?.relayer ??
+        (context.leaf ? relayerNamed(allowance.chainId, context.leaf.delegate) : null) ??
+        relayerFor(allowance.chainId);
+      const leaf = context.leaf ?? (await redelegation(framework, allowance.chainId, paying.hash as Hex, relayer.address, execution));
       const data = redeemCall([leaf, root], execution);
       // What the database knows is read first; then one exchange with the node asks for the account's code, the receipts
       // of spends still in flight, what is left of the allowance, and the relayer's own reads and rehearsal (relay).

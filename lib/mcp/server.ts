@@ -5,13 +5,18 @@ import { systemClock } from "@/lib/clock";
 import { payFromAllowance } from "@/lib/allowances/agent";
 import { askedAllowance } from "@/lib/allowances/asked";
 import { registerSlice } from "@/lib/allowances/slices";
+import { prepareAgentPayment, signedAgentPayment } from "@/lib/allowances/agent-leaf";
+import { delegationFromJson, type DelegationJson } from "@/lib/allowances/caveats";
+import { delegationHash } from "@/lib/allowances/delegation-encoding";
 import { earlierPayment, payX402 } from "@/lib/x402/pay";
 import type { RequestRow } from "@/lib/wallet/request-lifecycle";
-import { cancelRequest, createRequest, getRequest, waitForDecision } from "@/lib/wallet/requests";
+import { cancelRequest, createRequest, getRequest, waitForDecision, type Payer } from "@/lib/wallet/requests";
 import { MAX_WAIT_SECONDS, TOOLS, type RequestView, type ToolName } from "@/contract";
 import { APPROVAL_ROUND_SECONDS, askForApproval, canApproveByUrl, resumeApproval, verifyApprovalState } from "./elicited-approval";
 import { hangUpSignal } from "./caller";
 import { PLAIN_READS, runTool, type ToolCall, type ToolInput, type ToolOutcome } from "./tool-run";
+import { idempotencyOf, type Idempotency } from "@/lib/wallet/idempotency";
+import { decodeExactExecutionTerms } from "@metamask/delegation-core";
 import { isTaskCall } from "./task-calls";
 import { registerTasks } from "./tasks";
 
@@ -67,6 +72,17 @@ const DESCRIPTIONS: Record<ToolName, string> = {
     "allowance's with the same caveats narrower: a lower cap, fewer payees or payments, a sooner end; the allowance's " +
     "delegation]. Checked and shown under the allowance on Clients; the chain enforces it, and revoking the allowance " +
     "stops it too. The SDK's sliceAllowance signs and registers one.",
+  prepare_allowance_payment:
+    "For an allowance that this agent's own key spends (request_allowance): checks that it covers the payment (the coin " +
+    "to a payee, or a token's transfer(recipient, amount) as `data`) and answers the one-time delegation to sign with " +
+    "that key: from it to Agent Wallet's relayer, under the allowance's delegation, allowing exactly this call once " +
+    "for five minutes, with its EIP-712 typed data. Sign it (the SDK's payFromAllowance checks it first) and send it " +
+    "with send_allowance_payment; the relayer pays the gas within the person's budget. Nothing is held or sent.",
+  send_allowance_payment:
+    "Sends a payment of an allowance this agent's own key spends: prepare_allowance_payment's delegation, signed with " +
+    "that key. The relayer sends exactly the call it allows, and pays the gas, once the allowance and the spending policy " +
+    "cover it; answered like send_transaction from an allowance (completed with its hash, or submitted while it is not " +
+    "yet mined). Sent again, the same signed delegation answers the first payment.",
   get_allowance:
     "The on-chain allowances of a granted credential: each limit in words, what is left this period, when it resets, " +
     "how many payments are left in all (over the allowance's whole life: that count never resets), and when it expires.",
@@ -80,8 +96,9 @@ function annotationsOf(name: ToolName) {
       name !== "cancel_request" &&
       name !== "pay_x402" &&
       name !== "request_allowance" &&
-      name !== "register_allowance_slice",
-    openWorldHint: name === "get_balance" || name === "send_transaction",
+      name !== "register_allowance_slice" &&
+      name !== "send_allowance_payment",
+    openWorldHint: name === "get_balance" || name === "send_transaction" || name === "send_allowance_payment",
   };
 }
 
@@ -114,6 +131,30 @@ function toolDefinitions(): Record<ToolName, Tool> {
   return definitions;
 }
 
+/**
+ * The call's idempotency key and what it stands for (idempotencyOf). send_allowance_payment's stands for the payment its
+ * delegation makes (the credential, the chain and the exact call), not for the delegation: a retry whose answer was
+ * lost may come with a newly prepared delegation of the same payment, and is answered the first payment. Left out,
+ * its key is the signed delegation's hash, since that delegation pays once.
+ */
+function idempotencyFor<N extends ToolName>(name: N, input: ToolInput<N>): Idempotency | undefined {
+  if (name !== "send_allowance_payment") return idempotencyOf(name, input as Record<string, unknown>);
+  const sent = input as ToolInput<"send_allowance_payment">;
+  const leaf = delegationFromJson(sent.delegation as DelegationJson);
+  let call: unknown = sent.delegation;
+  try {
+    call = decodeExactExecutionTerms(leaf.caveats[0].terms).execution;
+  } catch {
+    // not a leaf of one exact call: signedAgentPayment refuses it
+  }
+  return idempotencyOf(name, {
+    credential_id: sent.credential_id,
+    chain_id: sent.chain_id,
+    call: JSON.parse(JSON.stringify(call, (_key, value) => (typeof value === "bigint" ? value.toString() : value))),
+    idempotency_key: sent.idempotency_key ?? `delegation:${delegationHash(leaf)}`,
+  });
+}
+
 /** The server's identity, as initialize answers it and as a 2026-07-28 result's _meta carries it. */
 export const SERVER_INFO = { name: "agent-wallet", version: "0.1.0" };
 
@@ -135,7 +176,8 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     const registered = server.registerTool(
       name,
       { description: DESCRIPTIONS[name], inputSchema: spec.input, outputSchema: spec.output, annotations: annotationsOf(name) },
-      ((input: ToolInput<N>, ctx: ServerContext) => runTool(agent, name, input, (call) => run(input, ctx, call))) as never,
+      ((input: ToolInput<N>, ctx: ServerContext) =>
+        runTool(agent, name, input, (call) => run(input, ctx, call), idempotencyFor(name, input))) as never,
     );
     // Served with the JSON Schema converted once per process (see toolDefinitions).
     registered.outputSchemaJson = toolDefinitions()[name].outputSchema;
@@ -164,12 +206,17 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
    * from an allowance) is answered as it is. A retry with the first call's idempotency key gets that call's request,
    * as a first call gets its own.
    */
-  async function sensitive(asked: Parameters<typeof createRequest>[1], call: ToolCall, ctx: ServerContext): Promise<ToolOutcome> {
+  async function sensitive(
+    asked: Parameters<typeof createRequest>[1],
+    call: ToolCall,
+    ctx: ServerContext,
+    payer: Payer = payFromAllowance,
+  ): Promise<ToolOutcome> {
     const seconds = asked.wait_seconds;
     const hold = (view: RequestView) => waited(view, seconds ?? APPROVAL_ROUND_SECONDS, ctx);
     if (ctx.mcpReq.requestState() !== undefined) return resumeApproval(agent, asked.kind, ctx, hold);
     // only a transaction may be paid from an allowance (with the call's event recorded with the payment's)
-    const paying = asked.kind === "send_transaction" && { payer: payFromAllowance, called: call.called };
+    const paying = asked.kind === "send_transaction" && { payer, called: call.called };
     const create = () => createRequest(agent, asked, { ...paying, idempotency: call.idempotency });
     const view = await call.once(create, (row) => earlierRequest(row, ctx));
     // a payment from an allowance is already completed: nobody needs asking
@@ -193,6 +240,22 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
     return sensitive(asked, call, ctx);
   });
   tool("register_allowance_slice", (input) => registerSlice(agent, input));
+  tool("prepare_allowance_payment", (input) => prepareAgentPayment(agent, input));
+  tool("send_allowance_payment", async (input, ctx, call) => {
+    const { transaction, leaf } = await signedAgentPayment(agent, input);
+    const asked = {
+      kind: "send_transaction" as const,
+      credential_id: input.credential_id,
+      chain_id: transaction.chainId,
+      to: transaction.to,
+      value: transaction.value,
+      data: transaction.data,
+      wait_seconds: input.wait_seconds,
+    };
+    const payer: Payer = (...[payerAgent, credential, payment, clock, paid]) =>
+      payFromAllowance(payerAgent, credential, payment, clock, { ...paid, leaf });
+    return sensitive(asked, call, ctx, payer);
+  });
   tool("pay_x402", (input, _ctx, call) =>
     call.once(
       () => payX402(agent, input.credential_id, input.payment_required, systemClock, call),

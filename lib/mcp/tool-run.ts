@@ -65,13 +65,14 @@ async function audit(sensitive: boolean, event: AuditInput): Promise<void> {
  * Runs one tool for the caller's grant: its audit event, its idempotency key, and its failure as the tool's error
  * result (a policy refusal, an allowance's refusal, a reused key and an allowance the agent signs for also
  * machine-readable). The result's keys are in the order the SDK's check of a CallToolResult gives them on the wire
- * (content, structuredContent, isError).
+ * (content, structuredContent, isError). `idempotency`: the call's key and what it stands for, by default its input's.
  */
 export async function runTool<N extends ToolName>(
   agent: AgentContext,
   name: N,
   input: ToolInput<N>,
   run: (call: ToolCall) => Promise<ToolOutcome>,
+  idempotency = idempotencyOf(name, input as Record<string, unknown>),
 ): Promise<CallToolResult | ApprovalPrompt["result"]> {
   const spec = TOOLS[name];
   const credentialId = (input as { credential_id?: string }).credential_id ?? null;
@@ -84,7 +85,6 @@ export async function runTool<N extends ToolName>(
   };
   // answered from an earlier call with the same idempotency key
   let replayed = false;
-  const idempotency = idempotencyOf(name, input as Record<string, unknown>);
   const call: ToolCall = {
     called,
     idempotency,

@@ -1,0 +1,255 @@
+// Issue 57's second point for a relayed payment, end to end on one database, on 2-second blocks: an agent whose own key
+// (holding no coin for gas) spends an allowance the person gave it (request_allowance, approved with a passkey in
+// Chromium) pays through Agent Wallet's relayer with the SDK's payFromAllowance. The relayer sends exactly what the
+// agent's key signed and pays its gas; the same signed delegation sent again answers the first payment; a delegation
+// the agent's key did not sign, or that lets the relayer do anything more, is refused with nothing sent; and a server
+// that prepares anything but the payment asked for gets no signature from the SDK.
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser } from "playwright-core";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { createExactExecutionTerms, createLimitedCallsTerms, createTimestampTerms, hashDelegation } from "@metamask/delegation-core";
+import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import { AgentWalletClient, AllowancePaymentError, payFromAllowance, type SliceSigner } from "agent-wallet/sdk";
+import type { RunningApp } from "./app";
+import type { LocalChain } from "./chain";
+import { startAllowanceApp, type AllowanceApp } from "./allowances";
+import { deployErc20 } from "./contracts";
+import { connectAgent, newPerson, type Person } from "./consent";
+import { db } from "@/lib/db";
+import { delegationTypedData } from "@/contract/delegation";
+import type { GrantedPermission, RequestView, ToolOutput } from "@/contract";
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
+type Prepared = ToolOutput<"prepare_allowance_payment">;
+type Leaf = Prepared["delegation"];
+
+export function agentRelaySuite(database: "sqlite" | "postgres") {
+  describe(`payments an agent's own key signs, sent by the relayer (${database})`, { timeout: 600_000 }, () => {
+    let world: AllowanceApp;
+    let chain: LocalChain;
+    let app: RunningApp;
+    let browser: Browser;
+    let person: Person;
+    let client: Client;
+    let wallet: AgentWalletClient;
+    let permission: GrantedPermission;
+    let credentialId: string;
+    let token: Address;
+    let exactExecutionEnforcer: Address;
+    const agentKey = privateKeyToAccount(generatePrivateKey());
+    const payee = getAddress(privateKeyToAccount(generatePrivateKey()).address);
+
+    before(async () => {
+      ({ chain, app, browser } = world = await startAllowanceApp({ browser: true, database }));
+      exactExecutionEnforcer = getAddress(world.environment.caveatEnforcers.ExactExecutionEnforcer);
+      person = await newPerson(browser, app, `relayed-${database}@example.com`, ["Main"]);
+      const main = await db().credential.findFirstOrThrow({ where: { name: "Main", user: { email: person.email } } });
+      credentialId = main.id;
+      await chain.fund(getAddress(main.address), "1");
+      token = await deployErc20(chain, { name: "Test Token", symbol: "TT", supply: parseEther("100"), holder: getAddress(main.address) });
+      let provider;
+      ({ client, provider } = await connectAgent(app, person.page, "Relayed Agent", [{ name: "Main", mode: "approve" }]));
+      wallet = new AgentWalletClient({ baseUrl: app.baseUrl, accessToken: provider.tokens()!.access_token });
+      const now = Number((await chain.client.getBlock()).timestamp);
+      const asked = await wallet.requestAllowance({
+        credential_id: credentialId,
+        chain_id: chain.chainId,
+        to: agentKey.address,
+        permissions: [
+          { type: "erc20-token-periodic", data: { tokenAddress: token, periodAmount: toHex(parseUnits("5", 18)), periodDuration: 86_400 } },
+        ],
+        payees: [payee],
+        payments: 3,
+        expiry: now + 7 * 86_400,
+        justification: "Pay the data feed; Agent Wallet's relayer pays the gas",
+      });
+      await person.page.goto(asked.approval_url);
+      await person.page.getByRole("button", { name: "Approve with passkey" }).click();
+      await person.page.getByText(/Approved: the agent's key can now spend within this allowance/).waitFor();
+      permission = (await wallet.getRequest({ request_id: asked.request_id })).permission!;
+      assert.ok(permission, "the person's approval answers the granted permission");
+    });
+    after(async () => {
+      await client?.close();
+      await world?.stop();
+    });
+
+    const balanceOf = (holder: Address) =>
+      chain.client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
+    const transfer = (to: Address, amount: bigint) => ({
+      to: token,
+      data: encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [to, amount] }),
+    });
+    const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
+    const prepare = async (payment: { to: Address; data: Hex }) => {
+      const result = await call("prepare_allowance_payment", {
+        credential_id: credentialId,
+        chain_id: chain.chainId,
+        value: "0",
+        ...payment,
+      });
+      assert.notEqual(result.isError, true, result.content[0]?.text);
+      return result.structuredContent as Prepared;
+    };
+    const signed = async (leaf: Leaf, signer = agentKey): Promise<Leaf> => {
+      const fields = { ...leaf, salt: BigInt(leaf.salt) } as Parameters<typeof delegationTypedData>[2];
+      const manager = getAddress(permission.delegation_manager);
+      return { ...leaf, signature: await signer.signTypedData(delegationTypedData(manager, chain.chainId, fields)) };
+    };
+    const send = (delegation: Leaf, extra: Record<string, unknown> = {}) =>
+      call("send_allowance_payment", { credential_id: credentialId, chain_id: chain.chainId, delegation, ...extra });
+    const payments = () => db().agentRequest.count({ where: { credentialId, kind: "send_transaction" } });
+
+    it("the relayer sends exactly what the agent's key signed and pays its gas; sent again, it answers the first payment", async () => {
+      assert.equal(await chain.client.getBalance({ address: agentKey.address }), 0n, "the agent's key holds nothing for gas");
+      const nonce = await world.relayerNonce();
+      const paid = await chain.miningEvery(2000, () =>
+        payFromAllowance(wallet, agentKey, permission, transfer(payee, parseUnits("2", 18)), { credentialId, exactExecutionEnforcer }),
+      );
+      assert.equal(paid.status, "completed", paid.reason ?? "");
+      assert.match(paid.reason ?? "", /without a tap/);
+      assert.equal(await balanceOf(payee), parseUnits("2", 18));
+      assert.equal(await world.relayerNonce(), nonce + 1, "one transaction, the relayer's");
+      const receipt = await chain.client.getTransactionReceipt({ hash: paid.tx_hash as Hex });
+      assert.equal(getAddress(receipt.from), world.relayer);
+
+      // Sent again (its answer lost, say): the same signed delegation answers the first payment and sends nothing.
+      const prepared = await prepare(transfer(payee, parseUnits("1", 18)));
+      const leaf = await signed(prepared.delegation);
+      const [first, again] = await chain.miningEvery(2000, async () => {
+        const one = await send(leaf);
+        return [one, await send(leaf)];
+      });
+      const firstView = first.structuredContent as RequestView;
+      assert.equal(firstView.status, "completed", first.content[0]?.text);
+      assert.deepEqual(
+        [(again.structuredContent as RequestView).request_id, (again.structuredContent as RequestView).tx_hash],
+        [firstView.request_id, firstView.tx_hash],
+      );
+      assert.equal(await balanceOf(payee), parseUnits("3", 18));
+      assert.equal(await world.relayerNonce(), nonce + 2);
+
+      // Counted once each, though the chain's events show them too; what is left is the chain's
+      const read = await call("get_allowance", { credential_id: credentialId });
+      type Listed = { allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[] }[] };
+      const [limit] = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!.limits;
+      assert.deepEqual([limit.left, limit.transfers_left], ["2", 1]);
+      const spends = await db().allowanceSpend.findMany({ where: { allowanceId: permission.allowance_id }, orderBy: { createdAt: "asc" } });
+      assert.deepEqual(
+        spends.map(({ txHash, status }) => ({ txHash, status })),
+        [paid.tx_hash, firstView.tx_hash].map((txHash) => ({ txHash, status: "landed" })),
+      );
+    });
+
+    it("a delegation the agent's key did not sign, or that lets the relayer do more, is refused and nothing is sent", async () => {
+      const nonce = await world.relayerNonce();
+      const before = await payments();
+      const prepared = await prepare(transfer(payee, parseUnits("1", 18)));
+      const [exact, , until] = prepared.delegation.caveats;
+      const impostor = privateKeyToAccount(generatePrivateKey());
+      const cases: [string, Leaf, RegExp][] = [
+        ["signed by another key", await signed(prepared.delegation, impostor), /not signed by the allowance's key/],
+        [
+          "a call of the agent's choosing to someone else",
+          await signed({
+            ...prepared.delegation,
+            caveats: [
+              {
+                ...exact,
+                terms: createExactExecutionTerms({
+                  execution: { target: token, value: 0n, callData: transfer(impostor.address, 1n).data },
+                }),
+              },
+              ...prepared.delegation.caveats.slice(1),
+            ],
+          }),
+          /not among this allowance's recipients/,
+        ],
+        [
+          "no limit on its uses",
+          await signed({ ...prepared.delegation, caveats: [exact, until] }),
+          /ExactExecution, LimitedCalls and Timestamp/,
+        ],
+        [
+          "to a delegate that is no relayer",
+          await signed({ ...prepared.delegation, delegate: impostor.address }),
+          /not a relayer of payments on this chain/,
+        ],
+      ];
+      for (const [what, leaf, expected] of cases) {
+        const result = await send(leaf);
+        assert.equal(result.isError, true, what);
+        assert.match(result.content[0].text, expected, what);
+      }
+      // prepare refuses what the allowance does not cover, in the person's units
+      const above = await call("prepare_allowance_payment", {
+        credential_id: credentialId,
+        chain_id: chain.chainId,
+        value: "0",
+        ...transfer(payee, parseUnits("4", 18)),
+      });
+      assert.equal(above.isError, true);
+      assert.match(above.content[0].text, /4 TT is over your allowance of 5 TT a day/);
+      assert.equal(await world.relayerNonce(), nonce, "nothing was sent");
+      assert.equal(await payments(), before, "nothing was recorded");
+    });
+
+    it("the SDK signs nothing a server prepared beyond the payment asked for", async () => {
+      const nonce = await world.relayerNonce();
+      const asked = transfer(payee, parseUnits("1", 18));
+      const thief = getAddress(privateKeyToAccount(generatePrivateKey()).address);
+      let signatures = 0;
+      const counting: SliceSigner = {
+        address: agentKey.address,
+        signTypedData: (data) => {
+          signatures++;
+          return agentKey.signTypedData(data);
+        },
+      };
+      const hostile = (tamper: (prepared: Prepared) => Prepared) =>
+        Object.assign(Object.create(wallet) as AgentWalletClient, {
+          prepareAllowancePayment: async (...args: Parameters<AgentWalletClient["prepareAllowancePayment"]>) =>
+            tamper(await wallet.prepareAllowancePayment(...args)),
+        });
+      const withCaveat = (prepared: Prepared, index: number, caveat: Partial<Leaf["caveats"][number]>) => ({
+        ...prepared,
+        delegation: {
+          ...prepared.delegation,
+          caveats: prepared.delegation.caveats.map((each, at) => (at === index ? { ...each, ...caveat } : each)),
+        },
+      });
+      const other = transfer(thief, parseUnits("1", 18)).data;
+      const tampered: [string, (prepared: Prepared) => Prepared][] = [
+        [
+          "another call",
+          (p) => withCaveat(p, 0, { terms: createExactExecutionTerms({ execution: { target: token, value: 0n, callData: other } }) }),
+        ],
+        ["an enforcer it cannot vouch for", (p) => withCaveat(p, 0, { enforcer: thief })],
+        ["more than one use", (p) => withCaveat(p, 1, { terms: createLimitedCallsTerms({ limit: 2 }) })],
+        [
+          "a delegation that lives for a day",
+          (p) =>
+            withCaveat(p, 2, {
+              terms: createTimestampTerms({ afterThreshold: 0, beforeThreshold: Math.floor(Date.now() / 1000) + 86_400 }),
+            }),
+        ],
+        [
+          "under a delegation not the person's",
+          (p) => ({ ...p, delegation: { ...p.delegation, authority: hashDelegation({ ...p.delegation, salt: 1n } as never) } }),
+        ],
+      ];
+      for (const [what, tamper] of tampered)
+        await assert.rejects(
+          payFromAllowance(hostile(tamper), counting, permission, asked, { credentialId, exactExecutionEnforcer }),
+          AllowancePaymentError,
+          what,
+        );
+      // on a chain without a published framework the SDK vouches for no enforcer unless told which
+      await assert.rejects(payFromAllowance(wallet, counting, permission, asked, { credentialId }), /pass exactExecutionEnforcer/);
+      assert.equal(signatures, 0, "nothing was signed");
+      assert.equal(await world.relayerNonce(), nonce, "nothing was sent");
+    });
+  });
+}
