@@ -105,12 +105,13 @@ export class InvalidInputError extends AgentWalletError {
 }
 
 /** Why the SDK refused a requirement before pay_x402 was called. */
-export type PaymentRefusal = "other_resource" | "over_max" | "no_max" | "unreadable" | "refused_by_hook";
+export type PaymentRefusal = "other_resource" | "over_max" | "no_max" | "unreadable" | "refused_by_hook" | "not_own_key_payable";
 
 /**
  * The SDK refused to pay a resource's x402 requirement before anything was signed (pay_x402 was never called): it is
  * for another resource than the one fetched or the tool called, it asks more than the most per payment (or is in a
- * token with no most), the SDK cannot read it, or `beforePay` said no. `requirement` is what the resource asked.
+ * token with no most), the SDK cannot read it, `beforePay` said no, or (paying with your own key) no offer is one that
+ * key can pay: exact by eip3009 in a token of its allowance that may pay your key. `requirement` is what the resource asked.
  */
 export class PaymentRefusedError extends AgentWalletError {
   constructor(

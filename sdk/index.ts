@@ -9,6 +9,7 @@ export { DEFAULT_MAX_PER_PAYMENT } from "./x402-guard";
 export { ownRedemption } from "./own-allowance";
 export { AllowancePaymentError, payFromAllowance } from "./allowance-payment";
 export type { AllowancePayment, AllowancePaymentOptions } from "./allowance-payment";
+export type { OwnKey } from "./own-x402";
 export { sliceAllowance, SliceError } from "./allowance-slice";
 export type { AllowanceSlice, SliceSigner } from "./allowance-slice";
 export type { AllowanceCall } from "./own-allowance";

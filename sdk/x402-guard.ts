@@ -42,7 +42,7 @@ function decodeBase64Json(text: string): unknown {
   return JSON.parse(new TextDecoder().decode(bytes));
 }
 
-function encodeBase64Json(value: unknown): string {
+export function encodeBase64Json(value: unknown): string {
   const bytes = new TextEncoder().encode(JSON.stringify(value));
   return btoa(Array.from(bytes, (byte) => String.fromCharCode(byte)).join(""));
 }
@@ -69,7 +69,7 @@ export async function networkChainId(network: string): Promise<number | null> {
 }
 
 /** The requirement's JSON: a V1 body as it is, a V2 header decoded; null when it is neither. */
-function jsonOf(given: GivenRequirement): Record<string, unknown> | null {
+export function jsonOf(given: GivenRequirement): Record<string, unknown> | null {
   if (typeof given !== "string") return given;
   try {
     const json = given.trim().startsWith("{") ? JSON.parse(given) : decodeBase64Json(given);

@@ -9,6 +9,7 @@ import { InvalidInputError, PaymentNotApprovedError, PaymentRefusedError, ToolEr
 import type { FetchLike } from "./oauth";
 import { formatUnits } from "../contract/limits-in-words";
 import type { ToolOutput } from "../contract";
+import { ownKeyPayment, type OwnKey } from "./own-x402";
 import {
   maxInBaseUnits,
   mostFor,
@@ -37,6 +38,12 @@ type PaymentOptions = {
    * is signed: `false` refuses it (PaymentRefusedError "refused_by_hook"), and an error thrown here is thrown as is.
    */
   beforePay?: (requirement: PaymentRequirement) => boolean | void | Promise<boolean | void>;
+  /**
+   * Pay with your own key from an allowance it spends (request_allowance), not through pay_x402: a stock merchant's
+   * exact/eip3009 offer is funded from the allowance to your key through the relayer and authorized by your key
+   * (ownKeyPayment). onPayment is not told of such payments.
+   */
+  ownKey?: OwnKey;
   /** told of each payment before the retry is sent: what is paid, to whom, for what (and, for one tap, its request) */
   onPayment?: (payment: ToolOutput<"pay_x402">) => void;
   /** how long to wait for the person's approval of a one-tap payment (waitForRequest's options) */
@@ -154,8 +161,12 @@ async function checked(
   return narrowed(given, (index) => kept.has(index));
 }
 
-/** The payment for `required` as pay_x402 answers it: at once, or once the person approved its request. */
+/**
+ * The payment for `required` as pay_x402 answers it (at once, or once the person approved its request), or as your own
+ * key pays it.
+ */
 async function paymentFor(wallet: AgentWalletClient, options: PaymentOptions, required: GivenRequirement): Promise<Payment> {
+  if (options.ownKey) return ownKeyPayment(wallet, options.ownKey, options.credentialId, required, options.idempotencyKey);
   const paid = await wallet.payX402({
     credential_id: options.credentialId,
     payment_required: required,

@@ -3,7 +3,9 @@
 // Chromium) pays through Agent Wallet's relayer with the SDK's payFromAllowance. The relayer sends exactly what the
 // agent's key signed and pays its gas; the same signed delegation sent again answers the first payment; a delegation
 // the agent's key did not sign, or that lets the relayer do anything more, is refused with nothing sent; and a server
-// that prepares anything but the payment asked for gets no signature from the SDK.
+// that prepares anything but the payment asked for gets no signature from the SDK. A stock x402 merchant (@x402/express
+// with @x402/evm's own eip3009 facilitator) is paid with the agent's key: funded from the allowance to that key through
+// the relayer, then authorized by the key alone.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
@@ -11,19 +13,32 @@ import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { createExactExecutionTerms, createLimitedCallsTerms, createTimestampTerms, hashDelegation } from "@metamask/delegation-core";
 import { encodeFunctionData, erc20Abi, getAddress, parseEther, parseUnits, toHex, type Address, type Hex } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
-import { AgentWalletClient, AllowancePaymentError, payFromAllowance, type SliceSigner } from "agent-wallet/sdk";
+import {
+  AgentWalletClient,
+  AllowancePaymentError,
+  payFromAllowance,
+  payingFetch,
+  PaymentRefusedError,
+  type SliceSigner,
+} from "agent-wallet/sdk";
 import type { RunningApp } from "./app";
 import type { LocalChain } from "./chain";
 import { startAllowanceApp, type AllowanceApp } from "./allowances";
-import { deployErc20 } from "./contracts";
+import { deployErc20, mintFiatToken } from "./contracts";
+import { eip3009Sale } from "./agent-account-cases";
+import { startEip3009Facilitator } from "./x402-eip3009";
+import type { PaidResource } from "./x402-resource";
+import { deployFiatToken } from "@/test-chain/fiat-token";
 import { connectAgent, newPerson, type Person } from "./consent";
 import { db } from "@/lib/db";
 import { delegationTypedData } from "@/contract/delegation";
-import type { GrantedPermission, RequestView, ToolOutput } from "@/contract";
+import type { GrantedPermission, RequestView, ToolInput, ToolOutput } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 type Prepared = ToolOutput<"prepare_allowance_payment">;
 type Leaf = Prepared["delegation"];
+
+const PRICE = 10_000n; // 0.01 USDC
 
 export function agentRelaySuite(database: "sqlite" | "postgres") {
   describe(`payments an agent's own key signs, sent by the relayer (${database})`, { timeout: 600_000 }, () => {
@@ -38,6 +53,7 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
     let credentialId: string;
     let token: Address;
     let exactExecutionEnforcer: Address;
+    const resources: PaidResource[] = [];
     const agentKey = privateKeyToAccount(generatePrivateKey());
     const payee = getAddress(privateKeyToAccount(generatePrivateKey()).address);
 
@@ -52,30 +68,40 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       let provider;
       ({ client, provider } = await connectAgent(app, person.page, "Relayed Agent", [{ name: "Main", mode: "approve" }]));
       wallet = new AgentWalletClient({ baseUrl: app.baseUrl, accessToken: provider.tokens()!.access_token });
-      const now = Number((await chain.client.getBlock()).timestamp);
-      const asked = await wallet.requestAllowance({
-        credential_id: credentialId,
-        chain_id: chain.chainId,
-        to: agentKey.address,
+      permission = await approvedAllowance({
         permissions: [
           { type: "erc20-token-periodic", data: { tokenAddress: token, periodAmount: toHex(parseUnits("5", 18)), periodDuration: 86_400 } },
         ],
         payees: [payee],
         payments: 3,
-        expiry: now + 7 * 86_400,
-        justification: "Pay the data feed; Agent Wallet's relayer pays the gas",
       });
-      await person.page.goto(asked.approval_url);
-      await person.page.getByRole("button", { name: "Approve with passkey" }).click();
-      await person.page.getByText(/Approved: the agent's key can now spend within this allowance/).waitFor();
-      permission = (await wallet.getRequest({ request_id: asked.request_id })).permission!;
-      assert.ok(permission, "the person's approval answers the granted permission");
     });
     after(async () => {
+      for (const resource of resources) await resource.close();
       await client?.close();
       await world?.stop();
     });
 
+    /** An allowance for the agent's key, asked with request_allowance and approved by the person's passkey. */
+    async function approvedAllowance(terms: Partial<ToolInput<"request_allowance">>): Promise<GrantedPermission> {
+      const now = Number((await chain.client.getBlock()).timestamp);
+      const asked = await wallet.requestAllowance({
+        credential_id: credentialId,
+        chain_id: chain.chainId,
+        to: agentKey.address,
+        permissions: [],
+        payments: 3,
+        expiry: now + 7 * 86_400,
+        justification: "Pay for data; Agent Wallet's relayer pays the gas",
+        ...terms,
+      });
+      await person.page.goto(asked.approval_url);
+      await person.page.getByRole("button", { name: "Approve with passkey" }).click();
+      await person.page.getByText(/Approved: the agent's key can now spend within this allowance/).waitFor();
+      const given = (await wallet.getRequest({ request_id: asked.request_id })).permission;
+      assert.ok(given, "the person's approval answers the granted permission");
+      return given;
+    }
     const balanceOf = (holder: Address) =>
       chain.client.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
     const transfer = (to: Address, amount: bigint) => ({
@@ -250,6 +276,61 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       await assert.rejects(payFromAllowance(wallet, counting, permission, asked, { credentialId }), /pass exactExecutionEnforcer/);
       assert.equal(signatures, 0, "nothing was signed");
       assert.equal(await world.relayerNonce(), nonce, "nothing was sent");
+    });
+
+    // Last: its allowance replaces the one the tests above spend.
+    it("pays a stock x402 merchant with the agent's own key: funded from the allowance, authorized by that key", async () => {
+      const usdc = (await deployFiatToken(chain)).address;
+      const wallet_ = getAddress(permission.from);
+      await mintFiatToken(chain, usdc, wallet_, 1_000_000n);
+      const facilitator = await startEip3009Facilitator(chain);
+      const merchant = getAddress(privateKeyToAccount(generatePrivateKey()).address);
+      const sale = await eip3009Sale({ facilitator, chainId: chain.chainId, token: usdc, resources }, merchant, PRICE);
+      const any = await approvedAllowance({
+        permissions: [
+          {
+            type: "erc20-token-periodic",
+            data: { tokenAddress: usdc, periodAmount: "50000", periodDuration: 86_400, maxPerPayment: "20000" },
+          },
+        ],
+        any_payee: true,
+      });
+      // the allowance it replaces is disabled on chain by the relayer first
+      for (
+        let tries = 0;
+        (await db().allowance.findUniqueOrThrow({ where: { id: permission.allowance_id } })).status !== "revoked";
+        tries++
+      ) {
+        assert.ok(tries < 150, "the replaced allowance is revoked on chain");
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const nonce = await world.relayerNonce();
+      const usdcOf = (holder: Address) =>
+        chain.client.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [holder] });
+      const paying = payingFetch(wallet, {
+        credentialId,
+        maxPerPayment: { USDC: "0.02" },
+        ownKey: { account: agentKey, permission: any, exactExecutionEnforcer },
+      });
+      const response = await chain.miningEvery(2000, () => paying(sale.url));
+      assert.equal(response.status, 200);
+      assert.deepEqual(await response.json(), { report: "paid content" });
+      assert.equal(await usdcOf(merchant), PRICE, "the merchant was paid");
+      assert.equal(await usdcOf(agentKey.address), 0n, "the agent's key held the payment only until it settled");
+      assert.equal(await usdcOf(wallet_), 1_000_000n - PRICE);
+      assert.equal(await world.relayerNonce(), nonce + 1, "the relayer sent the funding, and only that");
+      assert.equal(await chain.client.getBalance({ address: agentKey.address }), 0n, "the agent's key paid no gas");
+      const [funding] = await db().allowanceSpend.findMany({ where: { allowanceId: any.allowance_id } });
+      assert.equal(getAddress(funding.recipient), agentKey.address, "the server saw the funding to the agent's key");
+      assert.equal(await db().x402Payment.count({ where: { allowanceId: any.allowance_id } }), 0, "and signed nothing for the merchant");
+
+      // a merchant whose only offer the key cannot pay (another token) gets nothing signed, and nothing is funded
+      const other = await eip3009Sale({ facilitator, chainId: chain.chainId, token, resources }, merchant, 1n);
+      await assert.rejects(
+        payingFetch(wallet, { credentialId, maxPerPayment: { TT: "1" }, ownKey: { account: agentKey, permission: any } })(other.url),
+        (error: unknown) => error instanceof PaymentRefusedError && error.reason === "not_own_key_payable",
+      );
+      assert.equal(await world.relayerNonce(), nonce + 1);
     });
   });
 }
