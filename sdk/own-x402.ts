@@ -9,6 +9,7 @@ import { payFromAllowance } from "./allowance-payment";
 import { PaymentRefusedError } from "./errors";
 import { encodeBase64Json, jsonOf, networkChainId, type GivenRequirement } from "./x402-guard";
 import type { GrantedPermission } from "../contract";
+import { TRANSFER_WITH_AUTHORIZATION } from "../contract/eip3009";
 
 /** The key that spends an allowance of yours, and that allowance, to pay x402 merchants with (payingFetch's `ownKey`). */
 export type OwnKey = {
@@ -19,15 +20,6 @@ export type OwnKey = {
   /** payFromAllowance's, on a chain without a published Delegation Framework */
   exactExecutionEnforcer?: Address;
 };
-
-const TRANSFER_WITH_AUTHORIZATION = [
-  { name: "from", type: "address" },
-  { name: "to", type: "address" },
-  { name: "value", type: "uint256" },
-  { name: "validAfter", type: "uint256" },
-  { name: "validBefore", type: "uint256" },
-  { name: "nonce", type: "bytes32" },
-] as const;
 
 type Entry = Record<string, unknown>;
 const text = (value: unknown) => (typeof value === "string" ? value : "");

@@ -199,7 +199,7 @@ export function agentAccountSuite(database: "sqlite" | "postgres") {
       const { payX402 } = await import("@/lib/x402/pay");
       const { db } = await import("@/lib/db");
       const { unsealDelegateKey } = await import("@/lib/allowances/key-secret");
-      const { TRANSFER_WITH_AUTHORIZATION } = await import("@/lib/wallet/permits");
+      const { TRANSFER_WITH_AUTHORIZATION } = await import("@/contract/eip3009");
       const { agent, credentialId, allowanceId, person } = await anyPayee();
       const before = await world.tokenBalance(person);
       // a payment on its way: funded, signed, not yet presented to its merchant

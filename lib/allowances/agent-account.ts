@@ -10,7 +10,7 @@ import { db, selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
 import { onChain } from "@/lib/wallet/chains";
 import { nativeAccount, type ServerAccount } from "@/lib/wallet/native-signer";
-import { TRANSFER_WITH_AUTHORIZATION } from "@/lib/wallet/permits";
+import { TRANSFER_WITH_AUTHORIZATION } from "@/contract/eip3009";
 import { answersEip3009, returnByPermit2 } from "./agent-account-permit2";
 import { unclaimed } from "./agent-account-balance";
 import { findAllowance } from "./allowances";

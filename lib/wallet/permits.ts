@@ -63,16 +63,6 @@ const TRANSFER_FROM = "spender:address,nonce:uint256,deadline:uint256";
  */
 export type TypedDataShape = { primaryType: string; types: Record<string, string>; witness?: true };
 
-/** EIP-3009's TransferWithAuthorization struct, as FiatToken (USDC, EURC) hashes it. */
-export const TRANSFER_WITH_AUTHORIZATION = [
-  { name: "from", type: "address" },
-  { name: "to", type: "address" },
-  { name: "value", type: "uint256" },
-  { name: "validAfter", type: "uint256" },
-  { name: "validBefore", type: "uint256" },
-  { name: "nonce", type: "bytes32" },
-] as const;
-
 /** Each permit's shape. */
 const SHAPES: Record<PermitKind, TypedDataShape> = {
   Permit: { primaryType: "Permit", types: { Permit: "owner:address,spender:address,value:uint256,nonce:uint256,deadline:uint256" } },
