@@ -40,7 +40,8 @@ function executionUnder(input: Hex, rootHash: string) {
   return paymentOf({
     to: getAddress(slice(execution, 0, 20)),
     value: hexToBigInt(sliceHex(execution, 20, 52)),
-    data: slice(execution, 52),
+    // not viem's slice, which refuses to start at the end: a payment of the coin carries no call data
+    data: `0x${execution.slice(2 + 2 * 52)}`,
   });
 }
 
