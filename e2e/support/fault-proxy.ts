@@ -57,9 +57,10 @@ export async function faultProxy(target: string): Promise<FaultProxy> {
         : null;
     if (refusals.some(Boolean)) {
       const answered = [answer ? ((await answer.json()) as ProxiedCall | ProxiedCall[]) : []].flat();
-      const answers = calls.map(
-        (call, index) => (refusals[index] && { jsonrpc: "2.0", id: call.id, error: refusals[index] }) || answered.find((one) => one.id === call.id),
-      );
+      const answers = calls.map((call, index) => {
+        const error = refusals[index];
+        return error ? { jsonrpc: "2.0", id: call.id, error } : answered.find((one) => one.id === call.id);
+      });
       response.writeHead(200, { "Content-Type": "application/json" }).end(JSON.stringify(Array.isArray(body) ? answers : answers[0]));
       return;
     }

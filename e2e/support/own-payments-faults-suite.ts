@@ -52,7 +52,8 @@ export function ownPaymentsFaultsSuite(database: "sqlite" | "postgres") {
       await world?.stop();
     });
 
-    const ask = (method: string, params: unknown[] = []) => world.chain.client.request({ method: method as never, params: params as never });
+    const ask = (method: string, params: unknown[] = []) =>
+      world.chain.client.request({ method: method as never, params: params as never });
     /** `receipt`'s block with CONFIRMATIONS blocks on it: its payment is read from then on. */
     const confirmed = (receipt: TransactionReceipt) => world.chain.untilBlock(receipt.blockNumber + lib.ownPayments.CONFIRMATIONS);
 
@@ -95,7 +96,7 @@ export function ownPaymentsFaultsSuite(database: "sqlite" | "postgres") {
     }
     const landed = (...receipts: TransactionReceipt[]) => receipts.map((receipt) => [receipt.transactionHash, "landed"]);
 
-    it("a provider that refuses eth_getLogs over 3 blocks: every payment recorded once, the blocks read in order, none skipped", async () => {
+    it("a provider that refuses eth_getLogs over 3 blocks: every payment recorded once, blocks read in order, none skipped", async () => {
       const own = await ownKeyAllowance();
       const read: { from: bigint; to: bigint; refused: boolean }[] = [];
       proxy.refuse = (call: ProxiedCall) => {
@@ -147,7 +148,7 @@ export function ownPaymentsFaultsSuite(database: "sqlite" | "postgres") {
       }
     });
 
-    it("a provider answering 503 and then 429 during the read: the read fails, nothing recorded twice or lost, no block passed unread", async () => {
+    it("a provider answering 503, then 429, mid-read: the read fails, nothing recorded twice or lost, no block passed unread", async () => {
       const own = await ownKeyAllowance();
       const first = await own.pay();
       const second = await own.pay();

@@ -61,7 +61,7 @@ function executionUnder(input: Hex, rootHash: string) {
  */
 async function redeemedFrom(allowance: Allowance, from: bigint, head: bigint) {
   const framework = frameworkFor(allowance.chainId);
-  for (let span = readableSpan.get(allowance.chainId) ?? BLOCKS_PER_READ; ; ) {
+  for (let span = readableSpan.get(allowance.chainId) ?? BLOCKS_PER_READ; ;) {
     const to = from + span - 1n < head ? from + span - 1n : head;
     try {
       const logs = await onChain(allowance.chainId, (client) =>
