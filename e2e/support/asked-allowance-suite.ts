@@ -314,7 +314,8 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres", options: { 
       assert.equal(paid.status, "success");
       assert.equal(await balanceOf(payee), paidBefore + parseUnits("1", 18));
 
-      // the person sees it under its parent, and the agent in get_allowance
+      // the person sees it under its parent, and the agent in get_allowance; its payment, once confirmed, as the parent's
+      await chain.untilBlock(paid.blockNumber + CONFIRMATIONS);
       await person.page.goto(`${app.baseUrl}/clients`);
       await person.page.getByText(`Passed on by the agent to the key ${subKey.address}`).waitFor();
       const allowance = (await client.callTool({ name: "get_allowance", arguments: { credential_id: credentialId } })) as ToolResult;
@@ -323,6 +324,11 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres", options: { 
       assert.deepEqual(
         parent.slices?.map((entry) => getAddress(entry.to)),
         [subKey.address],
+      );
+      const recorded = await db().allowanceSpend.findMany({ where: { allowanceId: given.allowance_id, txHash: paid.transactionHash } });
+      assert.deepEqual(
+        recorded.map(({ amount, status }) => [amount, status]),
+        [[String(parseUnits("1", 18)), "landed"]],
       );
 
       // revoking the client sends the allowance's revocation, signed with it: the slice stops with it, on chain
