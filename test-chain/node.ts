@@ -35,6 +35,11 @@ export type LocalChain = {
   miningEvery: <T>(ms: number, work: () => Promise<T>) => Promise<T>;
   /** Holds every block while `work` runs (what is sent waits in the mempool), then mines one and goes on as before. */
   holdingBlocks: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * Returns once the latest block is `number` or later: the blocks missing are mined at once while the node mines each
+   * transaction as it arrives (nothing else would mine them), and waited for while it mines every interval.
+   */
+  untilBlock: (number: bigint) => Promise<void>;
   stop: () => Promise<void>;
 };
 
@@ -136,6 +141,13 @@ export async function startChain(options: { chainId?: number; port?: number; nod
       } finally {
         await ask("evm_mine");
         await mining(true);
+      }
+    },
+    untilBlock: async (number) => {
+      const latest = () => client.getBlockNumber({ cacheTime: 0 });
+      for (let at = await latest(); at < number; at = await latest()) {
+        if (intervalMs === null) await ask("hardhat_mine", [`0x${(number - at).toString(16)}`]);
+        else await new Promise((resolve) => setTimeout(resolve, intervalMs! / 4));
       }
     },
     stop: async () => {

@@ -5,7 +5,10 @@
 // key redeems it (paying its own gas) within the cap, the chain refuses it above the cap, and Agent Wallet's delegate
 // key, everything the server holds, redeems nothing. A request the person rejects gives nothing. The CLI asks with a key
 // it keeps; the agent passes a narrower slice on to a sub-agent (the SDK's sliceAllowance), which the chain holds to it
-// and which stops when the person revokes the agent.
+// and which stops when the person revokes the agent. With `blockMs` all of it on a chain that mines a block that often,
+// with a mempool, as real chains do (e2e/allowances/asked-allowance-blocks.test.ts): a redemption above the cap is then
+// mined reverted rather than refused when sent, and the agent's own payment is recorded once CONFIRMATIONS blocks stand
+// on it (lib/allowances/own-payments.ts).
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
@@ -26,12 +29,15 @@ import { cliEnv, runCli } from "./cli";
 import { db } from "@/lib/db";
 import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
 import { createGrant } from "@/lib/oauth/grants";
+import { CONFIRMATIONS } from "@/lib/allowances/own-payments";
 import type { GrantedPermission, RequestView } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 
-export function askedAllowanceSuite(database: "sqlite" | "postgres") {
-  describe(`an allowance the agent asks for its own key (${database})`, { timeout: 600_000 }, () => {
+/** `blockMs`: the chain mines a block that often, with a mempool, as a real chain (else each transaction at once). */
+export function askedAllowanceSuite(database: "sqlite" | "postgres", options: { blockMs?: number } = {}) {
+  const blocks = options.blockMs ? `, ${options.blockMs / 1000}-second blocks` : "";
+  describe(`an allowance the agent asks for its own key (${database}${blocks})`, { timeout: 600_000 }, () => {
     let world: AllowanceApp;
     let chain: LocalChain;
     let app: RunningApp;
@@ -58,6 +64,7 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       await chain.fund(agentKey.address, "1");
       token = await deployErc20(chain, { name: "Test Token", symbol: "TT", supply: parseEther("100"), holder: wallet });
       ({ client, provider } = await connectAgent(app, person.page, "Own Key Agent", [{ name: "Main", mode: "approve" }]));
+      if (options.blockMs) await chain.mineEvery(options.blockMs);
     });
     after(async () => {
       await client?.close();
@@ -213,7 +220,9 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       assert.match(refusal(above), /revert/i, "above what is left the chain refuses");
       assert.equal(await balanceOf(payee), parseUnits("2", 18));
 
-      // the payment the agent sent itself, read from the chain: on Clients with what is left, and in the audit log
+      // the payment the agent sent itself, read from the chain once confirmed: on Clients with what is left, and in the
+      // audit log
+      await chain.untilBlock(paid.blockNumber + CONFIRMATIONS);
       const read = (await client.callTool({ name: "get_allowance", arguments: { credential_id: credentialId } })) as ToolResult;
       type Listed = { allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[] }[] };
       const [limit] = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!.limits;
@@ -305,7 +314,8 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       assert.equal(paid.status, "success");
       assert.equal(await balanceOf(payee), paidBefore + parseUnits("1", 18));
 
-      // the person sees it under its parent, and the agent in get_allowance
+      // the person sees it under its parent, and the agent in get_allowance; its payment, once confirmed, as the parent's
+      await chain.untilBlock(paid.blockNumber + CONFIRMATIONS);
       await person.page.goto(`${app.baseUrl}/clients`);
       await person.page.getByText(`Passed on by the agent to the key ${subKey.address}`).waitFor();
       const allowance = (await client.callTool({ name: "get_allowance", arguments: { credential_id: credentialId } })) as ToolResult;
@@ -314,6 +324,11 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres") {
       assert.deepEqual(
         parent.slices?.map((entry) => getAddress(entry.to)),
         [subKey.address],
+      );
+      const recorded = await db().allowanceSpend.findMany({ where: { allowanceId: given.allowance_id, txHash: paid.transactionHash } });
+      assert.deepEqual(
+        recorded.map(({ amount, status }) => [amount, status]),
+        [[String(parseUnits("1", 18)), "landed"]],
       );
 
       // revoking the client sends the allowance's revocation, signed with it: the slice stops with it, on chain

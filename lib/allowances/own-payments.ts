@@ -9,15 +9,24 @@ import type { AllowanceSpend } from "@/lib/generated/prisma/client";
 import { recordAuditIn, type AuditInput } from "@/lib/audit";
 import { sha256Hex } from "@/lib/crypto";
 import { db } from "@/lib/db";
-import { onChain } from "@/lib/wallet/chains";
+import { ChainError, ChainUnansweredError, onChain } from "@/lib/wallet/chains";
 import type { Allowance } from "./allowances";
 import { frameworkFor } from "./allowances";
 import { delegationHash } from "./delegation-encoding";
 import { paymentOf } from "./spend";
 import { relayerNamed } from "./relay";
 
-/** The most blocks one read asks the node for (providers cap eth_getLogs' range). */
+/** The most blocks one read asks the node for; a provider that caps eth_getLogs' range lower is asked for less. */
 const BLOCKS_PER_READ = 5_000n;
+
+/**
+ * How many blocks must stand on a block before it is read (decision 0043): a reorg that deep or shallower replaces
+ * only blocks not read yet, so nothing recorded came from a block the chain dropped, and the cursor never passes one.
+ */
+export const CONFIRMATIONS = 5n;
+
+/** Per chain, the range its provider last took when it refused a wider one: asked from then on, not 5,000 each time. */
+const readableSpan = new Map<number, bigint>();
 
 const REDEEMED = DelegationManager.find((item) => item.type === "event" && item.name === "RedeemedDelegation")!;
 
@@ -41,33 +50,54 @@ function executionUnder(input: Hex, rootHash: string) {
   return paymentOf({
     to: getAddress(slice(execution, 0, 20)),
     value: hexToBigInt(sliceHex(execution, 20, 52)),
-    data: slice(execution, 52),
+    // not viem's slice, which refuses to start at the end: a payment of the coin carries no call data
+    data: `0x${execution.slice(2 + 2 * 52)}`,
   });
 }
 
 /**
- * Records the payments the agent sent itself since the allowance's cursor, up to the chain's latest block, and moves
- * the cursor past them. Each is one spend, whichever view reads it first: its id is derived from its transaction and
- * delegation, so a second reader's insert finds it taken and records nothing. Returns the spends recorded now.
+ * The RedeemedDelegation events of the allowance's person from `from` on, up to `head` or as far as the node gives in
+ * one read, and the last block they cover. A node that refuses the range (a provider's cap, answered as a JSON-RPC
+ * error) is asked for half as many blocks, down to one; one that does not answer (429, 5xx, a timeout) fails the read.
+ */
+async function redeemedFrom(allowance: Allowance, from: bigint, head: bigint) {
+  const framework = frameworkFor(allowance.chainId);
+  for (let span = readableSpan.get(allowance.chainId) ?? BLOCKS_PER_READ; ;) {
+    const to = from + span - 1n < head ? from + span - 1n : head;
+    try {
+      const logs = await onChain(allowance.chainId, (client) =>
+        client.getLogs({
+          address: framework.DelegationManager,
+          event: REDEEMED,
+          args: { rootDelegator: getAddress(allowance.delegator) },
+          fromBlock: from,
+          toBlock: to,
+        }),
+      );
+      if (span < BLOCKS_PER_READ) readableSpan.set(allowance.chainId, span);
+      return { logs, to };
+    } catch (error) {
+      if (!(error instanceof ChainError) || error instanceof ChainUnansweredError || to === from) throw error;
+      span = (to - from + 1n) / 2n;
+    }
+  }
+}
+
+/**
+ * Records the payments the agent sent itself since the allowance's cursor, up to CONFIRMATIONS blocks behind the
+ * chain's latest, and moves the cursor past each range read once its payments are recorded. Each is one spend,
+ * whichever view reads it first: its id is derived from its transaction and delegation, so a second reader's insert
+ * finds it taken and records nothing. Returns the spends recorded now.
  */
 export async function recordOwnPayments(allowance: Allowance): Promise<AllowanceSpend[]> {
   if (allowance.delegateKind !== "agent" || allowance.ownPaymentsFrom === null) return [];
-  const framework = frameworkFor(allowance.chainId);
   const roots = new Set(allowance.delegations.map((row) => row.hash.toLowerCase()));
-  // uncached: a block number kept for a few seconds would leave a payment just mined for a later read
+  // uncached: a block number kept for a few seconds would leave a payment just confirmed for a later read
   const latest = await onChain(allowance.chainId, (client) => client.getBlockNumber({ cacheTime: 0 }));
+  const head = latest - CONFIRMATIONS;
   const from = BigInt(allowance.ownPaymentsFrom);
-  if (from > latest) return [];
-  const to = from + BLOCKS_PER_READ - 1n < latest ? from + BLOCKS_PER_READ - 1n : latest;
-  const logs = await onChain(allowance.chainId, (client) =>
-    client.getLogs({
-      address: framework.DelegationManager,
-      event: REDEEMED,
-      args: { rootDelegator: getAddress(allowance.delegator) },
-      fromBlock: from,
-      toBlock: to,
-    }),
-  );
+  if (from > head) return [];
+  const { logs, to } = await redeemedFrom(allowance, from, head);
   const recorded: AllowanceSpend[] = [];
   for (const log of logs) {
     const redeemed = log.args.delegation as Parameters<typeof delegationHash>[0] | undefined;
@@ -121,9 +151,11 @@ export async function recordOwnPayments(allowance: Allowance): Promise<Allowance
       if (!(await db().allowanceSpend.count({ where: { id: spend.id } }))) throw error;
     }
   }
-  await db().allowance.updateMany({
+  const advanced = await db().allowance.updateMany({
     where: { id: allowance.id, ownPaymentsFrom: allowance.ownPaymentsFrom },
     data: { ownPaymentsFrom: Number(to + 1n) },
   });
-  return recorded;
+  // the rest up to the head, unless another reader moved the cursor first (and reads it)
+  if (!advanced.count || to === head) return recorded;
+  return [...recorded, ...(await recordOwnPayments({ ...allowance, ownPaymentsFrom: Number(to + 1n) }))];
 }
