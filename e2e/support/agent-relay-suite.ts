@@ -31,6 +31,7 @@ import type { PaidResource } from "./x402-resource";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { connectAgent, newPerson, type Person } from "./consent";
 import { db } from "@/lib/db";
+import { CONFIRMATIONS } from "@/lib/allowances/own-payments";
 import { delegationTypedData } from "@/contract/delegation";
 import type { GrantedPermission, RequestView, ToolInput, ToolOutput } from "@/contract";
 
@@ -157,11 +158,16 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       assert.equal(await balanceOf(payee), parseUnits("3", 18));
       assert.equal(await world.relayerNonce(), nonce + 2);
 
-      // Counted once each, though the chain's events show them too; what is left is the chain's
+      // Counted once each, though the chain's events show them too once they stand under enough blocks to be read;
+      // what is left is the chain's
+      const last = await chain.client.getTransactionReceipt({ hash: firstView.tx_hash as Hex });
+      await chain.untilBlock(last.blockNumber + CONFIRMATIONS);
       const read = await call("get_allowance", { credential_id: credentialId });
       type Listed = { allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[] }[] };
       const [limit] = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!.limits;
       assert.deepEqual([limit.left, limit.transfers_left], ["2", 1]);
+      const { ownPaymentsFrom } = await db().allowance.findUniqueOrThrow({ where: { id: permission.allowance_id } });
+      assert.ok(BigInt(ownPaymentsFrom!) > last.blockNumber, "the chain's events of both payments were read");
       const spends = await db().allowanceSpend.findMany({ where: { allowanceId: permission.allowance_id }, orderBy: { createdAt: "asc" } });
       assert.deepEqual(
         spends.map(({ txHash, status }) => ({ txHash, status })),
