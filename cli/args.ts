@@ -108,11 +108,20 @@ export const COMMANDS = [
     name: "send",
     args: ["<credential>"],
     summary: "Ask to sign and broadcast a transaction; waits for your approval",
+    details:
+      "From an allowance this CLI's own key spends (request-allowance), the key signs the payment and Agent Wallet's\n" +
+      "relayer sends it and pays its gas, with no approval: on a chain without the Delegation Framework's published\n" +
+      "deployment (a local chain), give the ExactExecutionEnforcer you trust with --exact-execution-enforcer.",
     options: {
       chain: { type: "string", value: "id", description: "Chain id; may be left out when the wallet can use only one" },
       to: { type: "string", value: "address", description: "Recipient (required)" },
       value: { type: "string", value: "amount", description: "Wei (e.g. 1000) or with a unit (e.g. 0.01eth, 20gwei); required" },
       data: { type: "string", value: "hex", description: "Call data, 0x-prefixed" },
+      "exact-execution-enforcer": {
+        type: "string",
+        value: "address",
+        description: "The ExactExecutionEnforcer to trust when this CLI's key signs (a chain with no published framework)",
+      },
       ...WAIT_OPTIONS,
       ...IDEMPOTENCY_OPTIONS,
     },

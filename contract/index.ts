@@ -419,6 +419,12 @@ const allowanceOutput = z.object({
             ),
         }),
       ),
+      permission: grantedPermission
+        .optional()
+        .describe(
+          "An allowance the agent's own key spends: the signed delegations to spend it with, as get_request answered them " +
+            "(without the request's justification); absent for one Agent Wallet's key spends",
+        ),
       slices: z
         .array(z.object({ slice_id: z.string(), to: z.string(), words: z.array(z.string()) }))
         .optional()

@@ -163,8 +163,16 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       const last = await chain.client.getTransactionReceipt({ hash: firstView.tx_hash as Hex });
       await chain.untilBlock(last.blockNumber + CONFIRMATIONS);
       const read = await call("get_allowance", { credential_id: credentialId });
-      type Listed = { allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[] }[] };
-      const [limit] = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!.limits;
+      type Listed = {
+        allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[]; permission?: GrantedPermission }[];
+      };
+      const listed = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!;
+      const [limit] = listed.limits;
+      // and what the key needs to spend it, as the approval answered it (the CLI's send finds it there)
+      assert.deepEqual(
+        listed.permission?.granted.map((granted) => granted.context),
+        permission.granted.map((granted) => granted.context),
+      );
       assert.deepEqual([limit.left, limit.transfers_left], ["2", 1]);
       const { ownPaymentsFrom } = await db().allowance.findUniqueOrThrow({ where: { id: permission.allowance_id } });
       assert.ok(BigInt(ownPaymentsFrom!) > last.blockNumber, "the chain's events of both payments were read");

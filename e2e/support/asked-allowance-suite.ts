@@ -280,6 +280,20 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres", options: { 
       assert.equal(done.status, "completed");
       assert.equal(getAddress(done.permission!.to), kept.address);
       assert.equal(BigInt(done.permission!.granted[0].permission.data.periodAmount as string), parseUnits("1.5", 18));
+      // `send` pays from it with the CLI's key, which holds no gas: the relayer sends what the key signed
+      const paidBefore = await balanceOf(payee);
+      const transfer = encodeFunctionData({ abi: erc20Abi, functionName: "transfer", args: [payee, parseUnits("1", 18)] });
+      const enforcer = world.environment.caveatEnforcers.ExactExecutionEnforcer;
+      const sendArgs = ["send", "Main", "--chain", String(chain.chainId), "--to", token, "--value", "0", "--data", transfer];
+      const unvouched = await runCli([...sendArgs, "--json"], env);
+      assert.notEqual(unvouched.code, 0, "on a chain with no published framework, the key signs only with an enforcer it trusts");
+      assert.match(unvouched.stderr, /exactExecutionEnforcer/);
+      const sent = await runCli([...sendArgs, "--exact-execution-enforcer", enforcer, "--json"], env);
+      assert.equal(sent.code, 0, sent.stderr);
+      const paid = JSON.parse(sent.stdout) as RequestView;
+      assert.equal(paid.status, "completed");
+      assert.equal(await balanceOf(payee), paidBefore + parseUnits("1", 18));
+      assert.equal(await chain.client.getBalance({ address: kept.address }), 0n, "the CLI's key paid no gas");
       // asked again, the CLI uses the same key
       const again = await runCli([...args, "--payments", "1", "--why", "Once more", "--no-wait", "--json"], env);
       assert.equal(again.code, 0, again.stderr);

@@ -15,8 +15,16 @@ import { lockLiveGrant, recordTransition, RequestError, reloadRequest, toView } 
 import { payloadOf, type AskedAllowance } from "@/lib/wallet/request-payload";
 import { PERIOD_DURATIONS, type GrantedPermission, type RequestView, type ToolInput } from "@/contract";
 import { NotFoundError } from "@/lib/http/errors";
-import { AllowanceError, auditAllowanceCreated, frameworkFor, storeAllowance, type ReadyAllowance } from "./allowances";
-import { AllowanceSpecError, specFromChoices, type AllowanceSpec } from "./caveats";
+import {
+  AllowanceError,
+  auditAllowanceCreated,
+  frameworkFor,
+  storeAllowance,
+  storedDelegation,
+  type Allowance,
+  type ReadyAllowance,
+} from "./allowances";
+import { AllowanceSpecError, specFromChoices, type AllowanceSpec, type Delegation, type DelegationMeaning } from "./caveats";
 import type { AuthenticationResponseJSON } from "@simplewebauthn/server";
 import { guarded, guardedOptions, withStepUp } from "@/lib/auth/step-up";
 import {
@@ -181,20 +189,33 @@ function checkAsAsked(ready: ReadyAllowance, asked: AskedAllowance) {
     throw new AllowanceError("The signed allowance is not the one the agent asked for: nothing was given. Open the request again.");
 }
 
-/** The agent's answer: per delegation, ERC-7715's granted permission, whose context the agent's key redeems. */
-function grantedPermissionOf(ready: ReadyAllowance, allowanceId: string, justification: string): GrantedPermission {
-  const { DelegationManager: manager } = frameworkFor(ready.chainId);
+/**
+ * The agent's answer: per delegation, ERC-7715's granted permission, whose context the agent's key redeems. Without
+ * `justification` (an allowance read back from the database, which keeps the request's words only with the request),
+ * its permissions carry none.
+ */
+function grantedPermissionOf(
+  allowance: {
+    chainId: number;
+    delegator: string;
+    delegate: string;
+    checked: { delegation: Delegation; meaning: DelegationMeaning; perPaymentMax: string | null }[];
+  },
+  allowanceId: string,
+  justification?: string,
+): GrantedPermission {
+  const { DelegationManager: manager } = frameworkFor(allowance.chainId);
   return {
     allowance_id: allowanceId,
-    chain_id: ready.chainId,
-    from: ready.delegator,
-    to: ready.delegate,
+    chain_id: allowance.chainId,
+    from: getAddress(allowance.delegator),
+    to: getAddress(allowance.delegate),
     delegation_manager: manager,
-    granted: ready.checked.map(({ delegation, meaning, perPaymentMax }) => ({
-      chainId: numberToHex(ready.chainId),
-      address: ready.delegator,
+    granted: allowance.checked.map(({ delegation, meaning, perPaymentMax }) => ({
+      chainId: numberToHex(allowance.chainId),
+      address: getAddress(allowance.delegator),
       expiry: meaning.expiresAt,
-      signer: { type: "account" as const, data: { address: ready.delegate } },
+      signer: { type: "account" as const, data: { address: getAddress(allowance.delegate) } },
       permission: {
         type: meaning.token ? "erc20-token-periodic" : "native-token-periodic",
         data: {
@@ -203,7 +224,7 @@ function grantedPermissionOf(ready: ReadyAllowance, allowanceId: string, justifi
           periodDuration: meaning.periodSeconds,
           startTime: meaning.startsAt,
           ...(perPaymentMax !== null && { maxPerPayment: numberToHex(BigInt(perPaymentMax)) }),
-          justification,
+          ...(justification !== undefined && { justification }),
         },
       },
       isAdjustmentAllowed: false,
@@ -215,6 +236,13 @@ function grantedPermissionOf(ready: ReadyAllowance, allowanceId: string, justifi
       payments: meaning.transactions,
     })),
   };
+}
+
+/** An allowance the agent's own key spends, as get_allowance answers it: the granted permission, from what is stored. */
+export function storedPermission(allowance: Allowance): GrantedPermission {
+  const framework = frameworkFor(allowance.chainId);
+  const checked = allowance.delegations.map((row) => ({ ...storedDelegation(framework, row), perPaymentMax: row.perPaymentMax }));
+  return grantedPermissionOf({ ...allowance, checked }, allowance.id);
 }
 
 /**
