@@ -8,6 +8,7 @@ import { Feedback, useAction } from "@/components/browser/use-action";
 import { isUnlimitedAmount } from "@/lib/wallet/call-decoding";
 import type { RequestStatus, RequestView } from "@/contract";
 import type { ApprovalOptions } from "./sign-approval";
+import { DecisionButtons } from "./decision-buttons";
 
 /**
  * The signing code, apart from the page so that the buttons work before it has arrived: fetched once the page is
@@ -132,19 +133,12 @@ export function ApprovalActions({
         </label>
       )}
       {pending && (
-        <div className="actions">
-          <button
-            type="button"
-            className="primary"
-            disabled={busy || Boolean(lowered.error) || (mustAcknowledge && !understood)}
-            onClick={() => void approve()}
-          >
-            Approve with passkey
-          </button>
-          <button type="button" className="danger" disabled={busy} onClick={() => void reject()}>
-            Reject
-          </button>
-        </div>
+        <DecisionButtons
+          busy={busy}
+          canApprove={!lowered.error && (!mustAcknowledge || understood)}
+          onApprove={() => void approve()}
+          onReject={() => void reject()}
+        />
       )}
     </div>
   );

@@ -11,6 +11,7 @@ import type { AllowanceChain, AllowanceReview } from "@/components/grants/allowa
 import type { PreparedAllowance } from "@/lib/allowances/ceremony";
 import type { Contact } from "@/lib/wallet/address-book";
 import type { RequestStatus } from "@/contract";
+import { DecisionButtons } from "./decision-buttons";
 
 /**
  * An agent's request for an allowance its own key spends: the server prepares the delegations to the agent's address,
@@ -88,14 +89,7 @@ export function AskedAllowanceActions({
       )}
       {pending && reviewed && <AllowanceCard name={walletName} review={reviewed} />}
       {pending && (
-        <div className="actions">
-          <button type="button" className="primary" disabled={busy || !reviewed} onClick={() => void approve()}>
-            Approve with passkey
-          </button>
-          <button type="button" className="danger" disabled={busy} onClick={() => void reject()}>
-            Reject
-          </button>
-        </div>
+        <DecisionButtons busy={busy} canApprove={Boolean(reviewed)} onApprove={() => void approve()} onReject={() => void reject()} />
       )}
     </div>
   );

@@ -11,9 +11,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { agentPayingShop as payingShop, startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import { agentPayingShop as payingShop, type AllowanceWorld } from "./allowances";
 import { chainDefinition } from "./chain";
-import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
+import type { FaultProxy, ProxiedCall } from "./fault-proxy";
+import { startFaultyWorld } from "./faulty-world";
 
 const PAYMENT = parseEther("0.001");
 
@@ -21,6 +22,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
   describe(`payments from an allowance through a flaky provider (${database}, 2-second blocks)`, { timeout: 300_000 }, () => {
     let world: AllowanceWorld;
     let proxy: FaultProxy;
+    let stop: (() => Promise<void>) | undefined;
     let lib: {
       agent: typeof import("@/lib/allowances/agent");
       clock: typeof import("@/lib/clock");
@@ -30,13 +32,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
     };
 
     before(async () => {
-      world = await startAllowanceWorld({
-        database,
-        rpcUrl: async (chain) => {
-          proxy = await faultProxy(chain.rpcUrl);
-          return proxy.rpcUrl;
-        },
-      });
+      ({ world, proxy, stop } = await startFaultyWorld(database));
       lib = {
         agent: await import("@/lib/allowances/agent"),
         clock: await import("@/lib/clock"),
@@ -44,12 +40,8 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         settings: await import("@/lib/allowances/settings"),
         reconcile: await import("@/lib/allowances/reconcile"),
       };
-      await world.chain.mineEvery(2000);
     });
-    after(async () => {
-      await proxy?.stop();
-      await world?.stop();
-    });
+    after(() => stop?.());
 
     /** An agent of a person of their own, with an allowance of 0.01 ETH a day to a shop: `pay` sends it 0.001 ETH. */
     async function agentPayingShop() {

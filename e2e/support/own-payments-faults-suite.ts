@@ -10,9 +10,10 @@ import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, type Hex, type TransactionReceipt } from "viem";
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
 import { ownRedemption } from "agent-wallet/sdk";
-import { startAllowanceWorld, type AllowanceWorld } from "./allowances";
+import type { AllowanceWorld } from "./allowances";
 import { chainDefinition } from "./chain";
-import { faultProxy, type FaultProxy, type ProxiedCall } from "./fault-proxy";
+import type { FaultProxy, ProxiedCall } from "./fault-proxy";
+import { startFaultyWorld } from "./faulty-world";
 
 const PAYMENT = parseEther("0.001");
 /** The most blocks the provider's eth_getLogs answers for. */
@@ -22,6 +23,7 @@ export function ownPaymentsFaultsSuite(database: "sqlite" | "postgres") {
   describe(`the agent's own payments read through a failing provider (${database}, 2-second blocks)`, { timeout: 300_000 }, () => {
     let world: AllowanceWorld;
     let proxy: FaultProxy;
+    let stop: (() => Promise<void>) | undefined;
     let lib: {
       allowances: typeof import("@/lib/allowances/allowances");
       chains: typeof import("@/lib/wallet/chains");
@@ -31,13 +33,7 @@ export function ownPaymentsFaultsSuite(database: "sqlite" | "postgres") {
     };
 
     before(async () => {
-      world = await startAllowanceWorld({
-        database,
-        rpcUrl: async (chain) => {
-          proxy = await faultProxy(chain.rpcUrl);
-          return proxy.rpcUrl;
-        },
-      });
+      ({ world, proxy, stop } = await startFaultyWorld(database));
       lib = {
         allowances: await import("@/lib/allowances/allowances"),
         chains: await import("@/lib/wallet/chains"),
@@ -45,12 +41,8 @@ export function ownPaymentsFaultsSuite(database: "sqlite" | "postgres") {
         encoding: await import("@/lib/allowances/delegation-encoding"),
         ownPayments: await import("@/lib/allowances/own-payments"),
       };
-      await world.chain.mineEvery(2000);
     });
-    after(async () => {
-      await proxy?.stop();
-      await world?.stop();
-    });
+    after(() => stop?.());
 
     const ask = (method: string, params: unknown[] = []) =>
       world.chain.client.request({ method: method as never, params: params as never });
