@@ -513,7 +513,10 @@ const delegationJson = z.object({
     .array(z.object({ enforcer: address, terms: hexBytes("terms", 16_384), args: hexBytes("args", 4_096) }))
     .min(1)
     .max(8),
-  salt: z.string().regex(/^\d{1,78}$/, "salt is a uint256 as a decimal string"),
+  salt: z
+    .string()
+    .regex(/^\d{1,78}$/, "salt is a uint256 as a decimal string")
+    .refine((salt) => BigInt(salt) < 2n ** 256n, "salt is a uint256 as a decimal string, below 2^256"),
   signature: hexBytes("signature", 4_096),
 });
 

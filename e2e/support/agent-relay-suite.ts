@@ -218,6 +218,17 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
           /not a relayer of payments on this chain/,
         ],
       ];
+      // input no delegation could be: refused by the schema, in the tool's words
+      const hostile: [string, unknown, RegExp][] = [
+        ["a salt past uint256", { ...prepared.delegation, salt: "9".repeat(78) }, /below 2\^256/],
+        ["no caveats", { ...prepared.delegation, caveats: [] }, /caveats/],
+        ["an authority that is no hash", { ...prepared.delegation, authority: "0x1234" }, /32-byte hash/],
+      ];
+      for (const [what, delegation, expected] of hostile) {
+        const result = await send(delegation as Leaf);
+        assert.equal(result.isError, true, what);
+        assert.match(result.content[0].text, expected, what);
+      }
       for (const [what, leaf, expected] of cases) {
         const result = await send(leaf);
         assert.equal(result.isError, true, what);
