@@ -106,7 +106,9 @@ export class AgentSignsError extends AppError {
     super(
       "agent_signs_payments",
       "This allowance's key is held by the agent, which signs its own payments from it (Agent Wallet only relays what the " +
-        "agent signed), so Agent Wallet cannot pay from it. Nothing was held, signed or sent.",
+        "agent signed), so Agent Wallet cannot pay from it. Nothing was held, signed or sent. Sign it with that key: a " +
+        "transfer with prepare_allowance_payment, then send_allowance_payment (the SDK's payFromAllowance); an x402 " +
+        "payment with the SDK's payingFetch and its ownKey.",
       409,
     );
   }
