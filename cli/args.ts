@@ -37,6 +37,15 @@ const GLOBAL_OPTIONS: Record<string, OptionSpec> = {
   help: { type: "boolean", short: "h", description: "Show help" },
 };
 
+/** For a command that may sign with the CLI's own key (request-allowance's): the enforcer it may trust. */
+const OWN_KEY_OPTIONS: Record<string, OptionSpec> = {
+  "exact-execution-enforcer": {
+    type: "string",
+    value: "address",
+    description: "The ExactExecutionEnforcer to trust when this CLI's key signs (a chain with no published framework)",
+  },
+};
+
 const WAIT_OPTIONS: Record<string, OptionSpec> = {
   wait: { type: "string", value: "seconds", description: "Wait this long for the person's approval (default 600)" },
   "no-wait": { type: "boolean", description: "Return at once with the request id and the approval URL" },
@@ -117,11 +126,7 @@ export const COMMANDS = [
       to: { type: "string", value: "address", description: "Recipient (required)" },
       value: { type: "string", value: "amount", description: "Wei (e.g. 1000) or with a unit (e.g. 0.01eth, 20gwei); required" },
       data: { type: "string", value: "hex", description: "Call data, 0x-prefixed" },
-      "exact-execution-enforcer": {
-        type: "string",
-        value: "address",
-        description: "The ExactExecutionEnforcer to trust when this CLI's key signs (a chain with no published framework)",
-      },
+      ...OWN_KEY_OPTIONS,
       ...WAIT_OPTIONS,
       ...IDEMPOTENCY_OPTIONS,
     },
@@ -134,8 +139,10 @@ export const COMMANDS = [
       "The credential must be granted in allowance mode with an allowance covering the token and the payee. What was\n" +
       "paid, to whom, is written to stderr; with --json, the status, the payment and the body on stdout. Only a\n" +
       "requirement for the URL given (same origin and path; the query is not compared) and at most --max is paid:\n" +
-      "anything else is refused before anything is signed (exit code 6).",
+      "anything else is refused before anything is signed (exit code 6). From an allowance this CLI's own key spends\n" +
+      "(request-allowance, any payee), a stock merchant's eip3009 offer is funded to the key and signed by it.",
     options: {
+      ...OWN_KEY_OPTIONS,
       max: {
         type: "string",
         value: "amount token",

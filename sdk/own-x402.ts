@@ -22,6 +22,20 @@ export type OwnKey = {
 };
 
 type Entry = Record<string, unknown>;
+
+/** The header to retry with, and what it pays as pay_x402 would say it, but for the token's symbol and decimals. */
+export type OwnKeyPaid = {
+  header: "PAYMENT-SIGNATURE" | "X-PAYMENT";
+  value: string;
+  /** the funding's request: the payment's id, as a payment of the allowance */
+  fundingRequestId: string;
+  amount: bigint;
+  asset: Address;
+  network: string;
+  payee: Address;
+  resource: { url: string; description: string | null };
+  expiresAt: Date;
+};
 const text = (value: unknown) => (typeof value === "string" ? value : "");
 
 /** Whether the permission has a delegation of `asset` that may pay `payee`: any payee, or `payee` named. */
@@ -60,7 +74,7 @@ export async function ownKeyPayment(
   credentialId: string,
   required: GivenRequirement,
   idempotencyKey?: string,
-): Promise<{ header: "PAYMENT-SIGNATURE" | "X-PAYMENT"; value: string }> {
+): Promise<OwnKeyPaid> {
   const json = jsonOf(required)!;
   const entry = await ownOffer(json.accepts as Entry[], own);
   if (!entry)
@@ -113,7 +127,25 @@ export async function ownKeyPayment(
     },
   };
   // V2 sends back the accepted entry exactly as offered; V1 names its scheme and network
-  return version === 2
-    ? { header: "PAYMENT-SIGNATURE", value: encodeBase64Json({ x402Version: 2, resource: json.resource, accepted: entry, payload }) }
-    : { header: "X-PAYMENT", value: encodeBase64Json({ x402Version: 1, scheme: entry.scheme, network: entry.network, payload }) };
+  const answer =
+    version === 2
+      ? {
+          header: "PAYMENT-SIGNATURE" as const,
+          value: encodeBase64Json({ x402Version: 2, resource: json.resource, accepted: entry, payload }),
+        }
+      : {
+          header: "X-PAYMENT" as const,
+          value: encodeBase64Json({ x402Version: 1, scheme: entry.scheme, network: entry.network, payload }),
+        };
+  const resource = (version === 2 ? json.resource : entry) as Entry | undefined;
+  return {
+    ...answer,
+    fundingRequestId: funding.request_id,
+    amount,
+    asset,
+    network: text(entry.network),
+    payee: authorization.to,
+    resource: { url: text(version === 2 ? resource?.url : entry.resource), description: text(resource?.description) || null },
+    expiresAt: new Date(Number(authorization.validBefore) * 1000),
+  };
 }

@@ -41,7 +41,7 @@ type PaymentOptions = {
   /**
    * Pay with your own key from an allowance it spends (request_allowance), not through pay_x402: a stock merchant's
    * exact/eip3009 offer is funded from the allowance to your key through the relayer and authorized by your key
-   * (ownKeyPayment). onPayment is not told of such payments.
+   * (ownKeyPayment). onPayment is told of such a payment with the funding's request as its payment_id.
    */
   ownKey?: OwnKey;
   /** told of each payment before the retry is sent: what is paid, to whom, for what (and, for one tap, its request) */
@@ -165,8 +165,37 @@ async function checked(
  * The payment for `required` as pay_x402 answers it (at once, or once the person approved its request), or as your own
  * key pays it.
  */
-async function paymentFor(wallet: AgentWalletClient, options: PaymentOptions, required: GivenRequirement): Promise<Payment> {
-  if (options.ownKey) return ownKeyPayment(wallet, options.ownKey, options.credentialId, required, options.idempotencyKey);
+async function paymentFor(
+  wallet: AgentWalletClient,
+  options: PaymentOptions,
+  required: GivenRequirement,
+  tokenOf: TokenOf,
+): Promise<Payment> {
+  if (options.ownKey) {
+    const own = await ownKeyPayment(wallet, options.ownKey, options.credentialId, required, options.idempotencyKey);
+    const chainId = options.ownKey.permission.chain_id;
+    const token = await tokenOf(chainId, own.asset);
+    options.onPayment?.({
+      header: own.header,
+      value: own.value,
+      payment_id: own.fundingRequestId,
+      request_id: null,
+      approval_url: null,
+      paid: {
+        amount: String(own.amount),
+        formatted: token ? formatUnits(String(own.amount), token.decimals) : String(own.amount),
+        symbol: token?.symbol ?? own.asset,
+        token: own.asset,
+        chain_id: chainId,
+        network: own.network,
+      },
+      payee: own.payee,
+      resource: own.resource,
+      expires_at: own.expiresAt.toISOString(),
+      allowance_id: options.ownKey.permission.allowance_id,
+    });
+    return { header: own.header, value: own.value };
+  }
   const paid = await wallet.payX402({
     credential_id: options.credentialId,
     payment_required: required,
@@ -204,7 +233,7 @@ export function payingFetch(wallet: AgentWalletClient, options: PayingFetchOptio
     // the URL asked for, not one a redirect led to: a resource that sends the agent elsewhere to pay is not paid
     const fetched = input instanceof Request ? input.url : String(input);
     const allowed = await checked(required, options, tokenOf, { what: fetched, isFor: (named) => sameResource(fetched, named) });
-    const payment = await paymentFor(wallet, options, allowed);
+    const payment = await paymentFor(wallet, options, allowed, tokenOf);
     const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
     headers.set(payment.header, payment.value);
     return send(input, { ...init, headers });
@@ -250,6 +279,6 @@ export async function callPaidTool<R extends McpToolResult>(
   const tokenOf = tokenReader(wallet, options.credentialId);
   const what = `the tool ${JSON.stringify(params.name)}`;
   const allowed = await checked(required, options, tokenOf, { what, isFor: (named) => sameTool(params.name, named, options.resource) });
-  const payment = await paymentFor(wallet, options, allowed);
+  const payment = await paymentFor(wallet, options, allowed, tokenOf);
   return call({ ...params, _meta: { ...params._meta, "x402/payment": payloadOf(payment) } });
 }

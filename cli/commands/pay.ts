@@ -6,7 +6,16 @@ import { payingFetch, readableUnits, type ToolOutput } from "../../sdk";
 import { UsageError } from "../args";
 import { EXIT } from "../exit-codes";
 import { Spinner } from "../spinner";
-import { CliToolError, connectWithCredential, idempotencyKeyOf, print, ResourceUnreachableError, type Context } from "./shared";
+import {
+  CliToolError,
+  connectWithCredential,
+  idempotencyKeyOf,
+  ownKeyAllowance,
+  print,
+  ResourceUnreachableError,
+  trustedEnforcer,
+  type Context,
+} from "./shared";
 
 /** Why a fetch got no answer, in words, from the error Node's fetch gives as its cause. */
 function unreachable(error: unknown): string | null {
@@ -50,14 +59,18 @@ export async function run(ctx: Context): Promise<number> {
   if (!/^https?:\/\//.test(url)) throw new CliToolError(`${JSON.stringify(url)} is not an http(s) URL. Give the paid resource's address.`);
   const maxPerPayment = maxOption(ctx.parsed.values.max as string | undefined, ctx.command);
   const { host } = new URL(url);
+  const exactExecutionEnforcer = trustedEnforcer(ctx);
   const { client, credential } = await connectWithCredential(ctx);
   const key = idempotencyKeyOf(ctx);
+  // an allowance this CLI's own key spends: the key pays (funded through the relayer) and nobody is asked
+  const own = await ownKeyAllowance(ctx, client, credential.id);
   // --json keeps stderr for the error alone
   const spinner = ctx.json ? null : new Spinner(ctx.io.stderr);
   let paid: ToolOutput<"pay_x402"> | null = null;
   const paying = payingFetch(client, {
     credentialId: credential.id,
     maxPerPayment,
+    ...(own && { ownKey: { ...own, exactExecutionEnforcer } }),
     // one run pays once: the SDK's retries of pay_x402, and the command run again with --idempotency-key, reuse it
     idempotencyKey: key,
     fetch: async (input, init) => {

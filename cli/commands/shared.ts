@@ -3,7 +3,9 @@
 import { randomUUID } from "node:crypto";
 import { AgentWalletClient, API_KEY_PREFIX, FINAL_STATUSES, WaitTimeoutError, type RequestView } from "../../sdk";
 import { DEFAULT_WAIT_SECONDS, didYouMean, secondsOption, UsageError, type Command, type ParsedCommandLine } from "../args";
-import { loadSession, saveSession, withSessionLock, type StoredSession } from "../config";
+import { getAddress, isAddressEqual, type Address } from "viem";
+import { privateKeyToAccount } from "viem/accounts";
+import { loadAgentKey, loadSession, saveSession, withSessionLock, type StoredSession } from "../config";
 import { EXIT } from "../exit-codes";
 import { requestDetails } from "../format";
 import { readSecretLine } from "../secret-input";
@@ -300,4 +302,31 @@ export async function sensitive(ctx: Context, create: CreateRequest): Promise<nu
     return EXIT.ok;
   }
   return finish(ctx, request);
+}
+
+/** --exact-execution-enforcer: the ExactExecutionEnforcer the CLI's own key may trust, when given. */
+export function trustedEnforcer(ctx: Context): Address | undefined {
+  const raw = ctx.parsed.values["exact-execution-enforcer"];
+  if (raw === undefined) return undefined;
+  if (typeof raw !== "string" || !/^0x[0-9a-fA-F]{40}$/.test(raw))
+    throw new UsageError("--exact-execution-enforcer must be a 0x-prefixed address", ctx.command);
+  return getAddress(raw);
+}
+
+/**
+ * The credential's allowance that this CLI's own key spends (request-allowance), on `chainId` or, left out, the first,
+ * with that key: found in get_allowance's permission; null when the CLI has no key or no allowance names it.
+ */
+export async function ownKeyAllowance(ctx: Context, client: AgentWalletClient, credentialId: string, chainId?: number) {
+  const privateKey = loadAgentKey(ctx.io.env);
+  if (!privateKey) return null;
+  const account = privateKeyToAccount(privateKey);
+  const { allowances } = await client.getAllowance({ credential_id: credentialId }, { signal: ctx.signal });
+  const permission = allowances.find(
+    (allowance) =>
+      (chainId === undefined || allowance.chain_id === chainId) &&
+      allowance.permission &&
+      isAddressEqual(allowance.permission.to as Address, account.address),
+  )?.permission;
+  return permission ? { account, permission } : null;
 }

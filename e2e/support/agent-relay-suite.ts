@@ -30,6 +30,7 @@ import { startEip3009Facilitator } from "./x402-eip3009";
 import type { PaidResource } from "./x402-resource";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { connectAgent, newPerson, type Person } from "./consent";
+import { apiKeyForCredential, cliEnv, runCli } from "./cli";
 import { db } from "@/lib/db";
 import { CONFIRMATIONS } from "@/lib/allowances/own-payments";
 import { delegationTypedData } from "@/contract/delegation";
@@ -356,6 +357,27 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
         (error: unknown) => error instanceof PaymentRefusedError && error.reason === "not_own_key_payable",
       );
       assert.equal(await world.relayerNonce(), nonce + 1);
+
+      // The CLI's `pay` does the same with the key it keeps, for an allowance it asked for itself
+      const { env } = cliEnv({ AGENT_WALLET_API_KEY: await apiKeyForCredential(credentialId, "CLI Payer"), AGENT_WALLET_URL: app.baseUrl });
+      const asked = await runCli(
+        [
+          ...["request-allowance", "Main", "--chain", String(chain.chainId), "--amount", `0.05 ${usdc}`, "--any-payee"],
+          ...["--max-per-payment", `0.02 ${usdc}`, "--payments", "3", "--why", "Pay for reports from the CLI", "--no-wait", "--json"],
+        ],
+        env,
+      );
+      assert.equal(asked.code, 0, asked.stderr);
+      await person.page.goto((JSON.parse(asked.stdout) as RequestView).approval_url);
+      await person.page.getByRole("button", { name: "Approve with passkey" }).click();
+      await person.page.getByText(/Approved: the agent's key can now spend within this allowance/).waitFor();
+      const paidBefore = await usdcOf(merchant);
+      const cliPay = ["pay", "Main", sale.url, "--max", "0.02 USDC", "--exact-execution-enforcer", exactExecutionEnforcer];
+      const paid = await chain.miningEvery(2000, () => runCli(cliPay, env));
+      assert.equal(paid.code, 0, paid.stderr);
+      assert.deepEqual(JSON.parse(paid.stdout), { report: "paid content" });
+      assert.match(paid.stderr, new RegExp(`Paid 0.01 USDC to ${merchant}`));
+      assert.equal(await usdcOf(merchant), paidBefore + PRICE);
     });
   });
 }

@@ -25,10 +25,8 @@ import { deployErc20 } from "./contracts";
 import { connectAgent, newPerson, type Person } from "./consent";
 import type { MemoryOAuthProvider } from "./mcp-client";
 import { reviewedWords } from "./allowance-picker";
-import { cliEnv, runCli } from "./cli";
+import { apiKeyForCredential, cliEnv, runCli } from "./cli";
 import { db } from "@/lib/db";
-import { randomBase62, randomId, sha256Hex } from "@/lib/crypto";
-import { createGrant } from "@/lib/oauth/grants";
 import { CONFIRMATIONS } from "@/lib/allowances/own-payments";
 import type { GrantedPermission, RequestView } from "@/contract";
 
@@ -242,21 +240,7 @@ export function askedAllowanceSuite(database: "sqlite" | "postgres", options: { 
     });
 
     it("the CLI asks with a key it makes and keeps (mode 0600); the approved permission names that key", async () => {
-      const key = `svc_live_${randomBase62(43)}`;
-      const clientId = randomId("k_");
-      const { userId } = await db().credential.findUniqueOrThrow({ where: { id: credentialId } });
-      await db().$transaction(async (tx) => {
-        await tx.client.create({
-          data: { id: clientId, kind: "api_key", name: "CLI Agent", userId, keyHash: sha256Hex(key), keyHint: key.slice(-4) },
-        });
-        await createGrant(tx, {
-          userId,
-          clientId,
-          scope: "mcp",
-          credentials: [{ credentialId, mode: "approve", policy: {} }],
-          now: new Date(),
-        });
-      });
+      const key = await apiKeyForCredential(credentialId, "CLI Agent");
       const { env, configDir } = cliEnv({ AGENT_WALLET_API_KEY: key, AGENT_WALLET_URL: app.baseUrl });
       const args = ["request-allowance", "Main", "--chain", String(chain.chainId), "--amount", `1.5 ${token}`, "--to", payee];
       const asked = await runCli(

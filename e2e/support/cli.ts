@@ -119,3 +119,27 @@ export async function cliLogin(baseUrl: string, page: Page, env: NodeJS.ProcessE
     if (run.child.exitCode === null) run.child.kill();
   }
 }
+
+/**
+ * A personal API key (as the Clients screen makes it: only its hash stored) granted the person's existing credential in
+ * `approve` mode: the key, for the CLI's AGENT_WALLET_API_KEY.
+ */
+export async function apiKeyForCredential(credentialId: string, name: string): Promise<string> {
+  const { db } = await import("@/lib/db");
+  const { randomBase62, randomId, sha256Hex } = await import("@/lib/crypto");
+  const { createGrant } = await import("@/lib/oauth/grants");
+  const key = `svc_live_${randomBase62(43)}`;
+  const clientId = randomId("k_");
+  const { userId } = await db().credential.findUniqueOrThrow({ where: { id: credentialId } });
+  await db().$transaction(async (tx) => {
+    await tx.client.create({ data: { id: clientId, kind: "api_key", name, userId, keyHash: sha256Hex(key), keyHint: key.slice(-4) } });
+    await createGrant(tx, {
+      userId,
+      clientId,
+      scope: "mcp",
+      credentials: [{ credentialId, mode: "approve", policy: {} }],
+      now: new Date(),
+    });
+  });
+  return key;
+}
