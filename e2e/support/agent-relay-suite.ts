@@ -312,6 +312,8 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       const facilitator = await startEip3009Facilitator(chain);
       const merchant = getAddress(privateKeyToAccount(generatePrivateKey()).address);
       const sale = await eip3009Sale({ facilitator, chainId: chain.chainId, token: usdc, resources }, merchant, PRICE);
+      // a payment signed under the allowance this one replaces, not yet sent: it never pays once that one stopped
+      const unsent = await signed((await prepare(transfer(payee, 1n))).delegation);
       const any = await approvedAllowance({
         permissions: [
           {
@@ -345,6 +347,10 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       assert.equal(await usdcOf(agentKey.address), 0n, "the agent's key held the payment only until it settled");
       assert.equal(await usdcOf(wallet_), 1_000_000n - PRICE);
       assert.equal(await world.relayerNonce(), nonce + 1, "the relayer sent the funding, and only that");
+      const stale = await send(unsent);
+      assert.equal(stale.isError, true);
+      assert.match(stale.content[0].text, /not under one of this allowance's delegations/);
+      assert.equal(await world.relayerNonce(), nonce + 1, "nothing more was sent");
       assert.equal(await chain.client.getBalance({ address: agentKey.address }), 0n, "the agent's key paid no gas");
       const [funding] = await db().allowanceSpend.findMany({ where: { allowanceId: any.allowance_id } });
       assert.equal(getAddress(funding.recipient), agentKey.address, "the server saw the funding to the agent's key");
