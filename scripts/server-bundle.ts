@@ -12,12 +12,14 @@ function bundleServer(distDir = process.env.NEXT_DIST_DIR || ".next"): string {
  * The old generation's limit and growth, unless NODE_OPTIONS sets a limit (which then replaces both). Without a
  * limit V8 lets garbage pile up to 400–700 MB resident under load. Under one, it grows the old generation at most
  * halfway from what survived (about 63 MB) to the limit: at 160 MB a full collection came every 0.6 s at half
- * load, each 30–40 ms of marking on the event loop. 224 MB with 150 % growth: every 1.6–1.8 s, a lower p99 for
- * 263–291 MB resident at peak. 192 MB, once other changes had made the heap smaller: the bench's peak 20 MB lower
- * (the burst's 237 MB where it was 248–257 on SQLite), the CPU a call and the server's p99 at half load the same
- * (docs/performance.md, "The server's settings").
+ * load, each 30–40 ms of marking on the event loop. 192 MB held 277–286 MB resident at peak under the read's load
+ * on SQLite, over issue 58's 250 MB. 128 MB, now that the read's live heap is smaller: the old generation stays near
+ * 70 MB under the read and its peak 40–45 MB lower (232–243 MB), the read still past 1.5× the bench's peer, and
+ * PostgreSQL's peak through the bench 30–80 MB lower (251–283 MB against 280–347). What is left over 250 is mostly
+ * tools/list's answers' buffers and native memory, outside V8's heap (docs/performance.md, "The server's settings";
+ * decision 0044).
  */
-const DEFAULT_HEAP = ["--max-old-space-size=192", "--heap-growing-percent=150"];
+const DEFAULT_HEAP = ["--max-old-space-size=128", "--heap-growing-percent=150"];
 
 /**
  * The young generation's semi-spaces at 8 MB, unless NODE_OPTIONS sets a size: Node's 16 MB makes the young generation
