@@ -25,8 +25,7 @@ import {
 } from "@/lib/wallet/request-lifecycle";
 import { SendRefusedError } from "@/lib/wallet/reverts";
 import { chainById } from "@/lib/wallet/chains";
-import { allowancePaused, findAllowance, frameworkFor, storedDelegation, type Allowance } from "./allowances";
-import { storedPermission } from "./asked";
+import { allowancePaused, frameworkFor, storedDelegation, type Allowance } from "./allowances";
 import { AllowancesChanged, liveAllowances } from "./live";
 import type { Delegation, OverLimit } from "./caveats";
 import { refusalWords, type Asked } from "./refusal-words";
@@ -298,12 +297,6 @@ export async function allowanceForAgent(agent: AgentContext, credentialId: strin
   if (!agent.credentials.some((entry) => entry.credentialId === credentialId))
     throw new RequestError("credential_not_granted", `Credential ${credentialId} is not in this client's grant`, 403);
   const views = await allowanceViews({ grantId: agent.grantId, credentialId });
-  // an allowance the agent's own key spends is answered with what that key needs to spend it
-  const permissions = new Map(
-    await Promise.all(
-      views.filter((view) => view.agentKey).map(async (view) => [view.id, storedPermission(await findAllowance(view.id))] as const),
-    ),
-  );
   return {
     credential_id: credentialId,
     allowances: views.map((view) => ({
@@ -323,7 +316,8 @@ export async function allowanceForAgent(agent: AgentContext, credentialId: strin
         transfers_left: limit.transfersLeft,
         ...(limit.inAgentAccount !== null && { in_agent_account: limit.inAgentAccount }),
       })),
-      ...(permissions.has(view.id) && { permission: permissions.get(view.id) }),
+      // an allowance the agent's own key spends: what that key needs to spend it
+      ...(view.permission && { permission: view.permission }),
       ...(view.agentKey && { slices: view.slices.map((slice) => ({ slice_id: slice.id, to: slice.delegate, words: slice.words })) }),
     })),
   };

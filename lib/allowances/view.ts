@@ -12,6 +12,8 @@ import { ATTENTION_WORDS, type Attention } from "./guard";
 import { heldPayments, type Held } from "./holds";
 import { sliceMeanings } from "./slices";
 import { recordOwnPayments } from "./own-payments";
+import { storedPermission } from "./asked";
+import type { GrantedPermission } from "@/contract";
 import { priceCurrency, priceOf } from "@/lib/prices/feeds";
 import { moneyText } from "@/lib/prices/format";
 import { allowanceCaps, allowanceSummary, anyPayeeWarning, describeDelegation, type AssetNames, type SummaryAsset } from "./wording";
@@ -37,6 +39,8 @@ export type AllowanceView = {
   warning: string | null;
   /** the address of the agent's own key when it spends the allowance (request_allowance); null: Agent Wallet's key */
   agentKey: string | null;
+  /** with agentKey: the signed delegations that key spends it with, as request_allowance answered them (get_allowance) */
+  permission: GrantedPermission | null;
   /** what the agent passed on of it to other keys (lib/allowances/slices.ts), each delegation's terms in words */
   slices: { id: string; delegate: string; words: string[] }[];
   caps: string | null;
@@ -188,6 +192,7 @@ export async function allowanceViews(
         summary: summary ? allowanceSummary(summary, person.nameOf, { now: live ? now : null }) : null,
         warning: summary ? anyPayeeWarning(summary, allowance.delegateKind as DelegateKind) : null,
         agentKey: allowance.delegateKind === "agent" ? allowance.delegate : null,
+        permission: allowance.delegateKind === "agent" ? storedPermission(allowance) : null,
         slices: allowance.slices.map((slice) => ({
           id: slice.id,
           delegate: slice.delegate,
