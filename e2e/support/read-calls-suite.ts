@@ -1,4 +1,4 @@
-// A plain read call, 2025-era or 2026-07-28, is answered past the SDK (lib/mcp/read-calls.ts, decision 0033), on SQLite
+// A plain read call or tools/list, 2025-era or 2026-07-28, is answered past the SDK (lib/mcp/read-calls.ts, decision 0033), on SQLite
 // (e2e/mcp/read-calls.test.ts) and PostgreSQL (e2e/postgres/read-calls.test.ts): each request here is answered by
 // /mcp's handler as it serves, and by the same handler with every request served by the SDK, in this process against
 // the app's database; status, headers and body bytes must be the same. The cases the path covers (reads that succeed
@@ -11,7 +11,7 @@ import { isLegacyRequest } from "@modelcontextprotocol/server";
 import { startApp, type RunningApp } from "./app";
 import { createWatchCredential, obtainTokens } from "./oauth";
 import { handleMcpRequest, handleMcpRequestBySdk } from "@/lib/mcp/handler";
-import { answerPlainRead } from "@/lib/mcp/read-calls";
+import { answerPastTheSdk } from "@/lib/mcp/read-calls";
 import { resolveBearer } from "@/lib/oauth/bearer";
 
 type Case = { name: string; body: unknown; headers?: Record<string, string | null>; pastTheSdk: boolean };
@@ -157,8 +157,42 @@ export function readCallsSuite(database: "sqlite" | "postgres") {
       },
     ];
 
+    const list = (params?: unknown, id: unknown = 9) => ({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/list",
+      ...(params !== undefined && { params }),
+    });
+    const modernList = (meta: unknown = ENVELOPE, headers: Record<string, string | null> = {}) => ({
+      body: list({ _meta: meta }),
+      headers: { "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list", ...headers } as Record<string, string | null>,
+    });
+    const listCases = (): Case[] => [
+      { name: "tools/list", body: list(), pastTheSdk: true },
+      { name: "tools/list with empty params", body: list({}), pastTheSdk: true },
+      { name: "tools/list with a string id", body: list({}, "list-1"), pastTheSdk: true },
+      { name: "tools/list 2025-11-25", body: list({}), headers: { "MCP-Protocol-Version": "2025-11-25" }, pastTheSdk: true },
+      { name: "tools/list with a cursor", body: list({ cursor: "next" }), pastTheSdk: false },
+      { name: "tools/list with a progress token", body: list({ _meta: { progressToken: 1 } }), pastTheSdk: false },
+      { name: "tools/list with no id", body: { jsonrpc: "2.0", method: "tools/list" }, pastTheSdk: false },
+      { name: "tools/list with an extra member", body: { ...list(), extra: 1 }, pastTheSdk: false },
+      { name: "tools/list without event streams", body: list(), headers: { Accept: "application/json" }, pastTheSdk: false },
+      { name: "2026-07-28 tools/list", ...modernList(), pastTheSdk: true },
+      { name: "2026-07-28 tools/list with a number id", ...modernList(), body: list({ _meta: ENVELOPE }, 12), pastTheSdk: true },
+      { name: "2026-07-28 tools/list with a cursor", ...modernList(), body: list({ _meta: ENVELOPE, cursor: "x" }), pastTheSdk: false },
+      {
+        name: "2026-07-28 tools/list with a log level",
+        ...modernList({ ...ENVELOPE, "io.modelcontextprotocol/logLevel": "info" }),
+        pastTheSdk: false,
+      },
+      { name: "2026-07-28 tools/list with an Mcp-Name", ...modernList(ENVELOPE, { "Mcp-Name": "list_credentials" }), pastTheSdk: false },
+      { name: "2026-07-28 tools/list with a wrong Mcp-Method", ...modernList(ENVELOPE, { "Mcp-Method": "tools/call" }), pastTheSdk: false },
+      { name: "2026-07-28 tools/list without its envelope", ...modernList(), body: list({}), pastTheSdk: false },
+    ];
+
     const cases = (): Case[] => [
       ...modernCases(),
+      ...listCases(),
       { name: "list_credentials", body: call("list_credentials", {}), pastTheSdk: true },
       { name: "list_credentials without arguments", body: call("list_credentials"), pastTheSdk: true },
       { name: "list_credentials with a string id", body: call("list_credentials", {}, "read-1"), pastTheSdk: true },
@@ -215,7 +249,7 @@ export function readCallsSuite(database: "sqlite" | "postgres") {
         assert.ok(served.body.equals(bySdk.body), each.name);
         const request = requestOf(each.body, each.headers);
         const parsed: unknown = JSON.parse(await request.text());
-        const past = await answerPlainRead(request, parsed, agent, await isLegacyRequest(request, parsed));
+        const past = await answerPastTheSdk(request, parsed, agent, await isLegacyRequest(request, parsed));
         assert.equal(past !== undefined, each.pastTheSdk, `${each.name}: ${each.pastTheSdk ? "served past the SDK" : "left to the SDK"}`);
       }
     });

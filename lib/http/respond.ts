@@ -66,9 +66,14 @@ class JsonAnswer extends Response {
 }
 
 export function json(body: unknown, init: ResponseInit = {}): Response {
+  return jsonText(JSON.stringify(body), init);
+}
+
+/** A JSON answer of text already serialized. */
+export function jsonText(text: string, init: ResponseInit = {}): Response {
   const headers = new Headers(init.headers);
   headers.set("Content-Type", "application/json");
-  return new JsonAnswer(JSON.stringify(body), { ...init, headers });
+  return new JsonAnswer(text, { ...init, headers });
 }
 
 /**

@@ -16,7 +16,7 @@ import { json, PUBLIC_CORS, readBody, withHeaders } from "@/lib/http/respond";
 import { clientIp } from "@/lib/limits/client-ip";
 import { spendRateLimit } from "@/lib/limits/rate-limit";
 import { agentOf, authInfoOf, calledToolsOf, toolsCalledBy } from "./caller";
-import { answerPlainRead } from "./read-calls";
+import { answerPastTheSdk } from "./read-calls";
 import { refusedRequest } from "./request-guard";
 import { createMcpServer } from "./server";
 import { serveAsTask } from "./task-calls";
@@ -49,8 +49,8 @@ function challenge(error: Refusal): string {
  * POST /mcp (and the other methods): origin and host check, rate limits (by address before the bearer check, by
  * grant after it), method, body limits (size, JSON depth, batch size); then a 2025-era
  * request (no per-request _meta envelope) is served statelessly as before, and a 2026-07-28 one by the SDK's
- * per-request handler. Both build the same server around the caller's grant. A plain read call of either era is
- * answered past the SDK, with the bytes it would answer (lib/mcp/read-calls.ts, decision 0033).
+ * per-request handler. Both build the same server around the caller's grant. A plain read call or tools/list of either
+ * era is answered past the SDK, with the bytes it would answer (lib/mcp/read-calls.ts, decision 0033).
  */
 export function handleMcpRequest(request: Request): Promise<Response> {
   return serveMcp(request, true);
@@ -101,7 +101,7 @@ async function serveMcp(request: Request, pastTheSdk: boolean): Promise<Response
   if (Array.isArray(parsed) && parsed.length > MAX_BATCH)
     return json(jsonRpcError(-32600, `A batch may hold at most ${MAX_BATCH} messages`), { status: 400, headers: PUBLIC_CORS });
   const legacy = await isLegacyRequest(request, parsed);
-  const read = pastTheSdk ? await answerPlainRead(request, parsed, agent, legacy) : undefined;
+  const read = pastTheSdk ? await answerPastTheSdk(request, parsed, agent, legacy) : undefined;
   if (read) return read;
   // The token after its scheme, Bearer or DPoP.
   const authInfo = authInfoOf(agent, request.headers.get("authorization")!.trim().replace(/^\S+ /, ""), toolsCalledBy(parsed));

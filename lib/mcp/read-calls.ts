@@ -10,9 +10,9 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/server";
 import type { AgentContext } from "@/lib/wallet/agent-context";
-import { json, PUBLIC_CORS } from "@/lib/http/respond";
+import { json, jsonText, PUBLIC_CORS } from "@/lib/http/respond";
 import { TOOLS } from "@/contract";
-import { SERVER_INFO } from "./server";
+import { SERVER_INFO, toolList } from "./server";
 import { isPlainRead, PLAIN_READS, runTool, type PlainRead, type ToolInput } from "./tool-run";
 
 type PlainReadCall = { id: string | number; name: PlainRead; arguments: Record<string, unknown> };
@@ -28,6 +28,8 @@ function hasOnly(value: Record<string, unknown>, keys: ReadonlySet<string>): boo
 const MESSAGE_KEYS: ReadonlySet<string> = new Set(["jsonrpc", "id", "method", "params"]);
 const PARAMS_KEYS: ReadonlySet<string> = new Set(["name", "arguments"]);
 const MODERN_PARAMS_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "_meta"]);
+const META_ONLY: ReadonlySet<string> = new Set(["_meta"]);
+const NO_KEYS: ReadonlySet<string> = new Set();
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
 const CLIENT_INFO_KEYS: ReadonlySet<string> = new Set(["name", "version"]);
 const MODERN = "2026-07-28";
@@ -37,13 +39,21 @@ const MODERN = "2026-07-28";
  * params hold only the given members and whose arguments are an object or absent.
  */
 function readCallOf(message: unknown, paramsKeys: ReadonlySet<string>): (PlainReadCall & { params: Record<string, unknown> }) | undefined {
-  if (!isRecord(message) || !hasOnly(message, MESSAGE_KEYS)) return undefined;
-  if (message.jsonrpc !== "2.0" || message.method !== "tools/call") return undefined;
-  const { id, params } = message;
-  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
+  const request = plainRequest(message, "tools/call");
+  if (!request) return undefined;
+  const { id, params } = request;
   if (!isRecord(params) || !hasOnly(params, paramsKeys) || !isPlainRead(params.name)) return undefined;
   if (params.arguments !== undefined && !isRecord(params.arguments)) return undefined;
-  return { id: id as string | number, name: params.name, arguments: params.arguments ?? {}, params };
+  return { id, name: params.name, arguments: params.arguments ?? {}, params };
+}
+
+/** The message's id and params, when it is one JSON-RPC 2.0 request of `method` with an id the SDK takes, and no more. */
+function plainRequest(message: unknown, method: string): { id: string | number; params: unknown } | undefined {
+  if (!isRecord(message) || !hasOnly(message, MESSAGE_KEYS)) return undefined;
+  if (message.jsonrpc !== "2.0" || message.method !== method) return undefined;
+  const { id, params } = message;
+  if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
+  return { id: id as string | number, params };
 }
 
 /** Whether the SDK's stateless transport would take the request as it is and answer it as JSON. */
@@ -60,10 +70,13 @@ function takesJson(headers: Headers): boolean {
  * as it always has.
  */
 function plainReadCall(headers: Headers, message: unknown): PlainReadCall | undefined {
-  if (!takesJson(headers)) return undefined;
+  return takesLegacyJson(headers) ? readCallOf(message, PARAMS_KEYS) : undefined;
+}
+
+/** A 2025-era request the SDK's stateless transport answers as JSON: it takes JSON, and names a version it supports or none. */
+function takesLegacyJson(headers: Headers): boolean {
   const version = headers.get("mcp-protocol-version");
-  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-  return readCallOf(message, PARAMS_KEYS);
+  return takesJson(headers) && (version === null || SUPPORTED_PROTOCOL_VERSIONS.includes(version));
 }
 
 /** The capabilities a 2026-07-28 client declares (the SDK's schema of them; it drops any other member). */
@@ -95,11 +108,15 @@ function modernReadCall(headers: Headers, message: unknown): PlainReadCall | und
   if (headers.get("mcp-protocol-version") !== MODERN || headers.get("mcp-method") !== "tools/call") return undefined;
   const call = readCallOf(message, MODERN_PARAMS_KEYS);
   if (!call || headers.get("mcp-name") !== call.name) return undefined;
-  const meta = call.params._meta;
-  if (!isRecord(meta) || !hasOnly(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN) return undefined;
-  if (!plainCapabilities(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  return plainEnvelope(call.params._meta) ? call : undefined;
+}
+
+/** A 2026-07-28 _meta of the envelope alone: protocol version 2026-07-28, capabilities none or bare, a plain clientInfo. */
+function plainEnvelope(meta: unknown): boolean {
+  if (!isRecord(meta) || !hasOnly(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN) return false;
+  if (!plainCapabilities(meta[CLIENT_CAPABILITIES_META_KEY])) return false;
   const info = meta[CLIENT_INFO_META_KEY];
-  return info === undefined || plainClientInfo(info) ? call : undefined;
+  return info === undefined || plainClientInfo(info);
 }
 
 /** The SDK's tool error result, as McpServer makes it of a failure outside the tool's own handling. */
@@ -134,12 +151,53 @@ async function readResult<N extends PlainRead>(agent: AgentContext, name: N, inp
  * toolError build it of text content and an object's structured content only. A 2026-07-28 result also carries what
  * the SDK's encoder stamps on it: resultType "complete" and the server's identity in _meta.
  */
-export async function answerPlainRead(
+/**
+ * A tools/list the SDK would answer with the one list of every tool, for any caller: 2025-era with params none or
+ * empty (no cursor); 2026-07-28 with params of the plain envelope alone and the headers naming tools/list, no Mcp-Name.
+ */
+function plainListId(headers: Headers, message: unknown, legacy: boolean): string | number | undefined {
+  const request = plainRequest(message, "tools/list");
+  if (!request) return undefined;
+  const { id, params } = request;
+  if (legacy) return takesLegacyJson(headers) && (params === undefined || (isRecord(params) && hasOnly(params, NO_KEYS))) ? id : undefined;
+  if (!takesJson(headers) || headers.get("mcp-protocol-version") !== MODERN || headers.get("mcp-method") !== "tools/list") return undefined;
+  if (headers.has("mcp-name")) return undefined;
+  return isRecord(params) && hasOnly(params, META_ONLY) && plainEnvelope(params._meta) ? id : undefined;
+}
+
+/** The SDK's answer to a tools/list of each era up to its id: made once, as the list never changes while the app runs. */
+const listAnswerStart = { legacy: "", modern: "" };
+
+function listAnswerOf(legacy: boolean, id: string | number): Response {
+  const era = legacy ? "legacy" : "modern";
+  if (!listAnswerStart[era]) {
+    // 2026-07-28 has no tasks: the SDK's encoder leaves each tool's execution (its task support) out, and stamps the
+    // result with the cache hints it gives a list by default (SEP-2549: not to be kept, private) and the server.
+    const tools = legacy ? toolList() : toolList().map(({ execution: _tasks, ...tool }) => tool);
+    const stamps = { resultType: "complete", ttlMs: 0, cacheScope: "private", _meta: { [SERVER_INFO_META_KEY]: SERVER_INFO } };
+    const result = legacy ? { tools } : { tools, ...stamps };
+    listAnswerStart[era] = `{"result":${JSON.stringify(result)},"jsonrpc":"2.0","id":`;
+  }
+  return jsonText(`${listAnswerStart[era]}${JSON.stringify(id)}}`, { status: 200, headers: PUBLIC_CORS });
+}
+
+/**
+ * The answer to a plain read call or a plain tools/list, byte for byte the SDK's, or undefined for the SDK to serve
+ * the request (e2e/mcp/read-calls.test.ts). tools/list costs the SDK a server and a transport per request and the
+ * whole list's objects to serialize, which its JSON Schemas make the largest answer /mcp gives (docs/performance.md).
+ */
+export async function answerPastTheSdk(
   request: Request,
   message: unknown,
   agent: AgentContext,
   legacy: boolean,
 ): Promise<Response | undefined> {
+  const listId = plainListId(request.headers, message, legacy);
+  if (listId !== undefined) return listAnswerOf(legacy, listId);
+  return answerPlainRead(request, message, agent, legacy);
+}
+
+async function answerPlainRead(request: Request, message: unknown, agent: AgentContext, legacy: boolean): Promise<Response | undefined> {
   const call = legacy ? plainReadCall(request.headers, message) : modernReadCall(request.headers, message);
   if (!call) return undefined;
   const input = TOOLS[call.name].input.safeParse(call.arguments);

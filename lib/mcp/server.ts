@@ -109,6 +109,11 @@ function jsonSchemaOf(schema: z.ZodObject, io: "input" | "output"): Tool["inputS
 
 let definitions: Record<ToolName, Tool> | undefined;
 
+/** What tools/list answers: every tool, whatever the caller's grant (a tool outside it refuses the call). */
+export function toolList(): Tool[] {
+  return Object.values(toolDefinitions());
+}
+
 /**
  * tools/list is the same for every caller, and a server lives for one request: its JSON Schemas are converted
  * once per process here, where the SDK would convert them on every tools/list and every tools/call.
@@ -265,7 +270,7 @@ export function createMcpServer(agent: AgentContext, era: ProtocolEra, calledToo
         ),
     ),
   );
-  server.server.setRequestHandler("tools/list", () => ({ tools: Object.values(toolDefinitions()) }));
+  server.server.setRequestHandler("tools/list", () => ({ tools: toolList() }));
   registerTasks(server, agent, era);
 
   return server;
