@@ -19,7 +19,7 @@ import { delegationTypedData } from "../contract/delegation";
 import type { GrantedPermission, RequestView, ToolOutput } from "../contract";
 
 /** The Delegation Framework's version whose published deployments vouch for the ExactExecutionEnforcer. */
-const FRAMEWORK_VERSION = "1.3.0";
+export const FRAMEWORK_VERSION = "1.3.0";
 /** The longest a prepared delegation may stay sendable, by default: an unsent one should die soon. */
 const DEFAULT_MOST_LIFETIME_SECONDS = 900;
 
@@ -58,6 +58,27 @@ function rootUnder(permission: GrantedPermission, authority: Hex) {
   throw new AllowancePaymentError("The prepared delegation is not under one of this permission's delegations");
 }
 
+type Granted = GrantedPermission["granted"][number];
+
+/**
+ * The enforcers a one-time delegation of one payment under `root` is made of: ExactExecution as given or published
+ * for the chain (`trusted`), and LimitedCalls and Timestamp as the person's own delegation uses them for its number of
+ * payments and its end (`count`, `end`), so that none is one the agent must take the server's word for.
+ */
+export function leafEnforcers(permission: GrantedPermission, granted: Granted, root: Delegation<Hex>, exactExecutionEnforcer?: Address) {
+  const trusted =
+    exactExecutionEnforcer ??
+    (DELEGATOR_CONTRACTS[FRAMEWORK_VERSION]?.[permission.chain_id]?.ExactExecutionEnforcer as Address | undefined);
+  if (!trusted)
+    throw new AllowancePaymentError(
+      `No published Delegation Framework on chain ${permission.chain_id}: pass exactExecutionEnforcer from its operator`,
+    );
+  const end = root.caveats.find((caveat) => endsAsGranted(granted, caveat));
+  const count = root.caveats.find((caveat) => countsAsGranted(granted, caveat));
+  if (!end || !count) throw new AllowancePaymentError("The permission's delegation has no end or number of payments as it states");
+  return { trusted, count: getAddress(count.enforcer), end: getAddress(end.enforcer) };
+}
+
 /**
  * The prepared delegation, checked to allow exactly `payment`, once, from your key, for a short time, by enforcers
  * found in the person's own delegation (the payments and the end) or vouched for (ExactExecution): else refused.
@@ -74,21 +95,12 @@ function checkedLeaf(
   if (!isAddressEqual(leaf.delegate as Address, prepared.relayer as Address))
     throw new AllowancePaymentError("The prepared delegation is not to the relayer the service named");
   const { granted, root } = rootUnder(permission, leaf.authority as Hex);
-  const trusted =
-    options.exactExecutionEnforcer ??
-    (DELEGATOR_CONTRACTS[FRAMEWORK_VERSION]?.[permission.chain_id]?.ExactExecutionEnforcer as Address | undefined);
-  if (!trusted)
-    throw new AllowancePaymentError(
-      `No published Delegation Framework on chain ${permission.chain_id}: pass exactExecutionEnforcer from its operator`,
-    );
-  const end = root.caveats.find((caveat) => endsAsGranted(granted, caveat));
-  const count = root.caveats.find((caveat) => countsAsGranted(granted, caveat));
-  if (!end || !count) throw new AllowancePaymentError("The permission's delegation has no end or number of payments as it states");
+  const { trusted, count, end } = leafEnforcers(permission, granted, root, options.exactExecutionEnforcer);
   const execution = { target: getAddress(payment.to), value: payment.value ?? 0n, callData: payment.data ?? "0x" };
   const [exact, once, until, ...more] = leaf.caveats;
   const at = (caveat: typeof exact | undefined, enforcer: Address) =>
     caveat !== undefined && isAddressEqual(caveat.enforcer as Address, enforcer) && caveat.args === "0x";
-  if (more.length || !at(exact, trusted) || !at(once, count.enforcer) || !at(until, end.enforcer))
+  if (more.length || !at(exact, trusted) || !at(once, count) || !at(until, end))
     throw new AllowancePaymentError("The prepared delegation's caveats are not ExactExecution, LimitedCalls and Timestamp");
   if (exact.terms.toLowerCase() !== createExactExecutionTerms({ execution }).toLowerCase())
     throw new AllowancePaymentError("The prepared delegation allows another call than this payment");

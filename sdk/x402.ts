@@ -39,9 +39,10 @@ type PaymentOptions = {
    */
   beforePay?: (requirement: PaymentRequirement) => boolean | void | Promise<boolean | void>;
   /**
-   * Pay with your own key from an allowance it spends (request_allowance), not through pay_x402: a stock merchant's
-   * exact/eip3009 offer is funded from the allowance to your key through the relayer and authorized by your key
-   * (ownKeyPayment). onPayment is told of such a payment with the funding's request as its payment_id.
+   * Pay with your own key from an allowance it spends (request_allowance), not through pay_x402 (ownKeyPayment): an
+   * exact/erc7710 offer by a one-time delegation your key signs to the merchant's facilitator; a stock merchant's
+   * exact/eip3009 offer funded from the allowance to your key through the relayer, then authorized by your key.
+   * onPayment is told of such a payment with the delegation's hash, or the funding's request, as its payment_id.
    */
   ownKey?: OwnKey;
   /** told of each payment before the retry is sent: what is paid, to whom, for what (and, for one tap, its request) */
@@ -178,7 +179,7 @@ async function paymentFor(
     options.onPayment?.({
       header: own.header,
       value: own.value,
-      payment_id: own.fundingRequestId,
+      payment_id: own.paymentId,
       request_id: null,
       approval_url: null,
       paid: {

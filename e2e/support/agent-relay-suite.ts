@@ -5,7 +5,8 @@
 // the agent's key did not sign, or that lets the relayer do anything more, is refused with nothing sent; and a server
 // that prepares anything but the payment asked for gets no signature from the SDK. A stock x402 merchant (@x402/express
 // with @x402/evm's own eip3009 facilitator) is paid with the agent's key: funded from the allowance to that key through
-// the relayer, then authorized by the key alone.
+// the relayer, then authorized by the key alone; a merchant that takes erc7710 is paid by a delegation the key signs to
+// its facilitator, with nothing sent by the relayer, and counted from the chain's events.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser } from "playwright-core";
@@ -27,7 +28,8 @@ import { startAllowanceApp, type AllowanceApp } from "./allowances";
 import { deployErc20, mintFiatToken } from "./contracts";
 import { eip3009Sale } from "./agent-account-cases";
 import { startEip3009Facilitator } from "./x402-eip3009";
-import type { PaidResource } from "./x402-resource";
+import { startPaidResource, type PaidResource } from "./x402-resource";
+import { startErc7710Facilitator } from "./x402-facilitator";
 import { deployFiatToken } from "@/test-chain/fiat-token";
 import { connectAgent, newPerson, type Person } from "./consent";
 import { apiKeyForCredential, cliEnv, runCli } from "./cli";
@@ -304,6 +306,95 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       assert.equal(await world.relayerNonce(), nonce, "nothing was sent");
     });
 
+    /** Waits until the relayer disabled a replaced allowance on chain. */
+    async function untilRevoked(allowanceId: string) {
+      for (let tries = 0; (await db().allowance.findUniqueOrThrow({ where: { id: allowanceId } })).status !== "revoked"; tries++) {
+        assert.ok(tries < 150, "the replaced allowance is revoked on chain");
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
+
+    it("pays an erc7710 merchant with the agent's own key: one delegation to its facilitator, nothing through the relayer", async () => {
+      const replaced = permission.allowance_id;
+      permission = await approvedAllowance({
+        permissions: [
+          { type: "erc20-token-periodic", data: { tokenAddress: token, periodAmount: toHex(parseUnits("5", 18)), periodDuration: 86_400 } },
+        ],
+        payees: [payee],
+        payments: 3,
+      });
+      await untilRevoked(replaced);
+      const facilitator = await startErc7710Facilitator(chain, getAddress(permission.delegation_manager));
+      const price = parseUnits("0.5", 18);
+      const saleOf = (by: typeof facilitator) => ({
+        facilitator: by,
+        chainId: chain.chainId,
+        token,
+        payTo: payee,
+        amount: price,
+        description: "A report paid by delegation",
+      });
+      const sale = await startPaidResource(saleOf(facilitator));
+      resources.push(sale);
+      const nonce = await world.relayerNonce();
+      const before = await balanceOf(payee);
+      const paidWith: ToolOutput<"pay_x402">[] = [];
+      const paying = payingFetch(wallet, {
+        credentialId,
+        maxPerPayment: { TT: "1" },
+        ownKey: { account: agentKey, permission, exactExecutionEnforcer },
+        onPayment: (paid) => paidWith.push(paid),
+      });
+      const response = await chain.miningEvery(2000, () => paying(sale.url));
+      assert.equal(response.status, 200, facilitator.lastRefusal() ?? "");
+      assert.deepEqual(await response.json(), { report: "paid content" });
+      assert.equal(await balanceOf(payee), before + price, "the merchant was paid from the person's wallet");
+      assert.equal(await world.relayerNonce(), nonce, "the relayer sent nothing");
+      assert.equal(await chain.client.getBalance({ address: agentKey.address }), 0n, "nor did the agent's key, which holds no gas");
+      const [paid] = paidWith;
+      assert.equal(paid.allowance_id, permission.allowance_id);
+      assert.deepEqual([paid.payee, paid.paid.amount, paid.paid.symbol], [payee, String(price), "TT"]);
+
+      // The same payment header again: the delegation is used up on chain, and nothing more is paid
+      const again = await chain.miningEvery(2000, () => fetch(sale.url, { headers: { [paid.header!]: paid.value! } }));
+      assert.equal(again.status, 402);
+      assert.equal(await balanceOf(payee), before + price);
+
+      // A merchant whose requirement names several facilitators, its own last: the delegation lets any of them redeem
+      const stranger = getAddress(privateKeyToAccount(generatePrivateKey()).address);
+      const among = await startErc7710Facilitator(chain, getAddress(permission.delegation_manager), { alsoNamed: [stranger] });
+      const second = await startPaidResource({ ...saleOf(among), amount: price / 2n });
+      resources.push(second);
+      const redeemerEnforcer = getAddress(world.environment.caveatEnforcers.RedeemerEnforcer);
+      const payingAmong = payingFetch(wallet, {
+        credentialId,
+        maxPerPayment: { TT: "1" },
+        ownKey: { account: agentKey, permission, exactExecutionEnforcer, redeemerEnforcer },
+      });
+      const paidAmong = await chain.miningEvery(2000, () => payingAmong(second.url));
+      assert.equal(paidAmong.status, 200, among.lastRefusal() ?? "");
+      assert.equal(await balanceOf(payee), before + price + price / 2n);
+      assert.equal(await world.relayerNonce(), nonce, "the relayer sent nothing");
+
+      // The server signed nothing of them, yet counts them once the chain's events stand under enough blocks
+      assert.equal(await db().x402Payment.count({ where: { allowanceId: permission.allowance_id } }), 0);
+      await chain.untilBlock((await chain.client.getBlockNumber()) + CONFIRMATIONS + 1n);
+      const read = await call("get_allowance", { credential_id: credentialId });
+      type Listed = { allowances: { id: string; limits: { left: string | null; transfers_left: number | null }[] }[] };
+      const [limit] = (read.structuredContent as Listed).allowances.find((entry) => entry.id === permission.allowance_id)!.limits;
+      const spends = await db().allowanceSpend.findMany({ where: { allowanceId: permission.allowance_id } });
+      assert.deepEqual(
+        spends
+          .map(({ recipient, amount, status }) => ({ recipient: getAddress(recipient), amount, status }))
+          .sort((a, b) => a.amount.localeCompare(b.amount)),
+        [price / 2n, price]
+          .map((amount) => ({ recipient: payee, amount: String(amount), status: "landed" }))
+          .sort((a, b) => a.amount.localeCompare(b.amount)),
+        "the facilitators' redemptions are read from the chain's events",
+      );
+      assert.deepEqual([limit.left, limit.transfers_left], ["4.25", 1]);
+    });
+
     // Last: its allowance replaces the one the tests above spend.
     it("pays a stock x402 merchant with the agent's own key: funded from the allowance, authorized by that key", async () => {
       const usdc = (await deployFiatToken(chain)).address;
@@ -324,14 +415,7 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
         any_payee: true,
       });
       // the allowance it replaces is disabled on chain by the relayer first
-      for (
-        let tries = 0;
-        (await db().allowance.findUniqueOrThrow({ where: { id: permission.allowance_id } })).status !== "revoked";
-        tries++
-      ) {
-        assert.ok(tries < 150, "the replaced allowance is revoked on chain");
-        await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      await untilRevoked(permission.allowance_id);
       const nonce = await world.relayerNonce();
       const usdcOf = (holder: Address) =>
         chain.client.readContract({ address: usdc, abi: erc20Abi, functionName: "balanceOf", args: [holder] });

@@ -39,7 +39,12 @@ export type Erc7710Facilitator = FacilitatorClient & {
   lastRefusal: () => string | null;
 };
 
-export async function startErc7710Facilitator(chain: LocalChain, manager: Address): Promise<Erc7710Facilitator> {
+/** `alsoNamed`: other facilitators its requirements name before it, as a merchant taking several would. */
+export async function startErc7710Facilitator(
+  chain: LocalChain,
+  manager: Address,
+  { alsoNamed = [] }: { alsoNamed?: Address[] } = {},
+): Promise<Erc7710Facilitator> {
   const delegationManager = getAddress(manager);
   const wallet = await fundedWallet(chain);
   const { account } = wallet;
@@ -119,7 +124,7 @@ export async function startErc7710Facilitator(chain: LocalChain, manager: Addres
     verify,
     settle,
     getSupported: async (): Promise<SupportedResponse> => ({
-      kinds: [{ x402Version: 2, scheme: "exact", network, extra: { facilitatorAddresses: [account.address] } }],
+      kinds: [{ x402Version: 2, scheme: "exact", network, extra: { facilitatorAddresses: [...alsoNamed, account.address] } }],
       extensions: [],
       signers: { "eip155:*": [account.address] },
     }),
