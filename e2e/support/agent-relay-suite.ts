@@ -27,6 +27,7 @@ import type { LocalChain } from "./chain";
 import { startAllowanceApp, type AllowanceApp } from "./allowances";
 import { deployErc20, mintFiatToken } from "./contracts";
 import { eip3009Sale } from "./agent-account-cases";
+import { signedLeaf, type Leaf } from "./agent-leaf";
 import { startEip3009Facilitator } from "./x402-eip3009";
 import { startPaidResource, type PaidResource } from "./x402-resource";
 import { startErc7710Facilitator } from "./x402-facilitator";
@@ -35,12 +36,10 @@ import { connectAgent, newPerson, type Person } from "./consent";
 import { apiKeyForCredential, cliEnv, runCli } from "./cli";
 import { db } from "@/lib/db";
 import { CONFIRMATIONS } from "@/lib/allowances/own-payments";
-import { delegationTypedData } from "@/contract/delegation";
 import type { GrantedPermission, RequestView, ToolInput, ToolOutput } from "@/contract";
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content: { type: string; text: string }[] };
 type Prepared = ToolOutput<"prepare_allowance_payment">;
-type Leaf = Prepared["delegation"];
 
 const PRICE = 10_000n; // 0.01 USDC
 
@@ -123,11 +122,7 @@ export function agentRelaySuite(database: "sqlite" | "postgres") {
       assert.notEqual(result.isError, true, result.content[0]?.text);
       return result.structuredContent as Prepared;
     };
-    const signed = async (leaf: Leaf, signer = agentKey): Promise<Leaf> => {
-      const fields = { ...leaf, salt: BigInt(leaf.salt) } as Parameters<typeof delegationTypedData>[2];
-      const manager = getAddress(permission.delegation_manager);
-      return { ...leaf, signature: await signer.signTypedData(delegationTypedData(manager, chain.chainId, fields)) };
-    };
+    const signed = (leaf: Leaf, signer = agentKey) => signedLeaf(leaf, signer, permission.delegation_manager as Address, chain.chainId);
     const send = (delegation: Leaf, extra: Record<string, unknown> = {}) =>
       call("send_allowance_payment", { credential_id: credentialId, chain_id: chain.chainId, delegation, ...extra });
     const payments = () => db().agentRequest.count({ where: { credentialId, kind: "send_transaction" } });

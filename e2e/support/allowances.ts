@@ -14,6 +14,7 @@ import type { Browser } from "playwright-core";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
 import { launchBrowser } from "./browser";
 import { connectWithBearer } from "./mcp-client";
+import { signedLeaf } from "./agent-leaf";
 import { obtainTokens } from "./oauth";
 import { importWallet, newPerson } from "./consent";
 import { chainsSetting, stallingRpc, startChain, type LocalChain, type StallingRpc } from "./chain";
@@ -564,7 +565,29 @@ export async function agentPayingShop(world: AllowanceWorld, payment: bigint, sp
   );
   const pay = () =>
     payFromAllowance(agent, credentialId, { chainId: world.chain.chainId, to: shop, value: payment.toString(), data: "0x" }, systemClock);
-  return { person, shop, pay, userId, grantId, credentialId, allowance };
+  return { person, shop, pay, agent, userId, grantId, credentialId, allowance };
+}
+
+/**
+ * agentPayingShop's agent holding the allowance's key itself, with nothing for gas: `pay` prepares the payment's
+ * one-time delegation (prepare_allowance_payment), signs it with that key, and has the relayer send it as
+ * send_allowance_payment does (`call`: its idempotency key, say).
+ */
+export async function agentSigningForShop(world: AllowanceWorld, payment: bigint, spec: Partial<AllowanceSpec> = {}) {
+  const { prepareAgentPayment, signedAgentPayment } = await import("@/lib/allowances/agent-leaf");
+  const { payFromAllowance } = await import("@/lib/allowances/agent");
+  const { systemClock } = await import("@/lib/clock");
+  const agentKey = privateKeyToAccount(generatePrivateKey());
+  const shopping = await agentPayingShop(world, payment, { delegate: agentKey.address, ...spec });
+  const { agent, credentialId, shop } = shopping;
+  const named = { credential_id: credentialId, chain_id: world.chain.chainId };
+  const pay = async (call: Parameters<typeof payFromAllowance>[4] = {}) => {
+    const prepared = await prepareAgentPayment(agent, { ...named, to: shop, value: payment.toString(), data: "0x" });
+    const delegation = await signedLeaf(prepared.delegation, agentKey, world.framework.DelegationManager, world.chain.chainId);
+    const { transaction, leaf } = await signedAgentPayment(agent, { ...named, delegation });
+    return payFromAllowance(agent, credentialId, transaction, systemClock, { ...call, leaf });
+  };
+  return { ...shopping, agentKey, pay };
 }
 
 /**
