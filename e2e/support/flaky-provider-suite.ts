@@ -6,17 +6,26 @@
 // nonce so that the node itself refuses the relayer's transaction as underpriced. And a node that drops the relayer's
 // transaction from its pool (issue 55, finding 3): reconciliation broadcasts it again, or, once another transaction
 // took its nonce, says so everywhere. The cases that need a transaction to wait in the pool hold the blocks for that
-// step only (holdingBlocks); the rest of each, the payment landing with it, happens on 2-second blocks.
+// step only (holdingBlocks); the rest of each, the payment landing with it, happens on 2-second blocks. The faults
+// that reach the relayer's broadcast are run for a payment from Agent Wallet's key and for one the agent's own key
+// signed (send_allowance_payment's leaf), which the relayer sends the same way.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { createWalletClient, http, parseEther, parseGwei, type Address, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { agentPayingShop as payingShop, type AllowanceWorld } from "./allowances";
+import { agentPayingShop as payingShop, agentSigningForShop, type AllowanceWorld } from "./allowances";
 import { chainDefinition } from "./chain";
 import type { FaultProxy, ProxiedCall } from "./fault-proxy";
 import { startFaultyWorld } from "./faulty-world";
 
 const PAYMENT = parseEther("0.001");
+
+/** Whose key signs the payment: the faults that reach the relayer's broadcast are run for each. */
+type Payer = { whose: string; shop: typeof payingShop | typeof agentSigningForShop };
+const PAYERS: Payer[] = [
+  { whose: "Agent Wallet's key", shop: payingShop },
+  { whose: "the agent's own key (send_allowance_payment)", shop: agentSigningForShop },
+];
 
 export function flakyProviderSuite(database: "sqlite" | "postgres") {
   describe(`payments from an allowance through a flaky provider (${database}, 2-second blocks)`, { timeout: 300_000 }, () => {
@@ -43,9 +52,12 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
     });
     after(() => stop?.());
 
-    /** An agent of a person of their own, with an allowance of 0.01 ETH a day to a shop: `pay` sends it 0.001 ETH. */
-    async function agentPayingShop() {
-      const { shop, pay, grantId } = await payingShop(world, PAYMENT);
+    /**
+     * An agent of a person of their own, with an allowance of 0.01 ETH a day to a shop: `pay` sends it 0.001 ETH, from
+     * Agent Wallet's key (send_transaction) unless `payer` says the agent's own key signs it (send_allowance_payment).
+     */
+    async function agentPayingShop(payer: Payer = PAYERS[0]) {
+      const { shop, pay, grantId } = await payer.shop(world, PAYMENT);
       const paying = async () => {
         const paid = await pay();
         assert.ok("request_id" in paid, JSON.stringify(paid));
@@ -70,70 +82,73 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         .filter((method) => method === "eth_sendRawTransaction").length;
     const broadcast = (calls: ProxiedCall[]) => calls.some((call) => call.method === "eth_sendRawTransaction");
 
-    it("a 429 answering the batch that carried the broadcast, after the node took it: paid once, batching still on", async () => {
-      const { shop, pay } = await agentPayingShop();
-      const nonce = await world.relayerNonce();
-      const from = proxy.seen.length;
-      let answered429 = false;
-      proxy.fault = (calls) => {
-        if (answered429 || !broadcast(calls) || calls.length < 2) return;
-        answered429 = true;
-        return { status: 429, retryAfter: "1", forwarded: true };
-      };
-      const paid = await pay().finally(() => (proxy.fault = undefined));
-      assert.ok(answered429, "the broadcast went out in a batch, answered 429");
-      assert.equal(paid.status, "completed");
-      assert.equal(sends(from), 1, "the broadcast was sent once");
-      assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
-      assert.equal(await world.balance(shop), PAYMENT);
-      const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash as Hex });
-      assert.equal(receipt.status, "success");
-      // the next payment's calls still go out together
-      const next = proxy.seen.length;
-      assert.equal((await pay()).status, "completed");
-      assert.ok(
-        methodsFrom(next).some((methods) => methods.length > 1),
-        JSON.stringify(methodsFrom(next)),
-      );
-      assert.equal(await world.balance(shop), 2n * PAYMENT);
-    });
+    for (const payer of PAYERS)
+      it(`a 429 answering the batch that carried the broadcast, after the node took it: paid once, batching still on (${payer.whose})`, async () => {
+        const { shop, pay } = await agentPayingShop(payer);
+        const nonce = await world.relayerNonce();
+        const from = proxy.seen.length;
+        let answered429 = false;
+        proxy.fault = (calls) => {
+          if (answered429 || !broadcast(calls) || calls.length < 2) return;
+          answered429 = true;
+          return { status: 429, retryAfter: "1", forwarded: true };
+        };
+        const paid = await pay().finally(() => (proxy.fault = undefined));
+        assert.ok(answered429, "the broadcast went out in a batch, answered 429");
+        assert.equal(paid.status, "completed");
+        assert.equal(sends(from), 1, "the broadcast was sent once");
+        assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
+        assert.equal(await world.balance(shop), PAYMENT);
+        const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash as Hex });
+        assert.equal(receipt.status, "success");
+        // the next payment's calls still go out together
+        const next = proxy.seen.length;
+        assert.equal((await pay()).status, "completed");
+        assert.ok(
+          methodsFrom(next).some((methods) => methods.length > 1),
+          JSON.stringify(methodsFrom(next)),
+        );
+        assert.equal(await world.balance(shop), 2n * PAYMENT);
+      });
 
-    it("reads answered 429 are asked again after its Retry-After, the same batch, and the payment completes", async () => {
-      const { pay } = await agentPayingShop();
-      let limited: number | undefined;
-      proxy.fault = (calls) => {
-        if (limited !== undefined || calls.length < 2 || broadcast(calls)) return;
-        limited = proxy.seen.length - 1;
-        return { status: 429, retryAfter: "1" };
-      };
-      const paid = await pay().finally(() => (proxy.fault = undefined));
-      assert.equal(paid.status, "completed");
-      assert.ok(limited !== undefined, "a batch of reads was answered 429");
-      const first = proxy.seen[limited];
-      const again = proxy.seen.slice(limited + 1).find((request) => request.methods.join() === first.methods.join());
-      assert.ok(again, `the batch ${first.methods.join()} was asked again whole: ${JSON.stringify(methodsFrom(limited))}`);
-      assert.ok(again.at - first.at >= 990, `asked again after ${again.at - first.at} ms, not the 1 s Retry-After says`);
-    });
+    for (const payer of PAYERS)
+      it(`reads answered 429 are asked again after its Retry-After, the same batch, and the payment completes (${payer.whose})`, async () => {
+        const { pay } = await agentPayingShop(payer);
+        let limited: number | undefined;
+        proxy.fault = (calls) => {
+          if (limited !== undefined || calls.length < 2 || broadcast(calls)) return;
+          limited = proxy.seen.length - 1;
+          return { status: 429, retryAfter: "1" };
+        };
+        const paid = await pay().finally(() => (proxy.fault = undefined));
+        assert.equal(paid.status, "completed");
+        assert.ok(limited !== undefined, "a batch of reads was answered 429");
+        const first = proxy.seen[limited];
+        const again = proxy.seen.slice(limited + 1).find((request) => request.methods.join() === first.methods.join());
+        assert.ok(again, `the batch ${first.methods.join()} was asked again whole: ${JSON.stringify(methodsFrom(limited))}`);
+        assert.ok(again.at - first.at >= 990, `asked again after ${again.at - first.at} ms, not the 1 s Retry-After says`);
+      });
 
-    it("a payment whose reads are answered 503 twice is asked again with a growing wait, and completes", async () => {
-      const { pay } = await agentPayingShop();
-      let failing: string | undefined;
-      let failures = 0;
-      proxy.fault = (calls) => {
-        const methods = calls.map((call) => call.method).join();
-        if (broadcast(calls) || !calls.some((call) => call.method === "eth_getBalance")) return;
-        if (failing === undefined) failing = methods;
-        if (methods !== failing || failures >= 2) return;
-        failures++;
-        return { status: 503 };
-      };
-      const from = proxy.seen.length;
-      const paid = await pay().finally(() => (proxy.fault = undefined));
-      assert.equal(paid.status, "completed");
-      const attempts = proxy.seen.slice(from).filter((request) => request.methods.join() === failing);
-      assert.equal(attempts.length, 3, `${failing}: answered 503, 503, then by the node`);
-      assert.ok(attempts[1].at - attempts[0].at >= 240 && attempts[2].at - attempts[1].at >= 490, JSON.stringify(attempts));
-    });
+    for (const payer of PAYERS)
+      it(`a payment whose reads are answered 503 twice is asked again with a growing wait, and completes (${payer.whose})`, async () => {
+        const { pay } = await agentPayingShop(payer);
+        let failing: string | undefined;
+        let failures = 0;
+        proxy.fault = (calls) => {
+          const methods = calls.map((call) => call.method).join();
+          if (broadcast(calls) || !calls.some((call) => call.method === "eth_getBalance")) return;
+          if (failing === undefined) failing = methods;
+          if (methods !== failing || failures >= 2) return;
+          failures++;
+          return { status: 503 };
+        };
+        const from = proxy.seen.length;
+        const paid = await pay().finally(() => (proxy.fault = undefined));
+        assert.equal(paid.status, "completed");
+        const attempts = proxy.seen.slice(from).filter((request) => request.methods.join() === failing);
+        assert.equal(attempts.length, 3, `${failing}: answered 503, 503, then by the node`);
+        assert.ok(attempts[1].at - attempts[0].at >= 240 && attempts[2].at - attempts[1].at >= 490, JSON.stringify(attempts));
+      });
 
     it("a node that already holds the relayer's transaction says so ('Known transaction'): it was sent, and is paid once", async () => {
       const { pay, shop } = await agentPayingShop();
@@ -224,69 +239,71 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
     const spendOf = (txHash: Hex) => lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash } });
     const requestOf = async (grantId: string) => (await lib.db.db().agentRequest.findMany({ where: { grantId } }))[0];
 
-    it("a broadcast the node dropped from its pool is broadcast again by reconciliation, and the payment lands once", async () => {
-      const { pay, shop, grantId } = await agentPayingShop();
-      const nonce = await world.relayerNonce();
-      const { paying, hash, reconciling } = await world.chain.holdingBlocks(async () => {
-        const dropping = await droppedWhilePaying(pay, grantId, nonce);
-        // Not awaited: after the relayer's transactions, the run waits its turn at the allowance behind the payment.
-        const reconciling = lib.reconcile.reconcilePayments();
-        // back in the pool before any block, from the bytes its ledger row kept
-        const deadline = Date.now() + 10_000;
-        let pooled = null;
-        while (!pooled && Date.now() < deadline) {
-          pooled = await world.chain.client.getTransaction({ hash: dropping.hash }).catch(() => null);
-          if (!pooled) await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-        assert.equal(pooled?.blockNumber, null, "broadcast again, not mined yet");
-        return { ...dropping, reconciling };
-      });
-      const paid = await paying;
-      await reconciling;
-      assert.equal(paid.status, "completed");
-      assert.equal((await spendOf(hash)).status, "landed");
-      assert.equal((await world.chain.client.getTransactionReceipt({ hash })).status, "success");
-      assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
-      assert.equal(await world.balance(shop), PAYMENT, "paid once");
-    });
-
-    it("a dropped broadcast whose nonce another transaction took ends failed: spend, request (audited), nothing paid", async () => {
-      const { pay, shop, grantId } = await agentPayingShop();
-      const nonce = await world.relayerNonce();
-      const { paying, hash } = await world.chain.holdingBlocks(async () => {
-        const dropping = await droppedWhilePaying(pay, grantId, nonce);
-        // the relayer's nonce taken by another of its transactions, with a higher tip, mined once the blocks come
-        await relayerWallet().sendTransaction({
-          to: world.relayer,
-          value: 0n,
-          nonce,
-          maxFeePerGas: parseGwei("500"),
-          maxPriorityFeePerGas: parseGwei("100"),
+    for (const payer of PAYERS)
+      it(`a broadcast the node dropped from its pool is broadcast again by reconciliation, and the payment lands once (${payer.whose})`, async () => {
+        const { pay, shop, grantId } = await agentPayingShop(payer);
+        const nonce = await world.relayerNonce();
+        const { paying, hash, reconciling } = await world.chain.holdingBlocks(async () => {
+          const dropping = await droppedWhilePaying(pay, grantId, nonce);
+          // Not awaited: after the relayer's transactions, the run waits its turn at the allowance behind the payment.
+          const reconciling = lib.reconcile.reconcilePayments();
+          // back in the pool before any block, from the bytes its ledger row kept
+          const deadline = Date.now() + 10_000;
+          let pooled = null;
+          while (!pooled && Date.now() < deadline) {
+            pooled = await world.chain.client.getTransaction({ hash: dropping.hash }).catch(() => null);
+            if (!pooled) await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          assert.equal(pooled?.blockNumber, null, "broadcast again, not mined yet");
+          return { ...dropping, reconciling };
         });
-        return dropping;
+        const paid = await paying;
+        await reconciling;
+        assert.equal(paid.status, "completed");
+        assert.equal((await spendOf(hash)).status, "landed");
+        assert.equal((await world.chain.client.getTransactionReceipt({ hash })).status, "success");
+        assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
+        assert.equal(await world.balance(shop), PAYMENT, "paid once");
       });
-      // the payment's receipt never comes: the agent hears it is submitted, not that it was paid
-      assert.equal((await paying).status, "submitted");
-      await lib.reconcile.reconcilePayments();
-      const request = await requestOf(grantId);
-      assert.equal(request.status, "failed");
-      assert.equal(request.reason, "Its transaction was dropped and another took its place: nothing was paid");
-      assert.equal((await spendOf(hash)).status, "failed");
-      const ledger = await lib.db.db().relayedTransaction.findUniqueOrThrow({ where: { hash } });
-      assert.deepEqual([ledger.status, ledger.gasUsed, ledger.nonce], ["dropped", 0, nonce], "it cost nothing");
-      const moves = await lib.db.db().auditEvent.findMany({
-        where: { type: "request.transition", requestId: request.id },
-        orderBy: { seq: "asc" },
+
+    for (const payer of PAYERS)
+      it(`a dropped broadcast whose nonce another transaction took ends failed: spend, request (audited), nothing paid (${payer.whose})`, async () => {
+        const { pay, shop, grantId } = await agentPayingShop(payer);
+        const nonce = await world.relayerNonce();
+        const { paying, hash } = await world.chain.holdingBlocks(async () => {
+          const dropping = await droppedWhilePaying(pay, grantId, nonce);
+          // the relayer's nonce taken by another of its transactions, with a higher tip, mined once the blocks come
+          await relayerWallet().sendTransaction({
+            to: world.relayer,
+            value: 0n,
+            nonce,
+            maxFeePerGas: parseGwei("500"),
+            maxPriorityFeePerGas: parseGwei("100"),
+          });
+          return dropping;
+        });
+        // the payment's receipt never comes: the agent hears it is submitted, not that it was paid
+        assert.equal((await paying).status, "submitted");
+        await lib.reconcile.reconcilePayments();
+        const request = await requestOf(grantId);
+        assert.equal(request.status, "failed");
+        assert.equal(request.reason, "Its transaction was dropped and another took its place: nothing was paid");
+        assert.equal((await spendOf(hash)).status, "failed");
+        const ledger = await lib.db.db().relayedTransaction.findUniqueOrThrow({ where: { hash } });
+        assert.deepEqual([ledger.status, ledger.gasUsed, ledger.nonce], ["dropped", 0, nonce], "it cost nothing");
+        const moves = await lib.db.db().auditEvent.findMany({
+          where: { type: "request.transition", requestId: request.id },
+          orderBy: { seq: "asc" },
+        });
+        assert.deepEqual(
+          moves.map((event) => JSON.parse(event.data) as { from: string[]; to: string }).map((data) => [data.from, data.to]),
+          [
+            [["approved"], "submitted"],
+            [["submitted"], "failed"],
+          ],
+        );
+        assert.equal(await world.relayerNonce(), nonce + 1, "the other transaction took the nonce");
+        assert.equal(await world.balance(shop), 0n, "nothing paid");
       });
-      assert.deepEqual(
-        moves.map((event) => JSON.parse(event.data) as { from: string[]; to: string }).map((data) => [data.from, data.to]),
-        [
-          [["approved"], "submitted"],
-          [["submitted"], "failed"],
-        ],
-      );
-      assert.equal(await world.relayerNonce(), nonce + 1, "the other transaction took the nonce");
-      assert.equal(await world.balance(shop), 0n, "nothing paid");
-    });
   });
 }
