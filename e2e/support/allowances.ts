@@ -3,7 +3,7 @@
 // EIP-7702 authorization and each EIP-712 delegation, with the person's own key. And the started app on such a chain,
 // for the suites that go through HTTP, MCP and Chromium (`startAllowanceApp`).
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -11,6 +11,8 @@ import { getAddress, parseEther, toHex, type Address, type Hex } from "viem";
 import { DelegationManager } from "@metamask/delegation-abis";
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type PrivateKeyAccount } from "viem/accounts";
 import type { Browser } from "playwright-core";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolInput, ToolName, ToolOutput } from "@/contract";
 import { createPostgresDatabase, startApp, type PostgresDatabase, type RunningApp } from "./app";
 import { launchBrowser } from "./browser";
 import { connectWithBearer } from "./mcp-client";
@@ -569,25 +571,62 @@ export async function agentPayingShop(world: AllowanceWorld, payment: bigint, sp
 }
 
 /**
- * agentPayingShop's agent holding the allowance's key itself, with nothing for gas: `pay` prepares the payment's
- * one-time delegation (prepare_allowance_payment), signs it with that key, and has the relayer send it as
- * send_allowance_payment does (`call`: its idempotency key, say).
+ * The MCP tools of a bearer (an API key, say), called in this process as /mcp answers them (lib/mcp/handler.ts), for
+ * suites with no app of their own: a tool's result, or its error thrown in the tool's words.
+ */
+export function toolsInProcess(bearer: string) {
+  let id = 0;
+  return async <N extends ToolName>(name: N, args: ToolInput<N>): Promise<ToolOutput<N>> => {
+    const { handleMcpRequest } = await import("@/lib/mcp/handler");
+    const { config } = await import("@/lib/config");
+    const url = new URL("/mcp", config().baseUrl);
+    const response = await handleMcpRequest(
+      new Request(url, {
+        method: "POST",
+        headers: {
+          Host: url.host,
+          Authorization: `Bearer ${bearer}`,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": "2025-06-18",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name, arguments: args } }),
+      }),
+    );
+    const body = (await response.json()) as { result?: CallToolResult; error?: { message: string } };
+    if (!body.result || body.result.isError) throw new Error(`${name}: ${body.error?.message ?? JSON.stringify(body.result?.content)}`);
+    return body.result.structuredContent as ToolOutput<N>;
+  };
+}
+
+/**
+ * agentPayingShop's agent holding the allowance's key itself, with nothing for gas, through a personal API key: `pay`
+ * prepares the payment's one-time delegation (prepare_allowance_payment), signs it with that key, and has the relayer
+ * send it (send_allowance_payment, with an idempotency key of its own); `again` sends that call again, as an agent
+ * whose answer was lost does.
  */
 export async function agentSigningForShop(world: AllowanceWorld, payment: bigint, spec: Partial<AllowanceSpec> = {}) {
-  const { prepareAgentPayment, signedAgentPayment } = await import("@/lib/allowances/agent-leaf");
-  const { payFromAllowance } = await import("@/lib/allowances/agent");
-  const { systemClock } = await import("@/lib/clock");
+  const person = await world.newPerson("1");
+  const shop = world.recipient();
   const agentKey = privateKeyToAccount(generatePrivateKey());
-  const shopping = await agentPayingShop(world, payment, { delegate: agentKey.address, ...spec });
-  const { agent, credentialId, shop } = shopping;
-  const named = { credential_id: credentialId, chain_id: world.chain.chainId };
-  const pay = async (call: Parameters<typeof payFromAllowance>[4] = {}) => {
-    const prepared = await prepareAgentPayment(agent, { ...named, to: shop, value: payment.toString(), data: "0x" });
+  const { apiKey, ...owner } = await apiKeyHolding(person.address, "Signing agent");
+  const allowance = await signAllowanceFor(world.chain, person, owner, {
+    recipients: [shop],
+    transactions: 100,
+    overLimit: "refuse",
+    delegate: agentKey.address,
+    ...spec,
+  });
+  const tool = toolsInProcess(apiKey);
+  const named = { credential_id: owner.credentialId, chain_id: world.chain.chainId };
+  const pay = async () => {
+    const prepared = await tool("prepare_allowance_payment", { ...named, to: shop, value: payment.toString(), data: "0x" });
     const delegation = await signedLeaf(prepared.delegation, agentKey, world.framework.DelegationManager, world.chain.chainId);
-    const { transaction, leaf } = await signedAgentPayment(agent, { ...named, delegation });
-    return payFromAllowance(agent, credentialId, transaction, systemClock, { ...call, leaf });
+    const sent = { ...named, delegation, idempotency_key: randomUUID() };
+    const view = await tool("send_allowance_payment", sent);
+    return { ...view, again: () => tool("send_allowance_payment", sent) };
   };
-  return { ...shopping, agentKey, pay };
+  return { person, shop, pay, agentKey, ...owner, allowance };
 }
 
 /**

@@ -1,16 +1,22 @@
 // The app killed with payments from allowances in flight (issue 55, finding 2), on SQLite
 // (e2e/allowances/crashed-payments.test.ts) and PostgreSQL (e2e/postgres/crashed-payments.test.ts): four agents over MCP,
 // each paying from an allowance of its own (one allowance pays one at a time, its lease held until the receipt), on a
-// hardhat chain that mines a block every 2 seconds with a mempool. The blocks are held while the payments are sent:
-// once the relayer's four transactions wait in the mempool the server is SIGKILLed; then a block mines the four, the
-// blocks come every 2 s again, and the app starts again on the same database: every request ends completed with its
-// transaction, each of its moves audited once, every spend landed, nothing paid twice.
+// hardhat chain that mines a block every 2 seconds with a mempool; two pay from Agent Wallet's key (send_transaction),
+// two sign the payment with their own key (send_allowance_payment, with an idempotency key). The blocks are held while
+// the payments are sent: once the relayer's four transactions wait in the mempool the server is SIGKILLed; then a block
+// mines the four, the blocks come every 2 s again, and the app starts again on the same database: every request ends
+// completed with its transaction, each of its moves audited once, every spend landed, nothing paid twice; an agent
+// that sends its signed payment again with its key, its answer lost in the crash, is answered the first payment.
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { parseEther, type Hex } from "viem";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts";
+import type { RequestView, ToolOutput } from "@/contract";
 import { startApp, type RunningApp } from "./app";
 import { agentOverMcp, signAllowanceFor, startAllowanceApp, type AllowanceApp } from "./allowances";
+import { signedLeaf } from "./agent-leaf";
+import { connectWithBearer } from "./mcp-client";
 
 const PAYMENTS = 4;
 
@@ -45,17 +51,29 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
       const { db } = await import("@/lib/db");
       const { chain, app } = world;
       const shop = world.recipient();
-      const agents: (Awaited<ReturnType<typeof agentOverMcp>> & { allowanceId: string })[] = [];
+      const payment = { to: shop, value: String(parseEther("0.001")) };
+      const agents: (Awaited<ReturnType<typeof agentOverMcp>> & { allowanceId: string; tool: string; arguments: object })[] = [];
       for (let made = 0; made < PAYMENTS; made++) {
         const agent = await agentOverMcp(world);
         clients.push(agent.client);
+        // every other agent holds its allowance's key, and signs its payment before the blocks are held
+        const agentKey = made % 2 ? privateKeyToAccount(generatePrivateKey()) : undefined;
         const { id } = await signAllowanceFor(
           chain,
           agent.person,
           { userId: agent.userId, grantId: agent.grantId, credentialId: agent.credentialId },
-          { recipients: [shop], native: parseEther("0.01"), transactions: 5 },
+          { recipients: [shop], native: parseEther("0.01"), transactions: 5, ...(agentKey && { delegate: agentKey.address }) },
         );
-        agents.push({ ...agent, allowanceId: id });
+        const named = { credential_id: agent.credentialId, chain_id: chain.chainId };
+        if (!agentKey) {
+          agents.push({ ...agent, allowanceId: id, tool: "send_transaction", arguments: { ...named, ...payment } });
+          continue;
+        }
+        const prepared = await agent.client.callTool({ name: "prepare_allowance_payment", arguments: { ...named, ...payment } });
+        const { delegation } = prepared.structuredContent as ToolOutput<"prepare_allowance_payment">;
+        const signed = await signedLeaf(delegation, agentKey, world.environment.DelegationManager, chain.chainId);
+        const sent = { ...named, delegation: signed, idempotency_key: `crash-${made}` };
+        agents.push({ ...agent, allowanceId: id, tool: "send_allowance_payment", arguments: sent });
       }
       const allowanceIds = agents.map((agent) => agent.allowanceId);
       const versionsOf = async () =>
@@ -66,10 +84,7 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
       const calls = await chain.holdingBlocks(async () => {
         const calls = agents.map((agent) =>
           agent.client
-            .callTool({
-              name: "send_transaction",
-              arguments: { credential_id: agent.credentialId, chain_id: chain.chainId, to: shop, value: String(parseEther("0.001")) },
-            })
+            .callTool({ name: agent.tool, arguments: agent.arguments as Record<string, unknown> })
             .catch((error: unknown) => error),
         );
         const pending = () => chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
@@ -129,6 +144,19 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
       );
       assert.equal(await world.relayerNonce(), nonceBefore + PAYMENTS, "nothing was sent again");
       assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.001") * BigInt(PAYMENTS));
+
+      // An agent that signed its payment sends it again with its key, the first answer lost with the server: it is
+      // answered the payment the restarted app settled, and nothing is sent again.
+      for (const agent of agents.filter((each) => each.tool === "send_allowance_payment")) {
+        const client = await connectWithBearer(restarted.baseUrl, agent.accessToken);
+        clients.push(client);
+        const again = await client.callTool({ name: agent.tool, arguments: agent.arguments as Record<string, unknown> });
+        const view = again.structuredContent as RequestView;
+        const first = settled.find((row) => row.grantId === agent.grantId)!;
+        assert.deepEqual([view.request_id, view.status, view.tx_hash], [first.id, "completed", first.txHash], JSON.stringify(again));
+      }
+      assert.equal(await world.relayerNonce(), nonceBefore + PAYMENTS, "nothing was sent for the retries");
+      assert.equal(await chain.client.getBalance({ address: shop }), parseEther("0.001") * BigInt(PAYMENTS), "nor paid twice");
     });
   });
 }

@@ -17,6 +17,7 @@ import { agentPayingShop as payingShop, agentSigningForShop, type AllowanceWorld
 import { chainDefinition } from "./chain";
 import type { FaultProxy, ProxiedCall } from "./fault-proxy";
 import { startFaultyWorld } from "./faulty-world";
+import type { RequestView } from "@/contract";
 
 const PAYMENT = parseEther("0.001");
 
@@ -66,6 +67,24 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       return { shop, pay: paying, grantId };
     }
 
+    /**
+     * A payment the agent's key signed, sent again with its idempotency key (its answer lost, say): answered the first
+     * payment's request as it ended (`status`), with nothing more sent or paid. Agent Wallet's key has no such call here.
+     */
+    async function sentAgainAnswersTheFirst(
+      paid: { request_id: string; again?: () => Promise<RequestView> },
+      status: string,
+      shop: Address,
+    ) {
+      if (!paid.again) return;
+      const [nonce, balance] = [await world.relayerNonce(), await world.balance(shop)];
+      const { txHash } = await lib.db.db().agentRequest.findUniqueOrThrow({ where: { id: paid.request_id } });
+      const again = await paid.again();
+      assert.deepEqual([again.request_id, again.status, again.tx_hash], [paid.request_id, status, txHash]);
+      assert.equal(await world.relayerNonce(), nonce, "nothing more was sent");
+      assert.equal(await world.balance(shop), balance, "nor paid");
+    }
+
     /** The relayer's key as a wallet that sends on the node itself. */
     const relayerWallet = () =>
       createWalletClient({
@@ -101,6 +120,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         assert.equal(await world.balance(shop), PAYMENT);
         const receipt = await world.chain.client.getTransactionReceipt({ hash: paid.tx_hash as Hex });
         assert.equal(receipt.status, "success");
+        await sentAgainAnswersTheFirst(paid, "completed", shop);
         // the next payment's calls still go out together
         const next = proxy.seen.length;
         assert.equal((await pay()).status, "completed");
@@ -218,7 +238,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
      * Pays while the node mines nothing, and answers the payment's transaction once it waits in the node's pool, where
      * the payment waits for its receipt: then the node drops it (hardhat_dropTransaction), as a busy node's pool does.
      */
-    async function droppedWhilePaying(pay: () => Promise<{ status: string }>, grantId: string, nonce: number) {
+    async function droppedWhilePaying<Paid extends { status: string }>(pay: () => Promise<Paid>, grantId: string, nonce: number) {
       const paying = pay();
       const deadline = Date.now() + 30_000;
       let hash: Hex | null = null;
@@ -264,6 +284,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         assert.equal((await world.chain.client.getTransactionReceipt({ hash })).status, "success");
         assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
         assert.equal(await world.balance(shop), PAYMENT, "paid once");
+        await sentAgainAnswersTheFirst(paid, "completed", shop);
       });
 
     for (const payer of PAYERS)
@@ -283,7 +304,8 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
           return dropping;
         });
         // the payment's receipt never comes: the agent hears it is submitted, not that it was paid
-        assert.equal((await paying).status, "submitted");
+        const paid = await paying;
+        assert.equal(paid.status, "submitted");
         await lib.reconcile.reconcilePayments();
         const request = await requestOf(grantId);
         assert.equal(request.status, "failed");
@@ -304,6 +326,8 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         );
         assert.equal(await world.relayerNonce(), nonce + 1, "the other transaction took the nonce");
         assert.equal(await world.balance(shop), 0n, "nothing paid");
+        // its leaf, signed and still unused on chain, is not sent again for the same key
+        await sentAgainAnswersTheFirst(paid, "failed", shop);
       });
   });
 }
