@@ -52,7 +52,8 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
       const { chain, app } = world;
       const shop = world.recipient();
       const payment = { to: shop, value: String(parseEther("0.001")) };
-      const agents: (Awaited<ReturnType<typeof agentOverMcp>> & { allowanceId: string; tool: string; arguments: object })[] = [];
+      type Paying = { allowanceId: string; pay: (client: Client) => Promise<unknown>; again?: (client: Client) => Promise<unknown> };
+      const agents: (Awaited<ReturnType<typeof agentOverMcp>> & Paying)[] = [];
       for (let made = 0; made < PAYMENTS; made++) {
         const agent = await agentOverMcp(world);
         clients.push(agent.client);
@@ -66,14 +67,25 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
         );
         const named = { credential_id: agent.credentialId, chain_id: chain.chainId };
         if (!agentKey) {
-          agents.push({ ...agent, allowanceId: id, tool: "send_transaction", arguments: { ...named, ...payment } });
+          const pay = (client: Client) => client.callTool({ name: "send_transaction", arguments: { ...named, ...payment } });
+          agents.push({ ...agent, allowanceId: id, pay });
           continue;
         }
-        const prepared = await agent.client.callTool({ name: "prepare_allowance_payment", arguments: { ...named, ...payment } });
-        const { delegation } = prepared.structuredContent as ToolOutput<"prepare_allowance_payment">;
-        const signed = await signedLeaf(delegation, agentKey, world.environment.DelegationManager, chain.chainId);
-        const sent = { ...named, delegation: signed, idempotency_key: `crash-${made}` };
-        agents.push({ ...agent, allowanceId: id, tool: "send_allowance_payment", arguments: sent });
+        /** The payment's delegation prepared and signed afresh, sent with the agent's idempotency key for it. */
+        const signedPayment = async (client: Client) => {
+          const prepared = await client.callTool({ name: "prepare_allowance_payment", arguments: { ...named, ...payment } });
+          const { delegation } = prepared.structuredContent as ToolOutput<"prepare_allowance_payment">;
+          const signed = await signedLeaf(delegation, agentKey, world.environment.DelegationManager, chain.chainId);
+          return { ...named, delegation: signed, idempotency_key: `crash-${made}` };
+        };
+        const sent = await signedPayment(agent.client);
+        agents.push({
+          ...agent,
+          allowanceId: id,
+          pay: (client) => client.callTool({ name: "send_allowance_payment", arguments: sent }),
+          // the SDK's retry prepares the payment again: its key, not the delegation, makes it the same payment
+          again: async (client) => client.callTool({ name: "send_allowance_payment", arguments: await signedPayment(client) }),
+        });
       }
       const allowanceIds = agents.map((agent) => agent.allowanceId);
       const versionsOf = async () =>
@@ -82,11 +94,7 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
 
       // No block while the payments are sent and the server killed: each waits for a receipt that does not come.
       const calls = await chain.holdingBlocks(async () => {
-        const calls = agents.map((agent) =>
-          agent.client
-            .callTool({ name: agent.tool, arguments: agent.arguments as Record<string, unknown> })
-            .catch((error: unknown) => error),
-        );
+        const calls = agents.map((agent) => agent.pay(agent.client).catch((error: unknown) => error));
         const pending = () => chain.client.getTransactionCount({ address: world.relayer, blockTag: "pending" });
         assert.equal(await until(60_000, pending, (count) => count === nonceBefore + PAYMENTS), nonceBefore + PAYMENTS, app.output());
         await app.kill();
@@ -147,10 +155,12 @@ export function crashedPaymentsSuite(database: "sqlite" | "postgres") {
 
       // An agent that signed its payment sends it again with its key, the first answer lost with the server: it is
       // answered the payment the restarted app settled, and nothing is sent again.
-      for (const agent of agents.filter((each) => each.tool === "send_allowance_payment")) {
+      const signing = agents.filter((agent) => agent.again);
+      assert.equal(signing.length, PAYMENTS / 2);
+      for (const agent of signing) {
         const client = await connectWithBearer(restarted.baseUrl, agent.accessToken);
         clients.push(client);
-        const again = await client.callTool({ name: agent.tool, arguments: agent.arguments as Record<string, unknown> });
+        const again = (await agent.again!(client)) as { structuredContent?: unknown };
         const view = again.structuredContent as RequestView;
         const first = settled.find((row) => row.grantId === agent.grantId)!;
         assert.deepEqual([view.request_id, view.status, view.tx_hash], [first.id, "completed", first.txHash], JSON.stringify(again));
