@@ -574,7 +574,7 @@ export async function agentPayingShop(world: AllowanceWorld, payment: bigint, sp
  * The MCP tools of a bearer (an API key, say), called in this process as /mcp answers them (lib/mcp/handler.ts), for
  * suites with no app of their own: a tool's result, or its error thrown in the tool's words.
  */
-export function toolsInProcess(bearer: string) {
+function toolsInProcess(bearer: string) {
   let id = 0;
   return async <N extends ToolName>(name: N, args: ToolInput<N>): Promise<ToolOutput<N>> => {
     const { handleMcpRequest } = await import("@/lib/mcp/handler");

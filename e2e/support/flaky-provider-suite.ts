@@ -102,7 +102,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
     const broadcast = (calls: ProxiedCall[]) => calls.some((call) => call.method === "eth_sendRawTransaction");
 
     for (const payer of PAYERS)
-      it(`a 429 answering the batch that carried the broadcast, after the node took it: paid once, batching still on (${payer.whose})`, async () => {
+      it(`a 429 answering the broadcast's batch after the node took it: paid once, batching still on (${payer.whose})`, async () => {
         const { shop, pay } = await agentPayingShop(payer);
         const nonce = await world.relayerNonce();
         const from = proxy.seen.length;
@@ -132,7 +132,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       });
 
     for (const payer of PAYERS)
-      it(`reads answered 429 are asked again after its Retry-After, the same batch, and the payment completes (${payer.whose})`, async () => {
+      it(`reads answered 429 are asked again, the same batch, after its Retry-After; the payment completes (${payer.whose})`, async () => {
         const { pay } = await agentPayingShop(payer);
         let limited: number | undefined;
         proxy.fault = (calls) => {
@@ -150,7 +150,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       });
 
     for (const payer of PAYERS)
-      it(`a payment whose reads are answered 503 twice is asked again with a growing wait, and completes (${payer.whose})`, async () => {
+      it(`reads answered 503 twice are asked again with a growing wait, and the payment completes (${payer.whose})`, async () => {
         const { pay } = await agentPayingShop(payer);
         let failing: string | undefined;
         let failures = 0;
@@ -258,9 +258,14 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
 
     const spendOf = (txHash: Hex) => lib.db.db().allowanceSpend.findFirstOrThrow({ where: { txHash } });
     const requestOf = async (grantId: string) => (await lib.db.db().agentRequest.findMany({ where: { grantId } }))[0];
+    /** The request's audited moves, each [from, to]. */
+    const movesOf = async (requestId: string) =>
+      (await lib.db.db().auditEvent.findMany({ where: { type: "request.transition", requestId }, orderBy: { seq: "asc" } }))
+        .map((event) => JSON.parse(event.data) as { from: string[]; to: string })
+        .map((data) => [data.from, data.to]);
 
     for (const payer of PAYERS)
-      it(`a broadcast the node dropped from its pool is broadcast again by reconciliation, and the payment lands once (${payer.whose})`, async () => {
+      it(`a broadcast dropped from the node's pool is broadcast again by reconciliation, and lands once (${payer.whose})`, async () => {
         const { pay, shop, grantId } = await agentPayingShop(payer);
         const nonce = await world.relayerNonce();
         const { paying, hash, reconciling } = await world.chain.holdingBlocks(async () => {
@@ -281,6 +286,11 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         await reconciling;
         assert.equal(paid.status, "completed");
         assert.equal((await spendOf(hash)).status, "landed");
+        // broadcast again, not moved again: each move audited once
+        assert.deepEqual(await movesOf((await requestOf(grantId)).id), [
+          [["approved"], "submitted"],
+          [["submitted"], "completed"],
+        ]);
         assert.equal((await world.chain.client.getTransactionReceipt({ hash })).status, "success");
         assert.equal(await world.relayerNonce(), nonce + 1, "one transaction on chain");
         assert.equal(await world.balance(shop), PAYMENT, "paid once");
@@ -288,7 +298,7 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
       });
 
     for (const payer of PAYERS)
-      it(`a dropped broadcast whose nonce another transaction took ends failed: spend, request (audited), nothing paid (${payer.whose})`, async () => {
+      it(`a dropped broadcast whose nonce another took ends failed: spend, request (audited), nothing paid (${payer.whose})`, async () => {
         const { pay, shop, grantId } = await agentPayingShop(payer);
         const nonce = await world.relayerNonce();
         const { paying, hash } = await world.chain.holdingBlocks(async () => {
@@ -313,17 +323,10 @@ export function flakyProviderSuite(database: "sqlite" | "postgres") {
         assert.equal((await spendOf(hash)).status, "failed");
         const ledger = await lib.db.db().relayedTransaction.findUniqueOrThrow({ where: { hash } });
         assert.deepEqual([ledger.status, ledger.gasUsed, ledger.nonce], ["dropped", 0, nonce], "it cost nothing");
-        const moves = await lib.db.db().auditEvent.findMany({
-          where: { type: "request.transition", requestId: request.id },
-          orderBy: { seq: "asc" },
-        });
-        assert.deepEqual(
-          moves.map((event) => JSON.parse(event.data) as { from: string[]; to: string }).map((data) => [data.from, data.to]),
-          [
-            [["approved"], "submitted"],
-            [["submitted"], "failed"],
-          ],
-        );
+        assert.deepEqual(await movesOf(request.id), [
+          [["approved"], "submitted"],
+          [["submitted"], "failed"],
+        ]);
         assert.equal(await world.relayerNonce(), nonce + 1, "the other transaction took the nonce");
         assert.equal(await world.balance(shop), 0n, "nothing paid");
         // its leaf, signed and still unused on chain, is not sent again for the same key
