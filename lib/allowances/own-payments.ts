@@ -159,3 +159,16 @@ export async function recordOwnPayments(allowance: Allowance): Promise<Allowance
   if (!advanced.count || to === head) return recorded;
   return [...recorded, ...(await recordOwnPayments({ ...allowance, ownPaymentsFrom: Number(to + 1n) }))];
 }
+
+/**
+ * Reads the payments agents sent themselves for every allowance their own keys spend and that is not revoked, so that
+ * the audit log and the person's notifications have them as the chain does, not only when a view next reads them
+ * (reconcile.ts runs it). One allowance at a time; one whose node does not answer is read next run.
+ */
+export async function recordAllOwnPayments(failed: (error: unknown) => void): Promise<void> {
+  const allowances = await db().allowance.findMany({
+    where: { delegateKind: "agent", status: { not: "revoked" }, ownPaymentsFrom: { not: null } },
+    include: { delegations: true },
+  });
+  for (const allowance of allowances) await recordOwnPayments(allowance).catch(failed);
+}

@@ -12,7 +12,9 @@
 // outcome written in the ledger (what it paid, or dropped at no cost): it no longer counts as waiting, nor against
 // the person's budget at its most. A relayer's nonce that a transaction the ledger does not have holds (or a gap),
 // with the ledger's transactions waiting behind it, is taken with a no-op once two runs found it held (./unblock.ts).
-// Last, what the agent accounts of stopped allowances still hold is sent back to the person (./agent-account.ts).
+// Then what the agent accounts of stopped allowances still hold is sent back to the person (./agent-account.ts), and
+// last the payments agents sent themselves from allowances their own keys spend are read from the chain's events
+// (./own-payments.ts), so that the audit log has them without a view reading them first.
 import type { Hex } from "viem";
 import { selectRows } from "@/lib/db";
 import { PreparedSelect } from "@/lib/db/prepared";
@@ -23,6 +25,7 @@ import { currentRequest, reloadRequest } from "@/lib/wallet/request-lifecycle";
 import { ChainError } from "@/lib/wallet/chains";
 import { returnStoppedAgentAccounts } from "./agent-account";
 import { withLease } from "./lease";
+import { recordAllOwnPayments } from "./own-payments";
 import { minedRows, NonceHeldError, relayFate } from "./relay";
 import { droppedRow, type RelayPurpose } from "./relayer-ledger";
 import { replaceIfUnderpriced } from "./replacement";
@@ -104,6 +107,7 @@ export async function reconcilePayments(): Promise<void> {
     await currentRequest(await reloadRequest(id)).catch(logged("a payment's request"));
   }
   await returnStoppedAgentAccounts();
+  await recordAllOwnPayments(logged("an agent's own payments"));
 }
 
 /** Reconciles payments at once and every 15 s in this server process. */
