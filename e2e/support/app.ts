@@ -181,6 +181,10 @@ export async function startApp(options: StartOptions = {}): Promise<RunningApp> 
         await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 5000))]);
         if (child.exitCode === null) child.kill("SIGKILL");
       }
+      // What this process recorded itself (tools run in it) is committed first: an append left for its timer would
+      // open a connection again while the database is dropped, and a connection ended under a query fails the process.
+      const { runShutdownHooks } = await import("@/lib/runtime/shutdown");
+      await runShutdownHooks(5000);
       const { disconnectDatabase } = await import("@/lib/db");
       await disconnectDatabase();
       if (shared) return;
