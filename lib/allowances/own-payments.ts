@@ -161,13 +161,19 @@ export async function recordOwnPayments(allowance: Allowance): Promise<Allowance
 }
 
 /**
- * Reads the payments agents sent themselves for every allowance their own keys spend and that is not revoked, so that
+ * Reads the payments agents sent themselves for every allowance their own keys spend, not revoked and not long ended, so that
  * the audit log and the person's notifications have them as the chain does, not only when a view next reads them
  * (reconcile.ts runs it). One allowance at a time; one whose node does not answer is read next run.
  */
 export async function recordAllOwnPayments(failed: (error: unknown) => void): Promise<void> {
   const allowances = await db().allowance.findMany({
-    where: { delegateKind: "agent", status: { not: "revoked" }, ownPaymentsFrom: { not: null } },
+    // an hour past its end: long enough for the chain's last payments of it to stand under CONFIRMATIONS blocks
+    where: {
+      delegateKind: "agent",
+      status: { not: "revoked" },
+      ownPaymentsFrom: { not: null },
+      expiresAt: { gt: new Date(Date.now() - 3_600_000) },
+    },
     include: { delegations: true },
   });
   for (const allowance of allowances) await recordOwnPayments(allowance).catch(failed);

@@ -145,13 +145,6 @@ async function readResult<N extends PlainRead>(agent: AgentContext, name: N, inp
 }
 
 /**
- * The answer to a plain read call, byte for byte the SDK's (status, headers, body; e2e/mcp/read-calls.test.ts), or
- * undefined for the SDK to serve the request: anything that is not one, and a call whose arguments the tool's input
- * schema refuses (the SDK words that refusal). The result needs no second check as a CallToolResult: runTool and
- * toolError build it of text content and an object's structured content only. A 2026-07-28 result also carries what
- * the SDK's encoder stamps on it: resultType "complete" and the server's identity in _meta.
- */
-/**
  * A tools/list the SDK would answer with the one list of every tool, for any caller: 2025-era with params none or
  * empty (no cursor); 2026-07-28 with params of the plain envelope alone and the headers naming tools/list, no Mcp-Name.
  */
@@ -197,6 +190,13 @@ export async function answerPastTheSdk(
   return answerPlainRead(request, message, agent, legacy);
 }
 
+/**
+ * The answer to a plain read call, byte for byte the SDK's (status, headers, body; e2e/mcp/read-calls.test.ts), or
+ * undefined for the SDK to serve the request: anything that is not one, and a call whose arguments the tool's input
+ * schema refuses (the SDK words that refusal). The result needs no second check as a CallToolResult: runTool and
+ * toolError build it of text content and an object's structured content only. A 2026-07-28 result also carries what
+ * the SDK's encoder stamps on it: resultType "complete" and the server's identity in _meta.
+ */
 async function answerPlainRead(request: Request, message: unknown, agent: AgentContext, legacy: boolean): Promise<Response | undefined> {
   const call = legacy ? plainReadCall(request.headers, message) : modernReadCall(request.headers, message);
   if (!call) return undefined;
